@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/test/**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  moduleNameMapper: {
+    '^@attest/common$': '<rootDir>/packages/common/src/index.ts',
+    '^@attest/testing$': '<rootDir>/packages/common/test/support/index.ts',
+  },
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,12 @@
+import type { Logger } from '../logger';
+import type { Cache } from './cache';
+import { MemoryCache } from './memory-cache';
+import { RedisCache } from './redis-cache';
+
+export type { Cache } from './cache';
+export { MemoryCache } from './memory-cache';
+export { RedisCache } from './redis-cache';
+
+export function createCache(url: string | undefined, prefix: string, logger: Logger): Cache {
+  return url ? new RedisCache(url, prefix, logger) : new MemoryCache(prefix);
+}

@@ -1,0 +1,143 @@
+import { Pool, PoolClient, QueryResultRow } from 'pg';
+import { errors } from '../errors';
+import type { Logger } from '../logger';
+import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, params?: unknown[]): Promise<R[]>;
+}
+
+export interface Db extends Queryable {
+  readonly schema: string;
+  readonly mode: 'postgres' | 'embedded';
+  /** Runs fn inside BEGIN/COMMIT on one connection; ROLLBACK on any error. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** A dedicated connection, for session-level work such as advisory locks. */
+  withClient<T>(fn: (client: Queryable) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url?: string;
+  /** Directory for embedded PGlite data; undefined keeps it in memory. */
+  embeddedDir?: string;
+  schema: string;
+  logger: Logger;
+  poolSize?: number;
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+
+/** True when an error means "the database cannot be reached", not "the query is wrong". */
+export function isConnectionError(err: unknown): boolean {
+  // Duck-typed: errors from another realm (a VM context) are not `instanceof Error`.
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && CONNECTION_ERRORS.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isConnectionError);
+  return typeof message === 'string' && /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+}
+
+function translate(err: unknown): unknown {
+  return isConnectionError(err) ? errors.unavailable('database', err) : err;
+}
+
+function queryable(run: (text: string, params?: unknown[]) => Promise<{ rows: QueryResultRow[] }>): Queryable {
+  return {
+    async query<R extends QueryResultRow>(text: string, params?: unknown[]) {
+      try {
+        return (await run(text, params)).rows as R[];
+      } catch (err) {
+        throw translate(err);
+      }
+    },
+  };
+}
+
+export async function createDatabase(options: DatabaseOptions): Promise<Db> {
+  let embedded: EmbeddedPostgres | undefined;
+  let connectionString = options.url;
+  if (!connectionString) {
+    embedded = await startEmbeddedPostgres(options.embeddedDir);
+    connectionString = embedded.url;
+  }
+  const schema = options.schema;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
+  const pool = new Pool({
+    connectionString,
+    // PGlite serves one connection; an open transaction would block any second one.
+    max: embedded ? 1 : options.poolSize ?? 10,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: embedded ? 0 : 30000,
+  });
+  pool.on('error', (err) => options.logger.warn('database connection lost', { error: err.message }));
+  // search_path is set once per connection (PGlite's socket server ignores startup options).
+  const prepared = new WeakSet<PoolClient>();
+  const checkout = async (): Promise<PoolClient> => {
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw translate(err);
+    }
+    if (!prepared.has(client)) {
+      client.on('error', () => undefined);
+      try {
+        await client.query(`SET search_path TO ${schema}, public`);
+      } catch (err) {
+        client.release(true);
+        throw translate(err);
+      }
+      prepared.add(client);
+    }
+    return client;
+  };
+
+  const withClient = async <T>(fn: (client: Queryable) => Promise<T>): Promise<T> => {
+    const client = await checkout();
+    let broken = false;
+    // A checked-out client has no pool listener: without this, a server dying between queries crashes the process.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
+    try {
+      return await fn(queryable((text, params) => client.query(text, params)));
+    } catch (err) {
+      broken = isConnectionError(err) || (err as { code?: string }).code === 'service_unavailable';
+      throw err;
+    } finally {
+      client.off('error', onError);
+      client.release(broken);
+    }
+  };
+
+  const base = queryable((text, params) => withClient((client) => client.query(text, params)).then((rows) => ({ rows })));
+
+  return {
+    schema,
+    mode: embedded ? 'embedded' : 'postgres',
+    query: base.query,
+    withClient,
+    transaction: (fn) =>
+      withClient(async (client) => {
+        await client.query('BEGIN');
+        try {
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
+    async ping() {
+      await base.query('SELECT 1');
+    },
+    async close() {
+      await pool.end().catch(() => undefined);
+      if (embedded) await embedded.stop();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Db } from './database';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function readMigrations(dir: string): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d+_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((file) => ({
+      version: Number(file.split('_')[0]),
+      name: file,
+      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+    }));
+}
+
+/**
+ * Applies pending migrations in the service's own schema. An advisory lock keyed on the schema
+ * makes this safe when many replicas start at once: one migrates, the others wait and find nothing to do.
+ */
+export async function migrate(db: Db, migrations: Migration[]): Promise<number[]> {
+  const schema = db.schema;
+  return db.withClient(async (client) => {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`attest:migrate:${schema}`]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`SET search_path TO ${schema}, public`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)).map((r) => r.version));
+      const applied: number[] = [];
+      for (const m of migrations.filter((m) => !done.has(m.version))) {
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw new Error(`Migration ${m.name} failed: ${(err as Error).message}`);
+        }
+        applied.push(m.version);
+      }
+      return applied;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`attest:migrate:${schema}`]).catch(() => undefined);
+    }
+  });
+}

@@ -1,0 +1,72 @@
+/** The one error type every service throws; the error handler turns it into `{code, detail, attribute}`. */
+export class AppError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly attribute: string | null;
+  readonly headers: Record<string, string>;
+  /** Extra body fields, e.g. the OAuth `error` pair on /token. */
+  readonly extra: Record<string, string>;
+
+  constructor(
+    code: string,
+    status: number,
+    detail: string,
+    attribute: string | null = null,
+    options: { headers?: Record<string, string>; extra?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = status;
+    this.detail = detail;
+    this.attribute = attribute;
+    this.headers = options.headers ?? {};
+    this.extra = options.extra ?? {};
+  }
+
+  withExtra(extra: Record<string, string>): AppError {
+    return new AppError(this.code, this.status, this.detail, this.attribute, {
+      headers: this.headers,
+      extra: { ...this.extra, ...extra },
+    });
+  }
+}
+
+export interface ErrorBody {
+  code: string;
+  detail: string;
+  attribute: string | null;
+  [extra: string]: string | null;
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  return { ...err.extra, code: err.code, detail: err.detail, attribute: err.attribute };
+}
+
+export const errors = {
+  notFound: (detail = 'The requested resource was not found.', attribute: string | null = null) =>
+    new AppError('not_found', 404, detail, attribute),
+  methodNotAllowed: (method: string, allow: string[]) =>
+    new AppError('method_not_allowed', 405, `HTTP method '${method}' is not allowed for this endpoint.`, null, {
+      headers: { Allow: allow.join(', ') },
+    }),
+  required: (attribute: string) => new AppError('required', 400, 'This attribute is required.', attribute),
+  invalidParameter: (attribute: string, detail: string) => new AppError('invalid_parameter', 400, detail, attribute),
+  invalidBody: (detail: string) => new AppError('invalid_body', 400, detail),
+  payloadTooLarge: () => new AppError('payload_too_large', 413, 'The request body is too large.'),
+  unauthenticated: (detail: string, scheme: string) =>
+    new AppError('unauthenticated', 401, detail, null, { headers: { 'WWW-Authenticate': scheme } }),
+  forbidden: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 403, detail, attribute),
+  conflict: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 409, detail, attribute),
+  unavailable: (what: string, cause?: unknown) =>
+    new AppError('service_unavailable', 503, `The ${what} is temporarily unavailable; try again shortly.`, null, {
+      headers: { 'Retry-After': '5' },
+      cause,
+    }),
+  internal: () => new AppError('internal_error', 500, 'An unexpected error occurred.'),
+};
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,30 @@
+import express, { Express, Router } from 'express';
+import type { Logger } from '../logger';
+import { trustProxySetting } from '../config';
+import { errorHandler, notFoundHandler } from './error-handler';
+import { requestId, requestLog } from './request-context';
+
+export interface AppOptions {
+  logger: Logger;
+  trustProxy?: string;
+}
+
+/** An express app with request ids, request logs, no fingerprinting header. Mount routes, then call finish(). */
+export function createHttpApp(options: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxySetting(options.trustProxy ?? 'false'));
+  app.set('etag', false);
+  app.use(requestId());
+  app.use(requestLog(options.logger));
+  return app;
+}
+
+/** 404 for unknown routes and the one error handler, both in the shared JSON shape. */
+export function finishHttpApp(app: Express | Router, logger: Logger): void {
+  app.use(notFoundHandler());
+  app.use(errorHandler(logger));
+}
+
+export const jsonBody = (limit: string) => express.json({ limit, type: ['application/json', 'application/*+json'] });
+export const formBody = (limit: string) => express.urlencoded({ limit, extended: false, parameterLimit: 100 });

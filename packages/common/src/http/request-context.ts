@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../logger';
+
+const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Request id, from a sane X-Request-Id or generated. */
+      id: string;
+    }
+  }
+}
+
+/** Honours a sane incoming X-Request-Id, otherwise makes one; echoes it on the response. */
+export function requestId(): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get('x-request-id');
+    req.id = incoming && VALID_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    next();
+  };
+}
+
+/** One log line per request. Only the path is logged: query strings can carry codes and tokens. */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info('request', {
+        request_id: req.id,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    });
+    next();
+  };
+}

@@ -1,0 +1,110 @@
+import path from 'node:path';
+import type { Express } from 'express';
+import { resolveAdminToken } from './admin-token';
+import { ConfigError, type CommonConfig } from './config';
+import type { Readiness } from './http/health';
+import { handleProcessSignals, serve } from './lifecycle';
+import { createLogger, type Logger } from './logger';
+import { openStorage, type Storage } from './storage';
+
+export interface ServiceDeps<C> {
+  config: C;
+  storage: Storage;
+  logger: Logger;
+  readiness: Readiness;
+  adminToken: string;
+}
+
+export interface BuiltService {
+  publicApp: Express;
+  adminApp: Express;
+  /** Background workers to stop on shutdown. */
+  stop?(): Promise<void>;
+}
+
+export interface ServiceDefinition<C extends CommonConfig> {
+  name: string;
+  migrationsDir: string;
+  loadConfig(env: NodeJS.ProcessEnv): Readonly<C>;
+  listen(config: C): { port: number; adminPort: number; publicUrl: string };
+  build(deps: ServiceDeps<C>): Promise<BuiltService>;
+}
+
+export interface RunningService {
+  name: string;
+  publicUrl: string;
+  adminUrl: string;
+  storage: Storage['describe'];
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** config → storage (migrated) → app → listen. The returned stop() drains and closes everything. */
+export async function startService<C extends CommonConfig>(def: ServiceDefinition<C>, config: Readonly<C>): Promise<RunningService> {
+  const logger = createLogger(def.name, config.LOG_LEVEL);
+  const adminToken = resolveAdminToken(config.ADMIN_TOKEN, config.DATA_DIR, !config.DATABASE_URL);
+  const storage = await openStorage(def.name, config, def.migrationsDir, logger);
+  const readiness: Readiness = {
+    shuttingDown: false,
+    checks: [
+      { name: 'database', check: () => storage.db.ping() },
+      { name: 'cache', check: () => storage.cache.ping() },
+    ],
+  };
+  let built: BuiltService;
+  try {
+    built = await def.build({ config, storage, logger, readiness, adminToken });
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  const { port, adminPort, publicUrl } = def.listen(config);
+  const handle = await serve({
+    logger,
+    publicApp: built.publicApp,
+    adminApp: built.adminApp,
+    port,
+    adminPort,
+    adminHost: config.ADMIN_HOST,
+    readiness,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onClose: async () => {
+      await built.stop?.();
+      await storage.close();
+    },
+  }).catch(async (err: unknown) => {
+    await built.stop?.();
+    await storage.close();
+    throw err;
+  });
+  const adminHost = config.ADMIN_HOST.includes(':') ? `[${config.ADMIN_HOST}]` : config.ADMIN_HOST;
+  logger.info('listening', { public_port: handle.publicPort, admin_port: handle.adminPort, public_url: publicUrl });
+  return {
+    name: def.name,
+    publicUrl,
+    adminUrl: `http://${adminHost}:${handle.adminPort}`,
+    storage: storage.describe,
+    logger,
+    stop: handle.stop,
+  };
+}
+
+/** Prints a config problem as one line and exits non-zero; other start-up failures likewise. */
+export function exitOnStartupError(service: string, err: unknown): never {
+  const message = err instanceof ConfigError ? err.message : `Failed to start: ${(err as Error).message ?? String(err)}`;
+  process.stderr.write(`${service}: ${message}\n`);
+  process.exit(1);
+}
+
+/** Entry point for running one service on its own (`node main.js`, the container command). */
+export async function runStandalone<C extends CommonConfig>(def: ServiceDefinition<C>): Promise<void> {
+  let running: RunningService;
+  try {
+    running = await startService(def, def.loadConfig(process.env));
+  } catch (err) {
+    exitOnStartupError(def.name, err);
+  }
+  handleProcessSignals(running.logger, running.stop);
+}
+
+export const migrationsDirOf = (serviceRoot: string) => path.join(serviceRoot, 'migrations');

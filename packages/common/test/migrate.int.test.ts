@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { migrate, readMigrations } from '../src/db';
+import { testDatabase } from './support';
+
+function migrationsDir(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-mig-'));
+  for (const [name, sql] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), sql);
+  return dir;
+}
+
+describe('migrations', () => {
+  it('applies numbered files once, in order, inside the service schema', async () => {
+    const db = await testDatabase('migtest');
+    try {
+      const dir = migrationsDir({
+        '002_add.sql': 'ALTER TABLE things ADD COLUMN size integer NOT NULL DEFAULT 0;',
+        '001_init.sql': 'CREATE TABLE things (id serial PRIMARY KEY, name text NOT NULL);',
+      });
+      expect(await migrate(db, readMigrations(dir))).toEqual([1, 2]);
+      expect(await migrate(db, readMigrations(dir))).toEqual([]);
+      await db.query('INSERT INTO things (name, size) VALUES ($1, $2)', ['a', 3]);
+      const rows = await db.query<{ table_schema: string }>(
+        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'things'",
+      );
+      expect(rows.map((r) => r.table_schema)).toContain(db.schema);
+      const applied = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+      expect(applied.map((r) => r.version)).toEqual([1, 2]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('rolls back a failing migration and records nothing for it', async () => {
+    const db = await testDatabase('migtest');
+    try {
+      const dir = migrationsDir({
+        '001_init.sql': 'CREATE TABLE good (id int);',
+        '002_bad.sql': 'CREATE TABLE half (id int); SELECT * FROM no_such_table;',
+      });
+      await expect(migrate(db, readMigrations(dir))).rejects.toThrow(/002_bad.sql failed/);
+      const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'half' AND table_schema = $1", [db.schema]);
+      expect(tables).toHaveLength(0);
+      const applied = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
+      expect(applied.map((r) => r.version)).toEqual([1]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('transactions roll back on error and keep NUMERIC precision', async () => {
+    const db = await testDatabase('migtest');
+    try {
+      await db.query('CREATE TABLE amounts (v numeric(78,0))');
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO amounts VALUES ($1)', ['1']);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await db.query('SELECT * FROM amounts')).toEqual([]);
+      await db.query('INSERT INTO amounts VALUES ($1)', ['123456789012345678901234567890123']);
+      expect((await db.query<{ v: string }>('SELECT v + 1 AS v FROM amounts'))[0].v).toBe('123456789012345678901234567890124');
+    } finally {
+      await db.close();
+    }
+  });
+});

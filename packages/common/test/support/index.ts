@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { createDatabase, migrate, readMigrations, type Db } from '../../src/db';
+import { MemoryCache, RedisCache, type Cache } from '../../src/cache';
+import { createLogger, type Logger } from '../../src/logger';
+
+export const testLogger: Logger = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+
+export interface TestStorage {
+  db: Db;
+  cache: Cache;
+  close(): Promise<void>;
+}
+
+const suffix = () => randomBytes(5).toString('hex');
+
+/** A fresh database for one test file: a new schema on TEST_DATABASE_URL, or a new in-memory PGlite. */
+export async function testDatabase(service: string, migrationsDir?: string): Promise<Db> {
+  const url = process.env.TEST_DATABASE_URL;
+  const db = await createDatabase({ url, schema: url ? `${service}_t${suffix()}` : service, logger: testLogger });
+  await db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+  if (migrationsDir) await migrate(db, readMigrations(migrationsDir));
+  const close = db.close.bind(db);
+  return Object.assign(db, {
+    async close() {
+      if (url) await db.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`).catch(() => undefined);
+      await close();
+    },
+  });
+}
+
+/** A fresh cache namespace: a random key prefix on TEST_REDIS_URL, or a new in-process cache. */
+export function testCache(service: string): Cache {
+  const url = process.env.TEST_REDIS_URL;
+  return url ? new RedisCache(url, `test:${service}:${suffix()}:`, testLogger) : new MemoryCache();
+}
+
+export async function testStorage(service: string, migrationsDir: string): Promise<TestStorage> {
+  const db = await testDatabase(service, migrationsDir);
+  const cache = testCache(service);
+  return {
+    db,
+    cache,
+    async close() {
+      await cache.close();
+      await db.close();
+    },
+  };
+}
+
+export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');

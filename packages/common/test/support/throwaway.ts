@@ -1,0 +1,96 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not come up in ${timeoutMs} ms`);
+}
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+/** A throwaway redis-server on its own port: for tests that stop or break the server. */
+export class ThrowawayRedis {
+  private child?: ChildProcess;
+  constructor(readonly port: number) {}
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await waitFor(() => portOpen(this.port), 'redis-server');
+  }
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
+
+function pgBinDir(): string | undefined {
+  const base = '/usr/lib/postgresql';
+  if (!fs.existsSync(base)) return undefined;
+  const version = fs.readdirSync(base).sort().pop();
+  return version ? path.join(base, version, 'bin') : undefined;
+}
+
+/** A scratch Postgres cluster (initdb + pg_ctl, as user postgres when run as root). */
+export class ThrowawayPostgres {
+  private readonly dir: string;
+  private readonly bin: string;
+  constructor(readonly port: number) {
+    const bin = pgBinDir();
+    if (!bin) throw new Error('Postgres server binaries not found under /usr/lib/postgresql');
+    this.bin = bin;
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-pg-'));
+    fs.chmodSync(this.dir, 0o777);
+  }
+  get url() {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+  private run(tool: string, args: string[]): void {
+    const command = path.join(this.bin, tool);
+    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
+    else execFileSync(command, args, { stdio: 'ignore' });
+  }
+  async init(): Promise<void> {
+    this.run('initdb', ['-D', path.join(this.dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  }
+  async start(): Promise<void> {
+    this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-w', '-l', path.join(this.dir, 'log'), '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    await waitFor(() => portOpen(this.port), 'postgres');
+  }
+  async stop(): Promise<void> {
+    this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+  }
+  async destroy(): Promise<void> {
+    await this.stop().catch(() => undefined);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

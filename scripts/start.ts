@@ -1,0 +1,56 @@
+/**
+ * `pnpm start`: the three services in one process for local use (each is also deployable on its
+ * own via its main.ts). Embedded Postgres and the in-process cache unless DATABASE_URL / REDIS_URL are set.
+ */
+import path from 'node:path';
+import { ConfigError, handleProcessSignals, createLogger, startService, type RunningService } from '@attest/common';
+import { identityService } from '../services/identity/src/main';
+import { transactionsService } from '../services/transactions/src/main';
+import { pricesService } from '../services/prices/src/main';
+
+async function main(): Promise<void> {
+  const services = [identityService, transactionsService, pricesService] as const;
+  let configs;
+  try {
+    configs = [
+      identityService.loadConfig(process.env),
+      transactionsService.loadConfig(process.env),
+      pricesService.loadConfig(process.env),
+    ] as const;
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
+    process.exit(1);
+  }
+  const started: RunningService[] = [];
+  const stopAll = () => Promise.all(started.map((s) => s.stop())).then(() => undefined);
+  try {
+    started.push(
+      ...(await Promise.all([
+        startService(services[0], configs[0]),
+        startService(services[1], configs[1]),
+        startService(services[2], configs[2]),
+      ])),
+    );
+  } catch (err) {
+    process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
+    await stopAll().catch(() => undefined);
+    process.exit(1);
+  }
+  const dataDir = path.resolve(configs[0].DATA_DIR);
+  const lines = [
+    '',
+    'Attest is running:',
+    ...started.map((s) => `  ${s.name.padEnd(13)} ${s.publicUrl.padEnd(24)} admin ${s.adminUrl}  data: ${s.storage.database}; ${s.storage.cache}`),
+    '',
+    configs[0].DATABASE_URL ? '' : `Data lives in ${dataDir} (delete it to start afresh).`,
+    'Manage apps, users, transactions and prices with, for example:',
+    '  pnpm --silent manage app create --name "My app" --redirect-uri http://localhost:3000/callback',
+    '  pnpm --silent manage user create --username alice --password "correct horse battery" --verification-level orb',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
+  handleProcessSignals(createLogger('attest', configs[0].LOG_LEVEL), stopAll);
+}
+
+void main();

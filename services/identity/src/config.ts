@@ -1,0 +1,52 @@
+import Joi from 'joi';
+import { commonEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig } from '@attest/common';
+
+export interface IdentityEnv extends CommonConfig {
+  IDENTITY_PORT: number;
+  IDENTITY_ADMIN_PORT: number;
+  BASE_URL: string;
+  EMAIL_DOMAIN?: string;
+  IDENTITY_SECRET?: string;
+  KEY_ENCRYPTION_KEY?: string;
+  CODE_TTL_SECONDS: number;
+  ACCESS_TOKEN_TTL_SECONDS: number;
+  ID_TOKEN_TTL_SECONDS: number;
+  SESSION_TTL_SECONDS: number;
+  KEY_ROTATION_DAYS: number;
+}
+
+export interface IdentityConfig extends IdentityEnv {
+  /** Keys pairwise subjects and hashes secrets; from IDENTITY_SECRET or generated (embedded). */
+  secret: string;
+  /** Encrypts private signing keys at rest; from KEY_ENCRYPTION_KEY or generated (embedded). */
+  keyEncryptionKey: string;
+  issuer: string;
+  emailDomain: string;
+}
+
+const schema = {
+  ...commonEnv,
+  IDENTITY_PORT: port(4000),
+  IDENTITY_ADMIN_PORT: port(4100),
+  BASE_URL: publicUrl('http://localhost:4000'),
+  EMAIL_DOMAIN: Joi.string().hostname(),
+  IDENTITY_SECRET: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
+  KEY_ENCRYPTION_KEY: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
+  CODE_TTL_SECONDS: Joi.number().integer().min(5).max(600).default(60),
+  ACCESS_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
+  ID_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
+  SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(2592000).default(86400),
+  KEY_ROTATION_DAYS: Joi.number().min(1).max(365).default(21),
+};
+
+export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityConfig> {
+  const base = loadEnv<IdentityEnv>(schema, env);
+  const embedded = !base.DATABASE_URL;
+  return Object.freeze({
+    ...base,
+    secret: resolveSecret('IDENTITY_SECRET', base.IDENTITY_SECRET, base.DATA_DIR, 'identity/secret', embedded),
+    keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'identity/key-encryption-key', embedded),
+    issuer: base.BASE_URL,
+    emailDomain: base.EMAIL_DOMAIN ?? new URL(base.BASE_URL).hostname,
+  });
+}

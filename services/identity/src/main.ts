@@ -1,0 +1,14 @@
+import path from 'node:path';
+import { runStandalone, type ServiceDefinition } from '@attest/common';
+import { buildApp } from './app';
+import { loadIdentityConfig, type IdentityConfig } from './config';
+
+export const identityService: ServiceDefinition<IdentityConfig> = {
+  name: 'identity',
+  migrationsDir: path.join(__dirname, '..', 'migrations'),
+  loadConfig: loadIdentityConfig,
+  listen: (config) => ({ port: config.IDENTITY_PORT, adminPort: config.IDENTITY_ADMIN_PORT, publicUrl: config.BASE_URL }),
+  build: buildApp,
+};
+
+if (require.main === module) void runStandalone(identityService);

@@ -1,0 +1,16 @@
+import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import type { PricesConfig } from './config';
+
+/** Composition root: stores → domain → routes, for both the public and the admin listener. */
+export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
+  const { config, logger, readiness, adminToken } = deps;
+  return createServiceApps({
+    logger,
+    readiness,
+    adminToken,
+    trustProxy: config.TRUST_PROXY,
+    bodyLimit: config.BODY_LIMIT,
+    publicRoutes: () => undefined,
+    adminRoutes: () => undefined,
+  });
+}

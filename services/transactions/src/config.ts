@@ -1,0 +1,40 @@
+import Joi from 'joi';
+import { commonEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig } from '@attest/common';
+
+export interface TransactionsEnv extends CommonConfig {
+  TRANSACTIONS_PORT: number;
+  TRANSACTIONS_ADMIN_PORT: number;
+  API_URL: string;
+  API_KEY_SECRET?: string;
+  API_KEY_CACHE_SECONDS: number;
+  CHAIN_RPC_URL?: string;
+  CHAIN_CONFIRMATIONS: number;
+  CHAIN_DROP_TIMEOUT_SECONDS: number;
+  CHAIN_POLL_INTERVAL_MS: number;
+}
+
+export interface TransactionsConfig extends TransactionsEnv {
+  /** Keys the API-key hashes; from API_KEY_SECRET or generated (embedded). */
+  apiKeySecret: string;
+}
+
+const schema = {
+  ...commonEnv,
+  TRANSACTIONS_PORT: port(4001),
+  TRANSACTIONS_ADMIN_PORT: port(4101),
+  API_URL: publicUrl('http://localhost:4001'),
+  API_KEY_SECRET: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
+  API_KEY_CACHE_SECONDS: Joi.number().integer().min(0).max(60).default(5),
+  CHAIN_RPC_URL: Joi.string().uri({ scheme: ['http', 'https', 'ws', 'wss'] }),
+  CHAIN_CONFIRMATIONS: Joi.number().integer().min(1).max(1000).default(1),
+  CHAIN_DROP_TIMEOUT_SECONDS: Joi.number().integer().min(1).default(1800),
+  CHAIN_POLL_INTERVAL_MS: Joi.number().integer().min(100).default(5000),
+};
+
+export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<TransactionsConfig> {
+  const base = loadEnv<TransactionsEnv>(schema, env);
+  return Object.freeze({
+    ...base,
+    apiKeySecret: resolveSecret('API_KEY_SECRET', base.API_KEY_SECRET, base.DATA_DIR, 'transactions/api-key-secret', !base.DATABASE_URL),
+  });
+}

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { runTsx, stackEnv, startStack } from './support';
+
+describe('pnpm start', () => {
+  it('brings all three services to ready, stops cleanly on Ctrl-C, and finds the same data again', async () => {
+    const env = await stackEnv();
+    const first = await startStack(env);
+    expect(first.output()).toContain('Attest is running');
+    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'identity', 'pg')}`);
+    expect(first.output()).toContain('pnpm --silent manage app create');
+    for (const url of Object.values(first.urls)) {
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready', checks: { database: 'ok', cache: 'ok' } });
+    }
+    const tokenFile = path.join(env.DATA_DIR!, 'admin-token');
+    const token = fs.readFileSync(tokenFile, 'utf8');
+    expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+    const stopped = await first.stop('SIGINT');
+    expect(stopped.code).toBe(0);
+    expect(stopped.ms).toBeLessThan(5000);
+
+    const second = await startStack(env);
+    expect(fs.readFileSync(tokenFile, 'utf8')).toBe(token);
+    expect(second.output()).not.toContain('migrations applied');
+    expect((await second.stop('SIGTERM')).code).toBe(0);
+  }, 90000);
+
+  it.each([
+    [{ IDENTITY_PORT: 'abc' }, 'IDENTITY_PORT must be a port number (got abc)'],
+    [{ DATABASE_URL: 'nonsense' }, 'DATABASE_URL must be a postgres:// URL'],
+    [{ REDIS_URL: 'nonsense' }, 'REDIS_URL must be a redis:// URL'],
+  ])('refuses a bad environment %p with one clear message', async (bad, message) => {
+    const env = await stackEnv(bad);
+    const result = await runTsx('scripts/start.ts', [], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Invalid environment:');
+    expect(result.stderr).toContain(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  }, 30000);
+});

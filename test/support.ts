@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../packages/common/test/support/throwaway';
+
+export const ROOT = path.resolve(__dirname, '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export interface Stack {
+  env: NodeJS.ProcessEnv;
+  urls: { identity: string; transactions: string; prices: string };
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+}
+
+/** Ports and a data directory of its own, so it never meets a developer's running `pnpm start`. */
+export async function stackEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
+  const [a, b, c, d, e, f] = await Promise.all(Array.from({ length: 6 }, freePort));
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-data-')),
+    IDENTITY_PORT: String(a),
+    TRANSACTIONS_PORT: String(b),
+    PRICES_PORT: String(c),
+    IDENTITY_ADMIN_PORT: String(d),
+    TRANSACTIONS_ADMIN_PORT: String(e),
+    PRICES_ADMIN_PORT: String(f),
+    BASE_URL: `http://localhost:${a}`,
+    API_URL: `http://localhost:${b}`,
+    PRICES_URL: `http://localhost:${c}`,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+export function runTsx(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(TSX, [script, ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export const manage = (args: string[], env: NodeJS.ProcessEnv) => runTsx('packages/cli/src/main.ts', args, env);
+
+async function waitReady(url: string, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} was not ready in time`);
+}
+
+/** `pnpm start`'s program, with its own ports and data directory; resolves once all three are ready. */
+export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 30000): Promise<Stack & { readyMs: number }> {
+  const started = Date.now();
+  const child = spawn(TSX, ['scripts/start.ts'], { cwd: ROOT, env });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const urls = { identity: env.BASE_URL!, transactions: env.API_URL!, prices: env.PRICES_URL! };
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + timeoutMs;
+  await Promise.race([
+    Promise.all(Object.values(urls).map((u) => waitReady(u, deadline))),
+    exited.then((code) => {
+      throw new Error(`pnpm start exited with ${code}: ${output}`);
+    }),
+  ]);
+  return {
+    env,
+    urls,
+    child,
+    readyMs: Date.now() - started,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = 'SIGINT') {
+      const t0 = Date.now();
+      child.kill(signal);
+      const code = await exited;
+      return { code, ms: Date.now() - t0 };
+    },
+  };
+}
