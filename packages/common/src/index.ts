@@ -8,3 +8,4 @@ export * from './lifecycle';
 export * from './admin-token';
 export * from './storage';
 export * from './service';
+export * from './validation';

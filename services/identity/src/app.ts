@@ -1,16 +1,84 @@
 import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
+import { Grants } from './domain/grants';
+import { InteractionStore, SessionStore } from './domain/sessions';
+import { SigningKeys } from './domain/signing-keys';
+import { TokenService } from './domain/tokens';
+import { authorizeRoute } from './routes/authorize-route';
+import { consentRoute } from './routes/consent-route';
+import type { IdentityContext } from './routes/context';
+import { discoveryRoute } from './routes/discovery-route';
+import { introspectRoute } from './routes/introspect-route';
+import { jwksRoute } from './routes/jwks-route';
+import { signInRoute } from './routes/signin-route';
+import { tokenRoute } from './routes/token-route';
+import { userinfoRoute } from './routes/userinfo-route';
+import { appStore } from './store/app-store';
+import { consentStore } from './store/consent-store';
+import { keyStore } from './store/key-store';
+import { subjectStore } from './store/subject-store';
+import { userStore } from './store/user-store';
+
+export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext {
+  const { config, storage, logger } = deps;
+  const { db, cache } = storage;
+  const apps = appStore(db);
+  const users = userStore(db);
+  const subjects = subjectStore(db);
+  const keys = new SigningKeys(
+    keyStore(db),
+    {
+      keyEncryptionKey: config.keyEncryptionKey,
+      rotationMs: config.KEY_ROTATION_DAYS * 86400000,
+      maxTokenTtlMs: Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS) * 1000,
+    },
+    logger,
+  );
+  const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
+  return {
+    config,
+    logger,
+    cache,
+    apps,
+    users,
+    subjects,
+    consents: consentStore(db),
+    keys,
+    tokens,
+    grants: new Grants(cache, tokens, users, subjects, {
+      issuer: config.issuer,
+      emailDomain: config.emailDomain,
+      secret: config.secret,
+      codeTtlSeconds: config.CODE_TTL_SECONDS,
+    }),
+    sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
+    interactions: new InteractionStore(cache),
+  };
+}
 
 /** Composition root: stores → domain → routes, for both the public and the admin listener. */
 export async function buildApp(deps: ServiceDeps<IdentityConfig>): Promise<BuiltService> {
-  const { config, logger, readiness, adminToken } = deps;
+  const ctx = buildContext(deps);
+  await ctx.keys.signingKey();
   return createServiceApps({
-    logger,
-    readiness,
-    adminToken,
-    trustProxy: config.TRUST_PROXY,
-    bodyLimit: config.BODY_LIMIT,
-    publicRoutes: () => undefined,
-    adminRoutes: () => undefined,
+    logger: deps.logger,
+    readiness: deps.readiness,
+    adminToken: deps.adminToken,
+    trustProxy: deps.config.TRUST_PROXY,
+    bodyLimit: deps.config.BODY_LIMIT,
+    publicRoutes(router) {
+      discoveryRoute(router, ctx);
+      jwksRoute(router, ctx);
+      authorizeRoute(router, ctx);
+      signInRoute(router, ctx);
+      consentRoute(router, ctx);
+      tokenRoute(router, ctx);
+      introspectRoute(router, ctx);
+      userinfoRoute(router, ctx);
+    },
+    adminRoutes(router) {
+      identityAdminRoutes(router, ctx);
+    },
   });
 }

@@ -1,0 +1,103 @@
+import type { Request, Response, Router } from 'express';
+import Joi from 'joi';
+import { errors, validate } from '@attest/common';
+import { hashPassword } from '../domain/crypto';
+import { hashClientSecret, newAppId, newClientSecret, newUserId } from '../domain/ids';
+import type { App } from '../store/app-store';
+import type { IdentityContext } from '../routes/context';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** https, or http on a loopback host for development; absolute, no fragment. */
+export function redirectUriProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.hash || value.includes('#')) return 'must not contain a fragment';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
+  return 'must use https (http is allowed only on localhost, 127.0.0.1 or [::1])';
+}
+
+const redirectUri = Joi.string()
+  .max(2000)
+  .custom((value: string, helpers) => {
+    const problem = redirectUriProblem(value);
+    return problem ? helpers.message({ custom: `redirect_uris ${problem}: ${value}` }) : value;
+  });
+
+const createAppSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  redirect_uris: Joi.array().items(redirectUri).min(1).max(50).unique().required(),
+});
+
+const createUserSchema = Joi.object({
+  username: Joi.string().trim().min(1).max(200).required(),
+  password: Joi.string().min(8).max(1024).required().messages({ 'string.min': 'password must be at least 8 characters' }),
+  verification_level: Joi.string().valid('orb', 'device').required(),
+  name: Joi.string().trim().max(200).allow(null),
+  given_name: Joi.string().trim().max(200).allow(null),
+  family_name: Joi.string().trim().max(200).allow(null),
+});
+
+const publicApp = (app: App) => ({
+  app_id: app.id,
+  name: app.name,
+  redirect_uris: app.redirectUris,
+  created_at: app.createdAt.toISOString(),
+  disabled: app.disabledAt !== null,
+});
+
+/** Admin API (admin port only): apps, users, signing keys. */
+export function identityAdminRoutes(router: Router, ctx: IdentityContext): void {
+  router.post('/apps', async (req: Request, res: Response) => {
+    const body = validate(createAppSchema, req.body);
+    const secret = newClientSecret();
+    const app = await ctx.apps.insert({ id: newAppId(), name: body.name, secretHash: hashClientSecret(ctx.config.secret, secret), redirectUris: body.redirect_uris });
+    ctx.logger.info('app created', { app_id: app.id });
+    res.status(201).json({ app_id: app.id, client_secret: secret, redirect_uris: app.redirectUris, name: app.name });
+  });
+
+  router.get('/apps', async (_req, res) => void res.json((await ctx.apps.list()).map(publicApp)));
+
+  router.get('/apps/:id', async (req, res) => {
+    const app = await ctx.apps.find(req.params.id);
+    if (!app) throw errors.notFound('No app with this app_id.', 'app_id');
+    res.json(publicApp(app));
+  });
+
+  router.post('/apps/:id/rotate-secret', async (req, res) => {
+    const secret = newClientSecret();
+    if (!(await ctx.apps.setSecretHash(req.params.id, hashClientSecret(ctx.config.secret, secret)))) throw errors.notFound('No app with this app_id.', 'app_id');
+    ctx.logger.info('app secret rotated', { app_id: req.params.id });
+    res.json({ app_id: req.params.id, client_secret: secret });
+  });
+
+  for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
+    router.post(`/apps/:id/${action}`, async (req, res) => {
+      const app = await ctx.apps.setDisabled(req.params.id, disabled);
+      if (!app) throw errors.notFound('No app with this app_id.', 'app_id');
+      res.json(publicApp(app));
+    });
+  }
+
+  router.post('/users', async (req, res) => {
+    const body = validate(createUserSchema, req.body);
+    const user = await ctx.users.insert({
+      id: newUserId(),
+      username: body.username,
+      passwordHash: await hashPassword(body.password),
+      verificationLevel: body.verification_level,
+      name: body.name ?? null,
+      givenName: body.given_name ?? null,
+      familyName: body.family_name ?? null,
+    });
+    if (!user) throw errors.conflict('username_taken', 'A user with this username already exists.', 'username');
+    res.status(201).json({ user_id: user.id, username: user.username, verification_level: user.verificationLevel });
+  });
+
+  router.get('/keys', async (_req, res) => void res.json({ keys: await ctx.keys.jwks() }));
+}

@@ -1,0 +1,145 @@
+import { AppError } from '@attest/common';
+import type { App, AppStore } from '../store/app-store';
+import { redirectErrors } from './oauth-error';
+import { parseScopes, type Scope } from './scopes';
+
+export type ResponseMode = 'query' | 'fragment' | 'form_post';
+export type Prompt = 'none' | 'login' | 'consent';
+
+export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'] as const;
+export const RESPONSE_MODES: ResponseMode[] = ['query', 'fragment', 'form_post'];
+
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  /** Normalised, e.g. "code id_token". */
+  responseType: string;
+  responseMode: ResponseMode;
+  scopes: Scope[];
+  state?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  prompt: Prompt[];
+  maxAge?: number;
+  loginHint?: string;
+}
+
+/** Where an error for this request goes once the client and redirect URI are known. */
+export interface ErrorTarget {
+  redirectUri: string;
+  responseMode: ResponseMode;
+  state?: string;
+}
+
+export type Params = Record<string, string | undefined>;
+
+const ORDER = ['code', 'id_token', 'token'];
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function normaliseResponseType(value: string): string {
+  return value
+    .split(' ')
+    .filter(Boolean)
+    .sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b))
+    .join(' ');
+}
+
+export const defaultResponseMode = (responseType: string): ResponseMode => (responseType === 'code' ? 'query' : 'fragment');
+
+export const pageError = {
+  required: (attribute: string) => new AppError('required', 400, 'This attribute is required.', attribute),
+  invalidClient: () => new AppError('invalid_client', 400, 'Unknown or disabled client_id.', 'client_id'),
+  invalidRedirectUri: () => new AppError('invalid_redirect_uri', 400, 'Invalid redirect_uri provided.', 'redirect_uri'),
+  duplicate: (attribute: string) => new AppError('invalid_request', 400, `The ${attribute} parameter must be given once.`, attribute),
+};
+
+/** Step 1: the client and redirect URI. Failures here are shown on a page, never redirected. */
+export async function identifyClient(params: Params, apps: AppStore): Promise<{ app: App; redirectUri: string }> {
+  const clientId = params.client_id;
+  const redirectUri = params.redirect_uri;
+  if (!clientId) throw pageError.required('client_id');
+  if (!redirectUri) throw pageError.required('redirect_uri');
+  const app = /^app_[0-9a-f]{32}$/.test(clientId) ? await apps.find(clientId) : null;
+  if (!app || app.disabledAt) throw pageError.invalidClient();
+  if (!app.redirectUris.includes(redirectUri)) throw pageError.invalidRedirectUri();
+  return { app, redirectUri };
+}
+
+/** The response mode an error should use, even when the request itself is malformed. */
+export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
+  const type = normaliseResponseType(params.response_type ?? '');
+  const asked = params.response_mode as ResponseMode | undefined;
+  const fallback = type === '' || type === 'code' ? 'query' : 'fragment';
+  const mode = asked && RESPONSE_MODES.includes(asked) && !(asked === 'query' && fallback === 'fragment') ? asked : fallback;
+  return { redirectUri, responseMode: mode, state: params.state };
+}
+
+const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
+export function parseAuthorizationRequest(params: Params, clientId: string, redirectUri: string): AuthorizationRequest {
+  for (const p of ['request', 'request_uri'] as const) if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
+  if (!params.response_type) throw redirectErrors.invalidRequest('response_type is required.');
+  const responseType = normaliseResponseType(params.response_type);
+  if (!(RESPONSE_TYPES as readonly string[]).includes(responseType)) throw redirectErrors.unsupportedResponseType(params.response_type);
+
+  let responseMode = defaultResponseMode(responseType);
+  if (params.response_mode !== undefined) {
+    if (!RESPONSE_MODES.includes(params.response_mode as ResponseMode))
+      throw redirectErrors.invalidRequest(`response_mode '${params.response_mode}' is not supported.`);
+    if (params.response_mode === 'query' && responseType !== 'code')
+      throw redirectErrors.invalidRequest('response_mode query is only supported for the authorization code flow.');
+    responseMode = params.response_mode as ResponseMode;
+  }
+
+  if (!params.scope) throw redirectErrors.invalidRequest('scope is required.');
+  const requested = params.scope.split(' ').filter(Boolean);
+  if (!requested.includes('openid')) throw redirectErrors.invalidScope('scope must include openid.');
+  const scopes = parseScopes(params.scope);
+
+  if (responseType.includes('id_token') && !params.nonce) throw redirectErrors.invalidRequest('nonce is required when an id_token is returned from the authorization endpoint.');
+
+  let codeChallenge: string | undefined;
+  if (params.code_challenge !== undefined || params.code_challenge_method !== undefined) {
+    if (!responseType.includes('code')) throw redirectErrors.invalidRequest('PKCE applies only to response types that include code.');
+    if (params.code_challenge === undefined) throw redirectErrors.invalidRequest('code_challenge is required with code_challenge_method.');
+    if (params.code_challenge_method !== 'S256') throw redirectErrors.invalidRequest('code_challenge_method must be S256 (plain is not supported).');
+    if (!PKCE_CHALLENGE.test(params.code_challenge)) throw redirectErrors.invalidRequest('code_challenge must be a base64url SHA-256 value (43 characters).');
+    codeChallenge = params.code_challenge;
+  }
+
+  const prompt = (params.prompt ?? '').split(' ').filter(Boolean) as Prompt[];
+  if (prompt.some((p) => !['none', 'login', 'consent'].includes(p))) throw redirectErrors.invalidRequest('prompt may hold only none, login and consent.');
+  if (prompt.includes('none') && prompt.length > 1) throw redirectErrors.invalidRequest('prompt=none cannot be combined with other values.');
+
+  let maxAge: number | undefined;
+  if (params.max_age !== undefined) {
+    if (!/^\d{1,9}$/.test(params.max_age)) throw redirectErrors.invalidRequest('max_age must be a non-negative integer.');
+    maxAge = Number(params.max_age);
+  }
+
+  return {
+    clientId,
+    redirectUri,
+    responseType,
+    responseMode,
+    scopes,
+    state: params.state,
+    nonce: params.nonce,
+    codeChallenge,
+    prompt,
+    maxAge,
+    loginHint: params.login_hint?.slice(0, 256),
+  };
+}
+
+/** Query or form parameters as single strings; a parameter sent twice is refused (RFC 6749 §3.1). */
+export function singleParams(source: Record<string, unknown>): { params: Params; duplicate?: string } {
+  const params: Params = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (Array.isArray(value)) return { params, duplicate: key };
+    const v = one(value);
+    if (v !== undefined) params[key] = v;
+  }
+  return { params };
+}

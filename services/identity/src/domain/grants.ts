@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { AppError, type Cache } from '@attest/common';
+import type { SubjectStore } from '../store/subject-store';
+import type { User, UserStore } from '../store/user-store';
+import type { AuthorizationRequest } from './authorization-request';
+import { userClaims } from './claims';
+import { halfHash, safeEqual, sha256 } from './crypto';
+import { newAuthorizationCode, pairwiseSubject } from './ids';
+import type { Session } from './sessions';
+import type { TokenService } from './tokens';
+
+interface CodeRecord {
+  clientId: string;
+  userId: string;
+  sub: string;
+  redirectUri: string;
+  scopes: string[];
+  nonce?: string;
+  codeChallenge?: string;
+  authTime: number;
+  /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
+  jtis: string[];
+}
+
+interface UsedCode {
+  jtis: string[];
+  exp: number;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  id_token: string;
+}
+
+export interface GrantsOptions {
+  issuer: string;
+  emailDomain: string;
+  secret: string;
+  codeTtlSeconds: number;
+}
+
+const invalidGrant = (detail: string, attribute = 'code') => new AppError('invalid_grant', 400, detail, attribute);
+
+const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** Codes, tokens and revocations: what /authorize hands out and /token exchanges. */
+export class Grants {
+  constructor(
+    private readonly cache: Cache,
+    private readonly tokens: TokenService,
+    private readonly users: UserStore,
+    private readonly subjects: SubjectStore,
+    private readonly options: GrantsOptions,
+  ) {}
+
+  async subjectFor(appId: string, userId: string): Promise<string> {
+    const sub = pairwiseSubject(this.options.secret, appId, userId);
+    await this.subjects.remember(appId, sub, userId);
+    return sub;
+  }
+
+  /** The values /authorize returns for an approved request: code, access_token and/or id_token. */
+  async authorize(request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
+    const user = await this.users.findById(session.userId);
+    if (!user) throw new AppError('login_required', 400, 'The signed-in user no longer exists.');
+    const types = request.responseType.split(' ');
+    const sub = await this.subjectFor(request.clientId, user.id);
+    const out: Record<string, string> = {};
+    const jtis: string[] = [];
+    if (types.includes('token')) {
+      const { token, claims } = await this.tokens.accessToken({ sub, clientId: request.clientId, scopes: request.scopes });
+      Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
+      jtis.push(claims.jti);
+    }
+    if (types.includes('code')) {
+      const code = newAuthorizationCode();
+      const record: CodeRecord = {
+        clientId: request.clientId,
+        userId: user.id,
+        sub,
+        redirectUri: request.redirectUri,
+        scopes: request.scopes,
+        nonce: request.nonce,
+        codeChallenge: request.codeChallenge,
+        authTime: session.authTime,
+        jtis,
+      };
+      await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
+      out.code = code;
+    }
+    if (types.includes('id_token')) {
+      out.id_token = await this.idToken(user, sub, request.clientId, request.scopes, session.authTime, request.nonce, {
+        at_hash: out.access_token ? halfHash(out.access_token) : undefined,
+        c_hash: out.code ? halfHash(out.code) : undefined,
+      });
+    }
+    if (request.state !== undefined) out.state = request.state;
+    return out;
+  }
+
+  /** /token: single use; a replayed code fails and revokes every token issued from it. */
+  async exchangeCode(input: { clientId: string; code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
+    if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
+    const key = sha256(input.code);
+    const raw = await this.cache.take(`code:${key}`);
+    if (!raw) {
+      await this.revokeReplayed(key);
+      throw invalidGrant('Invalid authorization code.');
+    }
+    const record = JSON.parse(raw) as CodeRecord;
+    if (record.clientId !== input.clientId) throw invalidGrant('Invalid authorization code.');
+    if (record.redirectUri !== input.redirectUri) throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
+    this.checkPkce(record.codeChallenge, input.codeVerifier);
+
+    const user = await this.users.findById(record.userId);
+    if (!user) throw invalidGrant('Invalid authorization code.');
+    const { token, claims } = await this.tokens.accessToken({ sub: record.sub, clientId: record.clientId, scopes: record.scopes });
+    const used: UsedCode = { jtis: [...record.jtis, claims.jti], exp: claims.exp };
+    await this.cache.set(`code-used:${key}`, JSON.stringify(used), this.tokens.accessTokenTtl * 1000);
+    const idToken = await this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, { at_hash: halfHash(token) });
+    return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
+  }
+
+  async isRevoked(jti: string): Promise<boolean> {
+    return (await this.cache.get(`revoked:${jti}`)) !== null;
+  }
+
+  private async revokeReplayed(codeKey: string): Promise<void> {
+    const raw = await this.cache.get(`code-used:${codeKey}`);
+    if (!raw) return;
+    const used = JSON.parse(raw) as UsedCode;
+    const ttlMs = Math.max(1000, used.exp * 1000 - Date.now());
+    await Promise.all(used.jtis.map((jti) => this.cache.set(`revoked:${jti}`, '1', ttlMs)));
+  }
+
+  private checkPkce(challenge: string | undefined, verifier: string | undefined): void {
+    if (!challenge) {
+      if (verifier !== undefined) throw invalidGrant('code_verifier was sent but the authorization request had no code_challenge.', 'code_verifier');
+      return;
+    }
+    if (verifier === undefined) throw new AppError('required', 400, 'This attribute is required.', 'code_verifier');
+    if (!PKCE_VERIFIER.test(verifier)) throw invalidGrant('code_verifier is malformed.', 'code_verifier');
+    const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
+    if (!safeEqual(computed, challenge)) throw invalidGrant('code_verifier does not match the code_challenge.', 'code_verifier');
+  }
+
+  private idToken(
+    user: User,
+    sub: string,
+    clientId: string,
+    scopes: string[],
+    authTime: number,
+    nonce: string | undefined,
+    hashes: { at_hash?: string; c_hash?: string },
+  ): Promise<string> {
+    const claims = userClaims(this.options.issuer, this.options.emailDomain, sub, user, scopes);
+    return this.tokens.idToken({
+      ...claims,
+      sub,
+      aud: clientId,
+      auth_time: authTime,
+      ...(nonce === undefined ? {} : { nonce }),
+      ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
+      ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),
+    });
+  }
+}

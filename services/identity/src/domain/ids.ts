@@ -1,0 +1,16 @@
+import { hmacHex, randomHex } from './crypto';
+
+export const newAppId = () => `app_${randomHex(16)}`;
+export const newClientSecret = () => `sk_${randomHex(24)}`;
+export const newUserId = () => `usr_${randomHex(16)}`;
+export const newKid = () => `jwk_${randomHex(16)}`;
+export const newAuthorizationCode = () => randomHex(32);
+export const newOpaqueId = () => randomHex(32);
+
+export const APP_ID = /^app_[0-9a-f]{32}$/;
+
+/** Client secrets have 192 random bits, so a keyed hash (not a slow KDF) is the right store. */
+export const hashClientSecret = (serverSecret: string, clientSecret: string) => hmacHex(serverSecret, `client-secret:${clientSecret}`);
+
+/** Pairwise subject: stable for one person in one app, unlinkable across apps without the server secret. */
+export const pairwiseSubject = (serverSecret: string, appId: string, userId: string) => `0x${hmacHex(serverSecret, `pairwise:${appId}:${userId}`)}`;

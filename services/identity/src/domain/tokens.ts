@@ -1,0 +1,77 @@
+import jwt from 'jsonwebtoken';
+import { newOpaqueId } from './ids';
+import type { SigningKeys } from './signing-keys';
+
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+
+export interface AccessTokenClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  client_id: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export type IdTokenClaims = Record<string, unknown> & { iss: string; sub: string; aud: string; iat: number; exp: number };
+
+export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'wrong_type' };
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export class TokenService {
+  constructor(
+    private readonly keys: SigningKeys,
+    private readonly issuer: string,
+    private readonly accessTtl: number,
+    private readonly idTtl: number,
+  ) {}
+
+  get accessTokenTtl() {
+    return this.accessTtl;
+  }
+
+  /** RFC 9068 access token: its own `typ`, bound to the app by client_id. */
+  async accessToken(input: { sub: string; clientId: string; scopes: string[] }): Promise<{ token: string; claims: AccessTokenClaims }> {
+    const iat = nowSeconds();
+    const claims: AccessTokenClaims = {
+      iss: this.issuer,
+      aud: this.issuer,
+      sub: input.sub,
+      client_id: input.clientId,
+      scope: input.scopes.join(' '),
+      jti: newOpaqueId(),
+      iat,
+      exp: iat + this.accessTtl,
+    };
+    const key = await this.keys.signingKey();
+    const token = jwt.sign(claims, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: ACCESS_TOKEN_TYP } });
+    return { token, claims };
+  }
+
+  async idToken(claims: Record<string, unknown> & { sub: string; aud: string }): Promise<string> {
+    const iat = nowSeconds();
+    const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
+    const key = await this.keys.signingKey();
+    return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: 'JWT' } });
+  }
+
+  /** Checks shape, signature (by kid), issuer, expiry and type. An id_token is `wrong_type`. */
+  async verifyAccessToken(token: string): Promise<VerifyResult> {
+    const decoded = jwt.decode(token, { complete: true });
+    if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid) return { ok: false, reason: 'malformed' };
+    const key = await this.keys.verificationKey(decoded.header.kid);
+    if (!key) return { ok: false, reason: 'forged' };
+    try {
+      jwt.verify(token, key, { algorithms: ['RS256'], issuer: this.issuer });
+    } catch (err) {
+      return { ok: false, reason: (err as Error).name === 'TokenExpiredError' ? 'expired' : 'forged' };
+    }
+    const payload = decoded.payload as Partial<AccessTokenClaims>;
+    if (decoded.header.typ !== ACCESS_TOKEN_TYP || typeof payload.client_id !== 'string' || typeof payload.jti !== 'string')
+      return { ok: false, reason: 'wrong_type' };
+    return { ok: true, claims: payload as AccessTokenClaims };
+  }
+}

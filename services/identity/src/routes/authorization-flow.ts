@@ -1,0 +1,95 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/authorization-request';
+import { safeEqual } from '../domain/crypto';
+import { redirectErrors, type RedirectError } from '../domain/oauth-error';
+import type { Interaction, Session } from '../domain/sessions';
+import { formPostPage } from '../views/pages';
+import type { IdentityContext } from './context';
+
+export const SESSION_COOKIE = 'attest_session';
+export const CSRF_COOKIE = 'attest_csrf';
+
+const secureCookies = (ctx: IdentityContext) => ctx.config.BASE_URL.startsWith('https:');
+
+/** Sends the authorization response (or error) to the app in the request's response mode. */
+export function respondToApp(res: Response, target: { redirectUri: string; responseMode: ResponseMode }, values: Record<string, string>, status = 302): void {
+  if (target.responseMode === 'form_post') return formPostPage(res, target.redirectUri, values);
+  const url = new URL(target.redirectUri);
+  if (target.responseMode === 'query') {
+    for (const [k, v] of Object.entries(values)) url.searchParams.set(k, v);
+  } else {
+    url.hash = new URLSearchParams(values).toString();
+  }
+  res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(status, url.toString());
+}
+
+export function respondWithError(res: Response, target: ErrorTarget, error: RedirectError, status = 302): void {
+  const values: Record<string, string> = { error: error.error, error_description: error.description };
+  if (target.state !== undefined) values.state = target.state;
+  respondToApp(res, target, values, status);
+}
+
+export async function currentSession(ctx: IdentityContext, req: Request): Promise<{ id: string; session: Session } | null> {
+  const id = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+  const session = await ctx.sessions.find(id);
+  return session && id ? { id, session } : null;
+}
+
+export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {
+  res.cookie(SESSION_COOKIE, id, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/', maxAge: ctx.config.SESSION_TTL_SECONDS * 1000 });
+}
+
+/** Double-submit CSRF token: an HttpOnly browser cookie, and a form field that is its MAC bound to the interaction. */
+export function csrfToken(ctx: IdentityContext, req: Request, res: Response, interactionId: string): string {
+  let browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
+  if (!browser || !/^[0-9a-f]{64}$/.test(browser)) {
+    browser = randomBytes(32).toString('hex');
+    res.cookie(CSRF_COOKIE, browser, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
+  }
+  return createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
+}
+
+export function csrfValid(ctx: IdentityContext, req: Request, interactionId: string, presented: string | undefined): boolean {
+  const browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
+  if (!browser || !presented) return false;
+  const expected = createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
+  return safeEqual(expected, presented);
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function needsSignIn(request: AuthorizationRequest, interaction: Interaction, session: Session | null): boolean {
+  if (!session) return true;
+  if (interaction.signedIn) return false;
+  if (request.prompt.includes('login')) return true;
+  return request.maxAge !== undefined && nowSeconds() - session.authTime > request.maxAge;
+}
+
+/**
+ * Moves an interaction on: to sign-in, to consent, or to the app with its code and tokens.
+ * `status` is 302 after a GET and 303 after a form POST.
+ */
+export async function proceed(ctx: IdentityContext, res: Response, interactionId: string, interaction: Interaction, session: Session | null, status: 302 | 303): Promise<void> {
+  const request = interaction.request;
+  if (needsSignIn(request, interaction, session)) {
+    if (request.prompt.includes('none')) return finishWithError(ctx, res, interactionId, request, redirectErrors.loginRequired(), status);
+    return res.redirect(status === 302 ? 302 : 303, `/signin?interaction=${interactionId}`);
+  }
+  const granted = await ctx.consents.find(session!.userId, request.clientId);
+  const missing = request.scopes.some((s) => !granted.includes(s));
+  if (missing || (request.prompt.includes('consent') && !interaction.consented)) {
+    if (request.prompt.includes('none')) return finishWithError(ctx, res, interactionId, request, redirectErrors.consentRequired(), status);
+    return res.redirect(status, `/consent?interaction=${interactionId}`);
+  }
+  if (!(await ctx.interactions.finish(interactionId))) {
+    return void res.redirect(status, `/signin?interaction=${interactionId}`);
+  }
+  const values = await ctx.grants.authorize(request, session!);
+  respondToApp(res, request, values, status);
+}
+
+export async function finishWithError(ctx: IdentityContext, res: Response, interactionId: string, request: AuthorizationRequest, error: RedirectError, status: 302 | 303): Promise<void> {
+  await ctx.interactions.finish(interactionId);
+  respondWithError(res, { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state }, error, status);
+}

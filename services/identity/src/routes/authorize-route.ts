@@ -1,0 +1,48 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { AppError, endpoint, errorBody, formBody } from '@attest/common';
+import { errorTarget, identifyClient, pageError, parseAuthorizationRequest, singleParams } from '../domain/authorization-request';
+import { RedirectError } from '../domain/oauth-error';
+import { errorPage } from '../views/pages';
+import { currentSession, proceed, respondWithError } from './authorization-flow';
+import type { IdentityContext } from './context';
+
+/** Errors before the redirect URI is trusted: a page (or JSON when asked), never a redirect. */
+function showError(req: Request, res: Response, err: AppError): void {
+  res.set('Cache-Control', 'no-store');
+  if (req.accepts(['html', 'json']) === 'json') return void res.status(err.status).json(errorBody(err));
+  errorPage(res, err.status, errorBody(err));
+}
+
+/** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */
+export function authorizeRoute(router: Router, ctx: IdentityContext): void {
+  const handle = async (req: Request, res: Response, _next: NextFunction) => {
+    const source = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
+    const { params, duplicate } = singleParams(source ?? {});
+    let client;
+    try {
+      if (duplicate && ['client_id', 'redirect_uri'].includes(duplicate)) throw pageError.duplicate(duplicate);
+      client = await identifyClient(params, ctx.apps);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) return showError(req, res, err);
+      throw err;
+    }
+    const target = errorTarget(params, client.redirectUri);
+    let request;
+    try {
+      if (duplicate) throw new RedirectError('invalid_request', `The ${duplicate} parameter must be given once.`);
+      request = parseAuthorizationRequest(params, client.app.id, client.redirectUri);
+    } catch (err) {
+      if (err instanceof RedirectError) return respondWithError(res, target, err);
+      throw err;
+    }
+    const interaction = { request };
+    const interactionId = await ctx.interactions.create(interaction);
+    const current = await currentSession(ctx, req);
+    await proceed(ctx, res, interactionId, interaction, current?.session ?? null, 302);
+  };
+  endpoint(router, '/authorize', {
+    GET: [cookieParser(), handle],
+    POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), handle],
+  });
+}

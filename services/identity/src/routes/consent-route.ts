@@ -1,0 +1,41 @@
+import type { Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { endpoint, formBody } from '@attest/common';
+import { redirectErrors } from '../domain/oauth-error';
+import { consentPage, errorPage } from '../views/pages';
+import { csrfToken, csrfValid, currentSession, finishWithError, proceed } from './authorization-flow';
+import type { IdentityContext } from './context';
+import { expiredInteraction } from './signin-route';
+
+/** GET|POST /consent: the user approves or denies the app's scopes. */
+export function consentRoute(router: Router, ctx: IdentityContext): void {
+  const show = async (req: Request, res: Response) => {
+    const id = String(req.query.interaction ?? '');
+    const interaction = await ctx.interactions.find(id);
+    if (!interaction) return expiredInteraction(res);
+    const current = await currentSession(ctx, req);
+    if (!current) return res.redirect(302, `/signin?interaction=${id}`);
+    const app = await ctx.apps.find(interaction.request.clientId);
+    consentPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: app?.name ?? interaction.request.clientId, scopes: interaction.request.scopes });
+  };
+
+  const submit = async (req: Request, res: Response) => {
+    const body = req.body as Record<string, unknown>;
+    const id = typeof body.interaction === 'string' ? body.interaction : '';
+    const interaction = await ctx.interactions.find(id);
+    if (!interaction) return expiredInteraction(res);
+    if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined))
+      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    const current = await currentSession(ctx, req);
+    if (!current) return res.redirect(303, `/signin?interaction=${id}`);
+    if (body.decision === 'deny') return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
+    if (body.decision !== 'approve')
+      return errorPage(res, 400, { code: 'invalid_parameter', detail: 'decision must be approve or deny.', attribute: 'decision' });
+    await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
+    const updated = { ...interaction, consented: true };
+    await ctx.interactions.update(id, updated);
+    await proceed(ctx, res, id, updated, current.session, 303);
+  };
+
+  endpoint(router, '/consent', { GET: [cookieParser(), show], POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), submit] });
+}

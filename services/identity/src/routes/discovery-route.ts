@@ -1,0 +1,33 @@
+import type { Router } from 'express';
+import { endpoint } from '@attest/common';
+import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
+import { SUPPORTED_SCOPES } from '../domain/scopes';
+import type { IdentityContext } from './context';
+import { openCors } from './steps';
+
+/** GET /.well-known/openid-configuration (SPEC 2.1, 4.1). */
+export function discoveryRoute(router: Router, ctx: IdentityContext): void {
+  const base = ctx.config.issuer;
+  const document = {
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    userinfo_endpoint: `${base}/userinfo`,
+    jwks_uri: `${base}/jwks`,
+    scopes_supported: [...SUPPORTED_SCOPES],
+    response_types_supported: [...RESPONSE_TYPES],
+    grant_types_supported: ['authorization_code', 'implicit'],
+    subject_types_supported: ['pairwise'],
+    id_token_signing_alg_values_supported: ['RSA', 'RS256'],
+    response_modes_supported: [...RESPONSE_MODES],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint: `${base}/introspect`,
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'email', 'name', 'given_name', 'family_name', `${base}/v1`, `${base}/beta`],
+  };
+  const cors = openCors('GET');
+  endpoint(router, '/.well-known/openid-configuration', {
+    GET: [cors, (_req, res) => void res.set('Cache-Control', 'public, max-age=3600').json(document)],
+    OPTIONS: [cors],
+  });
+}

@@ -1,0 +1,27 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { AppError, endpoint, errors } from '@attest/common';
+import type { IdentityContext } from './context';
+import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
+
+export const invalidToken = (scheme?: string) =>
+  new AppError('invalid_token', 401, 'Token is invalid or expired.', 'token', scheme ? { headers: { 'WWW-Authenticate': scheme } } : {});
+
+const requireToken = (req: Request, _res: Response, next: NextFunction) => next(field(req, 'token') ? undefined : errors.required('token'));
+const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) => next(req.get('authorization') ? undefined : missingAppCredentials());
+
+/**
+ * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → credentials → token.
+ * Malformed, forged or expired: 401 invalid_token. Revoked, or another app's: RFC 7662 {"active": false}.
+ */
+export function introspectRoute(router: Router, ctx: IdentityContext): void {
+  const introspect = async (req: Request, res: Response) => {
+    const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
+    if (!result.ok) throw invalidToken();
+    const { claims } = result;
+    if (claims.client_id !== authenticatedApp(res).id || (await ctx.grants.isRevoked(claims.jti))) return void res.json({ active: false });
+    res.json({ active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
+  };
+  endpoint(router, '/introspect', {
+    POST: [noStore, requireFormContentType, parseForm(ctx.config.BODY_LIMIT), requireToken, requireAuthorizationHeader, authenticateApp(ctx, { allowPost: false }), introspect],
+  });
+}

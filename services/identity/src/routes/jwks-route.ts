@@ -1,0 +1,13 @@
+import type { Router } from 'express';
+import { endpoint } from '@attest/common';
+import type { IdentityContext } from './context';
+import { openCors } from './steps';
+
+/** GET /jwks (and /jwks.json): the public signing keys, old ones kept until their tokens expire. */
+export function jwksRoute(router: Router, ctx: IdentityContext): void {
+  const cors = openCors('GET');
+  endpoint(router, ['/jwks', '/jwks.json'], {
+    GET: [cors, async (_req, res) => void res.set('Cache-Control', 'public, max-age=300').json({ keys: await ctx.keys.jwks() })],
+    OPTIONS: [cors],
+  });
+}

@@ -1,0 +1,57 @@
+import type { Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { endpoint, formBody } from '@attest/common';
+import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
+import { errorPage, signInPage } from '../views/pages';
+import { csrfToken, csrfValid, proceed, setSessionCookie } from './authorization-flow';
+import type { IdentityContext } from './context';
+
+const MAX_FAILURES = 10;
+const FAILURE_WINDOW_MS = 15 * 60 * 1000;
+
+export function expiredInteraction(res: Response): void {
+  errorPage(res, 400, { code: 'invalid_request', detail: 'This sign-in request has expired or is unknown. Go back to the app and start again.', attribute: 'interaction' });
+}
+
+/** GET|POST /signin: the username + password page of an authorization request. */
+export function signInRoute(router: Router, ctx: IdentityContext): void {
+  const appName = async (clientId: string) => (await ctx.apps.find(clientId))?.name ?? clientId;
+
+  const show = async (req: Request, res: Response) => {
+    const id = String(req.query.interaction ?? '');
+    const interaction = await ctx.interactions.find(id);
+    if (!interaction) return expiredInteraction(res);
+    signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: await appName(interaction.request.clientId), username: interaction.request.loginHint });
+  };
+
+  const submit = async (req: Request, res: Response) => {
+    const body = req.body as Record<string, unknown>;
+    const id = typeof body.interaction === 'string' ? body.interaction : '';
+    const interaction = await ctx.interactions.find(id);
+    if (!interaction) return expiredInteraction(res);
+    if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined))
+      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    const username = typeof body.username === 'string' ? body.username.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    const name = await appName(interaction.request.clientId);
+    const again = (error: string, status: number) => signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, username, error }, status);
+    if (!username || !password) return again('Enter your username and password.', 400);
+
+    const failures = `signin-failures:${username.toLowerCase()}`;
+    if (Number((await ctx.cache.get(failures)) ?? 0) >= MAX_FAILURES) return again('Too many failed attempts. Wait a few minutes and try again.', 429);
+    const user = await ctx.users.findByUsername(username);
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !ok) {
+      await ctx.cache.incr(failures, FAILURE_WINDOW_MS);
+      return again('Unknown username or wrong password.', 400);
+    }
+    await ctx.cache.del(failures);
+    const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
+    setSessionCookie(ctx, res, await ctx.sessions.create(session));
+    const updated = { ...interaction, signedIn: true };
+    await ctx.interactions.update(id, updated);
+    await proceed(ctx, res, id, updated, session, 303);
+  };
+
+  endpoint(router, '/signin', { GET: [cookieParser(), show], POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), submit] });
+}

@@ -1,0 +1,111 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Passport } from 'passport';
+import { BasicStrategy } from 'passport-http';
+import { AppError, errors, formBody } from '@attest/common';
+import { safeEqual } from '../domain/crypto';
+import { APP_ID, hashClientSecret } from '../domain/ids';
+import type { App } from '../store/app-store';
+import type { IdentityContext } from './context';
+
+export const invalidContentType = () =>
+  new AppError('invalid_content_type', 400, 'Invalid content type. Only application/x-www-form-urlencoded is supported.');
+
+/** Content-Type must be application/x-www-form-urlencoded (parameters such as charset allowed). */
+export const requireFormContentType: RequestHandler = (req, _res, next) => {
+  next(req.is('application/x-www-form-urlencoded') ? undefined : invalidContentType());
+};
+
+export const parseForm = (limit: string) => formBody(limit);
+
+/** A form field as one string; a field sent twice is refused. */
+export function field(req: Request, name: string): string | undefined {
+  const value = (req.body as Record<string, unknown> | undefined)?.[name];
+  if (Array.isArray(value)) throw new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name);
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export const authenticatedApp = (res: Response): App => res.locals.app as App;
+
+/** Verifies an app's client credentials in constant time; unknown apps cost the same. */
+export async function verifyClient(ctx: IdentityContext, clientId: string, secret: string): Promise<App | null> {
+  const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  const presented = hashClientSecret(ctx.config.secret, secret);
+  const matches = safeEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
+  return app && matches && !app.disabledAt ? app : null;
+}
+
+const BASIC_CHALLENGE = 'Basic realm="attest", charset="UTF-8"';
+
+export const missingAppCredentials = () => errors.unauthenticated('Please provide your app authentication credentials.', BASIC_CHALLENGE);
+export const invalidAppCredentials = () => errors.unauthenticated('Invalid authentication credentials.', BASIC_CHALLENGE);
+
+/** passport-http's Basic strategy, on a private Passport instance, checking app credentials. */
+function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
+  const passport = new Passport();
+  passport.use(
+    new BasicStrategy((clientId, secret, done) => {
+      // RFC 6749 §2.3.1: client credentials are form-encoded before Basic encoding.
+      let id = clientId;
+      let pw = secret;
+      try {
+        id = decodeURIComponent(clientId.replace(/\+/g, ' '));
+        pw = decodeURIComponent(secret.replace(/\+/g, ' '));
+      } catch {
+        // keep the raw values
+      }
+      verifyClient(ctx, id, pw).then((app) => done(null, app ?? false), done);
+    }),
+  );
+  return passport;
+}
+
+/**
+ * App authentication: client_secret_basic (passport-http) or client_secret_post.
+ * `allowPost` is false where SPEC asks for the Basic header only.
+ */
+export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean }): RequestHandler {
+  const passport = basicPassport(ctx);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    if (!header) {
+      const clientId = field(req, 'client_id');
+      const secret = field(req, 'client_secret');
+      if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
+      verifyClient(ctx, clientId, secret).then((app) => {
+        if (!app) return next(invalidAppCredentials());
+        res.locals.app = app;
+        next();
+      }, next);
+      return;
+    }
+    if (!/^Basic\s/i.test(header)) return next(invalidAppCredentials());
+    passport.authenticate('basic', { session: false }, (err: unknown, app: App | false) => {
+      if (err) return next(err);
+      if (!app) return next(invalidAppCredentials());
+      const bodyClientId = field(req, 'client_id');
+      if (bodyClientId && bodyClientId !== app.id) return next(invalidAppCredentials());
+      res.locals.app = app;
+      next();
+    })(req, res, next);
+  };
+}
+
+/** CORS for endpoints browsers call directly (no cookies involved). */
+export function openCors(methods: string, headers = 'Authorization, Content-Type'): RequestHandler {
+  return (req, res, next) => {
+    res.set('Access-Control-Allow-Origin', '*');
+    if (req.method === 'OPTIONS') {
+      res
+        .set({ 'Access-Control-Allow-Methods': methods, 'Access-Control-Allow-Headers': headers, 'Access-Control-Max-Age': '600', Allow: `${methods}, OPTIONS` })
+        .status(204)
+        .end();
+      return;
+    }
+    next();
+  };
+}
+
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  next();
+};

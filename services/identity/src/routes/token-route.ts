@@ -1,0 +1,50 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { AppError, endpoint, errors } from '@attest/common';
+import type { IdentityContext } from './context';
+import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
+
+/** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
+const OAUTH_ERROR: Record<string, string> = {
+  method_not_allowed: 'invalid_request',
+  invalid_content_type: 'invalid_request',
+  required: 'invalid_request',
+  invalid_request: 'invalid_request',
+  invalid_body: 'invalid_request',
+  payload_too_large: 'invalid_request',
+  unauthenticated: 'invalid_client',
+  invalid_grant_type: 'unsupported_grant_type',
+  invalid_grant: 'invalid_grant',
+};
+
+const checkGrantType = (req: Request, _res: Response, next: NextFunction) => {
+  next(field(req, 'grant_type') === 'authorization_code' ? undefined : new AppError('invalid_grant_type', 400, 'Invalid grant type. Only authorization_code is supported.', 'grant_type'));
+};
+
+const requireFields =
+  (...names: string[]) =>
+  (req: Request, _res: Response, next: NextFunction) => {
+    const missing = names.find((n) => !field(req, n));
+    next(missing ? errors.required(missing) : undefined);
+  };
+
+/** POST /token (SPEC 4.3): method → content type → app credentials → grant_type → code → redirect_uri → exchange. */
+export function tokenRoute(router: Router, ctx: IdentityContext): void {
+  const exchange = async (req: Request, res: Response) => {
+    const result = await ctx.grants.exchangeCode({
+      clientId: authenticatedApp(res).id,
+      code: field(req, 'code')!,
+      redirectUri: field(req, 'redirect_uri')!,
+      codeVerifier: field(req, 'code_verifier'),
+    });
+    res.json(result);
+  };
+  endpoint(router, '/token', {
+    POST: [noStore, requireFormContentType, parseForm(ctx.config.BODY_LIMIT), authenticateApp(ctx, { allowPost: true }), checkGrantType, requireFields('code', 'redirect_uri'), exchange],
+    OPTIONS: [(_req, res) => void res.set('Allow', 'POST, OPTIONS').status(204).end()],
+  });
+  router.use('/token', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    if (err instanceof AppError && OAUTH_ERROR[err.code]) return next(err.withExtra({ error: OAUTH_ERROR[err.code], error_description: err.detail }));
+    next(err);
+  });
+}

@@ -1,0 +1,42 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { endpoint, errors } from '@attest/common';
+import { userClaims } from '../domain/claims';
+import type { AccessTokenClaims } from '../domain/tokens';
+import type { IdentityContext } from './context';
+import { invalidToken } from './introspect-route';
+import { noStore, openCors } from './steps';
+
+const BEARER_INVALID = 'Bearer realm="attest", error="invalid_token", error_description="Token is invalid or expired."';
+
+/** GET|POST|OPTIONS /userinfo (SPEC 4.5, 2.4): the claims of the approved scopes, for a valid access token. */
+export function userinfoRoute(router: Router, ctx: IdentityContext): void {
+  const bearer = (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    if (!header) return next(errors.unauthenticated('Missing credentials.', 'Bearer realm="attest"'));
+    const match = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header);
+    if (!match) return next(invalidToken(BEARER_INVALID));
+    res.locals.token = match[1];
+    next();
+  };
+  const verify = async (_req: Request, res: Response, next: NextFunction) => {
+    const result = await ctx.tokens.verifyAccessToken(res.locals.token as string);
+    if (!result.ok || (await ctx.grants.isRevoked(result.claims.jti))) return next(invalidToken(BEARER_INVALID));
+    const app = await ctx.apps.find(result.claims.client_id);
+    if (!app || app.disabledAt) return next(invalidToken(BEARER_INVALID));
+    res.locals.claims = result.claims;
+    next();
+  };
+  const userinfo = async (_req: Request, res: Response, next: NextFunction) => {
+    const claims = res.locals.claims as AccessTokenClaims;
+    const userId = await ctx.subjects.userIdFor(claims.client_id, claims.sub);
+    const user = userId ? await ctx.users.findById(userId) : null;
+    if (!user) return next(invalidToken(BEARER_INVALID));
+    res.json(userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
+  };
+  const cors = openCors('GET, POST');
+  endpoint(router, '/userinfo', {
+    GET: [cors, noStore, bearer, verify, userinfo],
+    POST: [cors, noStore, bearer, verify, userinfo],
+    OPTIONS: [cors],
+  });
+}

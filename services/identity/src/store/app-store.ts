@@ -1,0 +1,58 @@
+import type { Queryable } from '@attest/common';
+
+export interface App {
+  id: string;
+  name: string;
+  secretHash: string;
+  redirectUris: string[];
+  createdAt: Date;
+  disabledAt: Date | null;
+}
+
+interface AppRow {
+  id: string;
+  name: string;
+  secret_hash: string;
+  redirect_uris: string[];
+  created_at: Date;
+  disabled_at: Date | null;
+}
+
+const toApp = (r: AppRow): App => ({
+  id: r.id,
+  name: r.name,
+  secretHash: r.secret_hash,
+  redirectUris: r.redirect_uris,
+  createdAt: r.created_at,
+  disabledAt: r.disabled_at,
+});
+
+export function appStore(db: Queryable) {
+  return {
+    async insert(app: { id: string; name: string; secretHash: string; redirectUris: string[] }): Promise<App> {
+      const [row] = await db.query<AppRow>(
+        'INSERT INTO apps (id, name, secret_hash, redirect_uris) VALUES ($1, $2, $3, $4) RETURNING *',
+        [app.id, app.name, app.secretHash, app.redirectUris],
+      );
+      return toApp(row);
+    },
+    async find(id: string): Promise<App | null> {
+      const [row] = await db.query<AppRow>('SELECT * FROM apps WHERE id = $1', [id]);
+      return row ? toApp(row) : null;
+    },
+    async list(): Promise<App[]> {
+      return (await db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, id')).map(toApp);
+    },
+    async setSecretHash(id: string, secretHash: string): Promise<boolean> {
+      return (await db.query('UPDATE apps SET secret_hash = $2 WHERE id = $1 RETURNING id', [id, secretHash])).length === 1;
+    },
+    async setDisabled(id: string, disabled: boolean): Promise<App | null> {
+      const [row] = await db.query<AppRow>(
+        `UPDATE apps SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) ELSE NULL END WHERE id = $1 RETURNING *`,
+        [id, disabled],
+      );
+      return row ? toApp(row) : null;
+    },
+  };
+}
+export type AppStore = ReturnType<typeof appStore>;

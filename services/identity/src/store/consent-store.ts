@@ -1,0 +1,20 @@
+import type { Queryable } from '@attest/common';
+
+export function consentStore(db: Queryable) {
+  return {
+    async find(userId: string, appId: string): Promise<string[]> {
+      const [row] = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND app_id = $2', [userId, appId]);
+      return row?.scopes ?? [];
+    },
+    /** Adds to what was granted before. */
+    async grant(userId: string, appId: string, scopes: string[]): Promise<void> {
+      await db.query(
+        `INSERT INTO consents (user_id, app_id, scopes) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id, app_id) DO UPDATE
+           SET scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes) ORDER BY 1), granted_at = now()`,
+        [userId, appId, scopes],
+      );
+    },
+  };
+}
+export type ConsentStore = ReturnType<typeof consentStore>;

@@ -1,0 +1,59 @@
+import type { Db, Queryable } from '@attest/common';
+
+export interface StoredKey {
+  kid: string;
+  publicJwk: Record<string, string>;
+  privateKeyEnc: string;
+  createdAt: Date;
+  retiredAt: Date | null;
+  unpublishAt: Date | null;
+}
+
+interface KeyRow {
+  kid: string;
+  public_jwk: Record<string, string>;
+  private_key_enc: string;
+  created_at: Date;
+  retired_at: Date | null;
+  unpublish_at: Date | null;
+}
+
+const toKey = (r: KeyRow): StoredKey => ({
+  kid: r.kid,
+  publicJwk: r.public_jwk,
+  privateKeyEnc: r.private_key_enc,
+  createdAt: r.created_at,
+  retiredAt: r.retired_at,
+  unpublishAt: r.unpublish_at,
+});
+
+export function keyStore(db: Db) {
+  return {
+    /** Keys still published: the active one and retired ones whose tokens may not have expired. */
+    async published(): Promise<StoredKey[]> {
+      const rows = await db.query<KeyRow>('SELECT * FROM signing_keys WHERE unpublish_at IS NULL OR unpublish_at > now() ORDER BY created_at DESC');
+      return rows.map(toKey);
+    },
+    /**
+     * Runs fn under a transaction-scoped advisory lock, so of many replicas exactly one rotates
+     * and the others then read the key it made.
+     */
+    async withRotationLock<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return db.transaction(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext('attest:identity:key-rotation'))");
+        return fn(tx);
+      });
+    },
+    async active(tx: Queryable): Promise<StoredKey | null> {
+      const [row] = await tx.query<KeyRow>('SELECT * FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1');
+      return row ? toKey(row) : null;
+    },
+    async insert(tx: Queryable, key: { kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }): Promise<void> {
+      await tx.query('INSERT INTO signing_keys (kid, public_jwk, private_key_enc) VALUES ($1, $2, $3)', [key.kid, key.publicJwk, key.privateKeyEnc]);
+    },
+    async retire(tx: Queryable, kid: string, unpublishAt: Date): Promise<void> {
+      await tx.query('UPDATE signing_keys SET retired_at = now(), unpublish_at = $2 WHERE kid = $1', [kid, unpublishAt]);
+    },
+  };
+}
+export type KeyStore = ReturnType<typeof keyStore>;

@@ -1,0 +1,56 @@
+import type { Queryable } from '@attest/common';
+
+export type VerificationLevel = 'orb' | 'device';
+
+export interface User {
+  id: string;
+  username: string;
+  passwordHash: string;
+  verificationLevel: VerificationLevel;
+  name: string | null;
+  givenName: string | null;
+  familyName: string | null;
+}
+
+interface UserRow {
+  id: string;
+  username: string;
+  password_hash: string;
+  verification_level: VerificationLevel;
+  name: string | null;
+  given_name: string | null;
+  family_name: string | null;
+}
+
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  username: r.username,
+  passwordHash: r.password_hash,
+  verificationLevel: r.verification_level,
+  name: r.name,
+  givenName: r.given_name,
+  familyName: r.family_name,
+});
+
+export function userStore(db: Queryable) {
+  return {
+    /** Null when the username is taken. */
+    async insert(user: User): Promise<User | null> {
+      const [row] = await db.query<UserRow>(
+        `INSERT INTO users (id, username, password_hash, verification_level, name, given_name, family_name)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (username) DO NOTHING RETURNING *`,
+        [user.id, user.username, user.passwordHash, user.verificationLevel, user.name, user.givenName, user.familyName],
+      );
+      return row ? toUser(row) : null;
+    },
+    async findById(id: string): Promise<User | null> {
+      const [row] = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+      return row ? toUser(row) : null;
+    },
+    async findByUsername(username: string): Promise<User | null> {
+      const [row] = await db.query<UserRow>('SELECT * FROM users WHERE username = $1', [username]);
+      return row ? toUser(row) : null;
+    },
+  };
+}
+export type UserStore = ReturnType<typeof userStore>;

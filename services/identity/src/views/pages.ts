@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'express';
+import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes';
+import { escapeHtml, html, page, sendPage } from './html';
+
+export function signInPage(res: Response, input: { interaction: string; csrf: string; appName: string; username?: string; error?: string }, status = 200): void {
+  sendPage(
+    res,
+    status,
+    'Sign in',
+    html`<h1>Sign in to continue to ${input.appName}</h1>
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+<form method="post" action="/signin">
+<input type="hidden" name="interaction" value="${input.interaction}">
+<input type="hidden" name="csrf" value="${input.csrf}">
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" required value="${input.username ?? ''}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+export function consentPage(res: Response, input: { interaction: string; csrf: string; appName: string; scopes: Scope[] }): void {
+  sendPage(
+    res,
+    200,
+    'Allow access',
+    html`<h1>${input.appName} wants to</h1>
+<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s]}</li>`)}</ul>
+<form method="post" action="/consent">
+<input type="hidden" name="interaction" value="${input.interaction}">
+<input type="hidden" name="csrf" value="${input.csrf}">
+<button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export function errorPage(res: Response, status: number, error: { code: string; detail: string; attribute: string | null }): void {
+  sendPage(
+    res,
+    status,
+    'Sign-in error',
+    html`<h1>This sign-in request cannot continue</h1>
+<p class="error" role="alert">${error.detail}</p>
+<p>Error code: <code id="error-code">${error.code}</code>${error.attribute ? html` (attribute <code id="error-attribute">${error.attribute}</code>)` : ''}</p>`,
+  );
+}
+
+/** response_mode=form_post: a page that posts the values to the app (HTML-escaped), script-free fallback included. */
+export function formPostPage(res: Response, redirectUri: string, values: Record<string, string>): void {
+  const nonce = randomBytes(16).toString('base64');
+  const inputs = Object.entries(values)
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+    .join('\n');
+  const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Continuing…</title></head>
+<body><form method="post" action="${escapeHtml(redirectUri)}">
+${inputs}
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script nonce="${nonce}">document.forms[0].submit();</script></body></html>`;
+  res
+    .status(200)
+    .set({
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+      'X-Frame-Options': 'DENY',
+      'Referrer-Policy': 'no-referrer',
+      'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; form-action ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`,
+    })
+    .send(body);
+}
+
+export { page };
