@@ -11,7 +11,7 @@ export class MemoryCache implements Cache {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly prefix = '', private readonly now: () => number = Date.now) {
+  constructor(private readonly prefix = '', private readonly now: () => number = () => Date.now()) {
     this.sweeper = setInterval(() => this.sweep(), 30000);
     this.sweeper.unref();
   }

@@ -35,7 +35,7 @@ export interface SigningKeysOptions {
  * token they signed has expired.
  */
 export class SigningKeys {
-  private active?: { key: SigningKey; createdAt: number; loadedAt: number };
+  private active?: { key: SigningKey; rotateAt: number; loadedAt: number };
   private published?: { keys: StoredKey[]; loadedAt: number };
   private readonly publicKeys = new Map<string, KeyObject>();
   private readonly now: () => number;
@@ -52,18 +52,18 @@ export class SigningKeys {
   async signingKey(): Promise<SigningKey> {
     const cached = this.active;
     const now = this.now();
-    if (cached && now - cached.loadedAt < this.refreshMs && now - cached.createdAt < this.options.rotationMs) return cached.key;
+    if (cached && now - cached.loadedAt < this.refreshMs && now < cached.rotateAt) return cached.key;
     const stored = await this.store.withRotationLock(async (tx) => {
       const current = await this.store.active(tx);
-      if (current && now - current.createdAt.getTime() < this.options.rotationMs) return current;
+      if (current && current.ageMs < this.options.rotationMs) return current;
       const fresh = await this.generate();
       await this.store.insert(tx, fresh);
-      if (current) await this.store.retire(tx, current.kid, new Date(now + this.options.maxTokenTtlMs + 5 * 60000));
+      if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
       this.logger.info('signing key rotated', { kid: fresh.kid, retired: current?.kid ?? null });
       return (await this.store.active(tx))!;
     });
     const key = { kid: stored.kid, privateKey: createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc)) };
-    this.active = { key, createdAt: stored.createdAt.getTime(), loadedAt: now };
+    this.active = { key, rotateAt: now + (this.options.rotationMs - stored.ageMs), loadedAt: now };
     this.published = undefined;
     return key;
   }

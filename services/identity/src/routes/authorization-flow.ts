@@ -63,7 +63,9 @@ function needsSignIn(request: AuthorizationRequest, interaction: Interaction, se
   if (!session) return true;
   if (interaction.signedIn) return false;
   if (request.prompt.includes('login')) return true;
-  return request.maxAge !== undefined && nowSeconds() - session.authTime > request.maxAge;
+  if (request.maxAge === undefined) return false;
+  // max_age=0 means "authenticate now", like prompt=login (OIDC Core 3.1.2.1).
+  return request.maxAge === 0 || nowSeconds() - session.authTime > request.maxAge;
 }
 
 /**

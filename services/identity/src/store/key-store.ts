@@ -7,6 +7,8 @@ export interface StoredKey {
   createdAt: Date;
   retiredAt: Date | null;
   unpublishAt: Date | null;
+  /** Age by the database clock, so replicas with skewed clocks agree. */
+  ageMs: number;
 }
 
 interface KeyRow {
@@ -16,6 +18,7 @@ interface KeyRow {
   created_at: Date;
   retired_at: Date | null;
   unpublish_at: Date | null;
+  age_ms: number;
 }
 
 const toKey = (r: KeyRow): StoredKey => ({
@@ -25,13 +28,16 @@ const toKey = (r: KeyRow): StoredKey => ({
   createdAt: r.created_at,
   retiredAt: r.retired_at,
   unpublishAt: r.unpublish_at,
+  ageMs: Number(r.age_ms),
 });
+
+const COLUMNS = '*, (extract(epoch FROM now() - created_at) * 1000)::float8 AS age_ms';
 
 export function keyStore(db: Db) {
   return {
     /** Keys still published: the active one and retired ones whose tokens may not have expired. */
     async published(): Promise<StoredKey[]> {
-      const rows = await db.query<KeyRow>('SELECT * FROM signing_keys WHERE unpublish_at IS NULL OR unpublish_at > now() ORDER BY created_at DESC');
+      const rows = await db.query<KeyRow>(`SELECT ${COLUMNS} FROM signing_keys WHERE unpublish_at IS NULL OR unpublish_at > now() ORDER BY created_at DESC`);
       return rows.map(toKey);
     },
     /**
@@ -45,14 +51,14 @@ export function keyStore(db: Db) {
       });
     },
     async active(tx: Queryable): Promise<StoredKey | null> {
-      const [row] = await tx.query<KeyRow>('SELECT * FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1');
+      const [row] = await tx.query<KeyRow>(`SELECT ${COLUMNS} FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`);
       return row ? toKey(row) : null;
     },
     async insert(tx: Queryable, key: { kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }): Promise<void> {
       await tx.query('INSERT INTO signing_keys (kid, public_jwk, private_key_enc) VALUES ($1, $2, $3)', [key.kid, key.publicJwk, key.privateKeyEnc]);
     },
-    async retire(tx: Queryable, kid: string, unpublishAt: Date): Promise<void> {
-      await tx.query('UPDATE signing_keys SET retired_at = now(), unpublish_at = $2 WHERE kid = $1', [kid, unpublishAt]);
+    async retire(tx: Queryable, kid: string, publishedForMs: number): Promise<void> {
+      await tx.query("UPDATE signing_keys SET retired_at = now(), unpublish_at = now() + $2 * interval '1 millisecond' WHERE kid = $1", [kid, publishedForMs]);
     },
   };
 }

@@ -1,0 +1,151 @@
+import request from 'supertest';
+import { testLogger } from '@attest/testing';
+import { SigningKeys } from '../src/domain/signing-keys';
+import { keyStore } from '../src/store/key-store';
+import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
+
+describe('discovery, JWKS and signing keys', () => {
+  let h: IdentityHarness;
+  beforeAll(async () => {
+    h = await identityHarness();
+  });
+  afterAll(() => h.close());
+
+  it('serves SPEC 2.1 exactly, plus the standard fields, cacheable with open CORS', async () => {
+    const res = await request(h.publicApp).get('/.well-known/openid-configuration');
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cache-control']).toMatch(/max-age=\d+/);
+    const b = 'http://localhost:4000';
+    expect(res.body).toEqual({
+      issuer: b,
+      authorization_endpoint: `${b}/authorize`,
+      token_endpoint: `${b}/token`,
+      userinfo_endpoint: `${b}/userinfo`,
+      jwks_uri: `${b}/jwks`,
+      scopes_supported: ['openid', 'email', 'profile'],
+      response_types_supported: ['code', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'],
+      grant_types_supported: ['authorization_code', 'implicit'],
+      subject_types_supported: ['pairwise'],
+      id_token_signing_alg_values_supported: ['RSA', 'RS256'],
+      response_modes_supported: ['query', 'fragment', 'form_post'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint: `${b}/introspect`,
+      claims_supported: expect.arrayContaining(['sub', 'email', 'name', 'given_name', 'family_name', 'auth_time', 'nonce', `${b}/v1`, `${b}/beta`]),
+    });
+  });
+
+  it('allows GET and OPTIONS only', async () => {
+    expect((await request(h.publicApp).options('/.well-known/openid-configuration')).status).toBe(204);
+    const post = await request(h.publicApp).post('/.well-known/openid-configuration');
+    expect(post.status).toBe(405);
+    expect(post.body).toEqual({ code: 'method_not_allowed', detail: "HTTP method 'POST' is not allowed for this endpoint.", attribute: null });
+  });
+
+  it('publishes RSA keys with kid, alg and use at /jwks and /jwks.json, with a max-age', async () => {
+    for (const path of ['/jwks', '/jwks.json']) {
+      const res = await request(h.publicApp).get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toMatch(/max-age=\d+/);
+      expect(res.body.keys.length).toBeGreaterThanOrEqual(1);
+      for (const key of res.body.keys) {
+        expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+        expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+        expect(key.kid).toMatch(/^jwk_[0-9a-f]{32}$/);
+      }
+    }
+  });
+
+  it('keeps private keys encrypted at rest', async () => {
+    const rows = await h.storage.db.query<{ private_key_enc: string; public_jwk: Record<string, string> }>('SELECT private_key_enc, public_jwk FROM signing_keys');
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.private_key_enc).toMatch(/^v1\./);
+      expect(row.private_key_enc).not.toContain('PRIVATE KEY');
+      expect(row.public_jwk.d).toBeUndefined();
+    }
+  });
+
+  it('rotates on schedule: replicas agree on one new key, and the old one stays published until its tokens expire', async () => {
+    const options = { keyEncryptionKey: h.config.keyEncryptionKey, rotationMs: 1000 * 60, maxTokenTtlMs: 3600 * 1000, refreshMs: 0 };
+    const replicas = [0, 1, 2].map(() => new SigningKeys(keyStore(h.storage.db), options, testLogger));
+    const before = await replicas[0].signingKey();
+    // the active key turns 61 s old (by the database clock, which is what replicas agree on)
+    await h.storage.db.query("UPDATE signing_keys SET created_at = created_at - interval '61 seconds' WHERE retired_at IS NULL");
+    const after = await Promise.all(replicas.map((r) => r.signingKey()));
+    expect(new Set(after.map((k) => k.kid)).size).toBe(1);
+    expect(after[0].kid).not.toBe(before.kid);
+    const published = (await replicas[1].jwks()).map((k) => k.kid);
+    expect(published).toEqual(expect.arrayContaining([before.kid, after[0].kid]));
+    const [retired] = await h.storage.db.query<{ published_for: number }>(
+      'SELECT extract(epoch FROM unpublish_at - retired_at)::int AS published_for FROM signing_keys WHERE kid = $1',
+      [before.kid],
+    );
+    expect(retired.published_for).toBeGreaterThanOrEqual(3600);
+    // once its tokens have expired, the old key leaves the JWKS
+    await h.storage.db.query("UPDATE signing_keys SET unpublish_at = now() - interval '1 second' WHERE kid = $1", [before.kid]);
+    expect((await replicas[2].jwks()).map((k) => k.kid)).not.toContain(before.kid);
+  });
+});
+
+describe('identity admin API', () => {
+  let h: IdentityHarness;
+  beforeAll(async () => {
+    h = await identityHarness();
+  });
+  afterAll(() => h.close());
+  const admin = (method: 'get' | 'post', path: string) => request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  it('creates an app with app_/sk_ credentials, storing only a hash of the secret', async () => {
+    const res = await admin('post', '/admin/apps').send({ name: 'Shop', redirect_uris: ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'] });
+    expect(res.status).toBe(201);
+    expect(res.body.app_id).toMatch(/^app_[0-9a-f]{32}$/);
+    expect(res.body.client_secret).toMatch(/^sk_[0-9a-f]{48}$/);
+    expect(res.body.redirect_uris).toEqual(['https://shop.example/cb', 'http://127.0.0.1:8080/cb']);
+    const [row] = await h.storage.db.query<{ secret_hash: string }>('SELECT secret_hash FROM apps WHERE id = $1', [res.body.app_id]);
+    expect(row.secret_hash).not.toContain(res.body.client_secret);
+    expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
+    const list = await admin('get', '/admin/apps');
+    expect(JSON.stringify(list.body)).not.toContain('secret');
+  });
+
+  it.each([
+    [{ redirect_uris: ['https://a.example/cb'] }, 'required', 'name'],
+    [{ name: 'x' }, 'required', 'redirect_uris'],
+    [{ name: 'x', redirect_uris: ['http://evil.example/cb'] }, 'invalid_parameter', 'redirect_uris.0'],
+    [{ name: 'x', redirect_uris: ['https://a.example/cb#frag'] }, 'invalid_parameter', 'redirect_uris.0'],
+    [{ name: 'x', redirect_uris: ['not a url'] }, 'invalid_parameter', 'redirect_uris.0'],
+  ])('refuses a bad app %p with %s naming %s', async (body, code, attribute) => {
+    const res = await admin('post', '/admin/apps').send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code, attribute });
+  });
+
+  it('creates users with scrypt hashes, refuses duplicates and bad levels', async () => {
+    const res = await admin('post', '/admin/users').send({ username: 'bob', password: 'long enough pw', verification_level: 'device' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ user_id: expect.stringMatching(/^usr_[0-9a-f]{32}$/), username: 'bob', verification_level: 'device' });
+    const [row] = await h.storage.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE username = 'bob'");
+    expect(row.password_hash).toMatch(/^scrypt\$/);
+    expect(row.password_hash).not.toContain('long enough pw');
+    const dup = await admin('post', '/admin/users').send({ username: 'bob', password: 'long enough pw', verification_level: 'device' });
+    expect(dup.status).toBe(409);
+    expect(dup.body).toMatchObject({ code: 'username_taken', attribute: 'username' });
+    const bad = await admin('post', '/admin/users').send({ username: 'carol', password: 'long enough pw', verification_level: 'iris' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute: 'verification_level' });
+  });
+
+  it('rotates a client secret: the old one stops working', async () => {
+    const app = (await admin('post', '/admin/apps').send({ name: 'R', redirect_uris: ['https://r.example/cb'] })).body;
+    const rotated = await admin('post', `/admin/apps/${app.app_id}/rotate-secret`);
+    expect(rotated.body.client_secret).toMatch(/^sk_/);
+    expect(rotated.body.client_secret).not.toBe(app.client_secret);
+    const basic = (s: string) => `Basic ${Buffer.from(`${app.app_id}:${s}`).toString('base64')}`;
+    const old = await request(h.publicApp).post('/token').set('Authorization', basic(app.client_secret)).type('form').send({ grant_type: 'authorization_code', code: 'x' });
+    expect(old.status).toBe(401);
+    const fresh = await request(h.publicApp).post('/token').set('Authorization', basic(rotated.body.client_secret)).type('form').send({ grant_type: 'authorization_code', code: 'x' });
+    expect(fresh.status).toBe(400);
+  });
+});

@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import type { Express } from 'express';
+import type { Readiness } from '@attest/common';
+import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { buildApp, buildContext } from '../src/app';
+import { loadIdentityConfig, type IdentityConfig } from '../src/config';
+import type { IdentityContext } from '../src/routes/context';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const BASE_URL = 'http://localhost:4000';
+export const REDIRECT_URI = 'http://localhost:3000/callback';
+
+export interface IdentityHarness {
+  publicApp: Express;
+  adminApp: Express;
+  config: IdentityConfig;
+  ctx: IdentityContext;
+  storage: TestStorage;
+  close(): Promise<void>;
+}
+
+export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<IdentityHarness> {
+  const storage = await testStorage('identity', path.join(__dirname, '..', 'migrations'));
+  const config = loadIdentityConfig({
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-id-')),
+    BASE_URL,
+    IDENTITY_SECRET: 'identity-test-secret-0123456789abcdef',
+    KEY_ENCRYPTION_KEY: 'key-encryption-test-0123456789abcdef',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const readiness: Readiness = { shuttingDown: false, checks: [] };
+  const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
+  const built = await buildApp(deps);
+  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx: buildContext(deps), storage, close: () => storage.close() };
+}
+
+export async function createApp(h: IdentityHarness, redirectUris = [REDIRECT_URI], name = 'Test app'): Promise<{ app_id: string; client_secret: string }> {
+  const res = await request(h.adminApp).post('/admin/apps').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name, redirect_uris: redirectUris });
+  if (res.status !== 201) throw new Error(`app create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+let userCounter = 0;
+export async function createUser(h: IdentityHarness, extra: Record<string, string> = {}): Promise<{ username: string; password: string; user_id: string }> {
+  const username = `user${++userCounter}-${Math.random().toString(36).slice(2, 8)}`;
+  const password = 'correct horse battery';
+  const res = await request(h.adminApp)
+    .post('/admin/users')
+    .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+    .send({ username, password, verification_level: 'orb', name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', ...extra });
+  if (res.status !== 201) throw new Error(`user create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { username, password, user_id: res.body.user_id };
+}
+
+export const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+
+/** Drives the browser part: authorize → sign in → consent. Returns the last response (redirect to the app, or form_post page). */
+export async function browserFlow(
+  agent: ReturnType<typeof request.agent>,
+  query: Record<string, string>,
+  user: { username: string; password: string } | null,
+  decision: 'approve' | 'deny' = 'approve',
+): Promise<request.Response> {
+  let res = await agent.get('/authorize').query(query);
+  for (let i = 0; i < 5; i++) {
+    const location = res.headers.location as string | undefined;
+    if (res.status === 302 || res.status === 303) {
+      if (!location || !location.startsWith('/')) return res;
+      res = await agent.get(location);
+      continue;
+    }
+    if (res.status !== 200 || !res.text.includes('name="csrf"')) return res;
+    const interaction = hidden(res.text, 'interaction');
+    const csrf = hidden(res.text, 'csrf');
+    if (res.text.includes('name="password"')) {
+      if (!user) return res;
+      res = await agent.post('/signin').type('form').send({ interaction, csrf, username: user.username, password: user.password });
+    } else {
+      res = await agent.post('/consent').type('form').send({ interaction, csrf, decision });
+    }
+  }
+  return res;
+}
+
+/** Parameters the app receives, from a redirect's query or fragment or a form_post page. */
+export function callbackParams(res: request.Response): Record<string, string> {
+  if (res.status === 200 && res.text.includes('document.forms[0].submit()')) {
+    const out: Record<string, string> = {};
+    for (const m of res.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]] = m[2].replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+    return out;
+  }
+  const url = new URL(res.headers.location as string);
+  return Object.fromEntries(new URLSearchParams(url.hash ? url.hash.slice(1) : url.search));
+}
+
+export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
