@@ -23,7 +23,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
   const admin = async (route: string, body: unknown): Promise<{ app_id: string; client_secret: string }> => {
     const res = await fetch(`${running.adminUrl}/admin${route}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`);
-    return res.json();
+    return (await res.json()) as { app_id: string; client_secret: string };
   };
 
   beforeAll(async () => {
