@@ -8,6 +8,7 @@ export interface TransactionsEnv extends CommonConfig {
   API_KEY_SECRET?: string;
   API_KEY_CACHE_SECONDS: number;
   CHAIN_RPC_URL?: string;
+  CHAIN_NAME: string;
   CHAIN_CONFIRMATIONS: number;
   CHAIN_DROP_TIMEOUT_SECONDS: number;
   CHAIN_POLL_INTERVAL_MS: number;
@@ -26,6 +27,7 @@ const schema = {
   API_KEY_SECRET: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
   API_KEY_CACHE_SECONDS: Joi.number().integer().min(0).max(60).default(5),
   CHAIN_RPC_URL: Joi.string().uri({ scheme: ['http', 'https', 'ws', 'wss'] }),
+  CHAIN_NAME: Joi.string().pattern(/^[a-z0-9-]{1,50}$/).default('worldchain'),
   CHAIN_CONFIRMATIONS: Joi.number().integer().min(1).max(1000).default(1),
   CHAIN_DROP_TIMEOUT_SECONDS: Joi.number().integer().min(1).default(1800),
   CHAIN_POLL_INTERVAL_MS: Joi.number().integer().min(100).default(5000),

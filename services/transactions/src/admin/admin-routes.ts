@@ -1,0 +1,97 @@
+import type { Router } from 'express';
+import Joi from 'joi';
+import { errors, validate } from '@attest/common';
+import type { ApiKeyService } from '../domain/api-key-service';
+import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
+import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
+import type { TransactionStatus } from '../store/transaction-store';
+
+const APP_ID = Joi.string().pattern(/^app_[0-9a-f]{32}$/).messages({ 'string.pattern.base': '{{#label}} must be app_ followed by 32 hexadecimal digits' });
+const ADDRESS = Joi.string().pattern(/^0x[0-9a-fA-F]{40}$/).messages({ 'string.pattern.base': '{{#label}} must be an address: 0x followed by 40 hexadecimal digits' });
+
+const recordSchema = Joi.object({
+  app_id: APP_ID.required(),
+  type: Joi.string().valid(...Object.keys(TYPE_ALIASES)).required(),
+  reference: Joi.string().trim().min(1).max(200).required(),
+  from: ADDRESS.required(),
+  to: ADDRESS.required(),
+  chain: Joi.string().pattern(/^[a-z0-9-]{1,50}$/).required().messages({ 'string.pattern.base': 'chain must be a lowercase network name' }),
+  token: Joi.string().uppercase().pattern(/^[A-Z0-9]{2,12}$/).required().messages({ 'string.pattern.base': 'token must be a token code such as USDCE' }),
+  token_amount: Joi.string().pattern(/^\d{1,78}$/).required().messages({ 'string.pattern.base': 'token_amount must be an integer (the amount times 10^6), with no sign or decimal point' }),
+  transaction_hash: Joi.string().lowercase().pattern(/^0x[0-9a-f]{64}$/).allow(null).messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
+  status: Joi.string().valid('pending', 'mined', 'failed').default('pending'),
+});
+
+const statusSchema = Joi.object({ status: Joi.string().valid('pending', 'mined', 'failed').required() });
+
+const publicKey = (k: ApiKeyRecord) => ({
+  key_id: k.id,
+  app_id: k.appId,
+  name: k.name,
+  created_at: k.createdAt.toISOString(),
+  last_used_at: k.lastUsedAt?.toISOString() ?? null,
+  revoked_at: k.revokedAt?.toISOString() ?? null,
+});
+
+export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyService; keyStore: ApiKeyStore; transactions: TransactionService }): void {
+  router.post('/apps/:app_id/api-keys', async (req, res) => {
+    const appId = validate(APP_ID.required(), req.params.app_id);
+    const { name } = validate(Joi.object({ name: Joi.string().trim().max(200).allow(null) }), req.body ?? {});
+    const { apiKey, record } = await deps.apiKeys.create(appId, name ?? null);
+    res.status(201).json({ api_key: apiKey, ...publicKey(record) });
+  });
+
+  router.get('/apps/:app_id/api-keys', async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)));
+
+  router.post('/api-keys/:key_id/revoke', async (req, res) => {
+    const record = await deps.apiKeys.revoke(req.params.key_id);
+    if (!record) throw errors.notFound('No API key with this key_id.', 'key_id');
+    res.json(publicKey(record));
+  });
+
+  router.post('/transactions', async (req, res) => {
+    const body = validate(recordSchema, req.body);
+    const t = await deps.transactions.record(
+      {
+        appId: body.app_id,
+        type: TYPE_ALIASES[body.type],
+        reference: body.reference,
+        transactionHash: body.transaction_hash ?? null,
+        status: body.status as TransactionStatus,
+        from: body.from,
+        to: body.to,
+        chain: body.chain,
+        token: body.token,
+        tokenAmount: BigInt(body.token_amount).toString(),
+      },
+      'admin',
+    );
+    res.status(201).json({ transaction_id: t.id, type: t.type, ...toSpec(t) });
+  });
+
+  const transactionId = (raw: string) => {
+    const id = raw.toLowerCase();
+    if (!TRANSACTION_ID.test(id)) throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
+    return id;
+  };
+
+  router.get('/transactions/:id', async (req, res) => {
+    const id = transactionId(req.params.id);
+    const t = await deps.transactions.get(id);
+    if (!t) throw errors.notFound('No transaction with this id.', 'transaction_id');
+    const history = await deps.transactions.history(id);
+    res.json({
+      transaction_id: t.id,
+      type: t.type,
+      ...toSpec(t),
+      history: history.map((h) => ({ from_status: h.fromStatus, to_status: h.toStatus, source: h.source, changed_at: h.changedAt.toISOString() })),
+    });
+  });
+
+  router.post('/transactions/:id/status', async (req, res) => {
+    const id = transactionId(req.params.id);
+    const { status } = validate(statusSchema, req.body);
+    const { transaction } = await deps.transactions.transition(id, status as TransactionStatus, 'admin');
+    res.json({ transaction_id: transaction.id, type: transaction.type, ...toSpec(transaction) });
+  });
+}

@@ -1,0 +1,30 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export interface ParsedApiKey {
+  keyId: string;
+  secret: string;
+}
+
+const INNER = /^(key_[0-9a-f]{32}):(sk_[0-9a-f]{48})$/;
+
+/** `api_` + base64url(`key_<32 hex>:sk_<48 hex>`). */
+export function newApiKey(): { apiKey: string; keyId: string; secret: string } {
+  const keyId = `key_${randomBytes(16).toString('hex')}`;
+  const secret = `sk_${randomBytes(24).toString('hex')}`;
+  return { apiKey: `api_${Buffer.from(`${keyId}:${secret}`).toString('base64url')}`, keyId, secret };
+}
+
+export function parseApiKey(apiKey: string): ParsedApiKey | null {
+  if (!/^api_[A-Za-z0-9_-]{20,200}$/.test(apiKey)) return null;
+  const match = INNER.exec(Buffer.from(apiKey.slice(4), 'base64url').toString('utf8'));
+  return match ? { keyId: match[1], secret: match[2] } : null;
+}
+
+/** Keyed hash of the secret part; the key itself is never stored. */
+export const hashApiKeySecret = (serverSecret: string, secret: string) => createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
+
+export function hashesEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}

@@ -1,0 +1,119 @@
+import type { Queryable } from '@attest/common';
+
+export type TransactionType = 'pay' | 'sendTransaction';
+export type TransactionStatus = 'pending' | 'mined' | 'failed';
+
+export interface Transaction {
+  id: string;
+  appId: string;
+  type: TransactionType;
+  reference: string;
+  transactionHash: string | null;
+  status: TransactionStatus;
+  from: string;
+  to: string;
+  chain: string;
+  token: string;
+  tokenAmount: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StatusChange {
+  fromStatus: TransactionStatus | null;
+  toStatus: TransactionStatus;
+  source: string;
+  changedAt: Date;
+}
+
+interface Row {
+  id: string;
+  app_id: string;
+  type: TransactionType;
+  reference: string;
+  transaction_hash: string | null;
+  status: TransactionStatus;
+  from_address: string;
+  to_address: string;
+  chain: string;
+  token: string;
+  token_amount: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toTransaction = (r: Row): Transaction => ({
+  id: r.id,
+  appId: r.app_id,
+  type: r.type,
+  reference: r.reference,
+  transactionHash: r.transaction_hash,
+  status: r.status,
+  from: r.from_address,
+  to: r.to_address,
+  chain: r.chain,
+  token: r.token,
+  tokenAmount: String(r.token_amount),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt'>;
+
+export function transactionStore(db: Queryable) {
+  return {
+    /** Null when the app already used this reference. */
+    async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
+      const [row] = await db.query<Row>(
+        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (app_id, reference) DO NOTHING RETURNING *`,
+        [t.id, t.appId, t.type, t.reference, t.transactionHash, t.status, t.from, t.to, t.chain, t.token, t.tokenAmount],
+      );
+      if (!row) return null;
+      await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, NULL, $2, $3)', [t.id, t.status, source]);
+      return toTransaction(row);
+    },
+    async find(id: string): Promise<Transaction | null> {
+      const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1', [id]);
+      return row ? toTransaction(row) : null;
+    },
+    async findForUpdate(id: string): Promise<Transaction | null> {
+      const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1 FOR UPDATE', [id]);
+      return row ? toTransaction(row) : null;
+    },
+    async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string): Promise<Transaction> {
+      const [row] = await db.query<Row>('UPDATE transactions SET status = $2, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *', [id, to]);
+      await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, $2, $3, $4)', [id, from, to, source]);
+      return toTransaction(row);
+    },
+    async history(id: string): Promise<StatusChange[]> {
+      const rows = await db.query<{ from_status: TransactionStatus | null; to_status: TransactionStatus; source: string; changed_at: Date }>(
+        'SELECT from_status, to_status, source, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id',
+        [id],
+      );
+      return rows.map((r) => ({ fromStatus: r.from_status, toStatus: r.to_status, source: r.source, changedAt: r.changed_at }));
+    },
+    /**
+     * Leases up to `limit` pending transactions with a hash on one chain for the watcher; SKIP LOCKED
+     * and the lease keep replicas from checking the same ones.
+     */
+    async leasePending(chain: string, limit: number, leaseMs: number): Promise<{ transaction: Transaction; ageMs: number }[]> {
+      const rows = await db.query<Row & { age_ms: number }>(
+        `UPDATE transactions SET watch_lease_until = now() + $3 * interval '1 millisecond', last_checked_at = now()
+         WHERE id IN (
+           SELECT id FROM transactions
+           WHERE status = 'pending' AND transaction_hash IS NOT NULL AND chain = $1
+             AND (watch_lease_until IS NULL OR watch_lease_until < now())
+           ORDER BY last_checked_at NULLS FIRST, created_at
+           LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING *, (extract(epoch FROM now() - created_at) * 1000)::float8 AS age_ms`,
+        [chain, limit, leaseMs],
+      );
+      return rows.map((r) => ({ transaction: toTransaction(r), ageMs: Number(r.age_ms) }));
+    },
+    async releaseLease(id: string): Promise<void> {
+      await db.query('UPDATE transactions SET watch_lease_until = NULL WHERE id = $1', [id]);
+    },
+  };
+}
+export type TransactionStore = ReturnType<typeof transactionStore>;

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import type { Express } from 'express';
+import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { buildApp } from '../src/app';
+import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const ADDRESS_A = `0x${'a'.repeat(40)}`;
+export const ADDRESS_B = `0x${'b'.repeat(40)}`;
+
+export interface TransactionsHarness {
+  publicApp: Express;
+  adminApp: Express;
+  config: TransactionsConfig;
+  storage: TestStorage;
+  admin(method: 'get' | 'post', route: string): request.Test;
+  close(): Promise<void>;
+}
+
+export async function transactionsHarness(env: NodeJS.ProcessEnv = {}): Promise<TransactionsHarness> {
+  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
+  const config = loadTransactionsConfig({
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
+    API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
+  return {
+    publicApp: built.publicApp,
+    adminApp: built.adminApp,
+    config,
+    storage,
+    admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
+    async close() {
+      await built.stop?.();
+      await storage.close();
+    },
+  };
+}
+
+export const newAppId = () => `app_${[...Array(32)].map(() => Math.floor(Math.random() * 16).toString(16)).join('')}`;
+
+export async function apiKeyFor(h: TransactionsHarness, appId: string): Promise<{ api_key: string; key_id: string }> {
+  const res = await h.admin('post', `/apps/${appId}/api-keys`).send({ name: 'test' });
+  if (res.status !== 201) throw new Error(`api key: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export async function recordTransaction(h: TransactionsHarness, appId: string, extra: Record<string, string> = {}) {
+  const res = await h.admin('post', '/transactions').send({
+    app_id: appId,
+    type: 'pay',
+    reference: `order-${Math.random().toString(36).slice(2)}`,
+    from: ADDRESS_A,
+    to: ADDRESS_B,
+    chain: 'worldchain',
+    token: 'USDCE',
+    token_amount: '1500000',
+    ...extra,
+  });
+  if (res.status !== 201) throw new Error(`record: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as Record<string, string>;
+}
