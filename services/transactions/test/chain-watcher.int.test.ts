@@ -23,7 +23,9 @@ describe('chain watcher against a local EVM node (ganache)', () => {
   beforeAll(async () => {
     h = await transactionsHarness();
     const port = await freePort();
-    server = ganache.server({ logging: { quiet: true }, wallet: { deterministic: true, totalAccounts: 3 }, chain: { chainId: 1337 } });
+    // ganache's bundled typings resolve ServerOptions to undefined under TS 5.9; the options are its documented ones.
+    const options = { logging: { quiet: true }, wallet: { deterministic: true, totalAccounts: 3 }, chain: { chainId: 1337 } };
+    server = ganache.server(options as unknown as Parameters<typeof ganache.server>[0]);
     await server.listen(port, '127.0.0.1');
     rpcUrl = `http://127.0.0.1:${port}`;
     client = chainClient(rpcUrl);
