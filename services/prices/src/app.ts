@@ -1,16 +1,48 @@
 import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { pricesAdminRoutes } from './admin/admin-routes';
 import type { PricesConfig } from './config';
+import { PriceService } from './domain/prices';
+import type { Feed } from './feeds/feed';
+import { FeedRunner } from './feeds/feed-runner';
+import { fxFeed } from './feeds/fx-feed';
+import { httpFeed } from './feeds/http-feed';
+import { seedFeed } from './feeds/seed-feed';
+import { pricesRoute } from './routes/prices-route';
+import { priceStore } from './store/price-store';
 
-/** Composition root: stores → domain → routes, for both the public and the admin listener. */
+export function configuredFeeds(config: PricesConfig): Feed[] {
+  const http = { timeoutMs: config.PRICE_HTTP_TIMEOUT_MS, retries: config.PRICE_HTTP_RETRIES, backoffMs: config.PRICE_HTTP_BACKOFF_MS };
+  return config.PRICE_FEEDS.split(',').map((name) => {
+    if (name === 'seed') return seedFeed(config.PRICE_SEED_FILE);
+    if (name === 'http')
+      return httpFeed({
+        ...http,
+        url: config.PRICE_HTTP_URL!,
+        ids: Object.fromEntries(config.PRICE_HTTP_IDS.split(',').map((pair) => [pair.split('=')[0].toUpperCase(), pair.split('=')[1]])),
+        fiats: config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
+      });
+    return fxFeed({ ...http, url: config.FX_HTTP_URL! });
+  });
+}
+
+/** Composition root: store → price service → routes; feeds on a schedule (the seed runs before the service is ready). */
 export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
-  const { config, logger, readiness, adminToken } = deps;
-  return createServiceApps({
+  const { config, storage, logger } = deps;
+  const store = priceStore(storage.db);
+  const prices = new PriceService(store, storage.cache, config.PRICE_MAX_AGE_SECONDS * 1000);
+  const runner = new FeedRunner(configuredFeeds(config), prices, storage.cache, config.PRICE_FEED_INTERVAL_SECONDS * 1000, logger);
+  if (config.PRICE_FEEDS.split(',').includes('seed')) await runner.runOnce(true, ['seed']);
+  const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
+  if (others.length) void runner.runOnce(true, others);
+  runner.start();
+  const apps = createServiceApps({
     logger,
-    readiness,
-    adminToken,
+    readiness: deps.readiness,
+    adminToken: deps.adminToken,
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
-    publicRoutes: () => undefined,
-    adminRoutes: () => undefined,
+    publicRoutes: (router) => pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS }),
+    adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner }),
   });
+  return { ...apps, stop: () => runner.stop() };
 }

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { commonEnv, loadEnv, port, publicUrl, type CommonConfig } from '@attest/common';
+import { commonEnv, ConfigError, loadEnv, port, publicUrl, type CommonConfig } from '@attest/common';
 
 export interface PricesConfig extends CommonConfig {
   PRICES_PORT: number;
@@ -14,6 +14,9 @@ export interface PricesConfig extends CommonConfig {
   PRICE_HTTP_URL?: string;
   PRICE_HTTP_TIMEOUT_MS: number;
   PRICE_HTTP_RETRIES: number;
+  PRICE_HTTP_BACKOFF_MS: number;
+  PRICE_HTTP_IDS: string;
+  PRICE_HTTP_FIATS: string;
   FX_HTTP_URL?: string;
 }
 
@@ -31,9 +34,19 @@ const schema = {
   PRICE_HTTP_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   PRICE_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60000).default(5000),
   PRICE_HTTP_RETRIES: Joi.number().integer().min(0).max(10).default(3),
+  PRICE_HTTP_BACKOFF_MS: Joi.number().integer().min(0).max(60000).default(250),
+  PRICE_HTTP_IDS: Joi.string().pattern(/^[A-Za-z0-9]+=[\w.-]+(,[A-Za-z0-9]+=[\w.-]+)*$/).default('WLD=worldcoin-wld,USDCE=usd-coin,USDC=usd-coin,ETH=ethereum,WETH=weth')
+    .messages({ 'string.pattern.base': '{{#label}} must look like WLD=worldcoin-wld,USDCE=usd-coin' }),
+  PRICE_HTTP_FIATS: Joi.string().pattern(/^[A-Za-z]{3}(,[A-Za-z]{3})*$/).default('USD,EUR'),
   FX_HTTP_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
 };
 
 export function loadPricesConfig(env: NodeJS.ProcessEnv): Readonly<PricesConfig> {
-  return loadEnv<PricesConfig>(schema, env);
+  const config = loadEnv<PricesConfig>(schema, env);
+  const feeds = config.PRICE_FEEDS.split(',');
+  const problems: string[] = [];
+  if (feeds.includes('http') && !config.PRICE_HTTP_URL) problems.push('PRICE_HTTP_URL is required when PRICE_FEEDS includes http');
+  if (feeds.includes('fx') && !config.FX_HTTP_URL) problems.push('FX_HTTP_URL is required when PRICE_FEEDS includes fx');
+  if (problems.length) throw new ConfigError(problems);
+  return config;
 }

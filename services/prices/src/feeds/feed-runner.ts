@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { Cache, Logger } from '@attest/common';
+import type { PriceService } from '../domain/prices';
+import type { Feed } from './feed';
+
+/**
+ * Runs each feed on a schedule. A lock in the shared cache lets one replica run a feed per interval;
+ * a failed run keeps the last prices, which turn stale (503) after PRICE_MAX_AGE_SECONDS rather than lie.
+ */
+export class FeedRunner {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private readonly instance = randomUUID();
+
+  constructor(
+    private readonly feeds: Feed[],
+    private readonly prices: PriceService,
+    private readonly cache: Cache,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs every feed whose lock this replica wins; returns per-feed outcome. */
+  async runOnce(force = false, only?: string[]): Promise<Record<string, 'ok' | 'skipped' | 'failed'>> {
+    const outcome: Record<string, 'ok' | 'skipped' | 'failed'> = {};
+    const { tokens, fiats } = await this.prices.codes();
+    for (const feed of this.feeds.filter((f) => !only || only.includes(f.name))) {
+      if (!force && !(await this.cache.setIfAbsent(`feed-lock:${feed.name}`, this.instance, Math.max(1000, this.intervalMs - 500)))) {
+        outcome[feed.name] = 'skipped';
+        continue;
+      }
+      try {
+        const result = await feed.fetch();
+        const quotes = result.quotes.filter((q) => tokens.has(q.token) && fiats.has(q.fiat));
+        const fx = result.fx.filter((r) => fiats.has(r.fiat));
+        for (const q of quotes) await this.prices.recordQuote(q.token, q.fiat, q.observation);
+        for (const r of fx) await this.prices.recordFx(r.fiat, r.observation);
+        this.logger.info('price feed ran', { feed: feed.name, quotes: quotes.length, fx: fx.length });
+        outcome[feed.name] = 'ok';
+      } catch (err) {
+        this.logger.warn('price feed failed', { feed: feed.name, error: (err as Error).message });
+        outcome[feed.name] = 'failed';
+      }
+    }
+    return outcome;
+  }
+
+  start(): void {
+    const loop = async () => {
+      this.running = this.runOnce().then(
+        () => undefined,
+        (err: Error) => void this.logger.warn('price feeds failed', { error: err.message }),
+      );
+      await this.running;
+      if (this.timer) this.timer = setTimeout(loop, this.intervalMs);
+    };
+    this.timer = setTimeout(loop, this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    const timer = this.timer;
+    this.timer = undefined;
+    if (timer) clearTimeout(timer);
+    await this.running;
+  }
+}

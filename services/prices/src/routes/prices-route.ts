@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response, Router } from 'express';
+import { endpoint, errors } from '@attest/common';
+import type { PriceService } from '../domain/prices';
+
+export interface PricesRouteOptions {
+  nativeToken: string;
+  cacheMaxAgeSeconds: number;
+}
+
+const single = (req: Request, name: string): string | undefined => {
+  const v = req.query[name];
+  if (Array.isArray(v)) throw errors.invalidParameter(name, `${name} must be given once.`);
+  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
+};
+
+/**
+ * GET /public/v1/prices/latest/<native> and GET /public/v1/miniapps/prices (SPEC 4.8, 2.6):
+ * open CORS for widgets, short max-age, ETag / Last-Modified with 304s.
+ */
+export function pricesRoute(router: Router, prices: PriceService, options: PricesRouteOptions): void {
+  const native = options.nativeToken.toUpperCase();
+
+  const cors = (req: Request, res: Response, next: () => void) => {
+    res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, Last-Modified', Vary: 'Accept-Encoding' });
+    if (req.method === 'OPTIONS') {
+      res.set({ 'Access-Control-Allow-Methods': 'GET', 'Access-Control-Allow-Headers': 'If-None-Match, If-Modified-Since', 'Access-Control-Max-Age': '86400' }).status(204).end();
+      return;
+    }
+    next();
+  };
+
+  const latest = async (req: Request, res: Response) => {
+    const fiatParam = single(req, 'fiatCurrencies');
+    if (!fiatParam) throw errors.required('fiatCurrencies');
+    const fiats = await prices.parseCodes(fiatParam, 'fiats', 'fiatCurrencies');
+    const cryptoParam = single(req, 'cryptoCurrencies');
+    const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
+    const list = await prices.prices(tokens, fiats);
+
+    const result: Record<string, Record<string, { asset: string; amount: string; decimals: number; symbol: string }>> = {};
+    for (const p of list) (result[p.token] ??= {})[p.fiat] = { asset: p.fiat, amount: p.amount, decimals: p.decimals, symbol: p.fiat };
+    const body = JSON.stringify({ result: { prices: result } });
+    const lastModified = new Date(Math.max(...list.map((p) => p.observedAt.getTime())));
+    lastModified.setMilliseconds(0);
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    res.set({
+      'Cache-Control': `public, max-age=${options.cacheMaxAgeSeconds}`,
+      ETag: etag,
+      'Last-Modified': lastModified.toUTCString(),
+    });
+    const ifNoneMatch = req.get('if-none-match');
+    const ifModifiedSince = req.get('if-modified-since');
+    const notModified = ifNoneMatch
+      ? ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')
+      : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModified.getTime() <= Date.parse(ifModifiedSince);
+    if (notModified) return void res.status(304).end();
+    res.type('application/json').send(body);
+  };
+
+  endpoint(router, '/public/v1/prices/latest/:native', {
+    GET: [
+      cors,
+      (req, _res, next) => next(req.params.native === native.toLowerCase() ? undefined : errors.notFound(`Unknown token path; prices are served at /public/v1/prices/latest/${native.toLowerCase()}.`)),
+      latest,
+    ],
+    OPTIONS: [cors],
+  });
+  endpoint(router, '/public/v1/miniapps/prices', { GET: [cors, latest], OPTIONS: [cors] });
+}
