@@ -1,0 +1,128 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { MemoryCache } from '@attest/common';
+import { testLogger } from '@attest/testing';
+import { PriceService } from '../src/domain/prices';
+import { FeedRunner } from '../src/feeds/feed-runner';
+import { fxFeed } from '../src/feeds/fx-feed';
+import { httpFeed } from '../src/feeds/http-feed';
+import { priceStore } from '../src/store/price-store';
+import { pricesHarness, type PricesHarness } from './support';
+
+type Reply = { status?: number; body?: string; delayMs?: number };
+
+/** A local price API whose answers the test scripts, one per request. */
+class FakePriceApi {
+  readonly requests: string[] = [];
+  private replies: Reply[] = [];
+  private server = http.createServer((req, res) => {
+    this.requests.push(req.url ?? '');
+    const reply = this.replies.shift() ?? { status: 500, body: 'no reply scripted' };
+    setTimeout(() => {
+      if (res.destroyed) return;
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' }).end(reply.body ?? '');
+    }, reply.delayMs ?? 0);
+  });
+  url = '';
+  async start() {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  script(...replies: Reply[]) {
+    this.replies = replies;
+    this.requests.length = 0;
+  }
+  async stop() {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+describe('price feeds against a local HTTP server', () => {
+  let api: FakePriceApi;
+  let h: PricesHarness;
+  beforeAll(async () => {
+    api = new FakePriceApi();
+    await api.start();
+    h = await pricesHarness({ PRICE_FEEDS: 'seed' });
+  });
+  afterAll(async () => {
+    await h.close();
+    await api.stop();
+  });
+
+  const feed = () => httpFeed({ url: api.url, ids: { WLD: 'worldcoin-wld', USDCE: 'usd-coin' }, fiats: ['USD', 'EUR'], timeoutMs: 200, retries: 2, backoffMs: 10 });
+  const GOOD = '{"worldcoin-wld":{"usd":1.7890123456789012345,"eur":1.61},"usd-coin":{"usd":0.99998,"eur":0.92}}';
+
+  it('reads the simple-price shape with exact numbers (no float rounding; past 18 decimals, half up)', async () => {
+    api.script({ body: GOOD });
+    const result = await feed().fetch();
+    expect(api.requests[0]).toBe('/simple/price?ids=worldcoin-wld%2Cusd-coin&vs_currencies=usd%2Ceur');
+    const wldUsd = result.quotes.find((q) => q.token === 'WLD' && q.fiat === 'USD')!;
+    expect(wldUsd.observation).toMatchObject({ amount: '1789012345678901235', decimals: 18, source: 'http' });
+    expect(result.quotes).toHaveLength(4);
+  });
+
+  it('retries 5xx and bad JSON with backoff, then succeeds', async () => {
+    api.script({ status: 502, body: 'bad gateway' }, { body: '{"worldcoin-wld": {"usd": 1.5' }, { body: GOOD });
+    const result = await feed().fetch();
+    expect(api.requests).toHaveLength(3);
+    expect(result.quotes).toHaveLength(4);
+  });
+
+  it('gives up after the retries on timeouts, with a clear error', async () => {
+    api.script({ delayMs: 1000, body: GOOD }, { delayMs: 1000, body: GOOD }, { delayMs: 1000, body: GOOD });
+    await expect(feed().fetch()).rejects.toThrow('Timed out after 200 ms');
+    expect(api.requests).toHaveLength(3);
+  });
+
+  it('does not retry a 4xx', async () => {
+    api.script({ status: 404, body: '{}' }, { body: GOOD });
+    await expect(feed().fetch()).rejects.toThrow('HTTP 404');
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('a failing feed keeps the last prices and the service recovers when the source does', async () => {
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000);
+    const runner = new FeedRunner([feed()], prices, new MemoryCache(), 60000, testLogger);
+    api.script({ body: GOOD });
+    expect(await runner.runOnce(true)).toEqual({ http: 'ok' });
+    const served = async () => (await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' })).body.result.prices.WLD.USD;
+    expect(await served()).toEqual({ asset: 'USD', amount: '1789012345678901235', decimals: 18, symbol: 'USD' });
+    api.script({ status: 500 }, { status: 500 }, { status: 500 });
+    expect(await runner.runOnce(true)).toEqual({ http: 'failed' });
+    expect((await served()).amount).toBe('1789012345678901235');
+    api.script({ body: GOOD.replace('1.7890123456789012345', '1.8') });
+    expect(await runner.runOnce(true)).toEqual({ http: 'ok' });
+    expect(await served()).toEqual({ asset: 'USD', amount: '1800000', decimals: 6, symbol: 'USD' });
+  });
+
+  it('runs each feed on one replica per interval', async () => {
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000);
+    const shared = new MemoryCache();
+    const replicas = [0, 1, 2].map(() => new FeedRunner([feed()], prices, shared, 60000, testLogger));
+    api.script({ body: GOOD }, { body: GOOD }, { body: GOOD });
+    const outcomes = await Promise.all(replicas.map((r) => r.runOnce()));
+    expect(outcomes.map((o) => o.http).sort()).toEqual(['ok', 'skipped', 'skipped']);
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('an FX feed gives cross rates for currencies no token quote covers', async () => {
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000);
+    await h.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '1.510763' }).expect(201);
+    api.script({ body: '{"amount":1.0,"base":"USD","date":"2026-11-20","rates":{"ISK":138.45,"XYZ":2,"MNT":3450.5}}' });
+    const runner = new FeedRunner([fxFeed({ url: `${api.url}/latest?from=USD`, timeoutMs: 500, retries: 0 })], prices, new MemoryCache(), 60000, testLogger);
+    expect(await runner.runOnce(true)).toEqual({ fx: 'ok' });
+    const res = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'ISK,MNT' });
+    expect(res.body.result.prices.WLD).toEqual({
+      ISK: { asset: 'ISK', amount: '209165137', decimals: 6, symbol: 'ISK' }, // 1.510763 × 138.45 = 209.16513735
+      MNT: { asset: 'MNT', amount: '5212887732', decimals: 6, symbol: 'MNT' }, // 1.510763 × 3450.5 = 5212.8877315
+    });
+  });
+
+  it('refuses an FX answer on another base', async () => {
+    api.script({ body: '{"base":"EUR","rates":{"USD":1.08}}' });
+    await expect(fxFeed({ url: `${api.url}/latest`, timeoutMs: 500, retries: 0 }).fetch()).rejects.toThrow('base must be USD');
+  });
+});
