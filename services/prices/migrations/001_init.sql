@@ -7,6 +7,7 @@ CREATE TABLE tokens (
 CREATE TABLE fiat_currencies (
   code        text PRIMARY KEY CHECK (code ~ '^[A-Z]{3}$'),
   name        text NOT NULL,
+  symbol      text NOT NULL,
   minor_units integer
 );
 
