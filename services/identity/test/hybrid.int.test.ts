@@ -16,7 +16,7 @@ describe('hybrid flows, login_hint and cookies', () => {
   });
   afterAll(() => h.close());
 
-  const base = { scope: 'openid', client_id: app?.app_id, redirect_uri: REDIRECT_URI, state: 's', nonce: 'n' };
+  const base = { scope: 'openid', redirect_uri: REDIRECT_URI, state: 's', nonce: 'n' };
 
   it('code token: code and access token in the fragment', async () => {
     const res = await browserFlow(request.agent(h.publicApp), { ...base, client_id: app.app_id, response_type: 'code token' }, user);
