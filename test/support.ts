@@ -69,10 +69,12 @@ export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pro
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const urls = { identity: env.BASE_URL!, transactions: env.API_URL!, prices: env.PRICES_URL! };
+  // readiness on the services' own ports: the public URLs may point at a gateway not started yet
+  const local = [env.IDENTITY_PORT, env.TRANSACTIONS_PORT, env.PRICES_PORT].map((p) => `http://127.0.0.1:${p}`);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   await Promise.race([
-    Promise.all(Object.values(urls).map((u) => waitReady(u, deadline))),
+    Promise.all(local.map((u) => waitReady(u, deadline))),
     exited.then((code) => {
       throw new Error(`pnpm start exited with ${code}: ${output}`);
     }),

@@ -1,8 +1,11 @@
 /** A minimal browser over fetch: a cookie jar, manual redirects, and form submission for our pages. */
+export type FetchLike = (input: string | URL, init: RequestInit) => Promise<Response>;
+
 export class Browser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly origin: string) {}
+  /** fetchFn lets a test route requests differently (e.g. resolve host names to a local gateway). */
+  constructor(private readonly origin: string, private readonly fetchFn: FetchLike = fetch) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -19,7 +22,7 @@ export class Browser {
   async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
     const target = new URL(url, this.origin);
     const sameOrigin = target.origin === this.origin;
-    const res = await fetch(target, {
+    const res = await this.fetchFn(target, {
       method: init.method ?? (init.form ? 'POST' : 'GET'),
       redirect: 'manual',
       headers: {

@@ -1,4 +1,4 @@
-import express, { Express, Router } from 'express';
+import express, { Express, RequestHandler, Router } from 'express';
 import type { Logger } from '../logger';
 import { trustProxySetting } from '../config';
 import { errorHandler, notFoundHandler } from './error-handler';
@@ -26,5 +26,5 @@ export function finishHttpApp(app: Express | Router, logger: Logger): void {
   app.use(errorHandler(logger));
 }
 
-export const jsonBody = (limit: string) => express.json({ limit, type: ['application/json', 'application/*+json'] });
-export const formBody = (limit: string) => express.urlencoded({ limit, extended: false, parameterLimit: 100 });
+export const jsonBody = (limit: string): RequestHandler => express.json({ limit, type: ['application/json', 'application/*+json'] });
+export const formBody = (limit: string): RequestHandler => express.urlencoded({ limit, extended: false, parameterLimit: 100 });
