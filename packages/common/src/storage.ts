@@ -3,6 +3,7 @@ import { createCache, type Cache } from './cache';
 import { createDatabase, migrate, readMigrations, type Db } from './db';
 import type { CommonConfig } from './config';
 import type { Logger } from './logger';
+import { isAppError } from './errors';
 
 export interface Storage {
   db: Db;
@@ -10,6 +11,23 @@ export interface Storage {
   /** Where the data lives, for people: a redacted URL or a directory. */
   describe: { database: string; cache: string };
   close(): Promise<void>;
+}
+
+const STARTUP_DEADLINE_MS = 30000;
+
+/** Retries while the database is unreachable (it may start after us), up to 30 s, with backoff. */
+async function withStartupRetries<T>(fn: () => Promise<T>, logger: Logger): Promise<T> {
+  const deadline = Date.now() + STARTUP_DEADLINE_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isAppError(err) || err.code !== 'service_unavailable' || Date.now() > deadline) throw err;
+      const delay = Math.min(5000, 250 * 2 ** attempt);
+      logger.warn('database not reachable yet; retrying', { attempt, retry_in_ms: delay });
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 function redactUrl(url: string): string {
@@ -29,7 +47,7 @@ export async function openStorage(
   const embeddedDir = path.resolve(config.DATA_DIR, service, 'pg');
   const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema: overrides.schema ?? service, logger });
   try {
-    const applied = await migrate(db, readMigrations(migrationsDir));
+    const applied = await withStartupRetries(() => migrate(db, readMigrations(migrationsDir)), logger);
     if (applied.length) logger.info('migrations applied', { versions: applied });
   } catch (err) {
     await db.close();

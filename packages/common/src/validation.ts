@@ -10,3 +10,10 @@ export function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
   if (detail.type === 'any.required' || (detail.type === 'string.empty' && attribute)) throw errors.required(attribute);
   throw errors.invalidParameter(attribute || 'body', detail.message.replace(/"/g, ''));
 }
+
+/** A query parameter as one trimmed-non-empty string; a parameter sent twice is refused naming it. */
+export function queryParam(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw errors.invalidParameter(name, `${name} must be given once.`);
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}

@@ -10,7 +10,7 @@ export class RedisCache implements Cache {
   readonly mode = 'redis' as const;
   private readonly client: Redis;
 
-  constructor(url: string, private readonly prefix: string, logger: Logger) {
+  constructor(url: string, prefix: string, logger: Logger) {
     this.client = new Redis(url, {
       keyPrefix: prefix,
       enableOfflineQueue: false,

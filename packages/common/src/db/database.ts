@@ -68,7 +68,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     connectionString,
     // PGlite serves one connection; an open transaction would block any second one.
     max: embedded ? 1 : options.poolSize ?? 10,
-    connectionTimeoutMillis: 3000,
+    // In-process PGlite shares this event loop: under load a connection can wait on other work,
+    // which is not an outage. A real server gets a short timeout so outages surface as 503s quickly.
+    connectionTimeoutMillis: embedded ? 30000 : 3000,
     idleTimeoutMillis: embedded ? 0 : 30000,
   });
   pool.on('error', (err) => options.logger.warn('database connection lost', { error: err.message }));

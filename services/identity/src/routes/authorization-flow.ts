@@ -4,7 +4,7 @@ import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/
 import { safeEqual } from '../domain/crypto';
 import { redirectErrors, type RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
-import { formPostPage } from '../views/pages';
+import { errorPage, formPostPage } from '../views/pages';
 import type { IdentityContext } from './context';
 
 export const SESSION_COOKIE = 'attest_session';
@@ -55,6 +55,29 @@ export function csrfValid(ctx: IdentityContext, req: Request, interactionId: str
   if (!browser || !presented) return false;
   const expected = createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
   return safeEqual(expected, presented);
+}
+
+export function expiredInteraction(res: Response): void {
+  errorPage(res, 400, { code: 'invalid_request', detail: 'This sign-in request has expired or is unknown. Go back to the app and start again.', attribute: 'interaction' });
+}
+
+/**
+ * For a form POST of the sign-in or consent page: the interaction it belongs to, after the CSRF check.
+ * Null when it already answered with an error page.
+ */
+export async function postedInteraction(ctx: IdentityContext, req: Request, res: Response): Promise<{ id: string; interaction: Interaction } | null> {
+  const body = req.body as Record<string, unknown>;
+  const id = typeof body.interaction === 'string' ? body.interaction : '';
+  const interaction = await ctx.interactions.find(id);
+  if (!interaction) {
+    expiredInteraction(res);
+    return null;
+  }
+  if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined)) {
+    errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    return null;
+  }
+  return { id, interaction };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);

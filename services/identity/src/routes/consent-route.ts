@@ -3,9 +3,8 @@ import cookieParser from 'cookie-parser';
 import { endpoint, formBody } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
-import { csrfToken, csrfValid, currentSession, finishWithError, proceed } from './authorization-flow';
+import { csrfToken, currentSession, expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
 import type { IdentityContext } from './context';
-import { expiredInteraction } from './signin-route';
 
 /** GET|POST /consent: the user approves or denies the app's scopes. */
 export function consentRoute(router: Router, ctx: IdentityContext): void {
@@ -20,12 +19,10 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const submit = async (req: Request, res: Response) => {
+    const posted = await postedInteraction(ctx, req, res);
+    if (!posted) return;
+    const { id, interaction } = posted;
     const body = req.body as Record<string, unknown>;
-    const id = typeof body.interaction === 'string' ? body.interaction : '';
-    const interaction = await ctx.interactions.find(id);
-    if (!interaction) return expiredInteraction(res);
-    if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined))
-      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(303, `/signin?interaction=${id}`);
     if (body.decision === 'deny') return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);

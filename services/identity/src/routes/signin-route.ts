@@ -2,16 +2,12 @@ import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, formBody } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
-import { errorPage, signInPage } from '../views/pages';
-import { csrfToken, csrfValid, proceed, setSessionCookie } from './authorization-flow';
+import { signInPage } from '../views/pages';
+import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
 
 const MAX_FAILURES = 10;
 const FAILURE_WINDOW_MS = 15 * 60 * 1000;
-
-export function expiredInteraction(res: Response): void {
-  errorPage(res, 400, { code: 'invalid_request', detail: 'This sign-in request has expired or is unknown. Go back to the app and start again.', attribute: 'interaction' });
-}
 
 /** GET|POST /signin: the username + password page of an authorization request. */
 export function signInRoute(router: Router, ctx: IdentityContext): void {
@@ -25,12 +21,10 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const submit = async (req: Request, res: Response) => {
+    const posted = await postedInteraction(ctx, req, res);
+    if (!posted) return;
+    const { id, interaction } = posted;
     const body = req.body as Record<string, unknown>;
-    const id = typeof body.interaction === 'string' ? body.interaction : '';
-    const interaction = await ctx.interactions.find(id);
-    if (!interaction) return expiredInteraction(res);
-    if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined))
-      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const name = await appName(interaction.request.clientId);

@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
-import { endpoint, errors } from '@attest/common';
+import { endpoint, errors, queryParam } from '@attest/common';
 import type { PriceService } from '../domain/prices';
 
 export interface PricesRouteOptions {
   nativeToken: string;
   cacheMaxAgeSeconds: number;
 }
-
-const single = (req: Request, name: string): string | undefined => {
-  const v = req.query[name];
-  if (Array.isArray(v)) throw errors.invalidParameter(name, `${name} must be given once.`);
-  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
-};
 
 /**
  * GET /public/v1/prices/latest/<native> and GET /public/v1/miniapps/prices (SPEC 4.8, 2.6):
@@ -31,10 +25,10 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   };
 
   const latest = async (req: Request, res: Response) => {
-    const fiatParam = single(req, 'fiatCurrencies');
+    const fiatParam = queryParam(req.query, 'fiatCurrencies');
     if (!fiatParam) throw errors.required('fiatCurrencies');
     const fiats = await prices.parseCodes(fiatParam, 'fiats', 'fiatCurrencies');
-    const cryptoParam = single(req, 'cryptoCurrencies');
+    const cryptoParam = queryParam(req.query, 'cryptoCurrencies');
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
     const list = await prices.prices(tokens, fiats);
 

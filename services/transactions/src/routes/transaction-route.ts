@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, errors } from '@attest/common';
+import { AppError, endpoint, errors, queryParam } from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 
@@ -9,12 +9,6 @@ export interface TransactionRouteDeps {
   apiKeys: ApiKeyService;
   transactions: TransactionService;
 }
-
-const single = (req: Request, name: string): string | undefined => {
-  const v = req.query[name];
-  if (Array.isArray(v)) throw errors.invalidParameter(name, `${name} must be given once.`);
-  return typeof v === 'string' && v !== '' ? v : undefined;
-};
 
 /** GET /api/v2/client/transaction/{transaction_id}?app_id=…&type=pay|sendTransaction (SPEC 4.7), with the app's API key. */
 export function transactionRoute(router: Router, deps: TransactionRouteDeps): void {
@@ -30,8 +24,8 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
   };
 
   const lookup = async (req: Request, res: Response) => {
-    const appId = single(req, 'app_id');
-    const typeParam = single(req, 'type');
+    const appId = queryParam(req.query, 'app_id');
+    const typeParam = queryParam(req.query, 'type');
     if (!appId) throw errors.required('app_id');
     if (!typeParam) throw errors.required('type');
     const type = TYPE_ALIASES[typeParam];
