@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate, readMigrations } from '../src/db';
-import { testDatabase } from './support';
+import { createDatabase, migrate, readMigrations } from '../src/db';
+import { testDatabase, testLogger } from './support';
 
 function migrationsDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-mig-'));
@@ -28,6 +28,25 @@ describe('migrations', () => {
       const applied = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
       expect(applied.map((r) => r.version)).toEqual([1, 2]);
     } finally {
+      await db.close();
+    }
+  });
+
+  it('applies each migration once when several replicas start together (advisory lock)', async () => {
+    const db = await testDatabase('migtest');
+    const url = process.env.TEST_DATABASE_URL;
+    // against a real server: three separate pools, as three replicas would have
+    const replicas = url ? await Promise.all([1, 2, 3].map(() => createDatabase({ url, schema: db.schema, logger: testLogger }))) : [db, db, db];
+    try {
+      const dir = migrationsDir({
+        '001_init.sql': 'CREATE TABLE counters (id int PRIMARY KEY); INSERT INTO counters VALUES (1);',
+        '002_more.sql': 'INSERT INTO counters VALUES (2);',
+      });
+      const results = await Promise.all(replicas.map((r) => migrate(r, readMigrations(dir))));
+      expect(results.flat().sort()).toEqual([1, 2]);
+      expect(await db.query('SELECT id FROM counters ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    } finally {
+      if (url) await Promise.all(replicas.map((r) => r.close()));
       await db.close();
     }
   });
