@@ -5,17 +5,17 @@ import path from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { Browser, type FetchLike } from '../services/identity/test/browser';
 import { freePort } from '../packages/common/test/support/throwaway';
+import { describeNeeding } from '../packages/common/test/support/binaries';
 import { manage, ROOT, stackEnv, startStack } from './support';
 
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
+const NGINX = '/usr/sbin/nginx';
 
 /** Renders ${NAME} placeholders for the given names only, as envsubst does in the nginx image. */
 export function renderTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => (name in values ? values[name] : whole));
 }
 
-describe('the nginx gateway in front of the three services', () => {
-  if (!NGINX) throw new Error('nginx is not installed: .ci/run installs it (apt-get install nginx-light)');
+describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three services', () => {
   let nginx: ChildProcess;
   let stack: Awaited<ReturnType<typeof startStack>>;
   let gatewayPort: number;
@@ -44,7 +44,7 @@ describe('the nginx gateway in front of the three services', () => {
     expect(conf).not.toMatch(/\$\{[A-Z_]+\}/);
     fs.writeFileSync(path.join(dir, 'attest.conf'), conf);
     fs.copyFileSync(path.join(ROOT, 'gateway', 'nginx.conf'), path.join(dir, 'nginx.conf'));
-    nginx = spawn(NGINX!, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    nginx = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let errors = '';
     nginx.stderr!.on('data', (d) => (errors += d));
 

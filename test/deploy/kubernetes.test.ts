@@ -6,6 +6,7 @@ import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { describeNeeding } from '../../packages/common/test/support/binaries';
 import { ROOT } from '../support';
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> } & Record<string, unknown>;
@@ -36,10 +37,14 @@ function unwrapSecretData(object: K8sObject): K8sObject {
   return { ...object, data };
 }
 
-describe.each(['dev', 'prod'])('kubernetes overlay %s', (overlay) => {
-  const objects = build(overlay);
+describeNeeding(['kubectl'], 'kubernetes manifests', () => {
+describe.each(['dev', 'prod'])('overlay %s', (overlay) => {
+  let objects: K8sObject[] = [];
+  beforeAll(() => {
+    objects = build(overlay);
+  });
   const of = (kind: string) => objects.filter((o) => o.kind === kind);
-  const deployments = of('Deployment') as unknown as {
+  const deployments = () => of('Deployment') as unknown as {
     metadata: { name: string };
     spec: { replicas: number; template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[]; securityContext: Record<string, unknown> } } };
   }[];
@@ -55,8 +60,8 @@ describe.each(['dev', 'prod'])('kubernetes overlay %s', (overlay) => {
   });
 
   it('runs each service with 2+ replicas, probes, limits, non-root, read-only root, no service-account token', () => {
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['identity', 'prices', 'transactions']);
-    for (const d of deployments) {
+    expect(deployments().map((d) => d.metadata.name).sort()).toEqual(['identity', 'prices', 'transactions']);
+    for (const d of deployments()) {
       const pod = d.spec.template.spec;
       expect(d.spec.replicas).toBeGreaterThanOrEqual(2);
       expect(pod.automountServiceAccountToken).toBe(false);
@@ -110,4 +115,5 @@ describe.each(['dev', 'prod'])('kubernetes overlay %s', (overlay) => {
       expect(of('Secret')).toEqual([]);
     }
   });
+});
 });

@@ -5,6 +5,7 @@ import { Router } from 'express';
 import request from 'supertest';
 import { createServiceApps, endpoint, openStorage, type Readiness, type Storage } from '../src';
 import { testLogger } from './support';
+import { describeNeeding, pgBinary } from './support/binaries';
 import { freePort, ThrowawayPostgres, ThrowawayRedis } from './support/throwaway';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,7 +22,7 @@ async function eventually(fn: () => Promise<void>, timeoutMs = 15000): Promise<v
   }
 }
 
-describe('storage outages (throwaway Redis and Postgres)', () => {
+describeNeeding(['redis-server', pgBinary('initdb'), pgBinary('pg_ctl')], 'storage outages (throwaway Redis and Postgres)', () => {
   let redis: ThrowawayRedis;
   let pg: ThrowawayPostgres;
   let storage: Storage;
