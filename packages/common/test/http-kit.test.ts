@@ -100,6 +100,19 @@ describe('http kit', () => {
     expect(ok.body).toEqual({ pong: true });
   });
 
+  it('exposes Prometheus metrics on the admin port only, labelled by route pattern', async () => {
+    await request(publicApp).get('/things');
+    await request(publicApp).get('/no/such/route/123');
+    const res = await request(adminApp).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toMatch(/http_requests_total\{[^}]*method="GET",route="\/things",status="200"[^}]*\} [1-9]/);
+    expect(res.text).toMatch(/http_requests_total\{[^}]*route="unmatched",status="404"/);
+    expect(res.text).not.toContain('/no/such/route/123');
+    expect(res.text).toContain('process_cpu_user_seconds_total');
+    expect((await request(publicApp).get('/metrics')).status).toBe(404);
+  });
+
   it('reports readiness from its checks and turns it off while shutting down', async () => {
     const readiness: Readiness = { shuttingDown: false, checks: [{ name: 'database', check: async () => undefined }] };
     const { publicApp: app } = build(readiness);

@@ -62,6 +62,7 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>): Promise<Built
   const ctx = buildContext(deps);
   await ctx.keys.signingKey();
   return createServiceApps({
+    service: 'identity',
     logger: deps.logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,

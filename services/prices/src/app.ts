@@ -36,6 +36,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   if (others.length) void runner.runOnce(true, others);
   runner.start();
   const apps = createServiceApps({
+    service: 'prices',
     logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,

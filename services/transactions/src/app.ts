@@ -15,6 +15,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const transactions = new TransactionService(storage.db, storage.cache);
   const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
   const apps = createServiceApps({
+    service: 'transactions',
     logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,

@@ -5,3 +5,4 @@ export * from './health';
 export * from './admin-auth';
 export * from './request-context';
 export * from './service-apps';
+export * from './metrics';

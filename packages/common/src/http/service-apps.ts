@@ -3,8 +3,11 @@ import type { Logger } from '../logger';
 import { requireAdminToken } from './admin-auth';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
 import { healthRoutes, type Readiness } from './health';
+import { createHttpMetrics, metricsRoute } from './metrics';
 
 export interface ServiceAppsOptions {
+  /** Names the service in metrics. */
+  service?: string;
   logger: Logger;
   readiness: Readiness;
   adminToken: string;
@@ -16,9 +19,11 @@ export interface ServiceAppsOptions {
   adminRoutes(router: Router): void;
 }
 
-/** The public app (health + SPEC routes) and the admin app (token-checked API, also health). */
+/** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
+  const metrics = createHttpMetrics(options.service ?? 'attest');
   const publicApp = createHttpApp({ logger: options.logger, trustProxy: options.trustProxy });
+  publicApp.use(metrics.middleware);
   const publicRouter = Router();
   healthRoutes(publicRouter, options.readiness);
   options.publicRoutes(publicRouter);
@@ -28,6 +33,8 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   const adminApp = createHttpApp({ logger: options.logger });
   const adminHealth = Router();
   healthRoutes(adminHealth, options.readiness);
+  // metrics stay on the admin port, which only operators and scrapers reach
+  metricsRoute(adminHealth, metrics.registry);
   adminApp.use(adminHealth);
   const adminRouter = Router();
   adminRouter.use(requireAdminToken(options.adminToken), jsonBody(options.bodyLimit));
