@@ -117,6 +117,7 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     expect((await gw(url('prices', '/admin/prices'), { method: 'POST' })).status).toBe(404);
     expect((await gw(url('api', '/.well-known/openid-configuration'), {})).status).toBe(404);
     expect((await gw(url('prices', '/authorize'), {})).status).toBe(404);
+    for (const host of ['identity', 'api', 'prices'] as const) expect((await gw(url(host, '/openapi.json'), {})).status).toBe(200);
     await expect(gw(`http://unknown.attest.test:${gatewayPort}/healthz`, {})).rejects.toThrow();
   });
 

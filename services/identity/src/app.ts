@@ -1,4 +1,4 @@
-import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { Grants } from './domain/grants';
@@ -11,6 +11,7 @@ import type { IdentityContext } from './routes/context';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
+import { identityOpenApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
 import { tokenRoute } from './routes/token-route';
 import { userinfoRoute } from './routes/userinfo-route';
@@ -77,6 +78,7 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>): Promise<Built
       tokenRoute(router, ctx);
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);
+      openApiRoute(router, identityOpenApi(deps.config.issuer));
     },
     adminRoutes(router) {
       identityAdminRoutes(router, ctx);

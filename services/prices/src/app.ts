@@ -1,4 +1,4 @@
-import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { pricesAdminRoutes } from './admin/admin-routes';
 import type { PricesConfig } from './config';
 import { PriceService } from './domain/prices';
@@ -7,6 +7,7 @@ import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
 import { httpFeed } from './feeds/http-feed';
 import { seedFeed } from './feeds/seed-feed';
+import { pricesOpenApi } from './routes/openapi-document';
 import { pricesRoute } from './routes/prices-route';
 import { priceStore } from './store/price-store';
 
@@ -42,7 +43,10 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     adminToken: deps.adminToken,
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
-    publicRoutes: (router) => pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS }),
+    publicRoutes: (router) => {
+      pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS });
+      openApiRoute(router, pricesOpenApi(config.PRICES_URL, config.NATIVE_TOKEN));
+    },
     adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner }),
   });
   return { ...apps, stop: () => runner.stop() };

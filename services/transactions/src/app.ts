@@ -1,9 +1,10 @@
-import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { transactionsAdminRoutes } from './admin/admin-routes';
 import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';
 import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
+import { transactionsOpenApi } from './routes/openapi-document';
 import { transactionRoute } from './routes/transaction-route';
 import { apiKeyStore } from './store/api-key-store';
 
@@ -21,7 +22,10 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     adminToken: deps.adminToken,
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
-    publicRoutes: (router) => transactionRoute(router, { apiKeys, transactions }),
+    publicRoutes: (router) => {
+      transactionRoute(router, { apiKeys, transactions });
+      openApiRoute(router, transactionsOpenApi(config.API_URL));
+    },
     adminRoutes: (router) => transactionsAdminRoutes(router, { apiKeys, keyStore, transactions }),
   });
   return { ...apps, stop: async () => watcher?.stop() };

@@ -6,3 +6,4 @@ export * from './admin-auth';
 export * from './request-context';
 export * from './service-apps';
 export * from './metrics';
+export * from './openapi';

@@ -1,0 +1,80 @@
+import { ERROR_SCHEMA, errorResponse, type OpenApiDocument } from '@attest/common';
+
+const form = (properties: Record<string, unknown>, required: string[]) => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties, required } } },
+});
+const basicAuth = [{ clientBasic: [] }];
+
+/** The identity provider's endpoints (SPEC §4.1–4.6). */
+export function identityOpenApi(baseUrl: string): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Attest identity (OpenID Connect provider)', version: '1', description: 'Sign-in with pairwise subjects and a verification level per person.' },
+    servers: [{ url: baseUrl }],
+    paths: {
+      '/.well-known/openid-configuration': { get: { summary: 'Discovery document', responses: { 200: { description: 'OpenID Provider metadata' }, 405: errorResponse('method_not_allowed') } } },
+      '/jwks': { get: { summary: 'Public signing keys (also /jwks.json)', responses: { 200: { description: 'JWK Set of RS256 keys with kid, alg, use' } } } },
+      '/authorize': {
+        get: {
+          summary: 'Start sign-in (code, implicit and hybrid flows); also accepts POST form',
+          parameters: ['response_type', 'scope', 'client_id', 'redirect_uri', 'state', 'nonce', 'response_mode', 'code_challenge', 'code_challenge_method', 'prompt', 'max_age', 'login_hint'].map((name) => ({
+            name,
+            in: 'query',
+            required: ['response_type', 'scope', 'client_id', 'redirect_uri'].includes(name),
+            schema: { type: 'string' },
+          })),
+          responses: {
+            302: { description: 'To the sign-in or consent page, or back to redirect_uri with code/tokens or error, error_description and state' },
+            200: { description: 'response_mode=form_post: a page that posts the values to redirect_uri' },
+            400: errorResponse('required (client_id, redirect_uri), invalid_client or invalid_redirect_uri: an HTML page, or JSON when Accept asks for it; never a redirect'),
+          },
+        },
+      },
+      '/token': {
+        post: {
+          summary: 'Exchange an authorization code',
+          security: [...basicAuth, {}],
+          requestBody: form({ grant_type: { const: 'authorization_code' }, code: { type: 'string' }, redirect_uri: { type: 'string' }, code_verifier: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string' } }, ['grant_type', 'code', 'redirect_uri']),
+          responses: {
+            200: { description: 'Token response', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
+            400: errorResponse('invalid_content_type, invalid_grant_type, required, invalid_grant (with OAuth error / error_description)'),
+            401: errorResponse('unauthenticated'),
+            405: errorResponse('method_not_allowed'),
+          },
+        },
+      },
+      '/introspect': {
+        post: {
+          summary: 'Introspect an access token of the calling app',
+          security: basicAuth,
+          requestBody: form({ token: { type: 'string' } }, ['token']),
+          responses: {
+            200: { description: '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s' },
+            400: errorResponse('invalid_content_type, required'),
+            401: errorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
+            405: errorResponse('method_not_allowed'),
+          },
+        },
+      },
+      '/userinfo': {
+        get: {
+          summary: 'Claims of the approved scopes (also POST)',
+          security: [{ bearer: [] }],
+          responses: { 200: { description: 'sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope' }, 401: errorResponse('unauthenticated, invalid_token') },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { clientBasic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' } },
+      schemas: {
+        Error: ERROR_SCHEMA,
+        TokenResponse: {
+          type: 'object',
+          required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
+          properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, scope: { type: 'string' }, id_token: { type: 'string' } },
+        },
+      },
+    },
+  };
+}
