@@ -52,8 +52,11 @@ describe('per-service production folders (the Dockerfiles’ build stage)', () =
       }
       expect({ ready, stderr }).toEqual({ ready: { status: 'ready', checks: { database: 'ok', cache: 'ok' } }, stderr: '' });
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
     }
     expect(child.exitCode).toBe(0);
   }, 180000);
