@@ -103,6 +103,8 @@ describe('GET /authorize', () => {
       expect(signin.text).toContain('name="password"');
       expect(signin.text).toContain('Test app');
       expect(signin.headers['cache-control']).toBe('no-store');
+      // the POST's redirect back to the app must be allowed (browsers apply form-action to it)
+      expect(signin.headers['content-security-policy']).toContain("form-action 'self' http://localhost:3000;");
       const csrfCookie = (signin.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='));
       expect(csrfCookie).toMatch(/HttpOnly/);
       expect(csrfCookie).toMatch(/SameSite=Lax/);

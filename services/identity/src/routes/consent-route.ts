@@ -15,7 +15,7 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(302, `/signin?interaction=${id}`);
     const app = await ctx.apps.find(interaction.request.clientId);
-    consentPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: app?.name ?? interaction.request.clientId, scopes: interaction.request.scopes });
+    consentPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: app?.name ?? interaction.request.clientId, redirectUri: interaction.request.redirectUri, scopes: interaction.request.scopes });
   };
 
   const submit = async (req: Request, res: Response) => {

@@ -17,7 +17,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const id = String(req.query.interaction ?? '');
     const interaction = await ctx.interactions.find(id);
     if (!interaction) return expiredInteraction(res);
-    signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: await appName(interaction.request.clientId), username: interaction.request.loginHint });
+    signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: await appName(interaction.request.clientId), redirectUri: interaction.request.redirectUri, username: interaction.request.loginHint });
   };
 
   const submit = async (req: Request, res: Response) => {
@@ -28,7 +28,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const name = await appName(interaction.request.clientId);
-    const again = (error: string, status: number) => signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, username, error }, status);
+    const again = (error: string, status: number) => signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, redirectUri: interaction.request.redirectUri, username, error }, status);
     if (!username || !password) return again('Enter your username and password.', 400);
 
     const failures = `signin-failures:${username.toLowerCase()}`;

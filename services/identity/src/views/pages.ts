@@ -3,7 +3,17 @@ import type { Response } from 'express';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes';
 import { escapeHtml, html, page, sendPage } from './html';
 
-export function signInPage(res: Response, input: { interaction: string; csrf: string; appName: string; username?: string; error?: string }, status = 200): void {
+/**
+ * CSP form-action for our forms: Chrome applies it to the redirect that follows a form POST too,
+ * so the page must also allow the origin of the request's (registered) redirect URI.
+ */
+const formAction = (redirectUri: string) => `'self' ${new URL(redirectUri).origin}`;
+
+export function signInPage(
+  res: Response,
+  input: { interaction: string; csrf: string; appName: string; redirectUri: string; username?: string; error?: string },
+  status = 200,
+): void {
   sendPage(
     res,
     status,
@@ -17,10 +27,11 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>`,
+    formAction(input.redirectUri),
   );
 }
 
-export function consentPage(res: Response, input: { interaction: string; csrf: string; appName: string; scopes: Scope[] }): void {
+export function consentPage(res: Response, input: { interaction: string; csrf: string; appName: string; redirectUri: string; scopes: Scope[] }): void {
   sendPage(
     res,
     200,
@@ -33,6 +44,7 @@ export function consentPage(res: Response, input: { interaction: string; csrf: s
 <button type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>`,
+    formAction(input.redirectUri),
   );
 }
 
