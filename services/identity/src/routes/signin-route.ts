@@ -6,7 +6,12 @@ import { signInPage } from '../views/pages';
 import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
 
-const MAX_FAILURES = 10;
+/**
+ * Failed sign-ins are limited per (username, client address) and per client address, so one source
+ * cannot guess passwords at speed, and nobody can lock a user out from everywhere by failing on purpose.
+ */
+const MAX_FAILURES_PER_USER_AND_IP = 10;
+const MAX_FAILURES_PER_IP = 100;
 const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
 /** GET|POST /signin: the username + password page of an authorization request. */
@@ -31,15 +36,18 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const again = (error: string, status: number) => signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, redirectUri: interaction.request.redirectUri, username, error }, status);
     if (!username || !password) return again('Enter your username and password.', 400);
 
-    const failures = `signin-failures:${username.toLowerCase()}`;
-    if (Number((await ctx.cache.get(failures)) ?? 0) >= MAX_FAILURES) return again('Too many failed attempts. Wait a few minutes and try again.', 429);
+    const perUser = `signin-failures:user:${req.ip}:${username.toLowerCase()}`;
+    const perIp = `signin-failures:ip:${req.ip}`;
+    const [userCount, ipCount] = await Promise.all([ctx.cache.get(perUser), ctx.cache.get(perIp)]);
+    if (Number(userCount ?? 0) >= MAX_FAILURES_PER_USER_AND_IP || Number(ipCount ?? 0) >= MAX_FAILURES_PER_IP)
+      return again('Too many failed attempts. Wait a few minutes and try again.', 429);
     const user = await ctx.users.findByUsername(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
-      await ctx.cache.incr(failures, FAILURE_WINDOW_MS);
+      await Promise.all([ctx.cache.incr(perUser, FAILURE_WINDOW_MS), ctx.cache.incr(perIp, FAILURE_WINDOW_MS)]);
       return again('Unknown username or wrong password.', 400);
     }
-    await ctx.cache.del(failures);
+    await ctx.cache.del(perUser);
     const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
     setSessionCookie(ctx, res, await ctx.sessions.create(session));
     const updated = { ...interaction, signedIn: true };
