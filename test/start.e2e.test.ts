@@ -26,6 +26,23 @@ describe('pnpm start', () => {
     expect((await second.stop('SIGTERM')).code).toBe(0);
   }, 90000);
 
+  it('names the variable when a port is taken', async () => {
+    const net = await import('node:net');
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, r));
+    const taken = (blocker.address() as import('node:net').AddressInfo).port;
+    try {
+      const env = await stackEnv();
+      env.TRANSACTIONS_PORT = String(taken);
+      const result = await runTsx('scripts/start.ts', [], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`port ${taken} is already in use`);
+      expect(result.stderr).toContain('set TRANSACTIONS_PORT to use another port');
+    } finally {
+      blocker.close();
+    }
+  }, 60000);
+
   it.each([
     [{ IDENTITY_PORT: 'abc' }, 'IDENTITY_PORT must be a port number (got abc)'],
     [{ DATABASE_URL: 'nonsense' }, 'DATABASE_URL must be a postgres:// URL'],

@@ -17,19 +17,25 @@ export interface ServeOptions {
   port: number;
   adminPort: number;
   adminHost: string;
+  /** Environment variable names of the two ports, for error messages. */
+  portVariables?: { port: string; adminPort: string };
   readiness: Readiness;
   shutdownTimeoutMs: number;
   /** Closes pools and workers after the listeners have drained. */
   onClose(): Promise<void>;
 }
 
-function listen(app: Express, port: number, host?: string): Promise<http.Server> {
+function listen(app: Express, port: number, host: string | undefined, variable: string): Promise<http.Server> {
   return new Promise((resolve, reject) => {
     const server = http.createServer(app);
     server.keepAliveTimeout = 65000;
     server.headersTimeout = 66000;
     server.requestTimeout = 30000;
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (is another instance running? set ${variable} to use another port)`));
+      else if (err.code === 'EACCES') reject(new Error(`no permission to listen on port ${port} (set ${variable} to a port above 1023)`));
+      else reject(err);
+    });
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve(server);
@@ -50,10 +56,11 @@ function drain(server: http.Server, timeoutMs: number): Promise<void> {
 
 /** Listens on the public and admin ports; stop() turns readiness off, lets in-flight requests finish, then closes storage. */
 export async function serve(options: ServeOptions): Promise<ServerHandle> {
-  const publicServer = await listen(options.publicApp, options.port);
+  const names = options.portVariables ?? { port: 'the port variable', adminPort: 'the admin port variable' };
+  const publicServer = await listen(options.publicApp, options.port, undefined, names.port);
   let adminServer: http.Server;
   try {
-    adminServer = await listen(options.adminApp, options.adminPort, options.adminHost);
+    adminServer = await listen(options.adminApp, options.adminPort, options.adminHost, names.adminPort);
   } catch (err) {
     await drain(publicServer, 0);
     throw err;

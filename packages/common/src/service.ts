@@ -26,7 +26,7 @@ export interface ServiceDefinition<C extends CommonConfig> {
   name: string;
   migrationsDir: string;
   loadConfig(env: NodeJS.ProcessEnv): Readonly<C>;
-  listen(config: C): { port: number; adminPort: number; publicUrl: string };
+  listen(config: C): { port: number; adminPort: number; publicUrl: string; portVariables?: { port: string; adminPort: string } };
   build(deps: ServiceDeps<C>): Promise<BuiltService>;
 }
 
@@ -58,7 +58,7 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
     await storage.close();
     throw err;
   }
-  const { port, adminPort, publicUrl } = def.listen(config);
+  const { port, adminPort, publicUrl, portVariables } = def.listen(config);
   const handle = await serve({
     logger,
     publicApp: built.publicApp,
@@ -66,6 +66,7 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
     port,
     adminPort,
     adminHost: config.ADMIN_HOST,
+    portVariables,
     readiness,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     onClose: async () => {
@@ -91,7 +92,7 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
 
 /** Prints a config problem as one line and exits non-zero; other start-up failures likewise. */
 export function exitOnStartupError(service: string, err: unknown): never {
-  const message = err instanceof ConfigError ? err.message : `Failed to start: ${(err as Error).message ?? String(err)}`;
+  const message = err instanceof ConfigError ? err.message : `Failed to start ${service}: ${(err as Error).message ?? String(err)}`;
   process.stderr.write(`${service}: ${message}\n`);
   process.exit(1);
 }

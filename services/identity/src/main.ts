@@ -7,7 +7,12 @@ export const identityService: ServiceDefinition<IdentityConfig> = {
   name: 'identity',
   migrationsDir: path.join(__dirname, '..', 'migrations'),
   loadConfig: loadIdentityConfig,
-  listen: (config) => ({ port: config.IDENTITY_PORT, adminPort: config.IDENTITY_ADMIN_PORT, publicUrl: config.BASE_URL }),
+  listen: (config) => ({
+    port: config.IDENTITY_PORT,
+    adminPort: config.IDENTITY_ADMIN_PORT,
+    portVariables: { port: 'IDENTITY_PORT', adminPort: 'IDENTITY_ADMIN_PORT' },
+    publicUrl: config.BASE_URL,
+  }),
   build: buildApp,
 };
 

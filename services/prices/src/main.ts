@@ -7,7 +7,12 @@ export const pricesService: ServiceDefinition<PricesConfig> = {
   name: 'prices',
   migrationsDir: path.join(__dirname, '..', 'migrations'),
   loadConfig: loadPricesConfig,
-  listen: (config) => ({ port: config.PRICES_PORT, adminPort: config.PRICES_ADMIN_PORT, publicUrl: config.PRICES_URL }),
+  listen: (config) => ({
+    port: config.PRICES_PORT,
+    adminPort: config.PRICES_ADMIN_PORT,
+    portVariables: { port: 'PRICES_PORT', adminPort: 'PRICES_ADMIN_PORT' },
+    publicUrl: config.PRICES_URL,
+  }),
   build: buildApp,
 };
 

@@ -7,7 +7,12 @@ export const transactionsService: ServiceDefinition<TransactionsConfig> = {
   name: 'transactions',
   migrationsDir: path.join(__dirname, '..', 'migrations'),
   loadConfig: loadTransactionsConfig,
-  listen: (config) => ({ port: config.TRANSACTIONS_PORT, adminPort: config.TRANSACTIONS_ADMIN_PORT, publicUrl: config.API_URL }),
+  listen: (config) => ({
+    port: config.TRANSACTIONS_PORT,
+    adminPort: config.TRANSACTIONS_ADMIN_PORT,
+    portVariables: { port: 'TRANSACTIONS_PORT', adminPort: 'TRANSACTIONS_ADMIN_PORT' },
+    publicUrl: config.API_URL,
+  }),
   build: buildApp,
 };
 
