@@ -11,7 +11,7 @@ import { manage, ROOT, stackEnv, startStack } from './support';
 const NGINX = '/usr/sbin/nginx';
 
 /** Renders ${NAME} placeholders for the given names only, as envsubst does in the nginx image. */
-export function renderTemplate(template: string, values: Record<string, string>): string {
+function renderTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => (name in values ? values[name] : whole));
 }
 
@@ -29,7 +29,6 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     env.API_URL = `http://${hosts.api}:${gatewayPort}`;
     env.PRICES_URL = `http://${hosts.prices}:${gatewayPort}`;
     stack = await startStack(env);
-    (stack as { env: NodeJS.ProcessEnv }).env = env;
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-gw-'));
     const conf = renderTemplate(fs.readFileSync(path.join(ROOT, 'gateway', 'attest.conf.template'), 'utf8'), {

@@ -57,7 +57,6 @@ export const errors = {
   payloadTooLarge: () => new AppError('payload_too_large', 413, 'The request body is too large.'),
   unauthenticated: (detail: string, scheme: string) =>
     new AppError('unauthenticated', 401, detail, null, { headers: { 'WWW-Authenticate': scheme } }),
-  forbidden: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 403, detail, attribute),
   conflict: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 409, detail, attribute),
   unavailable: (what: string, cause?: unknown) =>
     new AppError('service_unavailable', 503, `The ${what} is temporarily unavailable; try again shortly.`, null, {

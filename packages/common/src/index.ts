@@ -9,3 +9,4 @@ export * from './admin-token';
 export * from './storage';
 export * from './service';
 export * from './validation';
+export * from './crypto';

@@ -59,8 +59,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
 }
 
 /** Composition root: stores → domain → routes, for both the public and the admin listener. */
-export async function buildApp(deps: ServiceDeps<IdentityConfig>): Promise<BuiltService> {
-  const ctx = buildContext(deps);
+export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
   await ctx.keys.signingKey();
   return createServiceApps({
     service: 'identity',

@@ -34,8 +34,9 @@ export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<Iden
   });
   const readiness: Readiness = { shuttingDown: false, checks: [] };
   const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
-  const built = await buildApp(deps);
-  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx: buildContext(deps), storage, close: () => storage.close() };
+  const ctx = buildContext(deps);
+  const built = await buildApp(deps, ctx);
+  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close: () => storage.close() };
 }
 
 export async function createApp(h: IdentityHarness, redirectUris = [REDIRECT_URI], name = 'Test app'): Promise<{ app_id: string; client_secret: string }> {

@@ -11,7 +11,7 @@ export class MemoryCache implements Cache {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly prefix = '', private readonly now: () => number = () => Date.now()) {
+  constructor(private readonly prefix = '') {
     this.sweeper = setInterval(() => this.sweep(), 30000);
     this.sweeper.unref();
   }
@@ -19,7 +19,7 @@ export class MemoryCache implements Cache {
   private live(key: string): Entry | undefined {
     const entry = this.entries.get(this.prefix + key);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
+    if (entry.expiresAt <= Date.now()) {
       this.entries.delete(this.prefix + key);
       return undefined;
     }
@@ -27,7 +27,7 @@ export class MemoryCache implements Cache {
   }
 
   private sweep(): void {
-    const now = this.now();
+    const now = Date.now();
     for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
   }
 
@@ -36,7 +36,7 @@ export class MemoryCache implements Cache {
   }
 
   async set(key: string, value: string, ttlMs?: number) {
-    this.entries.set(this.prefix + key, { value, expiresAt: ttlMs === undefined ? Infinity : this.now() + ttlMs });
+    this.entries.set(this.prefix + key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number) {
@@ -59,7 +59,7 @@ export class MemoryCache implements Cache {
   async incr(key: string, ttlMs: number) {
     const entry = this.live(key);
     const next = (entry ? Number(entry.value) : 0) + 1;
-    this.entries.set(this.prefix + key, { value: String(next), expiresAt: entry ? entry.expiresAt : this.now() + ttlMs });
+    this.entries.set(this.prefix + key, { value: String(next), expiresAt: entry ? entry.expiresAt : Date.now() + ttlMs });
     return next;
   }
 

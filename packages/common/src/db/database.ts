@@ -9,7 +9,6 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly schema: string;
-  readonly mode: 'postgres' | 'embedded';
   /** Runs fn inside BEGIN/COMMIT on one connection; ROLLBACK on any error. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** A dedicated connection, for session-level work such as advisory locks. */
@@ -119,7 +118,6 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
 
   return {
     schema,
-    mode: embedded ? 'embedded' : 'postgres',
     query: base.query,
     withClient,
     transaction: (fn) =>

@@ -8,13 +8,6 @@ export const sha256 = (value: string) => createHash('sha256').update(value).dige
 export const hmacHex = (key: string, value: string) => createHmac('sha256', key).update(value).digest('hex');
 export const base64url = (buffer: Buffer) => buffer.toString('base64url');
 
-/** Constant-time comparison of two strings of any length. */
-export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
-  return timingSafeEqual(ha, hb) && a.length === b.length;
-}
-
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /** scrypt password hash: `scrypt$N$r$p$salt$hash`. */

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { AppError, type Cache } from '@attest/common';
+import { AppError, constantTimeEqual, type Cache } from '@attest/common';
 import type { SubjectStore } from '../store/subject-store';
 import type { User, UserStore } from '../store/user-store';
 import type { AuthorizationRequest } from './authorization-request';
 import { userClaims } from './claims';
-import { halfHash, safeEqual, sha256 } from './crypto';
+import { halfHash, sha256 } from './crypto';
 import { newAuthorizationCode, pairwiseSubject } from './ids';
 import type { Session } from './sessions';
 import type { TokenService } from './tokens';
@@ -144,7 +144,7 @@ export class Grants {
     if (verifier === undefined) throw new AppError('required', 400, 'This attribute is required.', 'code_verifier');
     if (!PKCE_VERIFIER.test(verifier)) throw invalidGrant('code_verifier is malformed.', 'code_verifier');
     const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
-    if (!safeEqual(computed, challenge)) throw invalidGrant('code_verifier does not match the code_challenge.', 'code_verifier');
+    if (!constantTimeEqual(computed, challenge)) throw invalidGrant('code_verifier does not match the code_challenge.', 'code_verifier');
   }
 
   private idToken(

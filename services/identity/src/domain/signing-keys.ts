@@ -26,7 +26,6 @@ export interface SigningKeysOptions {
   maxTokenTtlMs: number;
   /** How long a replica trusts its cached view of the keys table. */
   refreshMs?: number;
-  now?: () => number;
 }
 
 /**
@@ -38,11 +37,8 @@ export class SigningKeys {
   private active?: { key: SigningKey; rotateAt: number; loadedAt: number };
   private published?: { keys: StoredKey[]; loadedAt: number };
   private readonly publicKeys = new Map<string, KeyObject>();
-  private readonly now: () => number;
 
-  constructor(private readonly store: KeyStore, private readonly options: SigningKeysOptions, private readonly logger: Logger) {
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly store: KeyStore, private readonly options: SigningKeysOptions, private readonly logger: Logger) {}
 
   private get refreshMs() {
     return this.options.refreshMs ?? 60000;
@@ -51,7 +47,7 @@ export class SigningKeys {
   /** The key to sign with now; rotates when the active key is older than the rotation period. */
   async signingKey(): Promise<SigningKey> {
     const cached = this.active;
-    const now = this.now();
+    const now = Date.now();
     if (cached && now - cached.loadedAt < this.refreshMs && now < cached.rotateAt) return cached.key;
     const stored = await this.store.withRotationLock(async (tx) => {
       const current = await this.store.active(tx);
@@ -87,7 +83,7 @@ export class SigningKeys {
   }
 
   private async publishedKeys(forceRefresh: boolean): Promise<StoredKey[]> {
-    const now = this.now();
+    const now = Date.now();
     if (!forceRefresh && this.published && now - this.published.loadedAt < this.refreshMs) return this.published.keys;
     if (forceRefresh && this.published && now - this.published.loadedAt < 1000) return this.published.keys;
     let keys = await this.store.published();

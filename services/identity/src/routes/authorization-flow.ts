@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/authorization-request';
-import { safeEqual } from '../domain/crypto';
+import { constantTimeEqual } from '@attest/common';
 import { redirectErrors, type RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage } from '../views/pages';
@@ -54,7 +54,7 @@ export function csrfValid(ctx: IdentityContext, req: Request, interactionId: str
   const browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
   if (!browser || !presented) return false;
   const expected = createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
-  return safeEqual(expected, presented);
+  return constantTimeEqual(expected, presented);
 }
 
 export function expiredInteraction(res: Response): void {

@@ -1,8 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
-import { AppError, errors, formBody } from '@attest/common';
-import { safeEqual } from '../domain/crypto';
+import { AppError, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret } from '../domain/ids';
 import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
@@ -30,7 +29,7 @@ export const authenticatedApp = (res: Response): App => res.locals.app as App;
 export async function verifyClient(ctx: IdentityContext, clientId: string, secret: string): Promise<App | null> {
   const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
   const presented = hashClientSecret(ctx.config.secret, secret);
-  const matches = safeEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
+  const matches = constantTimeEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
   return app && matches && !app.disabledAt ? app : null;
 }
 

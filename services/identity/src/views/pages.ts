@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes';
-import { escapeHtml, html, page, sendPage } from './html';
+import { escapeHtml, html, sendPage } from './html';
 
 /**
  * CSP form-action for our forms: Chrome applies it to the redirect that follows a form POST too,
@@ -85,4 +85,3 @@ ${inputs}
     .send(body);
 }
 
-export { page };

@@ -1,6 +1,6 @@
-import type { Cache, Logger } from '@attest/common';
+import { constantTimeEqual, type Cache, type Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
-import { hashApiKeySecret, hashesEqual, newApiKey, parseApiKey } from './api-keys';
+import { hashApiKeySecret, newApiKey, parseApiKey } from './api-keys';
 
 export interface VerifiedKey {
   keyId: string;
@@ -40,7 +40,7 @@ export class ApiKeyService {
       if (cached) return { keyId: parsed.keyId, appId: cached };
     }
     const record = await this.store.find(parsed.keyId);
-    const matches = hashesEqual(presented, record?.secretHash ?? '0'.repeat(64));
+    const matches = constantTimeEqual(presented, record?.secretHash ?? '0'.repeat(64));
     if (!record || !matches || record.revokedAt) return null;
     if (this.cacheSeconds > 0) await this.cache.set(cacheKey, record.appId, this.cacheSeconds * 1000);
     this.store.touch(record.id).catch((err: Error) => this.logger.warn('could not record API key use', { key_id: record.id, error: err.message }));

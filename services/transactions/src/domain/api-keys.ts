@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 export interface ParsedApiKey {
   keyId: string;
@@ -22,9 +22,3 @@ export function parseApiKey(apiKey: string): ParsedApiKey | null {
 
 /** Keyed hash of the secret part; the key itself is never stored. */
 export const hashApiKeySecret = (serverSecret: string, secret: string) => createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
-
-export function hashesEqual(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a).digest();
-  const db = createHash('sha256').update(b).digest();
-  return timingSafeEqual(da, db);
-}
