@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createCache, type Cache } from './cache';
+import { createBus, createCache, type Cache, type InvalidationBus } from './cache';
 import { createDatabase, migrate, readMigrations, type Db } from './db';
 import type { CommonConfig } from './config';
 import type { Logger } from './logger';
@@ -8,6 +8,8 @@ import { isAppError } from './errors';
 export interface Storage {
   db: Db;
   cache: Cache;
+  /** Invalidation messages for in-process caches (Redis pub/sub, or in-process). */
+  bus: InvalidationBus;
   /** Where the data lives, for people: a redacted URL or a directory. */
   describe: { database: string; cache: string };
   close(): Promise<void>;
@@ -53,15 +55,19 @@ export async function openStorage(
     await db.close();
     throw err;
   }
-  const cache = createCache(config.REDIS_URL, overrides.cachePrefix ?? `attest:${service}:`, logger);
+  const prefix = overrides.cachePrefix ?? `attest:${service}:`;
+  const cache = createCache(config.REDIS_URL, prefix, logger);
+  const bus = createBus(config.REDIS_URL, prefix, logger);
   return {
     db,
     cache,
+    bus,
     describe: {
       database: config.DATABASE_URL ? redactUrl(config.DATABASE_URL) : `embedded Postgres in ${embeddedDir}`,
       cache: config.REDIS_URL ? redactUrl(config.REDIS_URL) : 'in-process cache',
     },
     async close() {
+      await bus.close();
       await cache.close();
       await db.close();
     },

@@ -6,6 +6,8 @@ import { RedisCache } from './redis-cache';
 export type { Cache } from './cache';
 export { MemoryCache } from './memory-cache';
 export { RedisCache } from './redis-cache';
+export { createBus, MemoryBus, RedisBus, type BusHandler, type InvalidationBus } from './invalidation-bus';
+export { LocalCache, type LocalCacheOptions } from './local-cache';
 
 export function createCache(url: string | undefined, prefix: string, logger: Logger): Cache {
   return url ? new RedisCache(url, prefix, logger) : new MemoryCache(prefix);

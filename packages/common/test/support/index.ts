@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createDatabase, migrate, readMigrations, type Db } from '../../src/db';
-import { MemoryCache, RedisCache, type Cache } from '../../src/cache';
+import { createBus, MemoryCache, RedisCache, type Cache, type InvalidationBus } from '../../src/cache';
 import { createLogger, type Logger } from '../../src/logger';
 
 export const testLogger: Logger = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -8,6 +8,7 @@ export const testLogger: Logger = createLogger('test', process.env.TEST_LOG_LEVE
 export interface TestStorage {
   db: Db;
   cache: Cache;
+  bus: InvalidationBus;
   close(): Promise<void>;
 }
 
@@ -34,13 +35,21 @@ export function testCache(service: string): Cache {
   return url ? new RedisCache(url, `test:${service}:${suffix()}:`, testLogger) : new MemoryCache();
 }
 
+/** A fresh invalidation bus: its own channel prefix on TEST_REDIS_URL, or in-process. */
+export function testBus(service: string, prefix = `test:${service}:${suffix()}:`): InvalidationBus {
+  return createBus(process.env.TEST_REDIS_URL, prefix, testLogger);
+}
+
 export async function testStorage(service: string, migrationsDir: string): Promise<TestStorage> {
   const db = await testDatabase(service, migrationsDir);
   const cache = testCache(service);
+  const bus = testBus(service);
   return {
     db,
     cache,
+    bus,
     async close() {
+      await bus.close();
       await cache.close();
       await db.close();
     },
