@@ -30,6 +30,11 @@ export class RedisCache implements Cache {
     });
   }
 
+  /** The ioredis client (with this cache's key prefix), for modules that need Redis itself: the rate limiter. */
+  get redis(): Redis {
+    return this.client;
+  }
+
   /** Waits a bounded time for a (re)connection, so a down Redis answers 503 quickly rather than hanging. */
   private ready(): Promise<void> {
     if (this.client.status === 'ready') return Promise.resolve();
