@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Express } from 'express';
+import { RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
+import { freePort } from '../../../packages/common/test/support/throwaway';
 import { buildApp } from '../src/app';
 import { ADMIN_TOKEN, apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
@@ -140,5 +142,36 @@ describeRedis('two replicas sharing one Redis share the count (transactions)', (
     expectRefused(await lookup(h.publicApp, apiKey(key.key_id, `sk_${hex(24)}`)), 'per-id-and-address');
     expectRefused(await lookup(h.publicApp, key.api_key), 'per-id-and-address');
     expect((await lookup(second, key.api_key)).status).toBe(429);
+  });
+});
+
+describe('with Redis unreachable (transactions)', () => {
+  let h: TransactionsHarness;
+  let down: RedisCache;
+  let app: Express;
+  beforeAll(async () => {
+    h = await transactionsHarness({ TRUST_PROXY: 'loopback', API_KEY_CACHE_SECONDS: '0' });
+    down = new RedisCache(`redis://127.0.0.1:${await freePort()}`, 'test:down:', testLogger);
+    const storage = { ...h.storage, cache: down, describe: { database: 'test', cache: 'test' } };
+    const deps = { config: h.config, storage, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN };
+    app = (await buildApp(deps)).publicApp;
+  });
+  afterAll(async () => {
+    await down.close();
+    await h.close();
+  });
+
+  it('a failed check answers 503 service_unavailable; a valid key still authenticates without Redis', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(h, appId);
+    const path = `/api/v2/client/transaction/0x${'1'.repeat(64)}`;
+    const wrong = await request(app).get(path).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${randomApiKey()}`);
+    expect(wrong.status).toBe(503);
+    expect(wrong.headers['retry-after']).toBe('5');
+    expect(wrong.body).toEqual({ code: 'service_unavailable', detail: 'The cache is temporarily unavailable; try again shortly.', attribute: null });
+    // another app's id: refused after the key was verified, before any lookup that needs the cache
+    const valid = await request(app).get(path).query({ app_id: newAppId(), type: 'pay' }).set('Authorization', `Bearer ${key.api_key}`);
+    expect(valid.status).toBe(403);
+    expect(valid.body.code).toBe('invalid_app');
   });
 });

@@ -41,9 +41,22 @@ interface Counter {
  */
 export class FailureLimiter {
   private readonly counters: Counter[];
+  /** Resolves once the store can take commands (a bounded wait while Redis reconnects). */
+  private readonly storeReady: () => Promise<void>;
 
   constructor(cache: Cache, scope: string, policies: FailurePolicy[]) {
     this.counters = policies.map((policy) => ({ policy, limiter: counterFor(cache, scope, policy), blockedUntil: new Map() }));
+    this.storeReady = cache instanceof RedisCache ? () => cache.whenReady() : () => Promise.resolve();
+  }
+
+  /** Runs store commands; any store failure becomes 503 service_unavailable. */
+  private async inStore<T>(commands: () => Promise<T>): Promise<T> {
+    try {
+      await this.storeReady();
+      return await commands();
+    } catch (err) {
+      throw errors.unavailable('cache', err);
+    }
   }
 
   /** The policies that apply to these keys, in order. */
@@ -71,12 +84,7 @@ export class FailureLimiter {
     const local = this.blocked(keys);
     if (local) return local;
     const applicable = this.counters.filter((c) => keys[c.policy.name] !== undefined);
-    let results: (RateLimiterRes | null)[];
-    try {
-      results = await Promise.all(applicable.map((c) => c.limiter.get(keys[c.policy.name]!)));
-    } catch (err) {
-      throw errors.unavailable('cache', err);
-    }
+    const results = await this.inStore(() => Promise.all(applicable.map((c) => c.limiter.get(keys[c.policy.name]!))));
     const now = Date.now();
     for (const [i, counter] of applicable.entries()) {
       const res = results[i];
@@ -88,12 +96,7 @@ export class FailureLimiter {
   /** Counts one failure under every applicable policy. A store failure becomes 503 service_unavailable. */
   async recordFailure(keys: FailureKeys): Promise<FailureCount> {
     const applicable = this.counters.filter((c) => keys[c.policy.name] !== undefined);
-    let results: RateLimiterRes[];
-    try {
-      results = await Promise.all(applicable.map((c) => c.limiter.penalty(keys[c.policy.name]!)));
-    } catch (err) {
-      throw errors.unavailable('cache', err);
-    }
+    const results = await this.inStore(() => Promise.all(applicable.map((c) => c.limiter.penalty(keys[c.policy.name]!))));
     const now = Date.now();
     const states = applicable.map((counter, i) => this.note(counter, keys[counter.policy.name]!, results[i], now));
     const exceeded = states.find((s, i) => results[i].consumedPoints > s.policy.limit) ?? null;
@@ -105,11 +108,7 @@ export class FailureLimiter {
     const counter = this.counters.find((c) => c.policy.name === policyName);
     if (!counter) return;
     counter.blockedUntil.delete(key);
-    try {
-      await counter.limiter.delete(key);
-    } catch (err) {
-      throw errors.unavailable('cache', err);
-    }
+    await this.inStore(() => counter.limiter.delete(key));
   }
 
   private note(counter: Counter, key: string, res: RateLimiterRes, now: number): PolicyState {
@@ -131,5 +130,5 @@ function counterFor(cache: Cache, scope: string, policy: FailurePolicy): RateLim
   const options = { keyPrefix: `failures:${scope}:${policy.name}`, points: policy.limit, duration: policy.windowSeconds };
   if (cache.mode === 'memory') return new RateLimiterMemory(options);
   if (!(cache instanceof RedisCache)) throw new Error('failure limits need the Redis client of a RedisCache');
-  return new RateLimiterRedis({ ...options, storeClient: cache.redis, rejectIfRedisNotReady: true });
+  return new RateLimiterRedis({ ...options, storeClient: cache.redis });
 }
