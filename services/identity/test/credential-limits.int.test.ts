@@ -125,6 +125,16 @@ describe('failed client authentication is limited (identity)', () => {
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.body.code).toBe('invalid_token');
   });
+
+  it('documents the 429 with Retry-After and the RateLimit fields at /token and /introspect', async () => {
+    const doc = (await request(h.publicApp).get('/openapi.json')).body;
+    for (const path of ['/token', '/introspect']) {
+      const refused = doc.paths[path].post.responses['429'];
+      expect(refused.description).toMatch(/^too_many_requests: /);
+      expect(Object.keys(refused.headers)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+      expect(refused.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+  });
 });
 
 describe('per-id and per-address limits (identity, small limits)', () => {

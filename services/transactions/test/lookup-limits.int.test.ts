@@ -87,6 +87,13 @@ describe('failed API-key authentication is limited (transactions)', () => {
     expect(other.status).toBe(200);
     expect((await lookup('203.0.113.23', key.api_key)).status).toBe(200);
   });
+
+  it('documents the 429 with Retry-After and the RateLimit fields', async () => {
+    const doc = (await request(h.publicApp).get('/openapi.json')).body;
+    const refused = doc.paths['/api/v2/client/transaction/{transaction_id}'].get.responses['429'];
+    expect(refused.description).toMatch(/^too_many_requests: /);
+    expect(Object.keys(refused.headers)).toEqual(['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+  });
 });
 
 describe('per-id limit across addresses (transactions, small limit)', () => {
