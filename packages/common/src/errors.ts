@@ -72,9 +72,13 @@ export const errors = {
     }),
   /** 429 after too many failed attempts; `headers` carry the RateLimit fields. */
   tooManyRequests: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
-    new AppError('too_many_requests', 429, `Too many failed attempts; try again in ${retryAfterSeconds} seconds.`, null, {
-      headers: { 'Retry-After': String(retryAfterSeconds), ...headers },
-    }),
+    new AppError(
+      'too_many_requests',
+      429,
+      `Too many failed attempts; try again in ${retryAfterSeconds} seconds.`,
+      null,
+      { headers: { 'Retry-After': String(retryAfterSeconds), ...headers } },
+    ),
   internal: () => new AppError('internal_error', 500, 'An unexpected error occurred.'),
 };
 

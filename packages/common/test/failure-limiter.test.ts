@@ -27,7 +27,10 @@ describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
     const keys = { 'per-id': 'app_1', 'per-address': '192.0.2.1' };
     const first = await limiter.recordFailure(keys);
     expect(first.exceeded).toBeNull();
-    expect(first.states.map((s) => [s.policy.name, s.remaining])).toEqual([['per-id', 2], ['per-address', 4]]);
+    expect(first.states.map((s) => [s.policy.name, s.remaining])).toEqual([
+      ['per-id', 2],
+      ['per-address', 4],
+    ]);
     expect(failureFields(first)).toEqual({
       'RateLimit-Policy': '"per-id";q=3;w=60, "per-address";q=5;w=120',
       RateLimit: expect.stringMatching(/^"per-id";r=2;t=(59|60), "per-address";r=4;t=(119|120)$/),
@@ -81,7 +84,9 @@ describe('FailureLimiter with Redis down', () => {
     const error = await limiter.recordFailure({ 'per-id': 'app_5' }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: 'service_unavailable', status: 503, headers: { 'Retry-After': '5' } });
-    expect(await limiter.blockedAnywhere({ 'per-id': 'app_5' }).catch((err: AppError) => err.code)).toBe('service_unavailable');
+    expect(await limiter.blockedAnywhere({ 'per-id': 'app_5' }).catch((err: AppError) => err.code)).toBe(
+      'service_unavailable',
+    );
     expect(limiter.blocked({ 'per-id': 'app_5' })).toBeNull();
   });
 });

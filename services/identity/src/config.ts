@@ -1,5 +1,14 @@
 import Joi from 'joi';
-import { commonEnv, failureLimitEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig, type FailureLimitConfig } from '@attest/common';
+import {
+  commonEnv,
+  failureLimitEnv,
+  loadEnv,
+  port,
+  publicUrl,
+  resolveSecret,
+  type CommonConfig,
+  type FailureLimitConfig,
+} from '@attest/common';
 
 export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   IDENTITY_PORT: number;

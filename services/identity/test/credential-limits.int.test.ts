@@ -3,7 +3,17 @@ import type { Express } from 'express';
 import type { RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
 import { buildApp, buildContext } from '../src/app';
-import { ADMIN_TOKEN, basic, browserFlow, callbackParams, createApp, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  ADMIN_TOKEN,
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 type Client = { app_id: string; client_secret: string };
 type Response = request.Response;
@@ -37,7 +47,10 @@ function expectRefused(res: Response, policy: string, extra: Record<string, stri
   expect(res.headers.ratelimit).toBe(`"${policy}";r=0;t=${retryAfter}`);
 }
 
-const OAUTH_429 = { error: 'temporarily_unavailable', error_description: expect.stringMatching(/^Too many failed attempts/) };
+const OAUTH_429 = {
+  error: 'temporarily_unavailable',
+  error_description: expect.stringMatching(/^Too many failed attempts/),
+};
 
 describe('failed client authentication is limited (identity)', () => {
   let h: IdentityHarness;
@@ -50,7 +63,11 @@ describe('failed client authentication is limited (identity)', () => {
 
   async function codeFor(client: Client): Promise<string> {
     const agent = request.agent(h.publicApp);
-    const res = await browserFlow(agent, { response_type: 'code', scope: 'openid', client_id: client.app_id, redirect_uri: REDIRECT_URI }, user);
+    const res = await browserFlow(
+      agent,
+      { response_type: 'code', scope: 'openid', client_id: client.app_id, redirect_uri: REDIRECT_URI },
+      user,
+    );
     return callbackParams(res).code;
   }
 
@@ -63,7 +80,12 @@ describe('failed client authentication is limited (identity)', () => {
       .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
 
   const introspect = (from: string, auth: string) =>
-    request(h.publicApp).post('/introspect').set('X-Forwarded-For', from).set('Authorization', auth).type('form').send({ token: 'a.b.c' });
+    request(h.publicApp)
+      .post('/introspect')
+      .set('X-Forwarded-For', from)
+      .set('Authorization', auth)
+      .type('form')
+      .send({ token: 'a.b.c' });
 
   it('/token with wrong client secrets: 10 answers of 401, then 429 even for the right secret', async () => {
     const client = await createApp(h);
@@ -74,8 +96,15 @@ describe('failed client authentication is limited (identity)', () => {
     expect(wrong.filter((r) => r.status === 429).length).toBe(40);
     expect(failed[0].body.code).toBe('unauthenticated');
     expect(failed[0].headers['ratelimit-policy']).toBe(POLICY);
-    for (const r of failed) expect(r.headers.ratelimit).toMatch(/^"per-id-and-address";r=\d;t=\d+, "per-id";r=\d+;t=\d+, "per-address";r=\d+;t=\d+$/);
-    expectRefused(wrong.find((r) => r.status === 429)!, 'per-id-and-address', OAUTH_429);
+    for (const r of failed)
+      expect(r.headers.ratelimit).toMatch(
+        /^"per-id-and-address";r=\d;t=\d+, "per-id";r=\d+;t=\d+, "per-address";r=\d+;t=\d+$/,
+      );
+    expectRefused(
+      wrong.find((r) => r.status === 429)!,
+      'per-id-and-address',
+      OAUTH_429,
+    );
 
     const right = await token('203.0.113.1', basic(client.app_id, client.client_secret), code);
     expectRefused(right, 'per-id-and-address', OAUTH_429);
@@ -92,9 +121,15 @@ describe('failed client authentication is limited (identity)', () => {
     const other = await createApp(h);
     const first = await token('203.0.113.3', basic(blocked.app_id, WRONG));
     expect(first.status).toBe(401);
-    expect(first.headers.ratelimit).toMatch(/^"per-id-and-address";r=9;t=\d+, "per-id";r=99;t=\d+, "per-address";r=199;t=\d+$/);
+    expect(first.headers.ratelimit).toMatch(
+      /^"per-id-and-address";r=9;t=\d+, "per-id";r=99;t=\d+, "per-address";r=199;t=\d+$/,
+    );
     for (let i = 1; i < 10; i++) expect((await token('203.0.113.3', basic(blocked.app_id, WRONG))).status).toBe(401);
-    expectRefused(await token('203.0.113.3', basic(blocked.app_id, blocked.client_secret)), 'per-id-and-address', OAUTH_429);
+    expectRefused(
+      await token('203.0.113.3', basic(blocked.app_id, blocked.client_secret)),
+      'per-id-and-address',
+      OAUTH_429,
+    );
     const res = await token('203.0.113.3', basic(other.app_id, other.client_secret), await codeFor(other));
     expect(res.status).toBe(200);
   });
@@ -105,13 +140,19 @@ describe('failed client authentication is limited (identity)', () => {
     const guesses = await burst(230, 50, (i) => token('203.0.113.4', auth, i.toString(16).padStart(32, '0')));
     expect(guesses.filter((r) => r.status === 400 && r.body.code === 'invalid_grant').length).toBe(200);
     expect(guesses.filter((r) => r.status === 429).length).toBe(30);
-    expectRefused(guesses.find((r) => r.status === 429)!, 'per-client-codes', OAUTH_429);
+    expectRefused(
+      guesses.find((r) => r.status === 429)!,
+      'per-client-codes',
+      OAUTH_429,
+    );
     expect(guesses.find((r) => r.status === 400)!.headers['ratelimit-policy']).toBe('"per-client-codes";q=200;w=900');
 
     const code = await codeFor(client);
     expectRefused(await token('203.0.113.5', auth, code), 'per-client-codes', OAUTH_429);
     const other = await createApp(h);
-    expect((await token('203.0.113.4', basic(other.app_id, other.client_secret), await codeFor(other))).status).toBe(200);
+    expect((await token('203.0.113.4', basic(other.app_id, other.client_secret), await codeFor(other))).status).toBe(
+      200,
+    );
   });
 
   it('/introspect with wrong secrets: 10 answers of 401, then 429 even for the right secret', async () => {
@@ -119,7 +160,10 @@ describe('failed client authentication is limited (identity)', () => {
     const wrong = await burst(30, 30, () => introspect('203.0.113.6', basic(client.app_id, WRONG)));
     expect(wrong.filter((r) => r.status === 401).length).toBe(10);
     expect(wrong.filter((r) => r.status === 429).length).toBe(20);
-    expectRefused(wrong.find((r) => r.status === 429)!, 'per-id-and-address');
+    expectRefused(
+      wrong.find((r) => r.status === 429)!,
+      'per-id-and-address',
+    );
     expectRefused(await introspect('203.0.113.6', basic(client.app_id, client.client_secret)), 'per-id-and-address');
     const elsewhere = await introspect('203.0.113.7', basic(client.app_id, client.client_secret));
     expect(elsewhere.status).toBe(401);
@@ -145,14 +189,22 @@ describe('per-id and per-address limits (identity, small limits)', () => {
   afterAll(() => h.close());
 
   const introspect = (from: string, auth: string) =>
-    request(h.publicApp).post('/introspect').set('X-Forwarded-For', from).set('Authorization', auth).type('form').send({ token: 'a.b.c' });
+    request(h.publicApp)
+      .post('/introspect')
+      .set('X-Forwarded-For', from)
+      .set('Authorization', auth)
+      .type('form')
+      .send({ token: 'a.b.c' });
 
   it('limits one client id across addresses, without touching other client ids', async () => {
     const target = await createApp(h);
     const other = await createApp(h);
-    for (let i = 0; i < 12; i++) expect((await introspect(`198.51.100.${i}`, basic(target.app_id, WRONG))).status).toBe(401);
+    for (let i = 0; i < 12; i++)
+      expect((await introspect(`198.51.100.${i}`, basic(target.app_id, WRONG))).status).toBe(401);
     expectRefused(await introspect('198.51.100.200', basic(target.app_id, target.client_secret)), 'per-id');
-    expect((await introspect('198.51.100.200', basic(other.app_id, other.client_secret))).body.code).toBe('invalid_token');
+    expect((await introspect('198.51.100.200', basic(other.app_id, other.client_secret))).body.code).toBe(
+      'invalid_token',
+    );
   });
 
   it('limits one address across client ids', async () => {
@@ -184,7 +236,12 @@ describeRedis('two replicas sharing one Redis share the count (identity)', () =>
   afterAll(() => h.close());
 
   const introspect = (app: Express, auth: string) =>
-    request(app).post('/introspect').set('X-Forwarded-For', '203.0.113.99').set('Authorization', auth).type('form').send({ token: 'a.b.c' });
+    request(app)
+      .post('/introspect')
+      .set('X-Forwarded-For', '203.0.113.99')
+      .set('Authorization', auth)
+      .type('form')
+      .send({ token: 'a.b.c' });
 
   it('counts failures on either replica against one limit, and stores no secret in Redis', async () => {
     const client = await createApp(h);

@@ -24,7 +24,12 @@ async function attempt(f: Fixture, forwardedFor: string, password: string) {
     .post('/signin')
     .set('X-Forwarded-For', forwardedFor)
     .type('form')
-    .send({ interaction: hidden(res.text, 'interaction'), csrf: hidden(res.text, 'csrf'), username: f.user.username, password });
+    .send({
+      interaction: hidden(res.text, 'interaction'),
+      csrf: hidden(res.text, 'csrf'),
+      username: f.user.username,
+      password,
+    });
 }
 
 function expectRefusedPage(res: request.Response): void {
@@ -63,7 +68,8 @@ describe('TRUST_PROXY as a list of proxies (issue #9, defect 6)', () => {
   it('ignores X-Forwarded-For from a peer outside the list: the limit applies to the real peer', async () => {
     const f = await fixture({ TRUST_PROXY: 'uniquelocal, 10.0.0.0/8, 192.0.2.0/24' });
     try {
-      for (let i = 0; i < 10; i++) expect((await attempt(f, `203.0.113.${100 + i}`, 'wrong password')).status).toBe(400);
+      for (let i = 0; i < 10; i++)
+        expect((await attempt(f, `203.0.113.${100 + i}`, 'wrong password')).status).toBe(400);
       expectRefusedPage(await attempt(f, '198.51.100.200', f.user.password));
     } finally {
       await f.h.close();

@@ -1,4 +1,10 @@
-import { createServiceApps, credentialFailureLimiter, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import {
+  createServiceApps,
+  credentialFailureLimiter,
+  openApiRoute,
+  type BuiltService,
+  type ServiceDeps,
+} from '@attest/common';
 import { transactionsAdminRoutes } from './admin/admin-routes';
 import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';

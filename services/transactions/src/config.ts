@@ -1,5 +1,14 @@
 import Joi from 'joi';
-import { commonEnv, failureLimitEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig, type FailureLimitConfig } from '@attest/common';
+import {
+  commonEnv,
+  failureLimitEnv,
+  loadEnv,
+  port,
+  publicUrl,
+  resolveSecret,
+  type CommonConfig,
+  type FailureLimitConfig,
+} from '@attest/common';
 
 export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_PORT: number;

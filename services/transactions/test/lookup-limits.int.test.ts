@@ -5,7 +5,14 @@ import { RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { buildApp } from '../src/app';
-import { ADMIN_TOKEN, apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  ADMIN_TOKEN,
+  apiKeyFor,
+  newAppId,
+  recordTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 
 type Response = request.Response;
 
@@ -25,7 +32,11 @@ async function burst(count: number, parallel: number, send: (i: number) => Promi
 
 function expectRefused(res: Response, policy: string): void {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ code: 'too_many_requests', detail: expect.stringMatching(/^Too many failed attempts; try again in \d+ seconds\.$/), attribute: null });
+  expect(res.body).toEqual({
+    code: 'too_many_requests',
+    detail: expect.stringMatching(/^Too many failed attempts; try again in \d+ seconds\.$/),
+    attribute: null,
+  });
   const retryAfter = Number(res.headers['retry-after']);
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(900);
@@ -53,12 +64,17 @@ describe('failed API-key authentication is limited (transactions)', () => {
       .set('Authorization', `Bearer ${bearer}`);
 
   it('random API keys: 200 answers of 401 per address, then 429 even for a real key', async () => {
-    const guesses = await burst(260, 50, (i) => lookup('203.0.113.20', i % 10 === 0 ? `api_${hex(20)}` : randomApiKey()));
+    const guesses = await burst(260, 50, (i) =>
+      lookup('203.0.113.20', i % 10 === 0 ? `api_${hex(20)}` : randomApiKey()),
+    );
     const failed = guesses.filter((r) => r.status === 401);
     expect(failed.length).toBe(200);
     expect(guesses.filter((r) => r.status === 429).length).toBe(60);
     expect(failed[0].body.code).toBe('unauthenticated');
-    expectRefused(guesses.find((r) => r.status === 429)!, 'per-address');
+    expectRefused(
+      guesses.find((r) => r.status === 429)!,
+      'per-address',
+    );
 
     expectRefused(await lookup('203.0.113.20', key.api_key), 'per-address');
     const elsewhere = await lookup('203.0.113.21', key.api_key);
@@ -71,9 +87,16 @@ describe('failed API-key authentication is limited (transactions)', () => {
     expect(guesses.filter((r) => r.status === 401).length).toBe(10);
     expect(guesses.filter((r) => r.status === 429).length).toBe(30);
     const first = guesses.find((r) => r.status === 401)!;
-    expect(first.headers['ratelimit-policy']).toBe('"per-id-and-address";q=10;w=900, "per-id";q=100;w=900, "per-address";q=200;w=900');
-    expect(first.headers.ratelimit).toMatch(/^"per-id-and-address";r=\d;t=\d+, "per-id";r=\d+;t=\d+, "per-address";r=\d+;t=\d+$/);
-    expectRefused(guesses.find((r) => r.status === 429)!, 'per-id-and-address');
+    expect(first.headers['ratelimit-policy']).toBe(
+      '"per-id-and-address";q=10;w=900, "per-id";q=100;w=900, "per-address";q=200;w=900',
+    );
+    expect(first.headers.ratelimit).toMatch(
+      /^"per-id-and-address";r=\d;t=\d+, "per-id";r=\d+;t=\d+, "per-address";r=\d+;t=\d+$/,
+    );
+    expectRefused(
+      guesses.find((r) => r.status === 429)!,
+      'per-id-and-address',
+    );
     expectRefused(await lookup('203.0.113.22', key.api_key), 'per-id-and-address');
 
     const otherApp = newAppId();
@@ -114,7 +137,8 @@ describe('per-id limit across addresses (transactions, small limit)', () => {
         .query({ app_id: appId, type: 'pay' })
         .set('X-Forwarded-For', from)
         .set('Authorization', `Bearer ${bearer}`);
-    for (let i = 0; i < 12; i++) expect((await lookup(`198.51.100.${i}`, apiKey(key.key_id, `sk_${hex(24)}`))).status).toBe(401);
+    for (let i = 0; i < 12; i++)
+      expect((await lookup(`198.51.100.${i}`, apiKey(key.key_id, `sk_${hex(24)}`))).status).toBe(401);
     expectRefused(await lookup('198.51.100.100', key.api_key), 'per-id');
     expect(keyIdOf(other.api_key)).toBe(other.key_id);
     expect((await lookup('198.51.100.100', other.api_key)).status).toBe(200);
@@ -129,7 +153,13 @@ describeRedis('two replicas sharing one Redis share the count (transactions)', (
   beforeAll(async () => {
     h = await transactionsHarness({ TRUST_PROXY: 'loopback' });
     const storage = { ...h.storage, describe: { database: 'test', cache: 'test' } };
-    const deps = { config: h.config, storage, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN };
+    const deps = {
+      config: h.config,
+      storage,
+      logger: testLogger,
+      readiness: { shuttingDown: false, checks: [] },
+      adminToken: ADMIN_TOKEN,
+    };
     second = (await buildApp(deps)).publicApp;
   });
   afterAll(() => h.close());
@@ -144,7 +174,8 @@ describeRedis('two replicas sharing one Redis share the count (transactions)', (
         .query({ app_id: appId, type: 'pay' })
         .set('X-Forwarded-For', '203.0.113.77')
         .set('Authorization', `Bearer ${bearer}`);
-    for (let i = 0; i < 5; i++) expect((await lookup(h.publicApp, apiKey(key.key_id, `sk_${hex(24)}`))).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await lookup(h.publicApp, apiKey(key.key_id, `sk_${hex(24)}`))).status).toBe(401);
     for (let i = 0; i < 5; i++) expect((await lookup(second, apiKey(key.key_id, `sk_${hex(24)}`))).status).toBe(401);
     expectRefused(await lookup(h.publicApp, apiKey(key.key_id, `sk_${hex(24)}`)), 'per-id-and-address');
     expectRefused(await lookup(h.publicApp, key.api_key), 'per-id-and-address');
@@ -160,7 +191,13 @@ describe('with Redis unreachable (transactions)', () => {
     h = await transactionsHarness({ TRUST_PROXY: 'loopback', API_KEY_CACHE_SECONDS: '0' });
     down = new RedisCache(`redis://127.0.0.1:${await freePort()}`, 'test:down:', testLogger);
     const storage = { ...h.storage, cache: down, describe: { database: 'test', cache: 'test' } };
-    const deps = { config: h.config, storage, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN };
+    const deps = {
+      config: h.config,
+      storage,
+      logger: testLogger,
+      readiness: { shuttingDown: false, checks: [] },
+      adminToken: ADMIN_TOKEN,
+    };
     app = (await buildApp(deps)).publicApp;
   });
   afterAll(async () => {
@@ -172,12 +209,22 @@ describe('with Redis unreachable (transactions)', () => {
     const appId = newAppId();
     const key = await apiKeyFor(h, appId);
     const path = `/api/v2/client/transaction/0x${'1'.repeat(64)}`;
-    const wrong = await request(app).get(path).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${randomApiKey()}`);
+    const wrong = await request(app)
+      .get(path)
+      .query({ app_id: appId, type: 'pay' })
+      .set('Authorization', `Bearer ${randomApiKey()}`);
     expect(wrong.status).toBe(503);
     expect(wrong.headers['retry-after']).toBe('5');
-    expect(wrong.body).toEqual({ code: 'service_unavailable', detail: 'The cache is temporarily unavailable; try again shortly.', attribute: null });
+    expect(wrong.body).toEqual({
+      code: 'service_unavailable',
+      detail: 'The cache is temporarily unavailable; try again shortly.',
+      attribute: null,
+    });
     // another app's id: refused after the key was verified, before any lookup that needs the cache
-    const valid = await request(app).get(path).query({ app_id: newAppId(), type: 'pay' }).set('Authorization', `Bearer ${key.api_key}`);
+    const valid = await request(app)
+      .get(path)
+      .query({ app_id: newAppId(), type: 'pay' })
+      .set('Authorization', `Bearer ${key.api_key}`);
     expect(valid.status).toBe(403);
     expect(valid.body.code).toBe('invalid_app');
   });

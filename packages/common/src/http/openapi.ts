@@ -18,17 +18,22 @@ export const errorResponse = (description: string) => ({ description, content: {
 
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
-    description: 'draft-ietf-httpapi-ratelimit-headers: the failure limits that apply, e.g. "per-id-and-address";q=10;w=900',
+    description:
+      'draft-ietf-httpapi-ratelimit-headers: the failure limits that apply, e.g. "per-id-and-address";q=10;w=900',
     schema: { type: 'string' },
   },
   RateLimit: {
-    description: 'Failures left (r) and seconds until the window ends (t) per limit, e.g. "per-id-and-address";r=0;t=512',
+    description:
+      'Failures left (r) and seconds until the window ends (t) per limit, e.g. "per-id-and-address";r=0;t=512',
     schema: { type: 'string' },
   },
 };
 
 /** An error response that counted a failed attempt: it carries the RateLimit fields. */
-export const countedErrorResponse = (description: string) => ({ ...errorResponse(description), headers: RATE_LIMIT_HEADERS });
+export const countedErrorResponse = (description: string) => ({
+  ...errorResponse(description),
+  headers: RATE_LIMIT_HEADERS,
+});
 
 /** 429 too_many_requests after too many failed attempts. */
 export const tooManyRequestsResponse = (counted: string) => ({

@@ -22,7 +22,11 @@ export function credentialFailureLimiter(cache: Cache, config: FailureLimitConfi
 
 /** The keys of a credential check: the claimed id (a client id or API key id, never a secret), if well-formed. */
 export function credentialKeys(id: string | undefined, address: string): FailureKeys {
-  return { 'per-id-and-address': id === undefined ? undefined : `${id}|${address}`, 'per-id': id, 'per-address': address };
+  return {
+    'per-id-and-address': id === undefined ? undefined : `${id}|${address}`,
+    'per-id': id,
+    'per-address': address,
+  };
 }
 
 const KEYS = Symbol('failure keys');
@@ -39,7 +43,10 @@ export function failureKeysOf(res: Response, limiter: FailureLimiter): FailureKe
  * A step that answers 429 when the request's id or address is at its limit in this process, before
  * any credential is verified, so the right secret is refused too and the answer reveals nothing.
  */
-export function refuseWhileBlocked(limiter: FailureLimiter, keysOf: (req: Request, res: Response) => FailureKeys): RequestHandler {
+export function refuseWhileBlocked(
+  limiter: FailureLimiter,
+  keysOf: (req: Request, res: Response) => FailureKeys,
+): RequestHandler {
   return (req, res, next) => {
     const keys = keysOf(req, res);
     const withKeys = res as WithKeys;

@@ -1,4 +1,9 @@
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  type RateLimiterAbstract,
+  type RateLimiterRes,
+} from 'rate-limiter-flexible';
 import { RedisCache, type Cache } from '../cache';
 import { errors } from '../errors';
 
@@ -10,7 +15,7 @@ export interface FailurePolicy {
   windowSeconds: number;
 }
 
-/** The key each policy counts a request under (an id, an address, never a secret); no key: the policy does not apply. */
+/** The key each policy counts a request under (an id or an address, never a secret); none: it does not apply. */
 export type FailureKeys = Readonly<Record<string, string | undefined>>;
 
 export interface PolicyState {
@@ -45,7 +50,11 @@ export class FailureLimiter {
   private readonly storeReady: () => Promise<void>;
 
   constructor(cache: Cache, scope: string, policies: FailurePolicy[]) {
-    this.counters = policies.map((policy) => ({ policy, limiter: counterFor(cache, scope, policy), blockedUntil: new Map() }));
+    this.counters = policies.map((policy) => ({
+      policy,
+      limiter: counterFor(cache, scope, policy),
+      blockedUntil: new Map(),
+    }));
     this.storeReady = cache instanceof RedisCache ? () => cache.whenReady() : () => Promise.resolve();
   }
 
@@ -88,7 +97,8 @@ export class FailureLimiter {
     const now = Date.now();
     for (const [i, counter] of applicable.entries()) {
       const res = results[i];
-      if (res && res.consumedPoints >= counter.policy.limit) return this.note(counter, keys[counter.policy.name]!, res, now);
+      if (res && res.consumedPoints >= counter.policy.limit)
+        return this.note(counter, keys[counter.policy.name]!, res, now);
     }
     return null;
   }
@@ -96,7 +106,9 @@ export class FailureLimiter {
   /** Counts one failure under every applicable policy. A store failure becomes 503 service_unavailable. */
   async recordFailure(keys: FailureKeys): Promise<FailureCount> {
     const applicable = this.counters.filter((c) => keys[c.policy.name] !== undefined);
-    const results = await this.inStore(() => Promise.all(applicable.map((c) => c.limiter.penalty(keys[c.policy.name]!))));
+    const results = await this.inStore(() =>
+      Promise.all(applicable.map((c) => c.limiter.penalty(keys[c.policy.name]!))),
+    );
     const now = Date.now();
     const states = applicable.map((counter, i) => this.note(counter, keys[counter.policy.name]!, results[i], now));
     const exceeded = states.find((s, i) => results[i].consumedPoints > s.policy.limit) ?? null;
@@ -127,7 +139,11 @@ function sweep(blockedUntil: Map<string, number>, now: number): void {
 }
 
 function counterFor(cache: Cache, scope: string, policy: FailurePolicy): RateLimiterAbstract {
-  const options = { keyPrefix: `failures:${scope}:${policy.name}`, points: policy.limit, duration: policy.windowSeconds };
+  const options = {
+    keyPrefix: `failures:${scope}:${policy.name}`,
+    points: policy.limit,
+    duration: policy.windowSeconds,
+  };
   if (cache.mode === 'memory') return new RateLimiterMemory(options);
   if (!(cache instanceof RedisCache)) throw new Error('failure limits need the Redis client of a RedisCache');
   return new RateLimiterRedis({ ...options, storeClient: cache.redis });

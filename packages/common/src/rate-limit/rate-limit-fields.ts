@@ -21,7 +21,10 @@ export function rateLimitField(states: PolicyState[]): string {
 /** The RateLimit fields for a response after a counted failure. */
 export function failureFields(count: FailureCount): Record<string, string> {
   if (count.states.length === 0) return {};
-  return { 'RateLimit-Policy': rateLimitPolicyField(count.states.map((s) => s.policy)), RateLimit: rateLimitField(count.states) };
+  return {
+    'RateLimit-Policy': rateLimitPolicyField(count.states.map((s) => s.policy)),
+    RateLimit: rateLimitField(count.states),
+  };
 }
 
 /** Headers of a 429: Retry-After, and the RateLimit fields of the policy that refused the request. */

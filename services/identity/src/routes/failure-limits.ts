@@ -25,7 +25,9 @@ export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLi
   const windowSeconds = config.AUTH_FAILURE_WINDOW_SECONDS;
   return {
     credentials: credentialFailureLimiter(cache, config),
-    codes: new FailureLimiter(cache, 'codes', [{ name: 'per-client-codes', limit: config.CODE_FAILURES_PER_CLIENT, windowSeconds }]),
+    codes: new FailureLimiter(cache, 'codes', [
+      { name: 'per-client-codes', limit: config.CODE_FAILURES_PER_CLIENT, windowSeconds },
+    ]),
     signIn: new FailureLimiter(cache, 'signin', [
       { name: 'per-user-and-address', limit: config.SIGNIN_FAILURES_PER_USER_AND_ADDRESS, windowSeconds },
       { name: 'per-address', limit: config.SIGNIN_FAILURES_PER_ADDRESS, windowSeconds },
@@ -58,7 +60,9 @@ export const refuseBlockedClient = (limits: IdentityLimits): RequestHandler =>
 
 /** Refuses an authenticated client at its limit of failed code exchanges, before the code is looked up. */
 export const refuseBlockedCodes = (limits: IdentityLimits): RequestHandler =>
-  refuseWhileBlocked(limits.codes, (_req, res: Response) => ({ 'per-client-codes': (res.locals.app as { id: string }).id }));
+  refuseWhileBlocked(limits.codes, (_req, res: Response) => ({
+    'per-client-codes': (res.locals.app as { id: string }).id,
+  }));
 
 export const signInKeys = (req: Request, username: string): FailureKeys => {
   const address = clientAddress(req);

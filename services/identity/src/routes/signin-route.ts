@@ -28,7 +28,10 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const name = await appName(interaction.request.clientId);
-    const again = (error: string, status: number, headers: Record<string, string> = {}) => signInPage(res.set(headers), { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, redirectUri: interaction.request.redirectUri, username, error }, status);
+    const again = (error: string, status: number, headers: Record<string, string> = {}) => {
+      const page = { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, username, error };
+      signInPage(res.set(headers), { ...page, redirectUri: interaction.request.redirectUri }, status);
+    };
     if (!username || !password) return again('Enter your username and password.', 400);
 
     // Passwords are weak secrets: the limit is checked in the shared store too, not only in this process.

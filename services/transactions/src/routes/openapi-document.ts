@@ -1,4 +1,10 @@
-import { countedErrorResponse, ERROR_SCHEMA, errorResponse, tooManyRequestsResponse, type OpenApiDocument } from '@attest/common';
+import {
+  countedErrorResponse,
+  ERROR_SCHEMA,
+  errorResponse,
+  tooManyRequestsResponse,
+  type OpenApiDocument,
+} from '@attest/common';
 
 /** The transaction lookup (SPEC §4.7). */
 export function transactionsOpenApi(apiUrl: string): OpenApiDocument {

@@ -1,11 +1,21 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, countFailure, credentialKeysOf, endpoint, errors, queryParam, refuseWhileBlocked, type FailureLimiter } from '@attest/common';
+import {
+  AppError,
+  countFailure,
+  credentialKeysOf,
+  endpoint,
+  errors,
+  queryParam,
+  refuseWhileBlocked,
+  type FailureLimiter,
+} from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
 import { parseApiKey } from '../domain/api-keys';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 
 const BEARER = 'Bearer realm="attest-api"';
-const unknownKey = () => errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
+const unknownKey = () =>
+  errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
 
 export interface TransactionRouteDeps {
   apiKeys: ApiKeyService;
