@@ -48,7 +48,6 @@ describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
   it('applies only the policies that have a key', async () => {
     const count = await limiter.recordFailure({ 'per-address': '192.0.2.2' });
     expect(count.states.map((s) => s.policy.name)).toEqual(['per-address']);
-    expect(limiter.policies({ 'per-address': '192.0.2.2' })).toEqual([policies[1]]);
   });
 
   it('a fresh limiter on the same store (another replica) learns of a limit from the store', async () => {

@@ -68,11 +68,6 @@ export class FailureLimiter {
     }
   }
 
-  /** The policies that apply to these keys, in order. */
-  policies(keys: FailureKeys): FailurePolicy[] {
-    return this.counters.filter((c) => keys[c.policy.name] !== undefined).map((c) => c.policy);
-  }
-
   /** From process memory only: the first applicable policy whose key is at its limit, or null. */
   blocked(keys: FailureKeys, now = Date.now()): PolicyState | null {
     for (const { policy, blockedUntil } of this.counters) {
