@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import Joi from 'joi';
 
 export class ConfigError extends Error {
@@ -5,6 +6,34 @@ export class ConfigError extends Error {
     super(`Invalid environment: ${problems.join('; ')}`);
     this.name = 'ConfigError';
   }
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+const TRUST_PROXY_MESSAGE =
+  '{{#label}} must be true, false, a hop count, or a comma-separated list of proxy addresses, CIDRs ' +
+  "or the names loopback, linklocal, uniquelocal (got '{{#value}}')";
+
+/** Why one entry of a TRUST_PROXY list is not an address, a CIDR or a name express knows; null when it is. */
+function proxyEntryProblem(entry: string): string | null {
+  if (PROXY_NAMES.has(entry)) return null;
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (!family || extra !== undefined) return `not an address: ${entry}`;
+  if (prefix === undefined) return null;
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
+  return bits <= (family === 4 ? 32 : 128) ? null : `bad prefix length: ${entry}`;
+}
+
+/** Null for a valid TRUST_PROXY value, else what is wrong with it. */
+export function trustProxyProblem(value: string): string | null {
+  if (value === 'true' || value === 'false' || /^\d+$/.test(value)) return null;
+  const entries = value.split(',').map((e) => e.trim());
+  if (entries.some((e) => e === '')) return 'empty entry';
+  for (const entry of entries) {
+    const problem = proxyEntryProblem(entry);
+    if (problem) return problem;
+  }
+  return null;
 }
 
 /** Environment variables every service reads. */
@@ -19,7 +48,10 @@ export const commonEnv = {
   LOG_LEVEL: Joi.string().valid('silent', 'error', 'warn', 'info', 'debug').default('info'),
   ADMIN_TOKEN: Joi.string().min(24).messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
   ADMIN_HOST: Joi.string().hostname().default('127.0.0.1'),
-  TRUST_PROXY: Joi.string().pattern(/^(true|false|loopback|\d+|[0-9a-fA-F.:/, ]+)$/).default('false'),
+  TRUST_PROXY: Joi.string()
+    .custom((value: string, helpers) => (trustProxyProblem(value) ? helpers.error('any.invalid') : value))
+    .default('false')
+    .messages({ 'any.invalid': TRUST_PROXY_MESSAGE }),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120000).default(4000),
   BODY_LIMIT: Joi.string().pattern(/^\d+(b|kb|mb)$/).default('100kb'),
 };
@@ -56,10 +88,32 @@ export interface CommonConfig {
   BODY_LIMIT: string;
 }
 
-/** Express's `trust proxy` value for a TRUST_PROXY string. */
-export function trustProxySetting(value: string): boolean | number | string {
+/**
+ * Express's `trust proxy` value for a TRUST_PROXY string: true, false, a hop count, or a list of proxy
+ * addresses, CIDRs and names. A hop count trusts whoever connects; a list trusts only those peers.
+ */
+export function trustProxySetting(value: string): boolean | number | string[] {
+  const problem = trustProxyProblem(value);
+  if (problem) throw new ConfigError([`TRUST_PROXY is invalid (${problem})`]);
   if (value === 'true') return true;
   if (value === 'false') return false;
   if (/^\d+$/.test(value)) return Number(value);
-  return value;
+  return value.split(',').map((e) => e.trim());
+}
+
+const failureCount = (fallback: number) => Joi.number().integer().min(1).max(1000000).default(fallback);
+
+/** Limits on failed authentication (identity and transactions); see README "Configuration". */
+export const failureLimitEnv = {
+  AUTH_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).max(86400).default(900),
+  AUTH_FAILURES_PER_ID_AND_ADDRESS: failureCount(10),
+  AUTH_FAILURES_PER_ID: failureCount(100),
+  AUTH_FAILURES_PER_ADDRESS: failureCount(200),
+};
+
+export interface FailureLimitConfig {
+  AUTH_FAILURE_WINDOW_SECONDS: number;
+  AUTH_FAILURES_PER_ID_AND_ADDRESS: number;
+  AUTH_FAILURES_PER_ID: number;
+  AUTH_FAILURES_PER_ADDRESS: number;
 }

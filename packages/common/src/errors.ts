@@ -25,6 +25,13 @@ export class AppError extends Error {
     this.extra = options.extra ?? {};
   }
 
+  withHeaders(headers: Record<string, string>): AppError {
+    return new AppError(this.code, this.status, this.detail, this.attribute, {
+      headers: { ...this.headers, ...headers },
+      extra: this.extra,
+    });
+  }
+
   withExtra(extra: Record<string, string>): AppError {
     return new AppError(this.code, this.status, this.detail, this.attribute, {
       headers: this.headers,
@@ -63,6 +70,15 @@ export const errors = {
       headers: { 'Retry-After': '5' },
       cause,
     }),
+  /** 429 after too many failed attempts; `headers` carry the RateLimit fields. */
+  tooManyRequests: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+    new AppError(
+      'too_many_requests',
+      429,
+      `Too many failed attempts; try again in ${retryAfterSeconds} seconds.`,
+      null,
+      { headers: { 'Retry-After': String(retryAfterSeconds), ...headers } },
+    ),
   internal: () => new AppError('internal_error', 500, 'An unexpected error occurred.'),
 };
 

@@ -10,3 +10,4 @@ export * from './storage';
 export * from './service';
 export * from './validation';
 export * from './crypto';
+export * from './rate-limit';

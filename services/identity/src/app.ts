@@ -8,6 +8,7 @@ import { TokenService } from './domain/tokens';
 import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
 import type { IdentityContext } from './routes/context';
+import { identityLimits } from './routes/failure-limits';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
@@ -55,6 +56,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     }),
     sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
     interactions: new InteractionStore(cache),
+    limits: identityLimits(cache, config),
   };
 }
 

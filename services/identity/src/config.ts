@@ -1,7 +1,16 @@
 import Joi from 'joi';
-import { commonEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig } from '@attest/common';
+import {
+  commonEnv,
+  failureLimitEnv,
+  loadEnv,
+  port,
+  publicUrl,
+  resolveSecret,
+  type CommonConfig,
+  type FailureLimitConfig,
+} from '@attest/common';
 
-export interface IdentityEnv extends CommonConfig {
+export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   IDENTITY_PORT: number;
   IDENTITY_ADMIN_PORT: number;
   BASE_URL: string;
@@ -13,6 +22,9 @@ export interface IdentityEnv extends CommonConfig {
   ID_TOKEN_TTL_SECONDS: number;
   SESSION_TTL_SECONDS: number;
   KEY_ROTATION_DAYS: number;
+  CODE_FAILURES_PER_CLIENT: number;
+  SIGNIN_FAILURES_PER_USER_AND_ADDRESS: number;
+  SIGNIN_FAILURES_PER_ADDRESS: number;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -26,6 +38,7 @@ export interface IdentityConfig extends IdentityEnv {
 
 const schema = {
   ...commonEnv,
+  ...failureLimitEnv,
   IDENTITY_PORT: port(4000),
   IDENTITY_ADMIN_PORT: port(4100),
   BASE_URL: publicUrl('http://localhost:4000'),
@@ -37,6 +50,9 @@ const schema = {
   ID_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
   SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(2592000).default(86400),
   KEY_ROTATION_DAYS: Joi.number().min(1).max(365).default(21),
+  CODE_FAILURES_PER_CLIENT: Joi.number().integer().min(1).max(1000000).default(200),
+  SIGNIN_FAILURES_PER_USER_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
+  SIGNIN_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(100),
 };
 
 export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityConfig> {

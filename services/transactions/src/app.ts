@@ -1,4 +1,10 @@
-import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import {
+  createServiceApps,
+  credentialFailureLimiter,
+  openApiRoute,
+  type BuiltService,
+  type ServiceDeps,
+} from '@attest/common';
 import { transactionsAdminRoutes } from './admin/admin-routes';
 import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';
@@ -14,6 +20,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const keyStore = apiKeyStore(storage.db);
   const apiKeys = new ApiKeyService(keyStore, storage.cache, config.apiKeySecret, config.API_KEY_CACHE_SECONDS, logger);
   const transactions = new TransactionService(storage.db, storage.cache);
+  const failures = credentialFailureLimiter(storage.cache, config);
   const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
   const apps = createServiceApps({
     service: 'transactions',
@@ -23,7 +30,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
-      transactionRoute(router, { apiKeys, transactions });
+      transactionRoute(router, { apiKeys, transactions, failures });
       openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
     adminRoutes: (router) => transactionsAdminRoutes(router, { apiKeys, keyStore, transactions }),

@@ -1,7 +1,16 @@
 import Joi from 'joi';
-import { commonEnv, loadEnv, port, publicUrl, resolveSecret, type CommonConfig } from '@attest/common';
+import {
+  commonEnv,
+  failureLimitEnv,
+  loadEnv,
+  port,
+  publicUrl,
+  resolveSecret,
+  type CommonConfig,
+  type FailureLimitConfig,
+} from '@attest/common';
 
-export interface TransactionsEnv extends CommonConfig {
+export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_PORT: number;
   TRANSACTIONS_ADMIN_PORT: number;
   API_URL: string;
@@ -21,6 +30,7 @@ export interface TransactionsConfig extends TransactionsEnv {
 
 const schema = {
   ...commonEnv,
+  ...failureLimitEnv,
   TRANSACTIONS_PORT: port(4001),
   TRANSACTIONS_ADMIN_PORT: port(4101),
   API_URL: publicUrl('http://localhost:4001'),

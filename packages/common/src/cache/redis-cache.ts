@@ -30,8 +30,13 @@ export class RedisCache implements Cache {
     });
   }
 
+  /** The ioredis client (with this cache's key prefix), for modules that need Redis itself: the rate limiter. */
+  get redis(): Redis {
+    return this.client;
+  }
+
   /** Waits a bounded time for a (re)connection, so a down Redis answers 503 quickly rather than hanging. */
-  private ready(): Promise<void> {
+  whenReady(): Promise<void> {
     if (this.client.status === 'ready') return Promise.resolve();
     if (this.client.status === 'end') return Promise.reject(new Error('cache client closed'));
     return new Promise((resolve, reject) => {
@@ -49,7 +54,7 @@ export class RedisCache implements Cache {
 
   private async run<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      await this.ready();
+      await this.whenReady();
       return await fn();
     } catch (err) {
       throw errors.unavailable('cache', err);

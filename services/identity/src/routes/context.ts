@@ -4,6 +4,7 @@ import type { InteractionStore, SessionStore } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
 import type { IdentityConfig } from '../config';
+import type { IdentityLimits } from './failure-limits';
 import type { AppStore } from '../store/app-store';
 import type { ConsentStore } from '../store/consent-store';
 import type { SubjectStore } from '../store/subject-store';
@@ -23,4 +24,5 @@ export interface IdentityContext {
   grants: Grants;
   sessions: SessionStore;
   interactions: InteractionStore;
+  limits: IdentityLimits;
 }

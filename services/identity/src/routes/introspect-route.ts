@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, endpoint, errors } from '@attest/common';
 import type { IdentityContext } from './context';
+import { refuseBlockedClient } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
 
 export const invalidToken = (scheme?: string) =>
@@ -10,7 +11,8 @@ const requireToken = (req: Request, _res: Response, next: NextFunction) => next(
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) => next(req.get('authorization') ? undefined : missingAppCredentials());
 
 /**
- * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → credentials → token.
+ * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →
+ * credentials → token.
  * Malformed, forged or expired: 401 invalid_token. Revoked, or another app's: RFC 7662 {"active": false}.
  */
 export function introspectRoute(router: Router, ctx: IdentityContext): void {
@@ -22,6 +24,15 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
     res.json({ active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
   };
   endpoint(router, '/introspect', {
-    POST: [noStore, requireFormContentType, parseForm(ctx.config.BODY_LIMIT), requireToken, requireAuthorizationHeader, authenticateApp(ctx, { allowPost: false }), introspect],
+    POST: [
+      noStore,
+      requireFormContentType,
+      parseForm(ctx.config.BODY_LIMIT),
+      requireToken,
+      requireAuthorizationHeader,
+      refuseBlockedClient(ctx.limits),
+      authenticateApp(ctx, { allowPost: false }),
+      introspect,
+    ],
   });
 }

@@ -1,4 +1,10 @@
-import { ERROR_SCHEMA, errorResponse, type OpenApiDocument } from '@attest/common';
+import {
+  countedErrorResponse,
+  ERROR_SCHEMA,
+  errorResponse,
+  tooManyRequestsResponse,
+  type OpenApiDocument,
+} from '@attest/common';
 
 const form = (properties: Record<string, unknown>, required: string[]) => ({
   required: true,
@@ -38,9 +44,14 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           requestBody: form({ grant_type: { const: 'authorization_code' }, code: { type: 'string' }, redirect_uri: { type: 'string' }, code_verifier: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string' } }, ['grant_type', 'code', 'redirect_uri']),
           responses: {
             200: { description: 'Token response', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
-            400: errorResponse('invalid_content_type, invalid_grant_type, required, invalid_grant (with OAuth error / error_description)'),
-            401: errorResponse('unauthenticated'),
+            400: countedErrorResponse(
+              'invalid_content_type, invalid_grant_type, required, invalid_grant (with OAuth error pair)',
+            ),
+            401: countedErrorResponse('unauthenticated'),
             405: errorResponse('method_not_allowed'),
+            429: tooManyRequestsResponse(
+              'wrong client credentials, or failed code exchanges; OAuth error temporarily_unavailable',
+            ),
           },
         },
       },
@@ -52,8 +63,9 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           responses: {
             200: { description: '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s' },
             400: errorResponse('invalid_content_type, required'),
-            401: errorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
+            401: countedErrorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
             405: errorResponse('method_not_allowed'),
+            429: tooManyRequestsResponse('wrong client credentials'),
           },
         },
       },

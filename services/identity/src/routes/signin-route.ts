@@ -1,18 +1,13 @@
 import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { endpoint, formBody } from '@attest/common';
+import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
 import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { signInKeys } from './failure-limits';
 
-/**
- * Failed sign-ins are limited per (username, client address) and per client address, so one source
- * cannot guess passwords at speed, and nobody can lock a user out from everywhere by failing on purpose.
- */
-const MAX_FAILURES_PER_USER_AND_IP = 10;
-const MAX_FAILURES_PER_IP = 100;
-const FAILURE_WINDOW_MS = 15 * 60 * 1000;
+const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
 
 /** GET|POST /signin: the username + password page of an authorization request. */
 export function signInRoute(router: Router, ctx: IdentityContext): void {
@@ -33,21 +28,24 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     const name = await appName(interaction.request.clientId);
-    const again = (error: string, status: number) => signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, redirectUri: interaction.request.redirectUri, username, error }, status);
+    const again = (error: string, status: number, headers: Record<string, string> = {}) => {
+      const page = { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, username, error };
+      signInPage(res.set(headers), { ...page, redirectUri: interaction.request.redirectUri }, status);
+    };
     if (!username || !password) return again('Enter your username and password.', 400);
 
-    const perUser = `signin-failures:user:${req.ip}:${username.toLowerCase()}`;
-    const perIp = `signin-failures:ip:${req.ip}`;
-    const [userCount, ipCount] = await Promise.all([ctx.cache.get(perUser), ctx.cache.get(perIp)]);
-    if (Number(userCount ?? 0) >= MAX_FAILURES_PER_USER_AND_IP || Number(ipCount ?? 0) >= MAX_FAILURES_PER_IP)
-      return again('Too many failed attempts. Wait a few minutes and try again.', 429);
+    // Passwords are weak secrets: the limit is checked in the shared store too, not only in this process.
+    const keys = signInKeys(req, username);
+    const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
+    if (blocked) return again(TOO_MANY, 429, refusalFields(blocked));
     const user = await ctx.users.findByUsername(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
-      await Promise.all([ctx.cache.incr(perUser, FAILURE_WINDOW_MS), ctx.cache.incr(perIp, FAILURE_WINDOW_MS)]);
-      return again('Unknown username or wrong password.', 400);
+      const count = await ctx.limits.signIn.recordFailure(keys);
+      if (count.exceeded) return again(TOO_MANY, 429, refusalFields(count.exceeded));
+      return again('Unknown username or wrong password.', 400, failureFields(count));
     }
-    await ctx.cache.del(perUser);
+    await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
     const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
     setSessionCookie(ctx, res, await ctx.sessions.create(session));
     const updated = { ...interaction, signedIn: true };

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
-import { AppError, constantTimeEqual, errors, formBody } from '@attest/common';
+import { AppError, constantTimeEqual, countFailure, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret } from '../domain/ids';
 import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
@@ -60,10 +60,14 @@ function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
 
 /**
  * App authentication: client_secret_basic (passport-http) or client_secret_post.
- * `allowPost` is false where SPEC asks for the Basic header only.
+ * `allowPost` is false where SPEC asks for the Basic header only. Wrong credentials count against the
+ * failure limits (refuseBlockedClient runs first); a missing or malformed header does not.
  */
 export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean }): RequestHandler {
   const passport = basicPassport(ctx);
+  const refuse = (res: Response, next: NextFunction) => {
+    countFailure(ctx.limits.credentials, res, invalidAppCredentials()).then(next, next);
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (!header) {
@@ -71,7 +75,7 @@ export function authenticateApp(ctx: IdentityContext, options: { allowPost: bool
       const secret = field(req, 'client_secret');
       if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
       verifyClient(ctx, clientId, secret).then((app) => {
-        if (!app) return next(invalidAppCredentials());
+        if (!app) return refuse(res, next);
         res.locals.app = app;
         next();
       }, next);
@@ -80,7 +84,7 @@ export function authenticateApp(ctx: IdentityContext, options: { allowPost: bool
     if (!/^Basic\s/i.test(header)) return next(invalidAppCredentials());
     passport.authenticate('basic', { session: false }, (err: unknown, app: App | false) => {
       if (err) return next(err);
-      if (!app) return next(invalidAppCredentials());
+      if (!app) return refuse(res, next);
       const bodyClientId = field(req, 'client_id');
       if (bodyClientId && bodyClientId !== app.id) return next(invalidAppCredentials());
       res.locals.app = app;

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, errors } from '@attest/common';
+import { AppError, countFailure, endpoint, errors } from '@attest/common';
 import type { IdentityContext } from './context';
+import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
 
 /** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
@@ -14,6 +15,8 @@ const OAUTH_ERROR: Record<string, string> = {
   unauthenticated: 'invalid_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
+  // RFC 6749 names no error for this; clients treat it as "try again later"
+  too_many_requests: 'temporarily_unavailable',
 };
 
 const checkGrantType = (req: Request, _res: Response, next: NextFunction) => {
@@ -27,19 +30,37 @@ const requireFields =
     next(missing ? errors.required(missing) : undefined);
   };
 
-/** POST /token (SPEC 4.3): method → content type → app credentials → grant_type → code → redirect_uri → exchange. */
+/**
+ * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
+ * redirect_uri → code failure limits → exchange. A failed exchange counts against the client's code limit.
+ */
 export function tokenRoute(router: Router, ctx: IdentityContext): void {
   const exchange = async (req: Request, res: Response) => {
-    const result = await ctx.grants.exchangeCode({
-      clientId: authenticatedApp(res).id,
-      code: field(req, 'code')!,
-      redirectUri: field(req, 'redirect_uri')!,
-      codeVerifier: field(req, 'code_verifier'),
-    });
+    const result = await ctx.grants
+      .exchangeCode({
+        clientId: authenticatedApp(res).id,
+        code: field(req, 'code')!,
+        redirectUri: field(req, 'redirect_uri')!,
+        codeVerifier: field(req, 'code_verifier'),
+      })
+      .catch(async (err: unknown) => {
+        const failed = err instanceof AppError && err.code === 'invalid_grant';
+        throw failed ? await countFailure(ctx.limits.codes, res, err) : err;
+      });
     res.json(result);
   };
   endpoint(router, '/token', {
-    POST: [noStore, requireFormContentType, parseForm(ctx.config.BODY_LIMIT), authenticateApp(ctx, { allowPost: true }), checkGrantType, requireFields('code', 'redirect_uri'), exchange],
+    POST: [
+      noStore,
+      requireFormContentType,
+      parseForm(ctx.config.BODY_LIMIT),
+      refuseBlockedClient(ctx.limits),
+      authenticateApp(ctx, { allowPost: true }),
+      checkGrantType,
+      requireFields('code', 'redirect_uri'),
+      refuseBlockedCodes(ctx.limits),
+      exchange,
+    ],
     OPTIONS: [(_req, res) => void res.set('Allow', 'POST, OPTIONS').status(204).end()],
   });
   router.use('/token', (err: unknown, _req: Request, res: Response, next: NextFunction) => {

@@ -1,4 +1,10 @@
-import { ERROR_SCHEMA, errorResponse, type OpenApiDocument } from '@attest/common';
+import {
+  countedErrorResponse,
+  ERROR_SCHEMA,
+  errorResponse,
+  tooManyRequestsResponse,
+  type OpenApiDocument,
+} from '@attest/common';
 
 /** The transaction lookup (SPEC §4.7). */
 export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
@@ -19,9 +25,10 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
           responses: {
             200: { description: 'The transaction', content: { 'application/json': { schema: { $ref: '#/components/schemas/Transaction' } } } },
             400: errorResponse('required (app_id, type) or invalid_parameter (type, transaction_id)'),
-            401: errorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
+            401: countedErrorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
             403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
             404: errorResponse('not_found: no such transaction for this app and type'),
+            429: tooManyRequestsResponse('unknown or revoked API keys'),
           },
         },
       },

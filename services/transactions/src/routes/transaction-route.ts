@@ -1,24 +1,46 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, errors, queryParam } from '@attest/common';
+import {
+  AppError,
+  countFailure,
+  credentialKeysOf,
+  endpoint,
+  errors,
+  queryParam,
+  refuseWhileBlocked,
+  type FailureLimiter,
+} from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
+import { parseApiKey } from '../domain/api-keys';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 
 const BEARER = 'Bearer realm="attest-api"';
+const unknownKey = () =>
+  errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
 
 export interface TransactionRouteDeps {
   apiKeys: ApiKeyService;
   transactions: TransactionService;
+  /** Failed API-key checks, per key id (never the secret part) and per client address. */
+  failures: FailureLimiter;
 }
 
-/** GET /api/v2/client/transaction/{transaction_id}?app_id=…&type=pay|sendTransaction (SPEC 4.7), with the app's API key. */
+const BEARER_KEY = /^Bearer\s+(\S+)\s*$/i;
+
+/** The API key id a request presents, read without checking its secret. */
+const presentedKeyId = (req: Request) => parseApiKey(BEARER_KEY.exec(req.get('authorization') ?? '')?.[1] ?? '')?.keyId;
+
+/**
+ * GET /api/v2/client/transaction/{transaction_id}?app_id=…&type=pay|sendTransaction (SPEC 4.7), with the
+ * app's API key: failure limits → API key → lookup. A wrong or unknown key counts against the limits.
+ */
 export function transactionRoute(router: Router, deps: TransactionRouteDeps): void {
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (!header) return next(errors.unauthenticated('Provide your API key as Authorization: Bearer <API_KEY>.', BEARER));
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const match = BEARER_KEY.exec(header);
     if (!match) return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
     const key = await deps.apiKeys.verify(match[1]);
-    if (!key) return next(errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`));
+    if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
     res.locals.key = key;
     next();
   };
@@ -39,5 +61,6 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
     res.set('Cache-Control', 'no-store').json(toSpec(transaction));
   };
 
-  endpoint(router, '/api/v2/client/transaction/:transaction_id', { GET: [authenticate, lookup] });
+  const refuseBlocked = refuseWhileBlocked(deps.failures, credentialKeysOf(presentedKeyId));
+  endpoint(router, '/api/v2/client/transaction/:transaction_id', { GET: [refuseBlocked, authenticate, lookup] });
 }

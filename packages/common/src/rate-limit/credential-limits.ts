@@ -1,0 +1,72 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { Cache } from '../cache';
+import type { FailureLimitConfig } from '../config';
+import type { AppError } from '../errors';
+import { clientAddress } from './client-address';
+import { FailureLimiter, type FailureKeys } from './failure-limiter';
+import { failureFields, tooManyFailures } from './rate-limit-fields';
+
+/**
+ * Failed credential checks (client secrets, API keys) are limited per id from one address (a guesser),
+ * per id from everywhere (many guessers; this one can lock the id out, so it is set higher), and per
+ * address across ids (one guesser trying many ids).
+ */
+export function credentialFailureLimiter(cache: Cache, config: FailureLimitConfig): FailureLimiter {
+  const windowSeconds = config.AUTH_FAILURE_WINDOW_SECONDS;
+  return new FailureLimiter(cache, 'credentials', [
+    { name: 'per-id-and-address', limit: config.AUTH_FAILURES_PER_ID_AND_ADDRESS, windowSeconds },
+    { name: 'per-id', limit: config.AUTH_FAILURES_PER_ID, windowSeconds },
+    { name: 'per-address', limit: config.AUTH_FAILURES_PER_ADDRESS, windowSeconds },
+  ]);
+}
+
+/** The keys of a credential check: the claimed id (a client id or API key id, never a secret), if well-formed. */
+export function credentialKeys(id: string | undefined, address: string): FailureKeys {
+  return {
+    'per-id-and-address': id === undefined ? undefined : `${id}|${address}`,
+    'per-id': id,
+    'per-address': address,
+  };
+}
+
+const KEYS = Symbol('failure keys');
+type WithKeys = Response & { [KEYS]?: Map<FailureLimiter, FailureKeys> };
+
+/** The keys this request was checked under by `refuseWhileBlocked(limiter, …)`. */
+export function failureKeysOf(res: Response, limiter: FailureLimiter): FailureKeys {
+  const keys = (res as WithKeys)[KEYS]?.get(limiter);
+  if (!keys) throw new Error('refuseWhileBlocked must run before a failure is counted');
+  return keys;
+}
+
+/**
+ * A step that answers 429 when the request's id or address is at its limit in this process, before
+ * any credential is verified, so the right secret is refused too and the answer reveals nothing.
+ */
+export function refuseWhileBlocked(
+  limiter: FailureLimiter,
+  keysOf: (req: Request, res: Response) => FailureKeys,
+): RequestHandler {
+  return (req, res, next) => {
+    const keys = keysOf(req, res);
+    const withKeys = res as WithKeys;
+    (withKeys[KEYS] ??= new Map()).set(limiter, keys);
+    const blocked = limiter.blocked(keys);
+    next(blocked ? tooManyFailures(blocked) : undefined);
+  };
+}
+
+/** Keys for a credential check of `idOf(req)` from the client's address. */
+export const credentialKeysOf =
+  (idOf: (req: Request) => string | undefined) =>
+  (req: Request): FailureKeys =>
+    credentialKeys(idOf(req), clientAddress(req));
+
+/**
+ * Counts a failed attempt of this request and returns the error to answer with: 429 once a limit is
+ * exceeded, else `failure` carrying the RateLimit fields.
+ */
+export async function countFailure(limiter: FailureLimiter, res: Response, failure: AppError): Promise<AppError> {
+  const count = await limiter.recordFailure(failureKeysOf(res, limiter));
+  return count.exceeded ? tooManyFailures(count.exceeded) : failure.withHeaders(failureFields(count));
+}

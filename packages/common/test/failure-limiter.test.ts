@@ -1,0 +1,121 @@
+import type { Request } from 'express';
+import { MemoryCache, RedisCache, type Cache } from '../src/cache';
+import { AppError } from '../src/errors';
+import { clientAddress, FailureLimiter, failureFields, rateLimitPolicyField, tooManyFailures } from '../src/rate-limit';
+import { testLogger } from './support';
+import { freePort } from './support/throwaway';
+
+const policies = [
+  { name: 'per-id', limit: 3, windowSeconds: 60 },
+  { name: 'per-address', limit: 5, windowSeconds: 120 },
+];
+
+const backends: [string, () => Cache][] = [['memory', () => new MemoryCache()]];
+const redisUrl = process.env.TEST_REDIS_URL;
+if (redisUrl) backends.push(['redis', () => new RedisCache(redisUrl, `test:limits:${Math.random()}:`, testLogger)]);
+
+describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
+  let cache: Cache;
+  let limiter: FailureLimiter;
+  beforeEach(() => {
+    cache = make();
+    limiter = new FailureLimiter(cache, 'unit', policies);
+  });
+  afterEach(() => cache.close());
+
+  it('counts failures per policy and blocks a key in memory once it reaches its limit', async () => {
+    const keys = { 'per-id': 'app_1', 'per-address': '192.0.2.1' };
+    const first = await limiter.recordFailure(keys);
+    expect(first.exceeded).toBeNull();
+    expect(first.states.map((s) => [s.policy.name, s.remaining])).toEqual([
+      ['per-id', 2],
+      ['per-address', 4],
+    ]);
+    expect(failureFields(first)).toEqual({
+      'RateLimit-Policy': '"per-id";q=3;w=60, "per-address";q=5;w=120',
+      RateLimit: expect.stringMatching(/^"per-id";r=2;t=(59|60), "per-address";r=4;t=(119|120)$/),
+    });
+    expect(limiter.blocked(keys)).toBeNull();
+    await limiter.recordFailure(keys);
+    const third = await limiter.recordFailure(keys);
+    expect(third.exceeded).toBeNull();
+    expect(limiter.blocked(keys)).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
+    expect(limiter.blocked({ 'per-id': 'app_2', 'per-address': '192.0.2.1' })).toBeNull();
+    const fourth = await limiter.recordFailure(keys);
+    expect(fourth.exceeded).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
+  });
+
+  it('applies only the policies that have a key', async () => {
+    const count = await limiter.recordFailure({ 'per-address': '192.0.2.2' });
+    expect(count.states.map((s) => s.policy.name)).toEqual(['per-address']);
+  });
+
+  it('a fresh limiter on the same store (another replica) learns of a limit from the store', async () => {
+    const keys = { 'per-id': 'app_3' };
+    for (let i = 0; i < 3; i++) await limiter.recordFailure(keys);
+    const replica = new FailureLimiter(cache, 'unit', policies);
+    expect(replica.blocked(keys)).toBeNull();
+    const shared = await replica.blockedAnywhere(keys);
+    if (cache.mode === 'redis') expect(shared).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
+    else expect(shared).toBeNull();
+  });
+
+  it('forget clears a key', async () => {
+    const keys = { 'per-id': 'app_4' };
+    for (let i = 0; i < 3; i++) await limiter.recordFailure(keys);
+    expect(limiter.blocked(keys)).not.toBeNull();
+    await limiter.forget('per-id', 'app_4');
+    expect(limiter.blocked(keys)).toBeNull();
+    expect(await limiter.blockedAnywhere(keys)).toBeNull();
+    expect((await limiter.recordFailure(keys)).states[0].remaining).toBe(2);
+  });
+});
+
+describe('FailureLimiter with Redis down', () => {
+  let cache: RedisCache;
+  beforeAll(async () => {
+    cache = new RedisCache(`redis://127.0.0.1:${await freePort()}`, 'test:down:', testLogger);
+  });
+  afterAll(() => cache.close());
+
+  it('answers 503 service_unavailable for a failure, and still answers blocked() from memory', async () => {
+    const limiter = new FailureLimiter(cache, 'unit', policies);
+    const error = await limiter.recordFailure({ 'per-id': 'app_5' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: 'service_unavailable', status: 503, headers: { 'Retry-After': '5' } });
+    expect(await limiter.blockedAnywhere({ 'per-id': 'app_5' }).catch((err: AppError) => err.code)).toBe(
+      'service_unavailable',
+    );
+    expect(limiter.blocked({ 'per-id': 'app_5' })).toBeNull();
+  });
+});
+
+describe('rate-limit fields and the 429', () => {
+  it('formats the draft RateLimit fields and a 429 in the shared shape', () => {
+    expect(rateLimitPolicyField(policies)).toBe('"per-id";q=3;w=60, "per-address";q=5;w=120');
+    const error = tooManyFailures({ policy: policies[0], remaining: 0, resetMs: 41200 });
+    expect(error).toMatchObject({
+      code: 'too_many_requests',
+      status: 429,
+      detail: 'Too many failed attempts; try again in 42 seconds.',
+      attribute: null,
+      headers: { 'Retry-After': '42', 'RateLimit-Policy': '"per-id";q=3;w=60', RateLimit: '"per-id";r=0;t=42' },
+    });
+  });
+});
+
+describe('clientAddress', () => {
+  const address = (ip: string) => clientAddress({ ip, socket: {} } as unknown as Request);
+
+  it('writes IPv4-mapped IPv6 as IPv4 and keeps IPv4', () => {
+    expect(address('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(address('203.0.113.9')).toBe('203.0.113.9');
+  });
+
+  it('counts an IPv6 host by its /64', () => {
+    expect(address('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(address('2001:db8:1:2::ff')).toBe('2001:db8:1:2::/64');
+    expect(address('2001:0db8::1')).toBe('2001:db8:0:0::/64');
+    expect(address('::1')).toBe('0:0:0:0::/64');
+  });
+});

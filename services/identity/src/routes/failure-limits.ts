@@ -1,0 +1,70 @@
+import type { Request, RequestHandler, Response } from 'express';
+import {
+  clientAddress,
+  credentialFailureLimiter,
+  credentialKeysOf,
+  FailureLimiter,
+  refuseWhileBlocked,
+  type Cache,
+  type FailureKeys,
+} from '@attest/common';
+import type { IdentityConfig } from '../config';
+import { APP_ID } from '../domain/ids';
+
+/** The failure limiters of the identity service; counts live in Redis when it is configured. */
+export interface IdentityLimits {
+  /** Wrong client secrets at /token and /introspect. */
+  credentials: FailureLimiter;
+  /** Failed code exchanges of an authenticated client at /token. */
+  codes: FailureLimiter;
+  /** Wrong passwords at /signin: per (username, address), so nobody can lock a user out from everywhere. */
+  signIn: FailureLimiter;
+}
+
+export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLimits {
+  const windowSeconds = config.AUTH_FAILURE_WINDOW_SECONDS;
+  return {
+    credentials: credentialFailureLimiter(cache, config),
+    codes: new FailureLimiter(cache, 'codes', [
+      { name: 'per-client-codes', limit: config.CODE_FAILURES_PER_CLIENT, windowSeconds },
+    ]),
+    signIn: new FailureLimiter(cache, 'signin', [
+      { name: 'per-user-and-address', limit: config.SIGNIN_FAILURES_PER_USER_AND_ADDRESS, windowSeconds },
+      { name: 'per-address', limit: config.SIGNIN_FAILURES_PER_ADDRESS, windowSeconds },
+    ]),
+  };
+}
+
+function decodeFormComponent(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return value;
+  }
+}
+
+/** The client id a request claims (Basic header, else client_id in the form), when it has an app id's shape. */
+export function claimedClientId(req: Request): string | undefined {
+  const header = req.get('authorization');
+  let id: unknown = (req.body as Record<string, unknown> | undefined)?.client_id;
+  if (header && /^Basic\s/i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    id = decodeFormComponent(decoded.slice(0, Math.max(decoded.indexOf(':'), 0)));
+  }
+  return typeof id === 'string' && APP_ID.test(id) ? id : undefined;
+}
+
+/** Refuses a client id or address at its limit of wrong secrets, before the secret is checked. */
+export const refuseBlockedClient = (limits: IdentityLimits): RequestHandler =>
+  refuseWhileBlocked(limits.credentials, credentialKeysOf(claimedClientId));
+
+/** Refuses an authenticated client at its limit of failed code exchanges, before the code is looked up. */
+export const refuseBlockedCodes = (limits: IdentityLimits): RequestHandler =>
+  refuseWhileBlocked(limits.codes, (_req, res: Response) => ({
+    'per-client-codes': (res.locals.app as { id: string }).id,
+  }));
+
+export const signInKeys = (req: Request, username: string): FailureKeys => {
+  const address = clientAddress(req);
+  return { 'per-user-and-address': `${username.toLowerCase()}|${address}`, 'per-address': address };
+};
