@@ -13,7 +13,10 @@ export function listen(app: Express): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const server: Server = app.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ port, close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))) });
+      resolve({
+        port,
+        close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
+      });
     });
     server.once('error', reject);
   });
@@ -49,10 +52,13 @@ export function requestBytes(req: RawRequest): Buffer {
   const lines = [`${req.method} ${req.target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
   for (const [name, value] of req.headers ?? []) lines.push(`${name}: ${value}`);
   if (req.chunked) lines.push('Transfer-Encoding: chunked');
-  else if (body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method)) lines.push(`Content-Length: ${body.length}`);
+  else if (body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(req.method))
+    lines.push(`Content-Length: ${body.length}`);
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
   if (!req.chunked) return Buffer.concat([head, body]);
-  const chunk = body.length ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n')]) : Buffer.alloc(0);
+  const chunk = body.length
+    ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n')])
+    : Buffer.alloc(0);
   return Buffer.concat([head, chunk, Buffer.from('0\r\n\r\n')]);
 }
 
@@ -100,7 +106,11 @@ export function parseResponse(data: Buffer, method: string, ended: boolean): Raw
  * Sends raw request bytes and reads one response. Resolves with `timeout` when no complete response
  * arrives within `deadlineMs`: the request hung.
  */
-export function rawRequest(port: number, req: RawRequest | Buffer, deadlineMs = 5000): Promise<RawResponse | NoResponse> {
+export function rawRequest(
+  port: number,
+  req: RawRequest | Buffer,
+  deadlineMs = 5000,
+): Promise<RawResponse | NoResponse> {
   const bytes = Buffer.isBuffer(req) ? req : requestBytes(req);
   const method = (Buffer.isBuffer(req) ? bytes.toString('latin1', 0, 16).split(' ')[0] : req.method).toUpperCase();
   return new Promise((resolve) => {
