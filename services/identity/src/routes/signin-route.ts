@@ -5,6 +5,8 @@ import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
 import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { pageErrors } from './page-errors';
+import { requireFormContentType } from './steps';
 
 /**
  * Failed sign-ins are limited per (username, client address) and per client address, so one source
@@ -55,5 +57,9 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     await proceed(ctx, res, id, updated, session, 303);
   };
 
-  endpoint(router, '/signin', { GET: [cookieParser(), show], POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), submit] });
+  endpoint(router, '/signin', {
+    GET: [cookieParser(), show],
+    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+  });
+  router.use('/signin', pageErrors);
 }
