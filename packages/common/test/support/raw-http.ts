@@ -92,8 +92,10 @@ export function parseResponse(data: Buffer, method: string, ended: boolean): Raw
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   const rest = data.subarray(split + 4);
+  // an interim answer (100 Continue) comes before the real one
+  if (status < 200) return parseResponse(rest, method, ended);
   let body: Buffer | null;
-  if (method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200)) body = Buffer.alloc(0);
+  if (method === 'HEAD' || status === 204 || status === 304) body = Buffer.alloc(0);
   else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) body = dechunk(rest);
   else if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length']);
