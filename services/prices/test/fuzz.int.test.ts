@@ -29,6 +29,7 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
       ['If-None-Match', '*'],
     ];
     const names = ['fiatCurrencies', 'cryptoCurrencies'];
+    const base = ['fiatCurrencies=USD', 'fiatCurrencies=USD,EUR&cryptoCurrencies=WLD,USDCE', 'fiatCurrencies=JPY'];
     surface = {
       endpoints: [
         {
@@ -37,6 +38,7 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
           methods: ['GET', 'OPTIONS'],
           values: ['wld', 'WLD', 'usdce'],
           names,
+          base,
           headers: conditional,
         },
         {
@@ -44,6 +46,7 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
           errors: 'json',
           methods: ['GET', 'OPTIONS'],
           names,
+          base,
           headers: conditional,
         },
         { path: '/openapi.json', errors: 'json', methods: ['GET'] },

@@ -34,6 +34,7 @@ describe('transactions fuzz: hostile input never hangs, never 5xx, always the er
           errors: 'json',
           methods: ['GET'],
           values: ids,
+          base: [`app_id=${appId}&type=pay`, `app_id=${appId}&type=sendTransaction`],
           names: ['app_id', 'type'],
           headers: [bearer],
         },

@@ -27,6 +27,8 @@ export interface FuzzEndpoint {
   values?: string[];
   /** The fields it reads, tried more often than the surface's other names. */
   names?: string[];
+  /** Well-formed field sets (`a=1&b=2`) that reach its deeper steps; hostile fields are added after them. */
+  base?: string[];
   /** Headers that get it past authentication or find its state (else the surface's). */
   headers?: [string, string][];
 }
@@ -134,9 +136,17 @@ function pairsArbitrary(surface: FuzzSurface, maxLength: number, endpoint?: Fuzz
   return fc.array(item, { maxLength }).map((pairs) => pairs.join('&'));
 }
 
+/** Optionally one of the endpoint's well-formed field sets, then hostile fields. */
+function fieldsArbitrary(surface: FuzzSurface, endpoint: FuzzEndpoint, maxLength: number): fc.Arbitrary<string> {
+  const base = endpoint.base?.length ? fc.option(fc.constantFrom(...endpoint.base), { nil: '' }) : fc.constant('');
+  return fc
+    .tuple(base, pairsArbitrary(surface, maxLength, endpoint))
+    .map(([good, hostile]) => [good, hostile].filter(Boolean).join('&'));
+}
+
 function queryArbitrary(surface: FuzzSurface, endpoint: FuzzEndpoint): fc.Arbitrary<string> {
   return fc.oneof(
-    { weight: 4, arbitrary: pairsArbitrary(surface, 12, endpoint).map((q) => (q ? `?${q}` : '')) },
+    { weight: 4, arbitrary: fieldsArbitrary(surface, endpoint, 8).map((q) => (q ? `?${q}` : '')) },
     fc.constant('?'),
   );
 }
@@ -243,7 +253,7 @@ const FORM = 'application/x-www-form-urlencoded';
 /** Mostly plausible requests to one endpoint (its methods, content type, credentials), each with hostile parts. */
 function endpointRequest(surface: FuzzSurface, endpoint: FuzzEndpoint): fc.Arbitrary<RawRequest> {
   const option = <T>(arbitrary: fc.Arbitrary<T>, freq: number) => fc.option(arbitrary, { freq, nil: undefined });
-  const form = pairsArbitrary(surface, 16, endpoint).map((s) => Buffer.from(s));
+  const form = fieldsArbitrary(surface, endpoint, 12).map((s) => Buffer.from(s));
   const credentials = endpoint.headers?.length ? endpoint.headers : surface.headers;
   return fc
     .record({
