@@ -38,9 +38,14 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           requestBody: form({ grant_type: { const: 'authorization_code' }, code: { type: 'string' }, redirect_uri: { type: 'string' }, code_verifier: { type: 'string' }, client_id: { type: 'string' }, client_secret: { type: 'string' } }, ['grant_type', 'code', 'redirect_uri']),
           responses: {
             200: { description: 'Token response', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
-            400: errorResponse('invalid_content_type, invalid_grant_type, required, invalid_grant (with OAuth error / error_description)'),
+            400: errorResponse(
+              'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
+                'invalid_body (a body that cannot be read); all with OAuth error / error_description',
+            ),
             401: errorResponse('unauthenticated'),
             405: errorResponse('method_not_allowed'),
+            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
+            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
           },
         },
       },
@@ -51,9 +56,11 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           requestBody: form({ token: { type: 'string' } }, ['token']),
           responses: {
             200: { description: '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s' },
-            400: errorResponse('invalid_content_type, required'),
+            400: errorResponse('invalid_content_type, required, invalid_request (client_id given twice), invalid_body'),
             401: errorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
             405: errorResponse('method_not_allowed'),
+            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
+            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
           },
         },
       },
