@@ -249,6 +249,8 @@ function bodyArbitrary(surface: FuzzSurface): fc.Arbitrary<Buffer> {
 
 const METHODS = ['GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'PROPFIND', 'SEARCH'];
 const FORM = 'application/x-www-form-urlencoded';
+/** Node answers a request line and headers over 16 kB itself (431), before the app: keep the target below. */
+const MAX_TARGET = 8192;
 
 /** Mostly plausible requests to one endpoint (its methods, content type, credentials), each with hostile parts. */
 function endpointRequest(surface: FuzzSurface, endpoint: FuzzEndpoint): fc.Arbitrary<RawRequest> {
@@ -270,7 +272,8 @@ function endpointRequest(surface: FuzzSurface, endpoint: FuzzEndpoint): fc.Arbit
       const plausible: [string, string][] = [];
       if (contentType) plausible.push(['Content-Type', contentType]);
       if (credentials) plausible.push(credentials);
-      return { method, target: path + query, headers: [...plausible, ...headers], body, chunked };
+      const target = (path + query).slice(0, MAX_TARGET);
+      return { method, target, headers: [...plausible, ...headers], body, chunked };
     });
 }
 
