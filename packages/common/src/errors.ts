@@ -61,7 +61,15 @@ export const errors = {
   required: (attribute: string) => new AppError('required', 400, 'This attribute is required.', attribute),
   invalidParameter: (attribute: string, detail: string) => new AppError('invalid_parameter', 400, detail, attribute),
   invalidBody: (detail: string) => new AppError('invalid_body', 400, detail),
-  payloadTooLarge: () => new AppError('payload_too_large', 413, 'The request body is too large.'),
+  payloadTooLarge: (detail = 'The request body is too large.') => new AppError('payload_too_large', 413, detail),
+  unsupportedEncoding: (encoding: string) =>
+    new AppError(
+      'unsupported_encoding',
+      415,
+      `Content-Encoding '${encoding}' is not supported; send the body uncompressed, or as gzip, deflate or br.`,
+    ),
+  unsupportedCharset: (charset: string) =>
+    new AppError('unsupported_charset', 415, `The charset '${charset}' is not supported; send the body as UTF-8.`),
   unauthenticated: (detail: string, scheme: string) =>
     new AppError('unauthenticated', 401, detail, null, { headers: { 'WWW-Authenticate': scheme } }),
   conflict: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 409, detail, attribute),

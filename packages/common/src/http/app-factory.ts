@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import { trustProxySetting } from '../config';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { requestId, requestLog } from './request-context';
+import { FORM_FIELD_LIMIT } from './request-errors';
 
 export interface AppOptions {
   logger: Logger;
@@ -27,4 +28,5 @@ export function finishHttpApp(app: Express | Router, logger: Logger): void {
 }
 
 export const jsonBody = (limit: string): RequestHandler => express.json({ limit, type: ['application/json', 'application/*+json'] });
-export const formBody = (limit: string): RequestHandler => express.urlencoded({ limit, extended: false, parameterLimit: 100 });
+export const formBody = (limit: string): RequestHandler =>
+  express.urlencoded({ limit, extended: false, parameterLimit: FORM_FIELD_LIMIT });

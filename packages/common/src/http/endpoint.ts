@@ -1,8 +1,37 @@
 import type { RequestHandler, Router } from 'express';
+import { match } from 'path-to-regexp';
 import { errors } from '../errors';
+import { malformedPathParameter } from './request-errors';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 export type EndpointHandlers = Partial<Record<Method, RequestHandler[]>>;
+
+const decodes = (value: string) => {
+  try {
+    decodeURIComponent(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The router decodes path parameters before any step runs and fails with a bare URIError; this step
+ * runs first and names the parameter that is not valid percent-encoded UTF-8.
+ */
+function checkPathParameters(path: string | string[]): RequestHandler | null {
+  const paths = ([] as string[]).concat(path).filter((p) => p.includes(':') || p.includes('*'));
+  if (paths.length === 0) return null;
+  const matches = match<Record<string, string | string[]>>(paths, { decode: false });
+  return (req, _res, next) => {
+    const found = matches(req.path);
+    if (!found) return next();
+    const bad = Object.entries(found.params).find(([, value]) =>
+      ([] as string[]).concat(value ?? []).some((v) => !decodes(v)),
+    );
+    next(bad ? malformedPathParameter(bad[0]) : undefined);
+  };
+}
 
 /**
  * Registers one path with a list of named steps per method; any other method
@@ -11,6 +40,8 @@ export type EndpointHandlers = Partial<Record<Method, RequestHandler[]>>;
 export function endpoint(router: Router, path: string | string[], handlers: EndpointHandlers): void {
   const allow = Object.keys(handlers) as Method[];
   if (allow.includes('GET')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD' as Method);
+  const checkParameters = checkPathParameters(path);
+  if (checkParameters) router.use(checkParameters);
   for (const [method, steps] of Object.entries(handlers) as [Method, RequestHandler[]][]) {
     router[method.toLowerCase() as 'get'](path, ...steps);
   }

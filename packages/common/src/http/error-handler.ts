@@ -1,27 +1,18 @@
 import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
-import { AppError, errorBody, errors, isAppError } from '../errors';
+import { errorBody, errors, isAppError, type AppError } from '../errors';
 import type { Logger } from '../logger';
+import { requestError } from './request-errors';
 
-interface HttpLikeError {
-  type?: string;
-  status?: number;
-}
-
-/** Maps body-parser failures and everything else to AppError; unknown errors become a bare 500. */
-export function toAppError(err: unknown): AppError {
+/** AppErrors as they are; failures to read the request as client errors; anything else a bare 500. */
+export function toAppError(err: unknown, req?: Request): AppError {
   if (isAppError(err)) return err;
-  const http = err as HttpLikeError;
-  if (http?.type === 'entity.too.large') return errors.payloadTooLarge();
-  if (http?.type === 'entity.parse.failed') return errors.invalidBody('The request body could not be parsed.');
-  if (http?.type === 'charset.unsupported' || http?.type === 'encoding.unsupported')
-    return errors.invalidBody('The request body uses an unsupported encoding.');
-  return errors.internal();
+  return requestError(err, req) ?? errors.internal();
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const appError = toAppError(err);
+    const appError = toAppError(err, req);
     if (appError.status >= 500) {
       const cause = appError.code === 'internal_error' ? err : (appError.cause ?? err);
       logger.error(appError.code === 'internal_error' ? 'unhandled error' : appError.detail, {

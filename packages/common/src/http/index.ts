@@ -7,3 +7,4 @@ export * from './request-context';
 export * from './service-apps';
 export * from './metrics';
 export * from './openapi';
+export * from './request-errors';

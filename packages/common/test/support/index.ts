@@ -58,3 +58,5 @@ export async function testStorage(service: string, migrationsDir: string): Promi
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export { expectDocumentMatchesRoutes } from './openapi';
+export * from './raw-http';
+export * from './fuzz';

@@ -1,18 +1,11 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { AppError, endpoint, errorBody, formBody } from '@attest/common';
+import { AppError, endpoint, formBody } from '@attest/common';
 import { errorTarget, identifyClient, pageError, parseAuthorizationRequest, singleParams } from '../domain/authorization-request';
 import { RedirectError } from '../domain/oauth-error';
-import { errorPage } from '../views/pages';
 import { currentSession, proceed, respondWithError } from './authorization-flow';
 import type { IdentityContext } from './context';
-
-/** Errors before the redirect URI is trusted: a page (or JSON when asked), never a redirect. */
-function showError(req: Request, res: Response, err: AppError): void {
-  res.set('Cache-Control', 'no-store');
-  if (req.accepts(['html', 'json']) === 'json') return void res.status(err.status).json(errorBody(err));
-  errorPage(res, err.status, errorBody(err));
-}
+import { pageErrors, showPageError } from './page-errors';
 
 /** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */
 export function authorizeRoute(router: Router, ctx: IdentityContext): void {
@@ -24,7 +17,7 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
       if (duplicate && ['client_id', 'redirect_uri'].includes(duplicate)) throw pageError.duplicate(duplicate);
       client = await identifyClient(params, ctx.apps);
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) return showError(req, res, err);
+      if (err instanceof AppError && err.status < 500) return showPageError(req, res, err);
       throw err;
     }
     const target = errorTarget(params, client.redirectUri);
@@ -45,4 +38,5 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
     GET: [cookieParser(), handle],
     POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), handle],
   });
+  router.use('/authorize', pageErrors);
 }

@@ -5,6 +5,8 @@ import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
 import { csrfToken, currentSession, expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { pageErrors } from './page-errors';
+import { requireFormContentType } from './steps';
 
 /** GET|POST /consent: the user approves or denies the app's scopes. */
 export function consentRoute(router: Router, ctx: IdentityContext): void {
@@ -34,5 +36,9 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     await proceed(ctx, res, id, updated, current.session, 303);
   };
 
-  endpoint(router, '/consent', { GET: [cookieParser(), show], POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), submit] });
+  endpoint(router, '/consent', {
+    GET: [cookieParser(), show],
+    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+  });
+  router.use('/consent', pageErrors);
 }

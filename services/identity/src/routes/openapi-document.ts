@@ -45,10 +45,13 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           responses: {
             200: { description: 'Token response', content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } } },
             400: countedErrorResponse(
-              'invalid_content_type, invalid_grant_type, required, invalid_grant (with OAuth error pair)',
+              'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
+                'invalid_body (a body that cannot be read); all with OAuth error / error_description',
             ),
             401: countedErrorResponse('unauthenticated'),
             405: errorResponse('method_not_allowed'),
+            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
+            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
             429: tooManyRequestsResponse(
               'wrong client credentials, or failed code exchanges; OAuth error temporarily_unavailable',
             ),
@@ -62,9 +65,11 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           requestBody: form({ token: { type: 'string' } }, ['token']),
           responses: {
             200: { description: '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s' },
-            400: errorResponse('invalid_content_type, required'),
+            400: errorResponse('invalid_content_type, required, invalid_request (client_id given twice), invalid_body'),
             401: countedErrorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
             405: errorResponse('method_not_allowed'),
+            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
+            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
             429: tooManyRequestsResponse('wrong client credentials'),
           },
         },

@@ -6,6 +6,8 @@ import { signInPage } from '../views/pages';
 import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
 import { signInKeys } from './failure-limits';
+import { pageErrors } from './page-errors';
+import { requireFormContentType } from './steps';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
 
@@ -53,5 +55,9 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     await proceed(ctx, res, id, updated, session, 303);
   };
 
-  endpoint(router, '/signin', { GET: [cookieParser(), show], POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), submit] });
+  endpoint(router, '/signin', {
+    GET: [cookieParser(), show],
+    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+  });
+  router.use('/signin', pageErrors);
 }

@@ -52,44 +52,68 @@ function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
       } catch {
         // keep the raw values
       }
-      verifyClient(ctx, id, pw).then((app) => done(null, app ?? false), done);
+      verifyClient(ctx, id, pw).then(
+        (app) => done(null, app ?? false),
+        (err: unknown) => done(err),
+      );
     }),
   );
   return passport;
 }
 
 /**
+ * Runs a passport strategy as a step. The callback runs after an await inside passport, outside
+ * express's reach, so anything it throws is handed to `next` here instead of escaping the request.
+ */
+function passportStep(
+  passport: InstanceType<typeof Passport>,
+  strategy: string,
+  onResult: (req: Request, res: Response, next: NextFunction, user: unknown) => void,
+): RequestHandler {
+  return (req, res, next) => {
+    passport.authenticate(strategy, { session: false }, (err: unknown, user: unknown) => {
+      if (err) return next(err);
+      try {
+        onResult(req, res, next, user);
+      } catch (thrown) {
+        next(thrown);
+      }
+    })(req, res, next);
+  };
+}
+
+/**
  * App authentication: client_secret_basic (passport-http) or client_secret_post.
- * `allowPost` is false where SPEC asks for the Basic header only. Wrong credentials count against the
- * failure limits (refuseBlockedClient runs first); a missing or malformed header does not.
+ * `allowPost` is false where SPEC asks for the Basic header only. A client_id given twice in the form is
+ * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
+ * (refuseBlockedClient runs first); a missing or malformed header does not.
  */
 export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean }): RequestHandler {
-  const passport = basicPassport(ctx);
   const refuse = (res: Response, next: NextFunction) => {
     countFailure(ctx.limits.credentials, res, invalidAppCredentials()).then(next, next);
   };
+  const basic = passportStep(basicPassport(ctx), 'basic', (req, res, next, app) => {
+    if (!app) return refuse(res, next);
+    const bodyClientId = field(req, 'client_id');
+    if (bodyClientId && bodyClientId !== (app as App).id) return next(invalidAppCredentials());
+    res.locals.app = app;
+    next();
+  });
+  const post = async (req: Request, res: Response, next: NextFunction) => {
+    const clientId = field(req, 'client_id');
+    const secret = field(req, 'client_secret');
+    if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
+    const app = await verifyClient(ctx, clientId, secret);
+    if (!app) return refuse(res, next);
+    res.locals.app = app;
+    next();
+  };
   return (req: Request, res: Response, next: NextFunction) => {
+    field(req, 'client_id');
     const header = req.get('authorization');
-    if (!header) {
-      const clientId = field(req, 'client_id');
-      const secret = field(req, 'client_secret');
-      if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
-      verifyClient(ctx, clientId, secret).then((app) => {
-        if (!app) return refuse(res, next);
-        res.locals.app = app;
-        next();
-      }, next);
-      return;
-    }
+    if (!header) return post(req, res, next);
     if (!/^Basic\s/i.test(header)) return next(invalidAppCredentials());
-    passport.authenticate('basic', { session: false }, (err: unknown, app: App | false) => {
-      if (err) return next(err);
-      if (!app) return refuse(res, next);
-      const bodyClientId = field(req, 'client_id');
-      if (bodyClientId && bodyClientId !== app.id) return next(invalidAppCredentials());
-      res.locals.app = app;
-      next();
-    })(req, res, next);
+    basic(req, res, next);
   };
 }
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, countFailure, endpoint, errors } from '@attest/common';
+import { AppError, countFailure, endpoint, errors, toAppError } from '@attest/common';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
@@ -11,7 +11,10 @@ const OAUTH_ERROR: Record<string, string> = {
   required: 'invalid_request',
   invalid_request: 'invalid_request',
   invalid_body: 'invalid_request',
+  invalid_parameter: 'invalid_request',
   payload_too_large: 'invalid_request',
+  unsupported_encoding: 'invalid_request',
+  unsupported_charset: 'invalid_request',
   unauthenticated: 'invalid_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
@@ -63,9 +66,12 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
     ],
     OPTIONS: [(_req, res) => void res.set('Allow', 'POST, OPTIONS').status(204).end()],
   });
-  router.use('/token', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use('/token', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    if (err instanceof AppError && OAUTH_ERROR[err.code]) return next(err.withExtra({ error: OAUTH_ERROR[err.code], error_description: err.detail }));
-    next(err);
+    const appError = toAppError(err, req);
+    // any other client error is a malformed request in OAuth terms (RFC 6749 §5.2)
+    const error = OAUTH_ERROR[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
+    if (!error) return next(err);
+    next(appError.withExtra({ error, error_description: appError.detail }));
   });
 }

@@ -24,7 +24,7 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
           ],
           responses: {
             200: { description: 'The transaction', content: { 'application/json': { schema: { $ref: '#/components/schemas/Transaction' } } } },
-            400: errorResponse('required (app_id, type) or invalid_parameter (type, transaction_id)'),
+            400: errorResponse('required (app_id, type) or invalid_parameter (type, transaction_id, also malformed percent-encoding)'),
             401: countedErrorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
             403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
             404: errorResponse('not_found: no such transaction for this app and type'),

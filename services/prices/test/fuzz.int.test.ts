@@ -1,0 +1,88 @@
+import request from 'supertest';
+import {
+  fuzzRuns,
+  fuzzSeeds,
+  fuzzService,
+  listen,
+  newStats,
+  reportStats,
+  type FuzzSurface,
+  type Listening,
+} from '@attest/testing';
+import { pricesHarness, type PricesHarness } from './support';
+
+const TEST_FILE = 'services/prices/test/fuzz.int.test.ts';
+
+/** Issue #9: random hostile requests to every public prices endpoint; see docs/reliability.md. */
+describe('prices fuzz: hostile input never hangs, never 5xx, always the error shape', () => {
+  let h: PricesHarness;
+  let server: Listening;
+  let surface: FuzzSurface;
+  const stats = newStats();
+
+  beforeAll(async () => {
+    h = await pricesHarness();
+    const served = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' });
+    const conditional: [string, string][] = [
+      ['If-None-Match', String(served.headers.etag)],
+      ['If-Modified-Since', String(served.headers['last-modified'])],
+      ['If-None-Match', '*'],
+    ];
+    const names = ['fiatCurrencies', 'cryptoCurrencies'];
+    const base = ['fiatCurrencies=USD', 'fiatCurrencies=USD,EUR&cryptoCurrencies=WLD,USDCE', 'fiatCurrencies=JPY'];
+    surface = {
+      endpoints: [
+        {
+          path: '/public/v1/prices/latest/{}',
+          errors: 'json',
+          methods: ['GET', 'OPTIONS'],
+          values: ['wld', 'WLD', 'usdce'],
+          names,
+          base,
+          headers: conditional,
+        },
+        {
+          path: '/public/v1/miniapps/prices',
+          errors: 'json',
+          methods: ['GET', 'OPTIONS'],
+          names,
+          base,
+          headers: conditional,
+        },
+        { path: '/openapi.json', errors: 'json', methods: ['GET'] },
+        { path: '/healthz', errors: 'json', methods: ['GET'] },
+        { path: '/readyz', errors: 'json', methods: ['GET'] },
+      ],
+      names,
+      values: [
+        'USD',
+        'EUR',
+        'usd,eur',
+        'USD,,EUR',
+        'JPY,IDR,USD',
+        'WLD',
+        'WLD,USDCE',
+        'usdce',
+        'XXX',
+        'USD%2CEUR',
+        ',',
+      ],
+      headers: conditional,
+    };
+    server = await listen(h.publicApp);
+  }, 120_000);
+  afterAll(async () => {
+    reportStats('prices', stats);
+    await server?.close();
+    await h?.close();
+  });
+
+  it.each(fuzzSeeds())(
+    'seed %i',
+    async (seed) => {
+      const run = await fuzzService(server.port, surface, { seed, runs: fuzzRuns(), testFile: TEST_FILE, stats });
+      if (run.failure) throw new Error(run.failure);
+    },
+    600_000,
+  );
+});
