@@ -153,7 +153,7 @@ async function main(): Promise<void> {
   const rows: ScenarioRow[] = chosen.map((s) => ({ scenario: s, notes: [] }));
   const memory: MemoryRow[] = [];
   const growth: GrowthRow[] = [];
-  const notes: string[] = [`server logs of this run: ${logDir}`];
+  const notes: string[] = [];
   const modes: Mode[] = options.embeddedOnly ? ['embedded'] : ['embedded', 'real'];
   const needsFloor = chosen.some((s) => s.embedded.reference === 'floor' || s.real.reference === 'floor');
   const withPeer = chosen.filter((s): s is Scenario & { oidc: NonNullable<Scenario['oidc']> } => !!s.oidc);
@@ -238,6 +238,9 @@ async function main(): Promise<void> {
     growth,
     notes: [...notes, `total time ${elapsed(t0)}`],
   };
+  const errors = [floor, ...rows.flatMap((r) => [r.embedded, r.real, r.oidc]), ...growth.flatMap((g) => [g.small, g.large])].some((m) => m && m.errors > 0);
+  if (errors || process.env.BENCH_KEEP_LOGS) partial.notes.unshift(`server logs of this run: ${logDir}`);
+  else fs.rmSync(logDir, { recursive: true, force: true });
   const report: Report = { ...partial, verdicts: evaluate(partial) };
   log(`\n${markdown(report)}`);
   if (options.write) for (const file of writeReport(report, path.join(ROOT, 'bench', 'results'))) log(`wrote ${path.relative(ROOT, file)}`);

@@ -4,6 +4,7 @@
  * process each: services/<name>/src/main.ts). Every server process runs pinned to the server core.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createDatabase, createLogger, type Db } from '@attest/common';
 import { freePort, ThrowawayRedis } from '../packages/common/test/support/throwaway';
@@ -80,7 +81,10 @@ export async function startEmbedded(pinning: Pinning, logDir: string, logLevel?:
         await start();
       }
     },
-    stop: () => server.stop(),
+    async stop() {
+      await server.stop();
+      fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
+    },
   };
 }
 
@@ -140,6 +144,7 @@ export async function startReal(pinning: Pinning, logDir: string, databaseUrl: s
     },
     async stop() {
       await Promise.all(servers.map((s) => s.stop()));
+      fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
     },
   };
 }
