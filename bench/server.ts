@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../test/support';
-import { serviceProcess, spawnServer, type Pinning } from './system';
+import { listensOn, serviceProcess, spawnServer, type Pinning } from './system';
 
 export const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
@@ -16,8 +16,10 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+let started = 0;
+
 export function startServer(pinning: Pinning, name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): ServerProcess {
-  const logFile = path.join(logDir, `${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
+  const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
   const child = spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
@@ -35,6 +37,9 @@ export function startServer(pinning: Pinning, name: string, script: string, env:
   };
 }
 
+/** The port chosen for a server was taken by another program before the server could listen. */
+export class PortTaken extends Error {}
+
 const tail = (file: string) => {
   try {
     return fs.readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
@@ -43,16 +48,24 @@ const tail = (file: string) => {
   }
 };
 
-/** Resolves once `url` answers `ok(status)`; fails when the process exits first or after timeoutMs. */
+/** Resolves once `url` answers `ok(status)` from a socket of this server; fails when the process exits first or after timeoutMs. */
 export async function waitReady(server: ServerProcess, url: string, timeoutMs = 60000, ok = (status: number) => status === 200): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (server.child.exitCode !== null) throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${tail(server.logFile)}`);
+    if (server.child.exitCode !== null) {
+      const output = tail(server.logFile);
+      if (/EADDRINUSE|port .* (is )?(taken|in use)/i.test(output)) throw new PortTaken(`${server.name}: a port was taken meanwhile:\n${output}`);
+      throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${output}`);
+    }
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       await res.arrayBuffer();
-      if (ok(res.status)) return;
-    } catch {
+      if (ok(res.status)) {
+        if (listensOn(server.child.pid!, Number(new URL(url).port))) return;
+        throw new PortTaken(`${server.name}: another program answers on ${url}`);
+      }
+    } catch (err) {
+      if (err instanceof PortTaken) throw err;
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 150));

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createDatabase, createLogger, type Db } from '@attest/common';
 import { freePort, ThrowawayRedis } from '../packages/common/test/support/throwaway';
 import { stackEnv } from '../test/support';
-import { startServer, waitReady, type ServerProcess } from './server';
+import { PortTaken, startServer, waitReady, type ServerProcess } from './server';
 import type { Pinning } from './system';
 
 export type Mode = 'embedded' | 'real';
@@ -56,36 +56,59 @@ function origins(env: NodeJS.ProcessEnv): Record<ServiceName, string> {
   };
 }
 
+/** Starts with fresh ports; again with others when another program took one meanwhile (a shared machine). */
+async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= 3) throw err;
+    }
+  }
+}
+
 /** `pnpm start` (embedded PGlite + in-process cache), its data in a fresh temporary DATA_DIR. */
-export async function startEmbedded(pinning: Pinning, logDir: string, logLevel?: string): Promise<Deployment> {
-  const env = await deployEnv('embedded', logLevel);
-  const o = origins(env);
-  let server: ServerProcess;
-  const start = async () => {
-    server = startServer(pinning, 'pnpm-start', 'scripts/start.ts', env, logDir);
-    await Promise.all(Object.values(o).map((origin) => waitReady(server, `${origin}/readyz`)));
-  };
-  await start();
-  return {
-    mode: 'embedded',
-    env,
-    origins: o,
-    servers: () => [server],
-    async withDatabase(service, fn) {
-      await server.stop();
-      const db = await createDatabase({ embeddedDir: path.resolve(env.DATA_DIR!, service, 'pg'), schema: service, logger: quiet });
+export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: string): Promise<Deployment> {
+  return withFreshPorts(async () => {
+    const env = await deployEnv('embedded', logLevel);
+    const o = origins(env);
+    let server: ServerProcess;
+    const start = async () => {
+      server = startServer(pinning, 'pnpm-start', 'scripts/start.ts', env, logDir);
       try {
-        return await fn(db);
-      } finally {
-        await db.close();
-        await start();
+        await Promise.all(Object.values(o).map((origin) => waitReady(server, `${origin}/readyz`)));
+      } catch (err) {
+        await server.stop();
+        throw err;
       }
-    },
-    async stop() {
-      await server.stop();
+    };
+    try {
+      await start();
+    } catch (err) {
       fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
-    },
-  };
+      throw err;
+    }
+    return {
+      mode: 'embedded' as const,
+      env,
+      origins: o,
+      servers: () => [server],
+      async withDatabase<T>(service: ServiceName, fn: (db: Db) => Promise<T>): Promise<T> {
+        await server.stop();
+        const db = await createDatabase({ embeddedDir: path.resolve(env.DATA_DIR!, service, 'pg'), schema: service, logger: quiet });
+        try {
+          return await fn(db);
+        } finally {
+          await db.close();
+          await start();
+        }
+      },
+      async stop() {
+        await server.stop();
+        fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
+      },
+    };
+  });
 }
 
 /** Drops and recreates the bench database on the Postgres server (never touches any other database). */
@@ -119,32 +142,35 @@ export async function startRedis(): Promise<ThrowawayRedis> {
 }
 
 /** The three services standalone, one process each, on the given Postgres database and Redis. */
-export async function startReal(pinning: Pinning, logDir: string, databaseUrl: string, redisUrl: string, logLevel?: string): Promise<Deployment> {
-  const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
-  const o = origins(env);
-  const servers = SERVICES.map((name) => startServer(pinning, name, `services/${name}/src/main.ts`, env, logDir));
-  try {
-    await Promise.all(SERVICES.map((name, i) => waitReady(servers[i], `${o[name]}/readyz`)));
-  } catch (err) {
-    await Promise.all(servers.map((s) => s.stop()));
-    throw err;
-  }
-  return {
-    mode: 'real',
-    env,
-    origins: o,
-    servers: () => servers,
-    async withDatabase(service, fn) {
-      const db = await createDatabase({ url: databaseUrl, schema: service, logger: quiet, poolSize: 1 });
-      try {
-        return await fn(db);
-      } finally {
-        await db.close();
-      }
-    },
-    async stop() {
+export function startReal(pinning: Pinning, logDir: string, databaseUrl: string, redisUrl: string, logLevel?: string): Promise<Deployment> {
+  return withFreshPorts(async () => {
+    const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
+    const o = origins(env);
+    const servers = SERVICES.map((name) => startServer(pinning, name, `services/${name}/src/main.ts`, env, logDir));
+    try {
+      await Promise.all(SERVICES.map((name, i) => waitReady(servers[i], `${o[name]}/readyz`)));
+    } catch (err) {
       await Promise.all(servers.map((s) => s.stop()));
       fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
-    },
-  };
+      throw err;
+    }
+    return {
+      mode: 'real' as const,
+      env,
+      origins: o,
+      servers: () => servers,
+      async withDatabase<T>(service: ServiceName, fn: (db: Db) => Promise<T>): Promise<T> {
+        const db = await createDatabase({ url: databaseUrl, schema: service, logger: quiet, poolSize: 1 });
+        try {
+          return await fn(db);
+        } finally {
+          await db.close();
+        }
+      },
+      async stop() {
+        await Promise.all(servers.map((s) => s.stop()));
+        fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
+      },
+    };
+  });
 }

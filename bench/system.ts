@@ -103,6 +103,46 @@ export function pinTree(pinning: Pinning, rootPid: number): void {
   }
 }
 
+function socketInodes(pid: number): Set<string> {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    // gone
+  }
+  return inodes;
+}
+
+/**
+ * True when a process of this tree listens on the TCP port (from /proc/net/tcp{,6}): readiness must
+ * come from our server, not from another program that took the port meanwhile on a shared machine.
+ */
+export function listensOn(rootPid: number, port: number): boolean {
+  const inodes = new Set(processTree(rootPid).flatMap((pid) => [...socketInodes(pid)]));
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 10 || cols[3] !== '0A') continue; // LISTEN
+      if (cols[1].endsWith(`:${hex}`) && inodes.has(cols[9])) return true;
+    }
+  }
+  return false;
+}
+
 /** CPU affinity of a process as taskset reports it, for the report ("0", "1", "0,1"). */
 export function affinity(pid: number): string {
   try {
