@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createDatabase, createLogger, type Db } from '@attest/common';
 import { freePort, ThrowawayRedis } from '../packages/common/test/support/throwaway';
 import { stackEnv } from '../test/support';
-import { PortTaken, startServer, waitReady, type ServerProcess } from './server';
+import { startServer, waitReady, type ServerProcess } from './server';
 import type { Pinning } from './system';
 
 export type Mode = 'embedded' | 'real';
@@ -56,20 +56,24 @@ function origins(env: NodeJS.ProcessEnv): Record<ServiceName, string> {
   };
 }
 
-/** Starts with fresh ports; again with others when another program took one meanwhile (a shared machine). */
-async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+/**
+ * Starts with fresh ports and a fresh data directory; up to three times, as a start-up can fail on a
+ * loaded shared machine (another program took a port meanwhile; embedded Postgres slow to open).
+ */
+async function withRetries<T>(what: string, start: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await start();
     } catch (err) {
-      if (!(err instanceof PortTaken) || attempt >= 3) throw err;
+      if (attempt >= 3) throw err;
+      process.stdout.write(`  ${what} did not start (${(err instanceof Error ? err.message : String(err)).split('\n')[0]}); trying again\n`);
     }
   }
 }
 
 /** `pnpm start` (embedded PGlite + in-process cache), its data in a fresh temporary DATA_DIR. */
 export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: string): Promise<Deployment> {
-  return withFreshPorts(async () => {
+  return withRetries('pnpm start', async () => {
     const env = await deployEnv('embedded', logLevel);
     const o = origins(env);
     let server: ServerProcess;
@@ -100,7 +104,7 @@ export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: strin
           return await fn(db);
         } finally {
           await db.close();
-          await start();
+          await withRetries('pnpm start (again)', start);
         }
       },
       async stop() {
@@ -143,7 +147,7 @@ export async function startRedis(): Promise<ThrowawayRedis> {
 
 /** The three services standalone, one process each, on the given Postgres database and Redis. */
 export function startReal(pinning: Pinning, logDir: string, databaseUrl: string, redisUrl: string, logLevel?: string): Promise<Deployment> {
-  return withFreshPorts(async () => {
+  return withRetries('the services', async () => {
     const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
     const o = origins(env);
     const servers = SERVICES.map((name) => startServer(pinning, name, `services/${name}/src/main.ts`, env, logDir));
