@@ -141,8 +141,8 @@ export function markdown(report: Report): string {
   if (report.rows.some((r) => r.real)) lines.push(`- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; all three pinned to the server core`);
   lines.push(`- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`);
   lines.push('', `**targets met: ${met} of ${report.verdicts.length}**`, '');
-  lines.push('| scenario | Attest embedded /s | p99 ms | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | ratio | target | met? |');
-  lines.push('|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|');
+  lines.push('| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|---|');
   for (const row of report.rows) {
     const s = row.scenario;
     const unit = s.unit === 'trip' ? ' trips' : '';
@@ -153,7 +153,7 @@ export function markdown(report: Report): string {
     const eTarget = s.embedded.minRatio !== undefined ? `≥ ${s.embedded.minRatio}× ${refName(s.embedded.reference)}${s.embedded.maxP99Ms !== undefined ? `, p99 ≤ ${s.embedded.maxP99Ms}` : ''}` : '';
     const rTarget = s.real.minRatio !== undefined ? `≥ ${s.real.minRatio}× ${refName(s.real.reference)}` : '';
     lines.push(
-      `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${cell(row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} |`,
+      `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${fmt(row.embedded?.errors)} | ${cell(row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${fmt(row.real?.errors)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} |`,
     );
   }
   const noted = report.rows.filter((r) => r.notes.length);

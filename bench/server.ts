@@ -49,7 +49,7 @@ const tail = (file: string) => {
 };
 
 /** Resolves once `url` answers `ok(status)` from a socket of this server; fails when the process exits first or after timeoutMs. */
-export async function waitReady(server: ServerProcess, url: string, timeoutMs = 60000, ok = (status: number) => status === 200): Promise<void> {
+export async function waitReady(server: ServerProcess, url: string, timeoutMs = 120000, ok = (status: number) => status === 200): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.child.exitCode !== null) {
