@@ -228,7 +228,7 @@ async function main(): Promise<void> {
     startedAt,
     finishedAt: new Date().toISOString(),
     commit: gitCommit(),
-    command: `pnpm bench ${process.argv.slice(2).join(' ')}`.trim(),
+    command: [...Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`), 'pnpm bench', ...process.argv.slice(2)].join(' '),
     machine,
     pinning: pinning.note,
     options,

@@ -26,7 +26,11 @@ function hasTaskset(): boolean {
 export function pinDriver(): Pinning {
   if (!hasTaskset()) return { pinned: false, note: 'taskset not found (util-linux): servers and driver run UNPINNED' };
   if (os.cpus().length < 2) return { pinned: false, note: `only ${os.cpus().length} CPU: servers and driver run UNPINNED` };
-  execFileSync('taskset', ['-a', '-cp', String(DRIVER_CORE), String(process.pid)], { stdio: 'ignore' });
+  try {
+    execFileSync('taskset', ['-a', '-cp', String(DRIVER_CORE), String(process.pid)], { stdio: 'ignore' });
+  } catch (err) {
+    return { pinned: false, note: `taskset could not pin (${(err as Error).message.split('\n')[0]}): servers and driver run UNPINNED` };
+  }
   return { pinned: true, note: `servers on core ${SERVER_CORE} (taskset -c ${SERVER_CORE}), autocannon driver on core ${DRIVER_CORE}` };
 }
 
