@@ -138,7 +138,7 @@ export function markdown(report: Report): string {
   lines.push(`- pinning: ${report.pinning}`);
   lines.push(`- load: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up (not counted) + ${o.seconds} s measured, median of ${o.repetitions} repetition${o.repetitions === 1 ? '' : 's'}; loopback only; only correct responses count`);
   lines.push(`- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`);
-  if (report.rows.some((r) => r.real)) lines.push(`- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; all three pinned to the server core`);
+  if (report.rows.some((r) => r.real)) lines.push(`- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`);
   lines.push(`- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`);
   lines.push('', `**targets met: ${met} of ${report.verdicts.length}**`, '');
   lines.push('| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? |');
