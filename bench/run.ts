@@ -1,80 +1,259 @@
 /**
- * `pnpm bench`: starts the three services (embedded storage, its own ports and data directory),
- * seeds an app, a key, a transaction and a token, then drives each scenario from this process over
- * loopback with a fixed concurrency for a fixed time, and prints requests/s and latency percentiles.
- * Bounded: BENCH_SECONDS per scenario (default 5), BENCH_CONCURRENCY (default 16), loopback only.
+ * `pnpm bench` (issue #10): Attest measured as an outsider would, beside its references, in one run.
+ * The servers run pinned to core 0, this autocannon driver on core 1; each scenario gets a warm-up
+ * and a measured run, repeated; medians are reported, every response is checked. Writes
+ * bench/results/<timestamp>.{md,json} and latest.md. Always exits 0 once it has a report (it is a
+ * report, not a test); "targets met: N of M" says how it went. How to run and read it: bench/README.md.
  */
-import { performance } from 'node:perf_hooks';
-import { manage, stackEnv, startStack } from '../test/support';
-import { Browser } from '../services/identity/test/browser';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { measure, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
+import { MemoryWatch } from './memory';
+import { parseOptions, type BenchOptions } from './options';
+import { startExpressFloor } from './peers/express-floor';
+import { startOidcPeer } from './peers/oidc-provider';
+import { evaluate, markdown, writeReport, type GrowthRow, type MemoryRow, type Report, type ScenarioRow } from './report';
+import { floorWorkload, scenario, selectScenarios, type AttestTarget, type Scenario } from './scenarios';
+import { countRows, insertQuotes, insertTransactions, seedAttest, signIn } from './seed';
+import { dropDatabase, recreateDatabase, startEmbedded, startReal, startRedis, type Deployment, type Mode } from './stack';
+import { describeMachine, mb, pinDriver, rss, type Pinning } from './system';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const ROOT = path.resolve(__dirname, '..');
+const EMBEDDED_LIMIT_MB = 500;
+const SERVICE_LIMIT_MB = 150;
+const MISS_TAG = 1;
+const GROWTH_TAG = 2;
+const GROWTH_LOOKUP_SET = 1000;
+const GROWTH_SMALL = { transactions: 1000, quotes: 100 };
 
-interface Scenario {
-  name: string;
-  request(): Promise<Response>;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const elapsed = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
+
+/** Everything started is stopped, whatever happens (also on Ctrl-C). */
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanupAll(): Promise<void> {
+  while (cleanups.length) await cleanups.pop()!().catch((err: Error) => log(`cleanup: ${err.message}`));
+}
+function onCleanup(fn: () => Promise<void>): () => Promise<void> {
+  let done = false;
+  const once = async () => {
+    if (done) return;
+    done = true;
+    await fn();
+  };
+  cleanups.push(once);
+  return once;
 }
 
-async function drive(scenario: Scenario): Promise<{ name: string; requests: number; errors: number; rps: number; p50: number; p99: number }> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        try {
-          const res = await scenario.request();
-          await res.arrayBuffer();
-          if (!res.ok) errors++;
-        } catch {
-          errors++;
-        }
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  const pick = (q: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(2));
-  return { name: scenario.name, requests: latencies.length, errors, rps: Math.round(latencies.length / SECONDS), p50: pick(0.5), p99: pick(0.99) };
-}
-
-async function main(): Promise<void> {
-  const env = await stackEnv({ LOG_LEVEL: 'error' });
-  const stack = await startStack(env);
+function gitCommit(): string {
   try {
-    const run = async (...args: string[]) => JSON.parse((await manage(args, env)).stdout) as Record<string, string>;
-    const redirect = 'http://localhost:3000/cb';
-    const app = await run('app', 'create', '--name', 'Bench', '--redirect-uri', redirect);
-    await run('user', 'create', '--username', 'bench', '--password', 'correct horse battery', '--verification-level', 'orb');
-    const tx = await run('transaction', 'record', '--app-id', app.app_id, '--type', 'pay', '--reference', 'bench-1', '--from', `0x${'1'.repeat(40)}`, '--to', `0x${'2'.repeat(40)}`, '--chain', 'worldchain', '--token', 'USDCE', '--token-amount', '1000000');
-    const browser = new Browser(stack.urls.identity);
-    const { location } = await browser.signIn(`${stack.urls.identity}/authorize?response_type=code&scope=openid&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}`, { username: 'bench', password: 'correct horse battery' });
-    const code = new URL(location!).searchParams.get('code')!;
-    const basic = `Basic ${Buffer.from(`${app.app_id}:${app.client_secret}`).toString('base64')}`;
-    const tokenRes = await fetch(`${stack.urls.identity}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect }) });
-    const { access_token: accessToken } = (await tokenRes.json()) as { access_token: string };
-
-    const scenarios: Scenario[] = [
-      { name: 'GET /.well-known/openid-configuration', request: () => fetch(`${stack.urls.identity}/.well-known/openid-configuration`) },
-      { name: 'GET /jwks', request: () => fetch(`${stack.urls.identity}/jwks`) },
-      { name: 'GET /userinfo (Bearer)', request: () => fetch(`${stack.urls.identity}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } }) },
-      { name: 'POST /introspect (Basic)', request: () => fetch(`${stack.urls.identity}/introspect`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${accessToken}` }) },
-      { name: 'GET /api/v2/client/transaction/{id}', request: () => fetch(`${stack.urls.transactions}/api/v2/client/transaction/${tx.transaction_id}?app_id=${app.app_id}&type=pay`, { headers: { authorization: `Bearer ${app.api_key}` } }) },
-      { name: 'GET /public/v1/prices/latest/wld (4 prices)', request: () => fetch(`${stack.urls.prices}/public/v1/prices/latest/wld?fiatCurrencies=USD,EUR&cryptoCurrencies=WLD,USDCE`) },
-    ];
-    const results = [];
-    for (const scenario of scenarios) results.push(await drive(scenario));
-    process.stdout.write(`\nAttest benchmark: embedded storage, ${CONCURRENCY} concurrent clients, ${SECONDS} s per scenario, one process for all three services\n\n`);
-    process.stdout.write('| scenario | requests | errors | req/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n');
-    for (const r of results) process.stdout.write(`| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps} | ${r.p50} | ${r.p99} |\n`);
-  } finally {
-    await stack.stop('SIGTERM');
+    const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${hash} (with uncommitted changes)` : hash;
+  } catch {
+    return 'unknown';
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
-  process.exitCode = 1;
+async function timed(label: string, work: Workload, drive: DriveOptions): Promise<Measurement> {
+  log(`  ${label}`);
+  const m = await measure(work, drive, log);
+  log(`  → ${m.rate}/s, p99 ${m.p99} ms${m.errors ? `, ${m.errors} ERRORS (${Object.keys(m.errorKinds).join(', ')})` : ''}`);
+  return m;
+}
+
+/** Starts a deployment of Attest, seeds it (and the cache-miss set), signs in. */
+async function deployAttest(
+  mode: Mode,
+  options: BenchOptions,
+  pinning: Pinning,
+  logDir: string,
+  bulk: { missSet?: number; growth?: { transactions: number; quotes: number } },
+): Promise<{ deploy: Deployment; target: AttestTarget; stored: { transactions: number; quotes: number } }> {
+  const t0 = Date.now();
+  let deploy: Deployment;
+  if (mode === 'embedded') {
+    deploy = await startEmbedded(pinning, logDir, options.logLevel);
+  } else {
+    const databaseUrl = await recreateDatabase(options.postgresUrl, options.databaseName);
+    onCleanup(() => dropDatabase(options.postgresUrl, options.databaseName));
+    const redis = await startRedis();
+    onCleanup(() => redis.stop());
+    deploy = await startReal(pinning, logDir, databaseUrl, redis.url, options.logLevel);
+  }
+  onCleanup(() => deploy.stop());
+  log(`  started in ${elapsed(t0)}`);
+  const basics = await seedAttest(deploy);
+  const stored = { transactions: NaN, quotes: NaN };
+  if (bulk.missSet || bulk.growth) {
+    const t1 = Date.now();
+    // embedded: the stack stops while PGlite's files are written, and starts again after
+    stored.transactions = await deploy.withDatabase('transactions', async (db) => {
+      if (bulk.missSet) await insertTransactions(db, basics.appId, MISS_TAG, bulk.missSet, 'pending');
+      if (bulk.growth) await insertTransactions(db, basics.appId, GROWTH_TAG, bulk.growth.transactions, 'mined');
+      return countRows(db, 'transactions');
+    });
+    if (bulk.growth) {
+      const quotes = bulk.growth.quotes;
+      stored.quotes = await deploy.withDatabase('prices', async (db) => {
+        await insertQuotes(db, quotes);
+        return countRows(db, 'quotes');
+      });
+    }
+    log(`  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`);
+  }
+  const session = await signIn(deploy.origins.identity, basics.appId, basics.clientSecret);
+  return {
+    deploy,
+    target: { origins: deploy.origins, issuer: deploy.env.BASE_URL!, seed: { ...basics, ...session }, missSet: bulk.missSet ?? 1, growthSet: GROWTH_LOOKUP_SET },
+    stored,
+  };
+}
+
+/** 60 s (BENCH_MEMORY_SECONDS) of mixed load on the three services at once; RSS of each at half time and at the end. */
+async function soak(deploy: Deployment, target: AttestTarget, options: BenchOptions): Promise<MemoryRow[]> {
+  const per = Math.max(1, Math.floor(options.connections / 3));
+  const identity: Workload = {
+    origin: target.origins.identity,
+    unit: 'request',
+    steps: [...scenario('userinfo').attest(target).steps, ...scenario('introspect').attest(target).steps],
+  };
+  const loads = [identity, scenario('tx-miss').attest(target), scenario('prices').attest(target)];
+  const servers = deploy.servers();
+  const pids = servers.map((s) => s.nodePid());
+  const half: (number | undefined)[] = [];
+  const end: (number | undefined)[] = [];
+  const halfTimer = setTimeout(() => pids.forEach((pid, i) => (half[i] = mb(rss(pid)))), (options.memorySeconds / 2) * 1000);
+  const endTimer = setTimeout(() => pids.forEach((pid, i) => (end[i] = mb(rss(pid)))), (options.memorySeconds - 0.5) * 1000);
+  const results = await Promise.all(loads.map((w) => runOnce(w, per, options.memorySeconds)));
+  clearTimeout(halfTimer);
+  clearTimeout(endTimer);
+  log(`  soak load: ${results.map((r, i) => `${servers[i].name} ${r.rate}/s${r.errors ? ` (${r.errors} errors)` : ''}`).join(', ')}`);
+  return servers.map((s, i) => ({
+    mode: 'real' as const,
+    process: s.name,
+    when: `${options.memorySeconds} s soak (userinfo+introspect, uncached lookups, prices; ${per} connections each)${results[i].errors ? `; ${results[i].errors} errors` : ''}`,
+    atHalfMb: half[i],
+    atEndMb: end[i],
+    limitMb: SERVICE_LIMIT_MB,
+  }));
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const startedAt = new Date().toISOString();
+  const t0 = Date.now();
+  const pinning = pinDriver();
+  const machine = describeMachine();
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-bench-'));
+  const drive: DriveOptions = { connections: options.connections, seconds: options.seconds, warmupSeconds: options.warmupSeconds, repetitions: options.repetitions };
+  const chosen = selectScenarios(options.scenarios);
+  const rows: ScenarioRow[] = chosen.map((s) => ({ scenario: s, notes: [] }));
+  const memory: MemoryRow[] = [];
+  const growth: GrowthRow[] = [];
+  const notes: string[] = [];
+  const modes: Mode[] = options.embeddedOnly ? ['embedded'] : ['embedded', 'real'];
+  const needsFloor = chosen.some((s) => s.embedded.reference === 'floor' || s.real.reference === 'floor');
+  const withPeer = chosen.filter((s): s is Scenario & { oidc: NonNullable<Scenario['oidc']> } => !!s.oidc);
+  log(`Attest bench: ${chosen.map((s) => s.key).join(', ')}; modes: ${modes.join(', ')}${options.memory ? '; memory soak' : ''}${options.growth ? '; growth' : ''}`);
+  log(`pinning: ${pinning.note}`);
+
+  let floor: Measurement | undefined;
+  if (needsFloor || options.growth) {
+    log('\nExpress 5 hello world (the floor)');
+    const peer = await startExpressFloor(pinning, logDir);
+    const stop = onCleanup(() => peer.stop());
+    floor = await timed('GET / → hello', floorWorkload(peer.origin), drive);
+    memory.push({ mode: 'reference', process: 'express hello world', when: 'after its load', mb: mb(rss(peer.server.nodePid())) });
+    await stop();
+  }
+
+  if (withPeer.length) {
+    log('\noidc-provider 9.13.3');
+    const peer = await startOidcPeer(pinning, logDir);
+    const stop = onCleanup(() => peer.stop());
+    for (const s of withPeer) rows.find((r) => r.scenario === s)!.oidc = await timed(s.name, s.oidc(peer), drive);
+    memory.push({ mode: 'reference', process: 'oidc-provider', when: 'after its load', mb: mb(rss(peer.server.nodePid())) });
+    await stop();
+  }
+
+  for (const mode of modes) {
+    log(`\nAttest, ${mode === 'embedded' ? 'embedded (pnpm start)' : 'Postgres + Redis (one process per service)'}`);
+    const missSet = chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
+    const { deploy, target } = await deployAttest(mode, options, pinning, logDir, { missSet });
+    const watch = new MemoryWatch(deploy.servers());
+    for (const row of rows) {
+      const m = await timed(row.scenario.name, row.scenario.attest(target), drive);
+      row[mode] = m;
+      if (row.scenario.key === 'tx-miss') {
+        row.notes.push(`${mode}: ${options.missSet.toLocaleString('en-US')} distinct pending transactions looked up in turn; at the measured rate one cycle takes ${(options.missSet / Math.max(1, m.rate)).toFixed(1)} s`);
+      }
+    }
+    const readings = watch.stop();
+    for (const r of readings) {
+      if (mode === 'embedded') memory.push({ mode, process: 'pnpm start (all three services)', when: 'peak over the embedded scenarios', mb: r.peakMb, limitMb: EMBEDDED_LIMIT_MB });
+      else memory.push({ mode, process: r.process, when: 'peak over the scenarios', mb: r.peakMb });
+    }
+    if (mode === 'real' && options.memory) {
+      log(`  memory soak: ${options.memorySeconds} s`);
+      memory.push(...(await soak(deploy, target, options)));
+    }
+    await deploy.stop();
+    await cleanupAll();
+  }
+
+  if (options.growth) {
+    const sizes = [GROWTH_SMALL, { transactions: options.growthLarge, quotes: options.growthLarge }];
+    for (const mode of modes) {
+      const results: { size: { transactions: number; quotes: number }; tx: Measurement; prices: Measurement; counted: { transactions: number; quotes: number } }[] = [];
+      for (const size of sizes) {
+        log(`\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes`);
+        const { deploy, target, stored: counted } = await deployAttest(mode, options, pinning, logDir, { growth: size });
+        const tx = await timed(scenario('tx-growth').name, scenario('tx-growth').attest(target), drive);
+        const prices = await timed(scenario('prices').name, scenario('prices').attest(target), drive);
+        results.push({ size, tx, prices, counted });
+        await deploy.stop();
+        await cleanupAll();
+      }
+      const [small, large] = results;
+      growth.push({ mode, scenario: 'transaction lookup (1,000 ids in turn)', smallRows: small.counted.transactions, largeRows: large.counted.transactions, small: small.tx, large: large.tx });
+      growth.push({ mode, scenario: 'price lookup (2 × 3)', smallRows: small.counted.quotes, largeRows: large.counted.quotes, small: small.prices, large: large.prices });
+    }
+    notes.push("growth: rows counted in the service's tables after the bulk insert (the seeded transaction and the seed feed's quotes included); the added quotes are older observations, so the latest price is unchanged");
+  }
+
+  const partial: Omit<Report, 'verdicts'> = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    commit: gitCommit(),
+    command: [...Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`), 'pnpm bench', ...process.argv.slice(2)].join(' '),
+    machine,
+    pinning: pinning.note,
+    options,
+    floor,
+    rows,
+    memory,
+    growth,
+    notes: [...notes, `total time ${elapsed(t0)}`],
+  };
+  const errors = [floor, ...rows.flatMap((r) => [r.embedded, r.real, r.oidc]), ...growth.flatMap((g) => [g.small, g.large])].some((m) => m && m.errors > 0);
+  if (errors || process.env.BENCH_KEEP_LOGS) partial.notes.unshift(`server logs of this run: ${logDir}`);
+  else fs.rmSync(logDir, { recursive: true, force: true });
+  const report: Report = { ...partial, verdicts: evaluate(partial) };
+  log(`\n${markdown(report)}`);
+  if (options.write) for (const file of writeReport(report, path.join(ROOT, 'bench', 'results'))) log(`wrote ${path.relative(ROOT, file)}`);
+}
+
+process.on('SIGINT', () => {
+  log('interrupted: stopping servers');
+  void cleanupAll().then(() => process.exit(130));
 });
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanupAll());

@@ -1,0 +1,98 @@
+/**
+ * The reference identity provider: oidc-provider configured like ours — in-memory adapter, one RS256
+ * key, pairwise subjects, JWT access tokens for a resource indicator, introspection, a confidential
+ * client (client_secret_basic). Run in its own process (pinned like ours) by bench/peers/oidc-provider.ts.
+ * The interaction (sign-in + consent) finishes programmatically for the one bench account: the bench
+ * goes through it once and then replays the session cookie, as a signed-in browser does.
+ */
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import Provider, { type Configuration, type JWK } from 'oidc-provider';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+
+const PORT = Number(env('PEER_PORT'));
+const ISSUER = env('PEER_ISSUER');
+const CLIENT_ID = env('PEER_CLIENT_ID');
+const CLIENT_SECRET = env('PEER_CLIENT_SECRET');
+const REDIRECT_URI = env('PEER_REDIRECT_URI');
+const RESOURCE = env('PEER_RESOURCE');
+const ACCOUNT = 'bench';
+const RESOURCE_SCOPE = 'api:read';
+
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'bench-rs256', alg: 'RS256', use: 'sig' } as JWK;
+const pairwiseSalt = randomBytes(32).toString('hex');
+
+const configuration: Configuration = {
+  // no adapter: oidc-provider's in-memory adapter
+  clients: [
+    {
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      subject_type: 'pairwise',
+      id_token_signed_response_alg: 'RS256',
+    },
+  ],
+  jwks: { keys: [signingKey] },
+  subjectTypes: ['pairwise'],
+  pairwiseIdentifier: async (_ctx, accountId, client) => createHash('sha256').update(`${client.sectorIdentifier}|${accountId}|${pairwiseSalt}`).digest('hex'),
+  cookies: { keys: [randomBytes(32).toString('hex')] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+  scopes: ['openid', 'email'],
+  findAccount: async (_ctx, id) =>
+    id === ACCOUNT ? { accountId: id, claims: async () => ({ sub: id, email: `${id}@bench.invalid`, email_verified: true }) } : undefined,
+  features: {
+    devInteractions: { enabled: false },
+    introspection: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => false,
+      getResourceServerInfo: (_ctx, resource) => {
+        if (resource !== RESOURCE) throw new Error(`unknown resource ${resource}`);
+        return { scope: RESOURCE_SCOPE, audience: RESOURCE, accessTokenFormat: 'jwt', accessTokenTTL: 3600, jwt: { sign: { alg: 'RS256' } } };
+      },
+    },
+  },
+  interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Session: 86400, Grant: 86400, Interaction: 600 },
+};
+
+const provider = new Provider(ISSUER, configuration);
+provider.on('server_error', (_ctx, err) => process.stderr.write(`server_error: ${err.stack ?? err.message}\n`));
+const callback = provider.callback();
+
+/** Sign-in and consent for the bench account, granted at once (openid email, and the resource's scope). */
+async function finishInteraction(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  if (process.env.BENCH_DEBUG) process.stderr.write(`interaction ${JSON.stringify(details.prompt)}\n`);
+  const grant = new provider.Grant({ accountId: ACCOUNT, clientId: String(details.params.client_id) });
+  grant.addOIDCScope('openid email');
+  grant.addResourceScope(RESOURCE, RESOURCE_SCOPE);
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { login: { accountId: ACCOUNT }, consent: { grantId } }, { mergeWithLastSubmission: false });
+}
+
+const server = http.createServer((req, res) => {
+  if (req.url?.startsWith('/interaction/')) {
+    finishInteraction(req, res).catch((err: Error) => {
+      res.statusCode = 500;
+      res.end(err.message);
+    });
+    return;
+  }
+  callback(req, res);
+});
+server.listen(PORT, '127.0.0.1', () => process.stdout.write(`oidc-provider listening on ${PORT}\n`));
+const stop = () => process.exit(0);
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,100 @@
+/** Starts the oidc-provider reference (its own pinned process) and signs in once to get a session and tokens. */
+import { randomBytes } from 'node:crypto';
+import { freePort } from '../../packages/common/test/support/throwaway';
+import { basicAuth, CookieJar, codeFrom, expectJson, form, pkce } from '../http';
+import { startServer, waitReady, type ServerProcess } from '../server';
+import type { Pinning } from '../system';
+
+export const PEER_REDIRECT_URI = 'http://localhost:3000/callback';
+export const PEER_RESOURCE = 'urn:attest-bench:api';
+export const PEER_SCOPE = 'openid email';
+
+export interface OidcPeer {
+  server: ServerProcess;
+  origin: string;
+  clientId: string;
+  clientSecret: string;
+  sessionCookie: string;
+  pkce: { verifier: string; challenge: string };
+  /** Opaque access token (no resource): what oidc-provider accepts at /me and /token/introspection. */
+  opaqueAccessToken: string;
+  stop(): Promise<void>;
+}
+
+/** /auth for the round trip: a JWT access token for the resource (oidc-provider issues JWTs only for a resource server). */
+export function peerAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>, resource: boolean): string {
+  return `/auth?${form({
+    response_type: 'code',
+    scope: resource ? `${PEER_SCOPE} api:read` : PEER_SCOPE,
+    client_id: peer.clientId,
+    redirect_uri: PEER_REDIRECT_URI,
+    code_challenge: peer.pkce.challenge,
+    code_challenge_method: 'S256',
+    ...(resource ? { resource: PEER_RESOURCE } : {}),
+  })}`;
+}
+
+export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
+  return form({ grant_type: 'authorization_code', code, redirect_uri: PEER_REDIRECT_URI, code_verifier: peer.pkce.verifier, ...(resource ? { resource: PEER_RESOURCE } : {}) });
+}
+
+/** Follows redirects within the provider (carrying cookies) until it sends the browser back to the app. */
+async function authorize(origin: string, jar: CookieJar, path: string): Promise<string> {
+  let url = `${origin}${path}`;
+  for (let i = 0; i < 8; i++) {
+    const res = await jar.fetch(url);
+    const body = await res.text();
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`oidc-provider ${url}: ${res.status} ${body.slice(0, 300)}`);
+    const next = new URL(location, url);
+    if (process.env.BENCH_DEBUG) process.stderr.write(`${res.status} ${url} -> ${location} ${JSON.stringify(res.headers.getSetCookie())}\n`);
+    if (next.origin !== origin) {
+      const { code, problem } = codeFrom(next.toString());
+      if (!code) throw new Error(`oidc-provider redirect without a code (${problem}): ${location}`);
+      return code;
+    }
+    url = next.toString();
+  }
+  throw new Error('oidc-provider: too many redirects');
+}
+
+export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<OidcPeer> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const clientId = 'bench-client';
+  const clientSecret = randomBytes(24).toString('base64url');
+  const server = startServer(
+    pinning,
+    'oidc-provider',
+    'bench/peers/oidc-provider-server.ts',
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PEER_PORT: String(port),
+      PEER_ISSUER: origin,
+      PEER_CLIENT_ID: clientId,
+      PEER_CLIENT_SECRET: clientSecret,
+      PEER_REDIRECT_URI,
+      PEER_RESOURCE,
+      ...(process.env.BENCH_DEBUG ? { BENCH_DEBUG: process.env.BENCH_DEBUG } : {}),
+    },
+    logDir,
+  );
+  try {
+    await waitReady(server, `${origin}/.well-known/openid-configuration`);
+    const jar = new CookieJar();
+    const pair = pkce();
+    const base = { clientId, pkce: pair };
+    // once through the interaction (programmatic sign-in + consent), then the session alone suffices
+    await authorize(origin, jar, peerAuthorizePath(base, true));
+    const code = await authorize(origin, jar, peerAuthorizePath(base, false));
+    const tokens = await expectJson<{ access_token: string }>(
+      await fetch(`${origin}/token`, { method: 'POST', headers: { authorization: basicAuth(clientId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' }, body: peerTokenBody(base, code, false) }),
+      'oidc-provider /token',
+    );
+    return { server, origin, clientId, clientSecret, sessionCookie: jar.header('_session'), pkce: pair, opaqueAccessToken: tokens.access_token, stop: () => server.stop() };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}

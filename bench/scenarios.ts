@@ -1,0 +1,252 @@
+/**
+ * The scenarios, each as a workload against Attest and, for the identity rows, against oidc-provider;
+ * plus the Express floor. Every check looks at the status and the body (and Location for redirects).
+ */
+import { basicAuth, codeFrom, form } from './http';
+import type { Check, Headers, Step, Workload } from './drive';
+import { peerAuthorizePath, peerTokenBody, PEER_REDIRECT_URI, type OidcPeer } from './peers/oidc-provider';
+import { authorizePath, bulkTransactionId, REDIRECT_URI, type AttestSeed } from './seed';
+import type { ServiceName } from './stack';
+
+export interface AttestTarget {
+  origins: Record<ServiceName, string>;
+  /** The issuer the services announce (BASE_URL). */
+  issuer: string;
+  seed: AttestSeed;
+  /** Size of the rotating set of uncached transactions (tag 1). */
+  missSet: number;
+  /** Size of the rotating set for the growth rows (tag 2, mined). */
+  growthSet: number;
+}
+
+export type Reference = 'floor' | 'oidc-provider' | 'none';
+
+export interface Scenario {
+  key: string;
+  name: string;
+  unit: 'request' | 'trip';
+  attest(t: AttestTarget): Workload;
+  oidc?(p: OidcPeer): Workload;
+  /** What the embedded row is compared with, and the targets (issue #10). */
+  embedded: { reference: Reference; minRatio?: number; maxP99Ms?: number };
+  real: { reference: Reference; minRatio?: number };
+  /** Only run with --growth. */
+  growthOnly?: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+/** 200 + a JSON body that passes `ok` (which names what is wrong, or returns null). */
+function json(ok: (body: Json, headers: Headers) => string | null, status = 200): Check {
+  return (got, body, headers) => {
+    if (got !== status) return `status ${got}`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return 'body is not JSON';
+    }
+    if (typeof parsed !== 'object' || parsed === null) return 'body is not a JSON object';
+    return ok(parsed as Json, headers);
+  };
+}
+
+const isJwt = (v: unknown) => typeof v === 'string' && /^[\w-]+\.[\w-]+\.[\w-]+$/.test(v);
+
+function redirectWithCode(redirectUri: string): Check {
+  return (status, _body, headers, state) => {
+    if (status !== 302 && status !== 303) return `status ${status}`;
+    const location = headers.location;
+    if (!location?.startsWith(`${redirectUri}?`)) return 'Location is not the redirect URI';
+    const { code, problem } = codeFrom(location);
+    if (!code) return problem ?? 'no code';
+    state.code = code;
+    return null;
+  };
+}
+
+const tokenResponse = json((b) => (!isJwt(b.access_token) ? 'access_token is not a JWT' : !isJwt(b.id_token) ? 'no id_token' : String(b.token_type).toLowerCase() !== 'bearer' ? 'token_type is not Bearer' : null));
+
+const discoveryCheck = (issuer: string) => json((b) => (b.issuer !== issuer ? 'wrong issuer' : typeof b.jwks_uri !== 'string' ? 'no jwks_uri' : null));
+const jwksCheck = json((b) => (Array.isArray(b.keys) && b.keys.length > 0 && (b.keys as Json[]).every((k) => k.kty === 'RSA' && typeof k.n === 'string') ? null : 'no RSA keys'));
+const activeCheck = (clientId: string) => json((b) => (b.active !== true ? 'not active' : b.client_id !== clientId ? 'wrong client_id' : typeof b.sub !== 'string' ? 'no sub' : null));
+const userinfoCheck = json((b) => (typeof b.sub === 'string' && b.sub.length > 0 && typeof b.email === 'string' ? null : 'no sub/email'));
+
+const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
+const formHeaders = (auth: string): Headers => ({ authorization: auth, 'content-type': 'application/x-www-form-urlencoded' });
+
+const transactionPath = (id: string, appId: string) => `/api/v2/client/transaction/${id}?app_id=${appId}&type=pay`;
+
+export const PRICE_TOKENS = ['WLD', 'USDCE'];
+/** Fiats: USD and EUR are quoted by the seed feed; JPY comes through its USD→JPY rate (a cross rate). */
+export const PRICE_FIATS = ['USD', 'EUR', 'JPY'];
+const pricesPath = `/public/v1/prices/latest/wld?cryptoCurrencies=${PRICE_TOKENS.join(',')}&fiatCurrencies=${PRICE_FIATS.join(',')}`;
+const pricesCheck = json((b) => {
+  const prices = (b.result as Json | undefined)?.prices as Record<string, Record<string, Json>> | undefined;
+  if (!prices) return 'no result.prices';
+  for (const token of PRICE_TOKENS) for (const fiat of PRICE_FIATS) if (typeof prices[token]?.[fiat]?.amount !== 'string') return `no ${token}/${fiat}`;
+  return null;
+});
+
+/** Looks up transaction i of set `tag`, i cycling 1..size across all connections and runs; checks it is that one. */
+function rotatingLookup(t: AttestTarget, tag: number, size: number): Workload {
+  let next = 0;
+  const expected = (i: unknown) => `bench-${tag.toString(16)}-${i}`;
+  return {
+    origin: t.origins.transactions,
+    unit: 'request',
+    steps: [
+      {
+        method: 'GET',
+        path: transactionPath(bulkTransactionId(tag, 1), t.seed.appId),
+        headers: { authorization: `Bearer ${t.seed.apiKey}` },
+        prepare(state) {
+          next = (next % size) + 1;
+          state.i = next;
+          return { path: transactionPath(bulkTransactionId(tag, next), t.seed.appId) };
+        },
+        check: (status, body, headers, state) =>
+          json((b) => (b.reference !== expected(state.i) ? 'wrong transaction' : b.app_id !== t.seed.appId ? 'wrong app_id' : null))(status, body, headers, state),
+      },
+    ],
+  };
+}
+
+export const SCENARIOS: Scenario[] = [
+  {
+    key: 'discovery',
+    name: 'discovery (GET /.well-known/openid-configuration)',
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.identity, unit: 'request', steps: [get('/.well-known/openid-configuration', discoveryCheck(t.issuer))] }),
+    oidc: (p) => ({ origin: p.origin, unit: 'request', steps: [get('/.well-known/openid-configuration', discoveryCheck(p.origin))] }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'none' },
+  },
+  {
+    key: 'jwks',
+    name: 'JWKS (GET /jwks)',
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.identity, unit: 'request', steps: [get('/jwks', jwksCheck)] }),
+    oidc: (p) => ({ origin: p.origin, unit: 'request', steps: [get('/jwks', jwksCheck)] }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'none' },
+  },
+  {
+    key: 'signin',
+    name: 'sign-in round trip (authorize with session + token), trips/s',
+    unit: 'trip',
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'trip',
+      steps: [
+        get(authorizePath(t.seed.appId, t.seed.pkce.challenge), redirectWithCode(REDIRECT_URI), { cookie: t.seed.sessionCookie }),
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)),
+          prepare: (state) => (state.code ? { body: form({ grant_type: 'authorization_code', code: String(state.code), redirect_uri: REDIRECT_URI, code_verifier: t.seed.pkce.verifier }) } : null),
+          check: tokenResponse,
+        },
+      ],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'trip',
+      steps: [
+        get(peerAuthorizePath(p, true), redirectWithCode(PEER_REDIRECT_URI), { cookie: p.sessionCookie }),
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
+          prepare: (state) => (state.code ? { body: peerTokenBody(p, String(state.code), true) } : null),
+          check: tokenResponse,
+        },
+      ],
+    }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.3 },
+    real: { reference: 'none' },
+  },
+  {
+    key: 'introspect',
+    name: 'POST /introspect (Basic)',
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [{ method: 'POST', path: '/introspect', headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)), body: form({ token: t.seed.accessToken }), check: activeCheck(t.seed.appId) }],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [{ method: 'POST', path: '/token/introspection', headers: formHeaders(basicAuth(p.clientId, p.clientSecret)), body: form({ token: p.opaqueAccessToken }), check: activeCheck(p.clientId) }],
+    }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.3 },
+    real: { reference: 'oidc-provider', minRatio: 1.0 },
+  },
+  {
+    key: 'userinfo',
+    name: 'GET /userinfo (Bearer)',
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.identity, unit: 'request', steps: [get('/userinfo', userinfoCheck, { authorization: `Bearer ${t.seed.accessToken}` })] }),
+    oidc: (p) => ({ origin: p.origin, unit: 'request', steps: [get('/me', userinfoCheck, { authorization: `Bearer ${p.opaqueAccessToken}` })] }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.3 },
+    real: { reference: 'oidc-provider', minRatio: 1.0 },
+  },
+  {
+    key: 'tx-hit',
+    name: 'transaction lookup (cache hit)',
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.transactions,
+      unit: 'request',
+      steps: [
+        get(
+          transactionPath(t.seed.transactionId, t.seed.appId),
+          json((b) => (b.reference !== 'bench-hit' || b.transaction_status !== 'mined' ? 'wrong transaction' : null)),
+          { authorization: `Bearer ${t.seed.apiKey}` },
+        ),
+      ],
+    }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'tx-miss',
+    name: 'transaction lookup (cache miss: rotating set)',
+    unit: 'request',
+    attest: (t) => rotatingLookup(t, 1, t.missSet),
+    embedded: { reference: 'floor' },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'prices',
+    name: `price lookup (${PRICE_TOKENS.length} tokens × ${PRICE_FIATS.length} fiats)`,
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.prices, unit: 'request', steps: [get(pricesPath, pricesCheck)] }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'tx-growth',
+    name: 'transaction lookup (rotating over 1,000 stored ids)',
+    unit: 'request',
+    attest: (t) => rotatingLookup(t, 2, t.growthSet),
+    embedded: { reference: 'none' },
+    real: { reference: 'none' },
+    growthOnly: true,
+  },
+];
+
+export const floorWorkload = (origin: string): Workload => ({
+  origin,
+  unit: 'request',
+  steps: [get('/', (status, body) => (status !== 200 ? `status ${status}` : body !== 'hello' ? 'body is not hello' : null))],
+});
+
+export function selectScenarios(filters: string[]): Scenario[] {
+  const chosen = SCENARIOS.filter((s) => !s.growthOnly && (!filters.length || filters.some((f) => s.key.includes(f) || s.name.toLowerCase().includes(f))));
+  if (!chosen.length && filters.length) throw new Error(`no scenario matches ${filters.join(', ')}; keys: ${SCENARIOS.filter((s) => !s.growthOnly).map((s) => s.key).join(', ')}`);
+  return chosen;
+}
+
+export const scenario = (key: string): Scenario => SCENARIOS.find((s) => s.key === key)!;

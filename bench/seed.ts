@@ -1,0 +1,107 @@
+/**
+ * Data for the scenarios: an app, a user, a transaction and a signed-in session through the admin
+ * CLI and the sign-in pages (`pnpm manage`, as the README shows), and bulk rows (many transactions,
+ * many price quotes) with SQL generate_series straight into the service's schema.
+ */
+import type { Queryable } from '@attest/common';
+import { Browser } from '../services/identity/test/browser';
+import { manage } from '../test/support';
+import { basicAuth, CookieJar, codeFrom, expectJson, form, pkce } from './http';
+import type { Deployment } from './stack';
+
+export const REDIRECT_URI = 'http://localhost:3000/callback';
+export const SCOPE = 'openid email';
+const USER = { username: 'bench', password: 'correct horse battery staple' };
+
+export interface AttestSeed {
+  appId: string;
+  clientSecret: string;
+  apiKey: string;
+  /** A mined transaction (cached for long once looked up). */
+  transactionId: string;
+  /** Cookie header of a signed-in session with consent given. */
+  sessionCookie: string;
+  accessToken: string;
+  pkce: { verifier: string; challenge: string };
+}
+
+async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
+  const result = await manage(args, deploy.env);
+  if (result.code !== 0) throw new Error(`pnpm manage ${args.slice(0, 2).join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, string>;
+}
+
+export function authorizePath(appId: string, challenge: string): string {
+  return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256' })}`;
+}
+
+/** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
+export async function seedAttest(deploy: Deployment): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+  const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
+  await run(deploy, 'user', 'create', '--username', USER.username, '--password', USER.password, '--verification-level', 'orb');
+  const tx = await run(deploy, 'transaction', 'record', '--app-id', app.app_id, '--type', 'pay', '--reference', 'bench-hit', '--from', `0x${'1'.repeat(40)}`, '--to', `0x${'2'.repeat(40)}`, '--chain', 'worldchain', '--token', 'USDCE', '--token-amount', '1500000');
+  await run(deploy, 'transaction', 'set-status', tx.transaction_id, 'mined');
+  return { appId: app.app_id, clientSecret: app.client_secret, apiKey: app.api_key, transactionId: tx.transaction_id };
+}
+
+/** Signs in once through the pages (sign-in, consent), keeps the session cookie, and gets an access token. */
+export async function signIn(identity: string, appId: string, clientSecret: string): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+  const jar = new CookieJar();
+  const pair = pkce();
+  const browser = new Browser(identity, jar.fetch);
+  const { location } = await browser.signIn(`${identity}${authorizePath(appId, pair.challenge)}`, USER);
+  const { code, problem } = codeFrom(location);
+  if (!code) throw new Error(`sign-in did not return a code: ${problem}`);
+  const tokens = await expectJson<{ access_token: string }>(
+    await fetch(`${identity}/token`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(appId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier }),
+    }),
+    'POST /token',
+  );
+  return { sessionCookie: jar.header(), accessToken: tokens.access_token, pkce: pair };
+}
+
+/** Transaction id number i of a bulk set: 0x, a one-digit set tag, then i in hex (64 hex digits in all). */
+export function bulkTransactionId(tag: number, i: number): string {
+  return `0x${tag.toString(16)}${i.toString(16).padStart(63, '0')}`;
+}
+
+/** Inserts transactions 1..count of set `tag` for the app (status as given, no hash so no chain watching). */
+export async function insertTransactions(db: Queryable, appId: string, tag: number, count: number, status: 'pending' | 'mined'): Promise<void> {
+  const chunk = 100_000;
+  for (let start = 1; start <= count; start += chunk) {
+    const end = Math.min(count, start + chunk - 1);
+    await db.query(
+      `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
+       SELECT '0x' || $2 || lpad(to_hex(i), 63, '0'), $1, 'pay', 'bench-' || $2 || '-' || i, NULL, $3,
+              '0x' || repeat('1', 40), '0x' || repeat('2', 40), 'worldchain', 'USDCE', 1000000 + i
+       FROM generate_series($4::int, $5::int) AS i`,
+      [appId, tag.toString(16), status, start, end],
+    );
+  }
+}
+
+/** Inserts `count` older observations spread over the pairs the seed feed provides (never the latest: an hour old and more). */
+export async function insertQuotes(db: Queryable, count: number): Promise<void> {
+  const pairs = await db.query<{ token: string; fiat: string }>('SELECT DISTINCT token, fiat FROM quotes ORDER BY token, fiat');
+  if (!pairs.length) throw new Error('no quotes yet: the seed feed has not run');
+  const tokens = pairs.map((p) => p.token);
+  const fiats = pairs.map((p) => p.fiat);
+  const chunk = 100_000;
+  for (let start = 1; start <= count; start += chunk) {
+    const end = Math.min(count, start + chunk - 1);
+    await db.query(
+      `INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at)
+       SELECT ($1::text[])[1 + i % $3], ($2::text[])[1 + i % $3], 1000000 + i, 6, 'bench', now() - interval '1 hour' - make_interval(secs => i)
+       FROM generate_series($4::int, $5::int) AS i`,
+      [tokens, fiats, pairs.length, start, end],
+    );
+  }
+}
+
+export async function countRows(db: Queryable, table: 'transactions' | 'quotes'): Promise<number> {
+  const [row] = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
+  return Number(row.n);
+}

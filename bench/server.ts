@@ -1,0 +1,74 @@
+/** A server program in its own process (pinned to the server core), with readiness and a clean stop. */
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../test/support';
+import { listensOn, serviceProcess, spawnServer, type Pinning } from './system';
+
+export const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export interface ServerProcess {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  /** The node process that runs the program (below taskset and the tsx CLI), for memory readings. */
+  nodePid(): number;
+  stop(): Promise<void>;
+}
+
+let started = 0;
+
+export function startServer(pinning: Pinning, name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): ServerProcess {
+  const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
+  const child = spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    name,
+    child,
+    logFile,
+    nodePid: () => serviceProcess(child.pid!),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The port chosen for a server was taken by another program before the server could listen. */
+export class PortTaken extends Error {}
+
+const tail = (file: string) => {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    return '';
+  }
+};
+
+/** Resolves once `url` answers `ok(status)` from a socket of this server; fails when the process exits first or after timeoutMs. */
+export async function waitReady(server: ServerProcess, url: string, timeoutMs = 120000, ok = (status: number) => status === 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null) {
+      const output = tail(server.logFile);
+      if (/EADDRINUSE|port .* (is )?(taken|in use)/i.test(output)) throw new PortTaken(`${server.name}: a port was taken meanwhile:\n${output}`);
+      throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${output}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (ok(res.status)) {
+        if (listensOn(server.child.pid!, Number(new URL(url).port))) return;
+        throw new PortTaken(`${server.name}: another program answers on ${url}`);
+      }
+    } catch (err) {
+      if (err instanceof PortTaken) throw err;
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${server.name} was not ready at ${url} within ${timeoutMs} ms:\n${tail(server.logFile)}`);
+}
