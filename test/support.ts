@@ -73,12 +73,24 @@ export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pro
   const local = [env.IDENTITY_PORT, env.TRANSACTIONS_PORT, env.PRICES_PORT].map((p) => `http://127.0.0.1:${p}`);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
-  await Promise.race([
-    Promise.all(local.map((u) => waitReady(u, deadline))),
-    exited.then((code) => {
-      throw new Error(`pnpm start exited with ${code}: ${output}`);
-    }),
-  ]);
+  try {
+    await Promise.race([
+      Promise.all(local.map((u) => waitReady(u, deadline))),
+      exited.then((code) => {
+        throw new Error(`pnpm start exited with ${code}: ${output}`);
+      }),
+    ]);
+  } catch (err) {
+    // a stack that was not ready in time must not outlive the test (three embedded Postgres on a
+    // shared machine). SIGTERM, which tsx passes on to the program; SIGKILL would orphan it.
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), 10000);
+      await exited;
+      clearTimeout(force);
+    }
+    throw err;
+  }
   return {
     env,
     urls,
