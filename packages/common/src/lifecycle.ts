@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from './logger';
+import { answerClientError } from './http/client-error';
 import type { Readiness } from './http/health';
 
 export interface ServerHandle {
@@ -31,6 +32,7 @@ function listen(app: Express, port: number, host: string | undefined, variable: 
     server.keepAliveTimeout = 65000;
     server.headersTimeout = 66000;
     server.requestTimeout = 30000;
+    server.on('clientError', answerClientError);
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (is another instance running? set ${variable} to use another port)`));
       else if (err.code === 'EACCES') reject(new Error(`no permission to listen on port ${port} (set ${variable} to a port above 1023)`));

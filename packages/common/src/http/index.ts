@@ -1,4 +1,5 @@
 export * from './app-factory';
+export * from './client-error';
 export * from './endpoint';
 export * from './error-handler';
 export * from './health';
