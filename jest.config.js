@@ -8,6 +8,6 @@ module.exports = {
     '^@attest/common$': '<rootDir>/packages/common/src/index.ts',
     '^@attest/testing$': '<rootDir>/packages/common/test/support/index.ts',
   },
-  testTimeout: 30000,
+  testTimeout: 60000,
   maxWorkers: 2,
 };
