@@ -17,8 +17,9 @@ export interface PricesHarness {
   close(): Promise<void>;
 }
 
-export async function pricesHarness(env: NodeJS.ProcessEnv = {}): Promise<PricesHarness> {
-  const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'));
+/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
+export async function pricesHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<PricesHarness> {
+  const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'), urls);
   const config = loadPricesConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')), LOG_LEVEL: 'silent', ...env });
   const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
   return {

@@ -20,8 +20,9 @@ export interface TransactionsHarness {
   close(): Promise<void>;
 }
 
-export async function transactionsHarness(env: NodeJS.ProcessEnv = {}): Promise<TransactionsHarness> {
-  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
+/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
+export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<TransactionsHarness> {
+  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'), urls);
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
     API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',

@@ -51,6 +51,7 @@ export class RedisCache implements Cache {
         this.waiters.delete(waiter);
         reject(new Error('cache not connected'));
       }, 1000);
+      timer.unref();
       this.waiters.add(waiter);
     });
   }

@@ -1,4 +1,4 @@
-import { AppError, errors, type Cache } from '@attest/common';
+import { AppError, errors, invalidateAfterCommit, type Cache, type Logger } from '@attest/common';
 import type { Observation, PriceStore } from '../store/price-store';
 import { MIN_DECIMALS, multiply, type Fixed } from './decimal';
 
@@ -31,12 +31,18 @@ export const priceUnavailable = (pairs: string[]) =>
 
 /**
  * Latest prices: a direct quote when fresh, else a cross rate token/USD × USD/fiat when both are fresh.
- * Latest values live in the cache; writes update it at once, so the next request sees them.
+ * Latest values live in the cache; a write invalidates them at once, so the next request reads the new
+ * value. A committed write is a success even when the cache cannot be reached (the invalidation is retried).
  */
 export class PriceService {
   private known?: { tokens: Set<string>; fiats: Set<string> };
 
-  constructor(private readonly store: PriceStore, private readonly cache: Cache, private readonly maxAgeMs: number) {}
+  constructor(
+    private readonly store: PriceStore,
+    private readonly cache: Cache,
+    private readonly maxAgeMs: number,
+    private readonly logger: Logger,
+  ) {}
 
   async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
     this.known ??= { tokens: new Set(await this.store.tokens()), fiats: new Set(await this.store.fiats()) };
@@ -45,12 +51,12 @@ export class PriceService {
 
   async recordQuote(token: string, fiat: string, o: Observation): Promise<void> {
     await this.store.insertQuote(token, fiat, o);
-    await this.cache.set(`quote:${token}:${fiat}`, encode(o), CACHE_TTL_MS);
+    await invalidateAfterCommit(this.cache, [`quote:${token}:${fiat}`], this.logger, { entryTtlMs: CACHE_TTL_MS });
   }
 
   async recordFx(fiat: string, o: Observation): Promise<void> {
     await this.store.insertFx(fiat, o);
-    await this.cache.set(`fx:${fiat}`, encode(o), CACHE_TTL_MS);
+    await invalidateAfterCommit(this.cache, [`fx:${fiat}`], this.logger, { entryTtlMs: CACHE_TTL_MS });
   }
 
   private async latest(key: string, load: () => Promise<Observation | null>): Promise<Observation | null> {
