@@ -3,7 +3,7 @@ import cookieParser from 'cookie-parser';
 import { endpoint, formBody } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
-import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
+import { csrfToken, expiredInteraction, postedInteraction, proceed, SESSION_COOKIE, setSessionCookie } from './authorization-flow';
 import type { IdentityContext } from './context';
 
 /**
@@ -49,7 +49,8 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     }
     await ctx.cache.del(perUser);
     const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
-    setSessionCookie(ctx, res, await ctx.sessions.create(session));
+    const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+    setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));
     const updated = { ...interaction, signedIn: true };
     await ctx.interactions.update(id, updated);
     await proceed(ctx, res, id, updated, session, 303);
