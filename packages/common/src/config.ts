@@ -20,6 +20,7 @@ export const commonEnv = {
   ADMIN_TOKEN: Joi.string().min(24).messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
   ADMIN_HOST: Joi.string().hostname().default('127.0.0.1'),
   TRUST_PROXY: Joi.string().pattern(/^(true|false|loopback|\d+|[0-9a-fA-F.:/, ]+)$/).default('false'),
+  SHUTDOWN_DELAY_MS: Joi.number().integer().min(0).max(120000).default(0),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120000).default(4000),
   BODY_LIMIT: Joi.string().pattern(/^\d+(b|kb|mb)$/).default('100kb'),
 };
@@ -52,6 +53,8 @@ export interface CommonConfig {
   ADMIN_TOKEN?: string;
   ADMIN_HOST: string;
   TRUST_PROXY: string;
+  /** After SIGTERM, keep serving this long with /readyz at 503 (load balancers need a few seconds). */
+  SHUTDOWN_DELAY_MS: number;
   SHUTDOWN_TIMEOUT_MS: number;
   BODY_LIMIT: string;
 }

@@ -68,6 +68,7 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
     adminHost: config.ADMIN_HOST,
     portVariables,
     readiness,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     onClose: async () => {
       await built.stop?.();
