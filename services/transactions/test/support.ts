@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { storageChecks } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
@@ -29,7 +30,7 @@ export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, urls: { d
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
+  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: storageChecks(storage) }, adminToken: ADMIN_TOKEN });
   return {
     publicApp: built.publicApp,
     adminApp: built.adminApp,

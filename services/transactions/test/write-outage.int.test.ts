@@ -89,4 +89,17 @@ describeNeeding(['redis-server'], 'admin writes while Redis is unreachable (thro
     const after = await once503sEnd(() => lookup(tx.transaction_id, key.api_key));
     expect(after.status).toBe(401);
   }, 30000);
+
+  it('is not ready while Redis is unreachable: every lookup verifies its API key through the cache', async () => {
+    const key = await apiKeyFor(h, appId);
+    const tx = await recordTransaction(h, appId);
+    expect((await request(h.publicApp).get('/readyz')).body).toEqual({ status: 'ready', checks: { database: 'ok', cache: 'ok' } });
+    proxy.cut();
+    const ready = await request(h.publicApp).get('/readyz');
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', cache: 'unavailable' } } });
+    expect((await lookup(tx.transaction_id, key.api_key)).status).toBe(503);
+    proxy.heal();
+    const back = await once503sEnd(() => request(h.publicApp).get('/readyz'));
+    expect(back.status).toBe(200);
+  }, 30000);
 });

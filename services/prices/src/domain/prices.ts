@@ -31,8 +31,8 @@ export const priceUnavailable = (pairs: string[]) =>
 
 /**
  * Latest prices: a direct quote when fresh, else a cross rate token/USD × USD/fiat when both are fresh.
- * Latest values live in the cache; a write invalidates them at once, so the next request reads the new
- * value. A committed write is a success even when the cache cannot be reached (the invalidation is retried).
+ * Latest values live in the cache; writes update it at once, so the next request sees them. A committed
+ * write is a success even when the cache cannot be reached (the old value is then invalidated, with retries).
  */
 export class PriceService {
   private known?: { tokens: Set<string>; fiats: Set<string> };
@@ -51,12 +51,30 @@ export class PriceService {
 
   async recordQuote(token: string, fiat: string, o: Observation): Promise<void> {
     await this.store.insertQuote(token, fiat, o);
-    await invalidateAfterCommit(this.cache, [`quote:${token}:${fiat}`], this.logger, { entryTtlMs: CACHE_TTL_MS });
+    await this.remember(`quote:${token}:${fiat}`, o);
   }
 
   async recordFx(fiat: string, o: Observation): Promise<void> {
     await this.store.insertFx(fiat, o);
-    await invalidateAfterCommit(this.cache, [`fx:${fiat}`], this.logger, { entryTtlMs: CACHE_TTL_MS });
+    await this.remember(`fx:${fiat}`, o);
+  }
+
+  /**
+   * After a committed write: the new value goes into the cache (which keeps serving through a database
+   * outage); when the cache cannot take it, the old value is invalidated instead, with retries.
+   */
+  private async remember(key: string, o: Observation): Promise<void> {
+    try {
+      await this.cache.set(key, encode(o), CACHE_TTL_MS);
+    } catch {
+      await invalidateAfterCommit(this.cache, [key], this.logger, { entryTtlMs: CACHE_TTL_MS });
+    }
+  }
+
+  /** Readiness without the database: the cache holds a fresh price of the token (in USD, what widgets ask first). */
+  async assertFreshInCache(token: string, fiat = 'USD', now = Date.now()): Promise<void> {
+    const cached = await this.cache.get(`quote:${token}:${fiat}`);
+    if (!cached || !this.fresh(decode(cached), now)) throw new Error(`no fresh ${token}/${fiat} price in the cache`);
   }
 
   private async latest(key: string, load: () => Promise<Observation | null>): Promise<Observation | null> {
