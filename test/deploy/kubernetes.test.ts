@@ -83,9 +83,11 @@ describe.each(['dev', 'prod'])('overlay %s', (overlay) => {
     const timeoutMs = Number(config.SHUTDOWN_TIMEOUT_MS ?? 4000);
     expect(delayMs).toBeGreaterThanOrEqual(5000);
     for (const d of deployments()) {
-      const pod = d.spec.template.spec as { terminationGracePeriodSeconds?: number; containers: { lifecycle?: { preStop?: unknown } }[] };
+      type Pod = { terminationGracePeriodSeconds?: number; containers: { lifecycle?: { preStop?: unknown } }[] };
+      const pod = d.spec.template.spec as Pod;
       // a preStop hook would run before SIGTERM and count against the grace period too
-      expect({ name: d.metadata.name, preStop: pod.containers.map((c) => c.lifecycle?.preStop) }).toEqual({ name: d.metadata.name, preStop: [undefined] });
+      const preStop = pod.containers.map((c) => c.lifecycle?.preStop);
+      expect({ name: d.metadata.name, preStop }).toEqual({ name: d.metadata.name, preStop: [undefined] });
       // at least 5 s beyond the drain, to close pools and flush logs
       expect((pod.terminationGracePeriodSeconds ?? 30) * 1000).toBeGreaterThanOrEqual(delayMs + timeoutMs + 5000);
     }

@@ -28,7 +28,7 @@ describeNeeding(['redis-server'], 'Redis cache during an outage (throwaway redis
     await redis?.stop();
   });
 
-  it('answers many waiting requests with 503 without piling listeners on the client (no MaxListenersExceededWarning)', async () => {
+  it('answers many waiting requests 503 without piling listeners (no MaxListenersExceededWarning)', async () => {
     const child = path.join(__dirname, 'support', 'cache-outage-child.ts');
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', child, String(redis.port), '50'], {
       cwd: path.join(__dirname, '..'),

@@ -19,7 +19,9 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 }
 
 /** A GET on a keep-alive connection; `connection` is what the server answers about reusing it. */
-function getKeepAlive(port: number, path: string, agent: http.Agent): Promise<{ status: number; body: string; connection?: string }> {
+type KeepAliveAnswer = { status: number; body: string; connection?: string };
+
+function getKeepAlive(port: number, path: string, agent: http.Agent): Promise<KeepAliveAnswer> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, path, agent }, (res) => {
@@ -41,7 +43,8 @@ function capturedLogger() {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger('test', 'info');
   logger.clear();
-  logger.add(new winston.transports.Stream({ stream: new Writable({ write: (c, _e, done) => (lines.push(JSON.parse(String(c))), done()) }) }));
+  const stream = new Writable({ write: (c, _e, done) => (lines.push(JSON.parse(String(c))), done()) });
+  logger.add(new winston.transports.Stream({ stream }));
   return { logger, lines };
 }
 
@@ -84,7 +87,7 @@ describe('graceful shutdown', () => {
 });
 
 describe('draining on shutdown', () => {
-  it('answers /readyz 503 at once and keeps serving new connections for the delay, then refuses them and finishes in-flight requests', async () => {
+  it('answers /readyz 503 at once, serves new connections for the delay, then refuses them', async () => {
     const readiness: Readiness = { shuttingDown: false, checks: [] };
     const events: string[] = [];
     const slow = gate();
@@ -115,14 +118,22 @@ describe('draining on shutdown', () => {
     const agent = new http.Agent({ keepAlive: true });
     const inflight = getKeepAlive(handle.publicPort, '/slow', agent);
     await tick();
-    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({ status: 200, body: 'fast', connection: 'keep-alive' });
+    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({
+      status: 200,
+      body: 'fast',
+      connection: 'keep-alive',
+    });
     const stopped = handle.stop().then(() => events.push('stopped'));
 
     const ready = await get(handle.publicPort, '/readyz');
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.body)).toEqual({ status: 'shutting_down', checks: {} });
     // new connections are still served; responses ask keep-alive clients to reconnect (elsewhere)
-    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({ status: 200, body: 'fast', connection: 'close' });
+    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({
+      status: 200,
+      body: 'fast',
+      connection: 'close',
+    });
     expect(await get(handle.publicPort, '/fast')).toEqual({ status: 200, body: 'fast' });
     expect(delays).toEqual([5000]);
     expect(events).toEqual([]);
@@ -149,14 +160,21 @@ describe('draining on shutdown', () => {
     const { port } = server.address() as net.AddressInfo;
     const received = new Promise((r) => server.once('request', r));
     const socket = net.connect(port, '127.0.0.1');
-    socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nX-Request-Id: abort-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":');
+    const head = ['POST /echo HTTP/1.1', 'Host: x', 'X-Request-Id: abort-1', 'Content-Type: application/json'];
+    socket.write(`${head.join('\r\n')}\r\nContent-Length: 1000\r\n\r\n{"a":`);
     await received;
     socket.destroy();
     while (!lines.some((l) => l.request_id === 'abort-1')) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => server.close(r));
     await new Promise((r) => setTimeout(r, 20));
     expect(lines.filter((l) => l.request_id === 'abort-1')).toEqual([
-      expect.objectContaining({ level: 'info', message: 'client aborted request', request_id: 'abort-1', method: 'POST', path: '/echo' }),
+      expect.objectContaining({
+        level: 'info',
+        message: 'client aborted request',
+        request_id: 'abort-1',
+        method: 'POST',
+        path: '/echo',
+      }),
     ]);
     expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   });

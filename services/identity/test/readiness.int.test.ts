@@ -40,14 +40,19 @@ describeNeeding(binaries, 'identity readiness: sign-in needs both the cache and 
 
   const readyz = () => request(h.publicApp).get('/readyz');
   const authorize = () =>
-    request(h.publicApp).get('/authorize').query({ response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI });
+    request(h.publicApp)
+      .get('/authorize')
+      .query({ response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI });
 
   it('is not ready while the cache (sessions, codes) is unreachable', async () => {
     expect((await readyz()).body).toEqual({ status: 'ready', checks: { database: 'ok', cache: 'ok' } });
     proxy.cut();
     try {
       const ready = await readyz();
-      expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { status: 'unavailable', checks: { database: 'ok', cache: 'unavailable' } } });
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 503,
+        body: { status: 'unavailable', checks: { database: 'ok', cache: 'unavailable' } },
+      });
       expect((await authorize()).status).toBe(503);
     } finally {
       proxy.heal();
@@ -58,7 +63,9 @@ describeNeeding(binaries, 'identity readiness: sign-in needs both the cache and 
   it('is not ready while Postgres (apps, users) is down', async () => {
     await pg.stop();
     try {
-      await eventually(async () => expect((await readyz()).body.checks).toEqual({ database: 'unavailable', cache: 'ok' }));
+      await eventually(async () =>
+        expect((await readyz()).body.checks).toEqual({ database: 'unavailable', cache: 'ok' }),
+      );
       expect((await readyz()).status).toBe(503);
       expect((await authorize()).status).toBe(503);
     } finally {

@@ -10,4 +10,9 @@ export { RedisCache } from './redis-cache';
 export function createCache(url: string | undefined, prefix: string, logger: Logger): Cache {
   return url ? new RedisCache(url, prefix, logger) : new MemoryCache(prefix);
 }
-export { invalidateAfterCommit, pendingInvalidations, INVALIDATION_RETRY_MS, type InvalidateOptions } from './invalidate';
+export {
+  invalidateAfterCommit,
+  pendingInvalidations,
+  INVALIDATION_RETRY_MS,
+  type InvalidateOptions,
+} from './invalidate';

@@ -33,7 +33,10 @@ class PendingInvalidations {
 
   add(keys: string[], entryTtlMs: number): void {
     const giveUpAt = Date.now() + entryTtlMs;
-    for (const key of keys) this.keys.set(key, { seq: ++this.seq, giveUpAt: Math.max(giveUpAt, this.keys.get(key)?.giveUpAt ?? 0) });
+    for (const key of keys) {
+      const later = Math.max(giveUpAt, this.keys.get(key)?.giveUpAt ?? 0);
+      this.keys.set(key, { seq: ++this.seq, giveUpAt: later });
+    }
     this.schedule();
   }
 
@@ -63,13 +66,24 @@ class PendingInvalidations {
 
 const pendingByCache = new WeakMap<Cache, PendingInvalidations>();
 
+function pendingFor(cache: Cache, logger: Logger, retryMs: number): PendingInvalidations {
+  let pending = pendingByCache.get(cache);
+  if (!pending) pendingByCache.set(cache, (pending = new PendingInvalidations(cache, logger, retryMs)));
+  return pending;
+}
+
 /**
  * After a write has committed, deletes the cache entries it made stale. The write succeeded whatever
  * the cache says: a failed delete is logged and retried in the background every `retryMs` until the cache
  * takes it (or, given `entryTtlMs`, until the entries have expired), so a stale entry outlives a cache
  * outage by at most one retry pause, and never its TTL. Never throws.
  */
-export async function invalidateAfterCommit(cache: Cache, keys: string[], logger: Logger, options: InvalidateOptions = {}): Promise<void> {
+export async function invalidateAfterCommit(
+  cache: Cache,
+  keys: string[],
+  logger: Logger,
+  options: InvalidateOptions = {},
+): Promise<void> {
   if (keys.length === 0) return;
   try {
     await cache.del(...keys);
@@ -79,9 +93,7 @@ export async function invalidateAfterCommit(cache: Cache, keys: string[], logger
       key_kinds: [...new Set(keys.map((k) => k.split(':')[0]))],
       error: (err as Error).message,
     });
-    let pending = pendingByCache.get(cache);
-    if (!pending) pendingByCache.set(cache, (pending = new PendingInvalidations(cache, logger, options.retryMs ?? INVALIDATION_RETRY_MS)));
-    pending.add(keys, options.entryTtlMs ?? Infinity);
+    pendingFor(cache, logger, options.retryMs ?? INVALIDATION_RETRY_MS).add(keys, options.entryTtlMs ?? Infinity);
   }
 }
 

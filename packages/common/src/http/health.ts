@@ -57,7 +57,7 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** /healthz: the process is alive. /readyz: it can serve its public API (see Readiness.rule) and is not shutting down. */
+/** /healthz: the process is alive. /readyz: it can serve its public API (Readiness.rule) and is not shutting down. */
 export function healthRoutes(router: Router, readiness: Readiness): void {
   endpoint(router, '/healthz', {
     GET: [(_req, res) => void res.set('Cache-Control', 'no-store').json({ status: 'ok' })],

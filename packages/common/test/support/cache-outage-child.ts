@@ -15,7 +15,8 @@ async function main(redisPort: number, requests: number): Promise<void> {
   proxy.cut();
   const codeOf = (err: unknown) => (err as { code?: string }).code ?? 'none';
   const first = await cache.get('first').then(() => 'fulfilled', codeOf);
-  const rest = await Promise.all(Array.from({ length: requests }, (_, i) => cache.get(`k${i}`).then(() => 'fulfilled', codeOf)));
+  const waiting = Array.from({ length: requests }, (_, i) => cache.get(`k${i}`).then(() => 'fulfilled', codeOf));
+  const rest = await Promise.all(waiting);
   await new Promise((r) => setImmediate(r));
   process.stdout.write(`${JSON.stringify({ first, rest })}\n`);
   await cache.close();

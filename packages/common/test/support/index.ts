@@ -14,7 +14,11 @@ export interface TestStorage {
 const suffix = () => randomBytes(5).toString('hex');
 
 /** A fresh database for one test file: a new schema on TEST_DATABASE_URL, or a new in-memory PGlite. */
-export async function testDatabase(service: string, migrationsDir?: string, url = process.env.TEST_DATABASE_URL): Promise<Db> {
+export async function testDatabase(
+  service: string,
+  migrationsDir?: string,
+  url = process.env.TEST_DATABASE_URL,
+): Promise<Db> {
   const db = await createDatabase({ url, schema: url ? `${service}_t${suffix()}` : service, logger: testLogger });
   await db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
   if (migrationsDir) await migrate(db, readMigrations(migrationsDir));
@@ -33,7 +37,11 @@ export function testCache(service: string, url = process.env.TEST_REDIS_URL): Ca
 }
 
 /** Storage on the test servers, or on the given ones (a throwaway Postgres, a proxied Redis) for outage tests. */
-export async function testStorage(service: string, migrationsDir: string, urls: { database?: string; redis?: string } = {}): Promise<TestStorage> {
+export async function testStorage(
+  service: string,
+  migrationsDir: string,
+  urls: { database?: string; redis?: string } = {},
+): Promise<TestStorage> {
   const db = await testDatabase(service, migrationsDir, urls.database ?? process.env.TEST_DATABASE_URL);
   const cache = testCache(service, urls.redis ?? process.env.TEST_REDIS_URL);
   return {

@@ -19,7 +19,7 @@ export class SessionStore {
     return id;
   }
 
-  /** A sign-in: ends the browser's previous session, if any, then starts a new one (no old cookie value stays valid). */
+  /** A sign-in: ends the browser's previous session, if any, then starts a new one (no old cookie stays valid). */
   async rotate(previousId: string | undefined, session: Session): Promise<string> {
     if (previousId) await this.destroy(previousId);
     return this.create(session);

@@ -3,7 +3,14 @@ import cookieParser from 'cookie-parser';
 import { endpoint, formBody } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
-import { csrfToken, expiredInteraction, postedInteraction, proceed, SESSION_COOKIE, setSessionCookie } from './authorization-flow';
+import {
+  csrfToken,
+  expiredInteraction,
+  postedInteraction,
+  proceed,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from './authorization-flow';
 import type { IdentityContext } from './context';
 
 /**

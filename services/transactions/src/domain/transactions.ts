@@ -85,7 +85,8 @@ export class TransactionService {
       return { transaction: await store.setStatus(id, current.status, to, source), changed: true };
     });
     // only a pending transaction changes, and a pending one is cached for ttl.pendingMs at most
-    if (result.changed) await invalidateAfterCommit(this.cache, [`tx:${id}`], this.logger, { entryTtlMs: this.ttl.pendingMs });
+    if (!result.changed) return result;
+    await invalidateAfterCommit(this.cache, [`tx:${id}`], this.logger, { entryTtlMs: this.ttl.pendingMs });
     return result;
   }
 }
