@@ -50,7 +50,8 @@ describe('per-service production folders (the Dockerfiles’ build stage)', () =
         }
         await new Promise((r) => setTimeout(r, 200));
       }
-      expect({ ready, stderr }).toEqual({ ready: { status: 'ready', checks: { database: 'ok', cache: 'ok' } }, stderr: '' });
+      const checks = name === 'prices' ? { database: 'ok', cache: 'ok', price_snapshot: 'ok' } : { database: 'ok', cache: 'ok' };
+      expect({ ready, stderr }).toEqual({ ready: { status: 'ready', checks }, stderr: '' });
     } finally {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));

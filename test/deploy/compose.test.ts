@@ -10,6 +10,7 @@ type Service = {
   ports?: string[];
   environment?: Record<string, string>;
   read_only?: boolean;
+  stop_grace_period?: string;
 };
 
 /** Compose interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error}; $$ is a literal $. */
@@ -74,6 +75,17 @@ describe('docker-compose.yml', () => {
       expect(doc.services[name].environment?.DATABASE_URL).toMatch(/^postgres:\/\//);
     }
     expect(Object.values(doc.services.gateway.depends_on!).every((d) => d.condition === 'service_healthy')).toBe(true);
+  });
+
+  it('gives each service time to drain before docker stops it hard', () => {
+    const seconds = (d: string) => Number(/^(\d+)s$/.exec(d)?.[1] ?? NaN);
+    for (const name of ['identity', 'transactions', 'prices']) {
+      const environment = doc.services[name].environment ?? {};
+      const drainMs = Number(environment.SHUTDOWN_DELAY_MS ?? 0) + Number(environment.SHUTDOWN_TIMEOUT_MS ?? 4000);
+      // compose's default is 10 s; at least 5 s beyond the drain, to close pools
+      const graceMs = seconds(doc.services[name].stop_grace_period ?? '10s') * 1000;
+      expect({ name, covered: graceMs >= drainMs + 5000 }).toEqual({ name, covered: true });
+    }
   });
 
   it('publishes admin ports on loopback only, and only the gateway publicly', () => {

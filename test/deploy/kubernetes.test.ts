@@ -77,6 +77,22 @@ describe.each(['dev', 'prod'])('overlay %s', (overlay) => {
     }
   });
 
+  it('drains on shutdown: /readyz 503 and still serving for SHUTDOWN_DELAY_MS, within the grace period', () => {
+    const config = (of('ConfigMap')[0] as unknown as { data: Record<string, string> }).data;
+    const delayMs = Number(config.SHUTDOWN_DELAY_MS);
+    const timeoutMs = Number(config.SHUTDOWN_TIMEOUT_MS ?? 4000);
+    expect(delayMs).toBeGreaterThanOrEqual(5000);
+    for (const d of deployments()) {
+      type Pod = { terminationGracePeriodSeconds?: number; containers: { lifecycle?: { preStop?: unknown } }[] };
+      const pod = d.spec.template.spec as Pod;
+      // a preStop hook would run before SIGTERM and count against the grace period too
+      const preStop = pod.containers.map((c) => c.lifecycle?.preStop);
+      expect({ name: d.metadata.name, preStop }).toEqual({ name: d.metadata.name, preStop: [undefined] });
+      // at least 5 s beyond the drain, to close pools and flush logs
+      expect((pod.terminationGracePeriodSeconds ?? 30) * 1000).toBeGreaterThanOrEqual(delayMs + timeoutMs + 5000);
+    }
+  });
+
   it('autoscales and protects each service from disruption', () => {
     const names = (kind: string) => of(kind).map((o) => (o.spec as { scaleTargetRef?: { name: string } }).scaleTargetRef?.name ?? o.metadata.name).sort();
     expect(names('HorizontalPodAutoscaler')).toEqual(['identity', 'prices', 'transactions']);

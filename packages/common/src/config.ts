@@ -52,6 +52,7 @@ export const commonEnv = {
     .custom((value: string, helpers) => (trustProxyProblem(value) ? helpers.error('any.invalid') : value))
     .default('false')
     .messages({ 'any.invalid': TRUST_PROXY_MESSAGE }),
+  SHUTDOWN_DELAY_MS: Joi.number().integer().min(0).max(120000).default(0),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120000).default(4000),
   BODY_LIMIT: Joi.string().pattern(/^\d+(b|kb|mb)$/).default('100kb'),
 };
@@ -84,6 +85,8 @@ export interface CommonConfig {
   ADMIN_TOKEN?: string;
   ADMIN_HOST: string;
   TRUST_PROXY: string;
+  /** After SIGTERM, keep serving this long with /readyz at 503 (load balancers need a few seconds). */
+  SHUTDOWN_DELAY_MS: number;
   SHUTDOWN_TIMEOUT_MS: number;
   BODY_LIMIT: string;
 }

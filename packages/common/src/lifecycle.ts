@@ -21,7 +21,12 @@ export interface ServeOptions {
   /** Environment variable names of the two ports, for error messages. */
   portVariables?: { port: string; adminPort: string };
   readiness: Readiness;
+  /** After SIGTERM: how long to keep serving with /readyz at 503, while load balancers stop sending traffic. */
+  shutdownDelayMs?: number;
+  /** Then: how long in-flight requests may take before their connections are closed. */
   shutdownTimeoutMs: number;
+  /** Waits out the shutdown delay; tests replace it to decide when the delay ends. */
+  delay?(ms: number): Promise<void>;
   /** Closes pools and workers after the listeners have drained. */
   onClose(): Promise<void>;
 }
@@ -45,10 +50,19 @@ function listen(app: Express, port: number, host: string | undefined, variable: 
   });
 }
 
-function drain(server: http.Server, timeoutMs: number): Promise<void> {
+/**
+ * Stops accepting, lets in-flight requests finish, and closes each connection as soon as it is idle
+ * (keep-alive connections would otherwise stay open until the timeout); after timeoutMs, closes the rest.
+ */
+function drain(server: http.Server, timeoutMs: number, logger: Logger): Promise<void> {
   return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const force = setTimeout(() => {
+      logger.warn('shutdown timeout: closing connections with requests still in flight', { timeout_ms: timeoutMs });
+      server.closeAllConnections();
+    }, timeoutMs);
     server.close(() => {
+      clearInterval(idle);
       clearTimeout(force);
       resolve();
     });
@@ -56,7 +70,20 @@ function drain(server: http.Server, timeoutMs: number): Promise<void> {
   });
 }
 
-/** Listens on the public and admin ports; stop() turns readiness off, lets in-flight requests finish, then closes storage. */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Once draining, every response closes its connection, so keep-alive clients reconnect to another replica. */
+function closeConnectionsWhen(server: http.Server, draining: () => boolean): void {
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (draining()) res.setHeader('Connection', 'close');
+  });
+}
+
+/**
+ * Listens on the public and admin ports. stop() drains as a load-balanced service should: /readyz answers
+ * 503 at once while requests are still served for shutdownDelayMs; then the listeners stop accepting,
+ * in-flight requests get shutdownTimeoutMs to finish, and storage closes.
+ */
 export async function serve(options: ServeOptions): Promise<ServerHandle> {
   const names = options.portVariables ?? { port: 'the port variable', adminPort: 'the admin port variable' };
   const publicServer = await listen(options.publicApp, options.port, undefined, names.port);
@@ -64,19 +91,27 @@ export async function serve(options: ServeOptions): Promise<ServerHandle> {
   try {
     adminServer = await listen(options.adminApp, options.adminPort, options.adminHost, names.adminPort);
   } catch (err) {
-    await drain(publicServer, 0);
+    await drain(publicServer, 0, options.logger);
     throw err;
   }
   let stopping: Promise<void> | undefined;
+  for (const server of [publicServer, adminServer]) closeConnectionsWhen(server, () => stopping !== undefined);
+  const delayMs = options.shutdownDelayMs ?? 0;
+  const drainAll = async () => {
+    options.readiness.shuttingDown = true;
+    if (delayMs > 0) {
+      options.logger.info('draining: /readyz answers 503, still serving', { delay_ms: delayMs });
+      await (options.delay ?? sleep)(delayMs);
+    }
+    const timeout = options.shutdownTimeoutMs;
+    await Promise.all([drain(publicServer, timeout, options.logger), drain(adminServer, timeout, options.logger)]);
+    await options.onClose();
+  };
   return {
     publicPort: (publicServer.address() as AddressInfo).port,
     adminPort: (adminServer.address() as AddressInfo).port,
     stop() {
-      stopping ??= (async () => {
-        options.readiness.shuttingDown = true;
-        await Promise.all([drain(publicServer, options.shutdownTimeoutMs), drain(adminServer, options.shutdownTimeoutMs)]);
-        await options.onClose();
-      })();
+      stopping ??= drainAll();
       return stopping;
     },
   };

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Express } from 'express';
 import { resolveAdminToken } from './admin-token';
 import { ConfigError, type CommonConfig } from './config';
-import type { Readiness } from './http/health';
+import { storageChecks, type Readiness } from './http/health';
 import { handleProcessSignals, serve } from './lifecycle';
 import { createLogger, type Logger } from './logger';
 import { openStorage, type Storage } from './storage';
@@ -44,13 +44,8 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
   const logger = createLogger(def.name, config.LOG_LEVEL);
   const adminToken = resolveAdminToken(config.ADMIN_TOKEN, config.DATA_DIR, !config.DATABASE_URL);
   const storage = await openStorage(def.name, config, def.migrationsDir, logger);
-  const readiness: Readiness = {
-    shuttingDown: false,
-    checks: [
-      { name: 'database', check: () => storage.db.ping() },
-      { name: 'cache', check: () => storage.cache.ping() },
-    ],
-  };
+  // a service adds its own checks and rule in build(), when storage alone does not decide
+  const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
   let built: BuiltService;
   try {
     built = await def.build({ config, storage, logger, readiness, adminToken });
@@ -68,6 +63,7 @@ export async function startService<C extends CommonConfig>(def: ServiceDefinitio
     adminHost: config.ADMIN_HOST,
     portVariables,
     readiness,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     onClose: async () => {
       await built.stop?.();

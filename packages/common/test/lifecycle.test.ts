@@ -1,6 +1,9 @@
 import http from 'node:http';
-import express from 'express';
-import { serve, type Readiness } from '../src';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import express, { Router } from 'express';
+import winston from 'winston';
+import { createHttpApp, createLogger, finishHttpApp, healthRoutes, jsonBody, serve, type Readiness } from '../src';
 import { testLogger } from './support';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -14,6 +17,38 @@ function get(port: number, path: string): Promise<{ status: number; body: string
       .on('error', reject);
   });
 }
+
+/** A GET on a keep-alive connection; `connection` is what the server answers about reusing it. */
+type KeepAliveAnswer = { status: number; body: string; connection?: string };
+
+function getKeepAlive(port: number, path: string, agent: http.Agent): Promise<KeepAliveAnswer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, agent }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }));
+      })
+      .on('error', reject);
+  });
+}
+
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  return { wait, open };
+}
+
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger('test', 'info');
+  logger.clear();
+  const stream = new Writable({ write: (c, _e, done) => (lines.push(JSON.parse(String(c))), done()) });
+  logger.add(new winston.transports.Stream({ stream }));
+  return { logger, lines };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
 
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish, turns readiness off, then closes storage', async () => {
@@ -48,5 +83,99 @@ describe('graceful shutdown', () => {
     expect(await inflight).toEqual({ status: 200, body: 'done' });
     await stopped;
     expect(events).toEqual(['storage closed', 'stopped']);
+  });
+});
+
+describe('draining on shutdown', () => {
+  it('answers /readyz 503 at once, serves new connections for the delay, then refuses them', async () => {
+    const readiness: Readiness = { shuttingDown: false, checks: [] };
+    const events: string[] = [];
+    const slow = gate();
+    const delay = gate();
+    const delays: number[] = [];
+    const router = Router();
+    healthRoutes(router, readiness);
+    router.get('/slow', async (_req, res) => {
+      await slow.wait;
+      res.send('done');
+    });
+    router.get('/fast', (_req, res) => void res.send('fast'));
+    const app = express().use(router);
+    const handle = await serve({
+      logger: testLogger,
+      publicApp: app,
+      adminApp: express(),
+      port: 0,
+      adminPort: 0,
+      adminHost: '127.0.0.1',
+      readiness,
+      // long enough that the test fails on it if a finished keep-alive connection kept the server open
+      shutdownTimeoutMs: 120000,
+      shutdownDelayMs: 5000,
+      delay: (ms) => (delays.push(ms), delay.wait),
+      onClose: async () => void events.push('storage closed'),
+    });
+    const agent = new http.Agent({ keepAlive: true });
+    const inflight = getKeepAlive(handle.publicPort, '/slow', agent);
+    await tick();
+    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({
+      status: 200,
+      body: 'fast',
+      connection: 'keep-alive',
+    });
+    const stopped = handle.stop().then(() => events.push('stopped'));
+
+    const ready = await get(handle.publicPort, '/readyz');
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.body)).toEqual({ status: 'shutting_down', checks: {} });
+    // new connections are still served; responses ask keep-alive clients to reconnect (elsewhere)
+    expect(await getKeepAlive(handle.publicPort, '/fast', agent)).toEqual({
+      status: 200,
+      body: 'fast',
+      connection: 'close',
+    });
+    expect(await get(handle.publicPort, '/fast')).toEqual({ status: 200, body: 'fast' });
+    expect(delays).toEqual([5000]);
+    expect(events).toEqual([]);
+
+    delay.open();
+    await tick();
+    await expect(get(handle.publicPort, '/fast')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(events).toEqual([]);
+    slow.open();
+    // begun before the shutdown: answered keep-alive, and its connection is closed once idle
+    expect(await inflight).toEqual({ status: 200, body: 'done', connection: 'keep-alive' });
+    await stopped;
+    expect(events).toEqual(['storage closed', 'stopped']);
+    agent.destroy();
+  });
+
+  it('logs a client that aborts its request as such, with the request id, not as an unhandled error', async () => {
+    const { logger, lines } = capturedLogger();
+    const app = createHttpApp({ logger });
+    app.post('/echo', jsonBody('100kb'), (req, res) => void res.json(req.body));
+    finishHttpApp(app, logger);
+    const server = http.createServer(app).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const { port } = server.address() as net.AddressInfo;
+    const received = new Promise((r) => server.once('request', r));
+    const socket = net.connect(port, '127.0.0.1');
+    const head = ['POST /echo HTTP/1.1', 'Host: x', 'X-Request-Id: abort-1', 'Content-Type: application/json'];
+    socket.write(`${head.join('\r\n')}\r\nContent-Length: 1000\r\n\r\n{"a":`);
+    await received;
+    socket.destroy();
+    while (!lines.some((l) => l.request_id === 'abort-1')) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => server.close(r));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines.filter((l) => l.request_id === 'abort-1')).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        message: 'client aborted request',
+        request_id: 'abort-1',
+        method: 'POST',
+        path: '/echo',
+      }),
+    ]);
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import type { Readiness } from '@attest/common';
+import { storageChecks, type Readiness } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp, buildContext } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
@@ -22,8 +22,9 @@ export interface IdentityHarness {
   close(): Promise<void>;
 }
 
-export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<IdentityHarness> {
-  const storage = await testStorage('identity', path.join(__dirname, '..', 'migrations'));
+/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
+export async function identityHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<IdentityHarness> {
+  const storage = await testStorage('identity', path.join(__dirname, '..', 'migrations'), urls);
   const config = loadIdentityConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-id-')),
     BASE_URL,
@@ -32,7 +33,7 @@ export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<Iden
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const readiness: Readiness = { shuttingDown: false, checks: [] };
+  const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
   const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
   const ctx = buildContext(deps);
   const built = await buildApp(deps, ctx);

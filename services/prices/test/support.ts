@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { storageChecks } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadPricesConfig } from '../src/config';
@@ -17,10 +18,11 @@ export interface PricesHarness {
   close(): Promise<void>;
 }
 
-export async function pricesHarness(env: NodeJS.ProcessEnv = {}): Promise<PricesHarness> {
-  const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'));
+/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
+export async function pricesHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<PricesHarness> {
+  const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'), urls);
   const config = loadPricesConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')), LOG_LEVEL: 'silent', ...env });
-  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
+  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: storageChecks(storage) }, adminToken: ADMIN_TOKEN });
   return {
     publicApp: built.publicApp,
     adminApp: built.adminApp,

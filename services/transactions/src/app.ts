@@ -19,7 +19,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const { config, storage, logger } = deps;
   const keyStore = apiKeyStore(storage.db);
   const apiKeys = new ApiKeyService(keyStore, storage.cache, config.apiKeySecret, config.API_KEY_CACHE_SECONDS, logger);
-  const transactions = new TransactionService(storage.db, storage.cache);
+  const transactions = new TransactionService(storage.db, storage.cache, logger);
   const failures = credentialFailureLimiter(storage.cache, config);
   const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
   const apps = createServiceApps({

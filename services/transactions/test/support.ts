@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { storageChecks } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
@@ -20,15 +21,16 @@ export interface TransactionsHarness {
   close(): Promise<void>;
 }
 
-export async function transactionsHarness(env: NodeJS.ProcessEnv = {}): Promise<TransactionsHarness> {
-  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
+/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
+export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<TransactionsHarness> {
+  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'), urls);
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
     API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
+  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: storageChecks(storage) }, adminToken: ADMIN_TOKEN });
   return {
     publicApp: built.publicApp,
     adminApp: built.adminApp,

@@ -12,3 +12,9 @@ export { LocalCache, type LocalCacheOptions } from './local-cache';
 export function createCache(url: string | undefined, prefix: string, logger: Logger): Cache {
   return url ? new RedisCache(url, prefix, logger) : new MemoryCache(prefix);
 }
+export {
+  invalidateAfterCommit,
+  pendingInvalidations,
+  INVALIDATION_RETRY_MS,
+  type InvalidateOptions,
+} from './invalidate';

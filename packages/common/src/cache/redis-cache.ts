@@ -9,6 +9,7 @@ const INCR_WITH_TTL = `local v = redis.call('INCR', KEYS[1]) if v == 1 then redi
 export class RedisCache implements Cache {
   readonly mode = 'redis' as const;
   private readonly client: Redis;
+  private readonly waiters = new Set<() => void>();
 
   constructor(url: string, prefix: string, logger: Logger) {
     this.client = new Redis(url, {
@@ -27,6 +28,9 @@ export class RedisCache implements Cache {
     this.client.on('ready', () => {
       if (down) logger.info('cache connection restored');
       down = false;
+      const waiting = [...this.waiters];
+      this.waiters.clear();
+      for (const wake of waiting) wake();
     });
   }
 
@@ -35,20 +39,25 @@ export class RedisCache implements Cache {
     return this.client;
   }
 
-  /** Waits a bounded time for a (re)connection, so a down Redis answers 503 quickly rather than hanging. */
+  /**
+   * Waits a bounded time for a (re)connection, so a down Redis answers 503 quickly rather than hanging.
+   * Waiters share the one 'ready' listener set in the constructor: a listener per waiting request would
+   * pile up during an outage (MaxListenersExceededWarning) and cost every request an add and a remove.
+   */
   whenReady(): Promise<void> {
     if (this.client.status === 'ready') return Promise.resolve();
     if (this.client.status === 'end') return Promise.reject(new Error('cache client closed'));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.client.off('ready', onReady);
-        reject(new Error('cache not connected'));
-      }, 1000);
-      const onReady = () => {
+      const waiter = () => {
         clearTimeout(timer);
         resolve();
       };
-      this.client.once('ready', onReady);
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error('cache not connected'));
+      }, 1000);
+      timer.unref();
+      this.waiters.add(waiter);
     });
   }
 

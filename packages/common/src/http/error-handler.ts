@@ -9,9 +9,17 @@ export function toAppError(err: unknown, req?: Request): AppError {
   return requestError(err, req) ?? errors.internal();
 }
 
+/** The client went away mid-request (body-parser's `request.aborted`): nobody to answer, nothing broken. */
+export function isClientAbort(err: unknown, req: Request): boolean {
+  const type = (err as { type?: string } | null)?.type;
+  return type === 'request.aborted' || (req.destroyed && (err as { code?: string } | null)?.code === 'ECONNRESET');
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
+    // the request log says "client aborted request" when the connection closes unanswered
+    if (isClientAbort(err, req)) return;
     const appError = toAppError(err, req);
     if (appError.status >= 500) {
       const cause = appError.code === 'internal_error' ? err : (appError.cause ?? err);

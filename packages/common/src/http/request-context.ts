@@ -24,18 +24,18 @@ export function requestId(): RequestHandler {
   };
 }
 
-/** One log line per request. Only the path is logged: query strings can carry codes and tokens. */
+/**
+ * One log line per request; a request whose connection closed before the answer was sent is logged
+ * as "client aborted request". Only the path is logged: query strings can carry codes and tokens.
+ */
 export function requestLog(logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      logger.info('request', {
-        request_id: req.id,
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      });
+    res.on('close', () => {
+      const duration = Number(process.hrtime.bigint() - started) / 1e6;
+      const fields = { request_id: req.id, method: req.method, path: req.path };
+      if (res.writableFinished) logger.info('request', { ...fields, status: res.statusCode, duration_ms: duration });
+      else logger.info('client aborted request', { ...fields, duration_ms: duration });
     });
     next();
   };

@@ -15,8 +15,11 @@ export interface TestStorage {
 const suffix = () => randomBytes(5).toString('hex');
 
 /** A fresh database for one test file: a new schema on TEST_DATABASE_URL, or a new in-memory PGlite. */
-export async function testDatabase(service: string, migrationsDir?: string): Promise<Db> {
-  const url = process.env.TEST_DATABASE_URL;
+export async function testDatabase(
+  service: string,
+  migrationsDir?: string,
+  url = process.env.TEST_DATABASE_URL,
+): Promise<Db> {
   const db = await createDatabase({ url, schema: url ? `${service}_t${suffix()}` : service, logger: testLogger });
   await db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
   if (migrationsDir) await migrate(db, readMigrations(migrationsDir));
@@ -30,20 +33,28 @@ export async function testDatabase(service: string, migrationsDir?: string): Pro
 }
 
 /** A fresh cache namespace: a random key prefix on TEST_REDIS_URL, or a new in-process cache. */
-export function testCache(service: string): Cache {
-  const url = process.env.TEST_REDIS_URL;
+export function testCache(service: string, url = process.env.TEST_REDIS_URL): Cache {
   return url ? new RedisCache(url, `test:${service}:${suffix()}:`, testLogger) : new MemoryCache();
 }
 
-/** A fresh invalidation bus: its own channel prefix on TEST_REDIS_URL, or in-process. */
-export function testBus(service: string, prefix = `test:${service}:${suffix()}:`): InvalidationBus {
-  return createBus(process.env.TEST_REDIS_URL, prefix, testLogger);
+/** A fresh invalidation bus: its own channel prefix on TEST_REDIS_URL (or the given Redis), or in-process. */
+export function testBus(
+  service: string,
+  prefix = `test:${service}:${suffix()}:`,
+  url = process.env.TEST_REDIS_URL,
+): InvalidationBus {
+  return createBus(url, prefix, testLogger);
 }
 
-export async function testStorage(service: string, migrationsDir: string): Promise<TestStorage> {
-  const db = await testDatabase(service, migrationsDir);
-  const cache = testCache(service);
-  const bus = testBus(service);
+/** Storage on the test servers, or on the given ones (a throwaway Postgres, a proxied Redis) for outage tests. */
+export async function testStorage(
+  service: string,
+  migrationsDir: string,
+  urls: { database?: string; redis?: string } = {},
+): Promise<TestStorage> {
+  const db = await testDatabase(service, migrationsDir, urls.database ?? process.env.TEST_DATABASE_URL);
+  const cache = testCache(service, urls.redis ?? process.env.TEST_REDIS_URL);
+  const bus = testBus(service, undefined, urls.redis ?? process.env.TEST_REDIS_URL);
   return {
     db,
     cache,
@@ -60,3 +71,5 @@ export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export { expectDocumentMatchesRoutes } from './openapi';
 export * from './raw-http';
 export * from './fuzz';
+export { describeNeeding, pgBinary } from './binaries';
+export { CuttableProxy, freePort, ThrowawayPostgres, ThrowawayRedis } from './throwaway';

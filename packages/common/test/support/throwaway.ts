@@ -94,3 +94,56 @@ export class ThrowawayPostgres {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A TCP proxy in front of a server, to simulate a network partition: cut() drops every connection and
+ * refuses new ones while the server keeps its data; heal() lets clients reconnect.
+ */
+export class CuttableProxy {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private cutOff = false;
+  port = 0;
+
+  constructor(private readonly target: number) {
+    this.server = net.createServer((client) => this.accept(client));
+  }
+
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  private accept(client: net.Socket): void {
+    if (this.cutOff) return void client.destroy();
+    const upstream = net.connect(this.target, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  }
+
+  cut(): void {
+    this.cutOff = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  heal(): void {
+    this.cutOff = false;
+  }
+
+  async stop(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

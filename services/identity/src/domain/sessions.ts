@@ -19,6 +19,12 @@ export class SessionStore {
     return id;
   }
 
+  /** A sign-in: ends the browser's previous session, if any, then starts a new one (no old cookie stays valid). */
+  async rotate(previousId: string | undefined, session: Session): Promise<string> {
+    if (previousId) await this.destroy(previousId);
+    return this.create(session);
+  }
+
   async find(id: string | undefined): Promise<Session | null> {
     if (!id || !/^[0-9a-f]{64}$/.test(id)) return null;
     const raw = await this.cache.get(`session:${sha256(id)}`);

@@ -3,7 +3,14 @@ import cookieParser from 'cookie-parser';
 import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
-import { csrfToken, expiredInteraction, postedInteraction, proceed, setSessionCookie } from './authorization-flow';
+import {
+  csrfToken,
+  expiredInteraction,
+  postedInteraction,
+  proceed,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from './authorization-flow';
 import type { IdentityContext } from './context';
 import { signInKeys } from './failure-limits';
 import { pageErrors } from './page-errors';
@@ -49,7 +56,8 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     }
     await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
     const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
-    setSessionCookie(ctx, res, await ctx.sessions.create(session));
+    const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+    setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));
     const updated = { ...interaction, signedIn: true };
     await ctx.interactions.update(id, updated);
     await proceed(ctx, res, id, updated, session, 303);

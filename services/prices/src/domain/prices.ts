@@ -1,4 +1,4 @@
-import { AppError, errors, type Cache } from '@attest/common';
+import { AppError, errors, invalidateAfterCommit, type Cache, type Logger } from '@attest/common';
 import type { Observation, PriceStore } from '../store/price-store';
 import { MIN_DECIMALS, multiply, type Fixed } from './decimal';
 
@@ -31,12 +31,18 @@ export const priceUnavailable = (pairs: string[]) =>
 
 /**
  * Latest prices: a direct quote when fresh, else a cross rate token/USD × USD/fiat when both are fresh.
- * Latest values live in the cache; writes update it at once, so the next request sees them.
+ * Latest values live in the cache; writes update it at once, so the next request sees them. A committed
+ * write is a success even when the cache cannot be reached (the old value is then invalidated, with retries).
  */
 export class PriceService {
   private known?: { tokens: Set<string>; fiats: Set<string> };
 
-  constructor(private readonly store: PriceStore, private readonly cache: Cache, private readonly maxAgeMs: number) {}
+  constructor(
+    private readonly store: PriceStore,
+    private readonly cache: Cache,
+    private readonly maxAgeMs: number,
+    private readonly logger: Logger,
+  ) {}
 
   async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
     this.known ??= { tokens: new Set(await this.store.tokens()), fiats: new Set(await this.store.fiats()) };
@@ -45,12 +51,30 @@ export class PriceService {
 
   async recordQuote(token: string, fiat: string, o: Observation): Promise<void> {
     await this.store.insertQuote(token, fiat, o);
-    await this.cache.set(`quote:${token}:${fiat}`, encode(o), CACHE_TTL_MS);
+    await this.remember(`quote:${token}:${fiat}`, o);
   }
 
   async recordFx(fiat: string, o: Observation): Promise<void> {
     await this.store.insertFx(fiat, o);
-    await this.cache.set(`fx:${fiat}`, encode(o), CACHE_TTL_MS);
+    await this.remember(`fx:${fiat}`, o);
+  }
+
+  /**
+   * After a committed write: the new value goes into the cache (which keeps serving through a database
+   * outage); when the cache cannot take it, the old value is invalidated instead, with retries.
+   */
+  private async remember(key: string, o: Observation): Promise<void> {
+    try {
+      await this.cache.set(key, encode(o), CACHE_TTL_MS);
+    } catch {
+      await invalidateAfterCommit(this.cache, [key], this.logger, { entryTtlMs: CACHE_TTL_MS });
+    }
+  }
+
+  /** Readiness without the database: the cache holds a fresh price of the token (in USD, what widgets ask first). */
+  async assertFreshInCache(token: string, fiat = 'USD', now = Date.now()): Promise<void> {
+    const cached = await this.cache.get(`quote:${token}:${fiat}`);
+    if (!cached || !this.fresh(decode(cached), now)) throw new Error(`no fresh ${token}/${fiat} price in the cache`);
   }
 
   private async latest(key: string, load: () => Promise<Observation | null>): Promise<Observation | null> {

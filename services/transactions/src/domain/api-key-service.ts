@@ -1,4 +1,4 @@
-import { constantTimeEqual, type Cache, type Logger } from '@attest/common';
+import { constantTimeEqual, invalidateAfterCommit, type Cache, type Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
 import { hashApiKeySecret, newApiKey, parseApiKey } from './api-keys';
 
@@ -49,7 +49,10 @@ export class ApiKeyService {
 
   async revoke(keyId: string): Promise<ApiKeyRecord | null> {
     const record = await this.store.revoke(keyId);
-    if (record) await this.cache.del(this.cacheKey(record.id, record.secretHash));
+    if (record) {
+      const key = this.cacheKey(record.id, record.secretHash);
+      await invalidateAfterCommit(this.cache, [key], this.logger, { entryTtlMs: this.cacheSeconds * 1000 });
+    }
     return record;
   }
 }

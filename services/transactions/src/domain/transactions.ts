@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, type Cache, type Db } from '@attest/common';
+import { AppError, errors, invalidateAfterCommit, type Cache, type Db, type Logger } from '@attest/common';
 import { transactionStore, type NewTransaction, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
@@ -39,12 +39,14 @@ interface CachedTransaction extends Omit<Transaction, 'createdAt' | 'updatedAt'>
 /**
  * Transactions and their one-way state machine: pending → mined | failed; final states stay final;
  * repeating a transition is a no-op; every change goes to the history with its source.
- * Lookups are cached (final states long, pending briefly) and a transition invalidates at once.
+ * Lookups are cached (final states long, pending briefly) and a transition invalidates at once; a committed
+ * transition is a success even when the cache cannot be reached (the invalidation is retried).
  */
 export class TransactionService {
   constructor(
     private readonly db: Db,
     private readonly cache: Cache,
+    private readonly logger: Logger,
     private readonly ttl: { pendingMs: number; finalMs: number } = { pendingMs: 2000, finalMs: 3600000 },
   ) {}
 
@@ -82,7 +84,9 @@ export class TransactionService {
         throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
       return { transaction: await store.setStatus(id, current.status, to, source), changed: true };
     });
-    if (result.changed) await this.cache.del(`tx:${id}`);
+    // only a pending transaction changes, and a pending one is cached for ttl.pendingMs at most
+    if (!result.changed) return result;
+    await invalidateAfterCommit(this.cache, [`tx:${id}`], this.logger, { entryTtlMs: this.ttl.pendingMs });
     return result;
   }
 }

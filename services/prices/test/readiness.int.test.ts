@@ -1,0 +1,70 @@
+import request from 'supertest';
+import { describeNeeding, freePort, pgBinary, ThrowawayPostgres } from '@attest/testing';
+import { pricesHarness, type PricesHarness } from './support';
+
+async function eventually(fn: () => Promise<void>): Promise<void> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+describeNeeding(
+  [pgBinary('initdb'), pgBinary('pg_ctl')],
+  'prices readiness while Postgres is down (throwaway Postgres)',
+  () => {
+    let pg: ThrowawayPostgres;
+    let h: PricesHarness;
+
+    beforeAll(async () => {
+      pg = new ThrowawayPostgres(await freePort());
+      await pg.init();
+      await pg.start();
+      h = await pricesHarness({}, { database: pg.url });
+    }, 90000);
+
+    afterAll(async () => {
+      await h?.close();
+      await pg?.destroy();
+    });
+
+    const readyz = () => request(h.publicApp).get('/readyz');
+    const wldUsd = () => request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' });
+
+    it('stays ready and serving from its cache while it holds a fresh price; not ready once it does not', async () => {
+      expect((await readyz()).body).toEqual({
+        status: 'ready',
+        checks: { database: 'ok', cache: 'ok', price_snapshot: 'ok' },
+      });
+      await pg.stop();
+      await eventually(async () => expect((await readyz()).body.checks.database).toBe('unavailable'));
+      const ready = await readyz();
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 200,
+        body: { status: 'ready', checks: { database: 'unavailable', cache: 'ok', price_snapshot: 'ok' } },
+      });
+      const served = await wldUsd();
+      expect(served.status).toBe(200);
+      expect(served.body.result.prices.WLD.USD.amount).toBe('1510763');
+
+      await h.storage.cache.del('quote:WLD:USD');
+      const notReady = await readyz();
+      expect({ status: notReady.status, body: notReady.body }).toEqual({
+        status: 503,
+        body: {
+          status: 'unavailable',
+          checks: { database: 'unavailable', cache: 'ok', price_snapshot: 'unavailable' },
+        },
+      });
+      expect((await wldUsd()).status).toBe(503);
+
+      await pg.start();
+      await eventually(async () => expect((await readyz()).status).toBe(200));
+      expect((await wldUsd()).status).toBe(200);
+      expect((await readyz()).body.checks).toEqual({ database: 'ok', cache: 'ok', price_snapshot: 'ok' });
+    }, 60000);
+  },
+);
