@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import type { Db, InvalidationBus } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
@@ -20,8 +21,15 @@ export interface TransactionsHarness {
   close(): Promise<void>;
 }
 
-export async function transactionsHarness(env: NodeJS.ProcessEnv = {}): Promise<TransactionsHarness> {
-  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
+/** Pieces shared with another instance (a replica): the same database, a bus on the same channels. The caller closes them. */
+export interface HarnessShared {
+  db?: Db;
+  bus?: InvalidationBus;
+}
+
+export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: HarnessShared = {}): Promise<TransactionsHarness> {
+  const own = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
+  const storage: TestStorage = { ...own, db: shared.db ?? own.db, bus: shared.bus ?? own.bus };
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
     API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',
@@ -37,7 +45,7 @@ export async function transactionsHarness(env: NodeJS.ProcessEnv = {}): Promise<
     admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
-      await storage.close();
+      await own.close();
     },
   };
 }
