@@ -30,7 +30,7 @@ export function configuredFeeds(config: PricesConfig): Feed[] {
 export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
-  const prices = new PriceService(store, storage.cache, config.PRICE_MAX_AGE_SECONDS * 1000);
+  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000);
   const runner = new FeedRunner(configuredFeeds(config), prices, storage.cache, config.PRICE_FEED_INTERVAL_SECONDS * 1000, logger);
   if (config.PRICE_FEEDS.split(',').includes('seed')) await runner.runOnce(true, ['seed']);
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');

@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { LocalCache, type Db, type InvalidationBus } from '@attest/common';
 import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { PRICE_SNAPSHOT_CACHE } from '../src/domain/prices';
 import { buildApp } from '../src/app';
 import { loadPricesConfig } from '../src/config';
 
@@ -17,8 +19,15 @@ export interface PricesHarness {
   close(): Promise<void>;
 }
 
-export async function pricesHarness(env: NodeJS.ProcessEnv = {}): Promise<PricesHarness> {
-  const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'));
+/** Pieces shared with another instance (a replica): the same database, a bus on the same channels. The caller closes them. */
+export interface HarnessShared {
+  db?: Db;
+  bus?: InvalidationBus;
+}
+
+export async function pricesHarness(env: NodeJS.ProcessEnv = {}, shared: HarnessShared = {}): Promise<PricesHarness> {
+  const own = await testStorage('prices', path.join(__dirname, '..', 'migrations'));
+  const storage: TestStorage = { ...own, db: shared.db ?? own.db, bus: shared.bus ?? own.bus };
   const config = loadPricesConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')), LOG_LEVEL: 'silent', ...env });
   const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
   return {
@@ -28,7 +37,12 @@ export async function pricesHarness(env: NodeJS.ProcessEnv = {}): Promise<Prices
     admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
-      await storage.close();
+      await own.close();
     },
   };
+}
+
+/** What a replica's write announces: every price snapshot on the bus is dropped and reloaded at its next use. */
+export async function reloadSnapshots(h: Pick<PricesHarness, 'storage'>): Promise<void> {
+  await new LocalCache(h.storage.bus, { name: PRICE_SNAPSHOT_CACHE, ttlMs: 1, max: 1 }).invalidateAll();
 }
