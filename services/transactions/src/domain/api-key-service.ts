@@ -1,6 +1,6 @@
-import { constantTimeEqual, type Logger } from '@attest/common';
+import type { Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
-import { hashApiKeySecret, newApiKey, parseApiKey } from './api-keys';
+import { hashApiKeySecret, newApiKey, parseApiKey, sameKeyHash } from './api-keys';
 import { LastUseRecorder } from './last-use';
 
 export interface VerifiedKey {
@@ -37,7 +37,7 @@ export class ApiKeyService {
     if (!parsed) return null;
     const presented = hashApiKeySecret(this.serverSecret, parsed.secret);
     const record = await this.store.find(parsed.keyId);
-    const matches = constantTimeEqual(presented, record?.secretHash ?? '0'.repeat(64));
+    const matches = sameKeyHash(presented, record?.secretHash ?? '0'.repeat(64));
     if (!record || !matches || record.revokedAt) return null;
     this.lastUse.record(record.id);
     return { keyId: record.id, appId: record.appId };
