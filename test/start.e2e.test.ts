@@ -36,7 +36,7 @@ describe('pnpm start', () => {
     const earlier = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['services/prices/src/main.ts'], { cwd: ROOT, env, stdio: 'ignore' });
     const exited = new Promise((r) => earlier.on('exit', r));
     try {
-      for (let ready = false, deadline = Date.now() + 30000; !ready; ) {
+      for (let ready = false, deadline = Date.now() + 60000; !ready; ) {
         if (Date.now() > deadline) throw new Error('prices did not start');
         ready = await fetch(`http://127.0.0.1:${env.PRICES_PORT}/readyz`).then((r) => r.ok, () => false);
         if (!ready) await new Promise((r) => setTimeout(r, 100));
@@ -47,7 +47,7 @@ describe('pnpm start', () => {
       earlier.kill('SIGINT');
       await exited;
     }
-    const stack = await startStack(env);
+    const stack = await startStack(env, 90000); // three embedded databases start here, as before
     try {
       expect(stack.output()).toContain('keeping the embedded databases of an earlier version');
       expect(stack.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'prices', 'pg')}`);
@@ -57,7 +57,7 @@ describe('pnpm start', () => {
     } finally {
       expect((await stack.stop('SIGTERM')).code).toBe(0);
     }
-  }, 90000);
+  }, 240000);
 
   it('names the variable when a port is taken', async () => {
     const net = await import('node:net');
