@@ -4,6 +4,9 @@ import path from 'node:path';
 import { createDatabase, embeddedLayout, SharedEmbeddedPostgres } from '../src/db';
 import { testLogger } from './support';
 
+// each embedded Postgres takes seconds to start, many more on a loaded machine
+jest.setTimeout(120000);
+
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'attest-shared-'));
 
 describe('one embedded Postgres shared by the services of one process', () => {

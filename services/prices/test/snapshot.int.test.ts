@@ -7,6 +7,9 @@ import { PriceService } from '../src/domain/prices';
 import { priceStore } from '../src/store/price-store';
 import { pricesHarness, type PricesHarness } from './support';
 
+// each embedded Postgres takes seconds to start, many more on a loaded machine
+jest.setTimeout(120000);
+
 const MIGRATIONS = path.join(__dirname, '..', 'migrations');
 
 /** Counts the statements an app sends to its database. */

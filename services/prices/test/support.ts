@@ -4,7 +4,7 @@ import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
 import { LocalCache, type Db, type InvalidationBus } from '@attest/common';
-import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { testBus, testCache, testDatabase, testLogger, type TestStorage } from '@attest/testing';
 import { PRICE_SNAPSHOT_CACHE } from '../src/domain/prices';
 import { buildApp } from '../src/app';
 import { loadPricesConfig } from '../src/config';
@@ -26,8 +26,20 @@ export interface HarnessShared {
 }
 
 export async function pricesHarness(env: NodeJS.ProcessEnv = {}, shared: HarnessShared = {}): Promise<PricesHarness> {
-  const own = await testStorage('prices', path.join(__dirname, '..', 'migrations'));
-  const storage: TestStorage = { ...own, db: shared.db ?? own.db, bus: shared.bus ?? own.bus };
+  // a replica given the database and bus opens only its own cache
+  const db = shared.db ?? (await testDatabase('prices', path.join(__dirname, '..', 'migrations')));
+  const bus = shared.bus ?? testBus('prices');
+  const cache = testCache('prices');
+  const storage: TestStorage = {
+    db,
+    cache,
+    bus,
+    async close() {
+      if (!shared.bus) await bus.close();
+      await cache.close();
+      if (!shared.db) await db.close();
+    },
+  };
   const config = loadPricesConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')), LOG_LEVEL: 'silent', ...env });
   const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: [] }, adminToken: ADMIN_TOKEN });
   return {
@@ -37,7 +49,7 @@ export async function pricesHarness(env: NodeJS.ProcessEnv = {}, shared: Harness
     admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
-      await own.close();
+      await storage.close();
     },
   };
 }

@@ -5,6 +5,9 @@ import { randomHex, testBus, testDatabase } from '@attest/testing';
 import { LastUseRecorder } from '../src/domain/last-use';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
+// each embedded Postgres takes seconds to start, many more on a loaded machine
+jest.setTimeout(120000);
+
 /** Counts the statements an app sends to its database. */
 function countingDb(db: Db): { db: Db; statements: string[] } {
   const statements: string[] = [];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
 import type { Db, InvalidationBus } from '@attest/common';
-import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { testBus, testCache, testDatabase, testLogger, type TestStorage } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
 
@@ -28,8 +28,20 @@ export interface HarnessShared {
 }
 
 export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: HarnessShared = {}): Promise<TransactionsHarness> {
-  const own = await testStorage('transactions', path.join(__dirname, '..', 'migrations'));
-  const storage: TestStorage = { ...own, db: shared.db ?? own.db, bus: shared.bus ?? own.bus };
+  // a replica given the database and bus opens only its own cache
+  const db = shared.db ?? (await testDatabase('transactions', path.join(__dirname, '..', 'migrations')));
+  const bus = shared.bus ?? testBus('transactions');
+  const cache = testCache('transactions');
+  const storage: TestStorage = {
+    db,
+    cache,
+    bus,
+    async close() {
+      if (!shared.bus) await bus.close();
+      await cache.close();
+      if (!shared.db) await db.close();
+    },
+  };
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
     API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',
@@ -45,7 +57,7 @@ export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: H
     admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
-      await own.close();
+      await storage.close();
     },
   };
 }
