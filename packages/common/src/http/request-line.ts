@@ -32,7 +32,19 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
       `{"duration_ms":${fields.duration_ms},"level":"info","message":"request","method":${q(fields.method)},` +
       `"path":${q(fields.path)},"request_id":${q(fields.request_id)},"service":${serviceJson},` +
       `"status":${fields.status},"timestamp":"${timestamp}"}`;
-    const entry = { level: 'info', message: 'request', ...fields, service, timestamp, [LEVEL]: 'info', [MESSAGE]: line };
+    const entry = {
+      level: 'info',
+      message: 'request',
+      request_id: fields.request_id,
+      method: fields.method,
+      path: fields.path,
+      status: fields.status,
+      duration_ms: fields.duration_ms,
+      service,
+      timestamp,
+      [LEVEL]: 'info',
+      [MESSAGE]: line,
+    };
     for (const transport of logger.transports) {
       if (transport.silent || (transport.level !== undefined && logger.levels[transport.level] < info)) continue;
       if (transport.format) transport.write(entry);
