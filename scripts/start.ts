@@ -1,9 +1,20 @@
 /**
  * `pnpm start`: the three services in one process for local use (each is also deployable on its
- * own via its main.ts). Embedded Postgres and the in-process cache unless DATABASE_URL / REDIS_URL are set.
+ * own via its main.ts). Embedded Postgres and the in-process cache unless DATABASE_URL / REDIS_URL are set;
+ * the embedded Postgres is one for the three (each in its own schema), in DATA_DIR/pg.
  */
 import path from 'node:path';
-import { ConfigError, handleProcessSignals, createLogger, startService, type RunningService } from '@attest/common';
+import {
+  ConfigError,
+  createLogger,
+  embeddedLayout,
+  handleProcessSignals,
+  SharedEmbeddedPostgres,
+  startService,
+  type CommonConfig,
+  type Logger,
+  type RunningService,
+} from '@attest/common';
 import { identityService } from '../services/identity/src/main';
 import { transactionsService } from '../services/transactions/src/main';
 import { pricesService } from '../services/prices/src/main';
@@ -21,14 +32,16 @@ async function main(): Promise<void> {
     process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
     process.exit(1);
   }
+  const logger = createLogger('attest', configs[0].LOG_LEVEL);
+  const sharedDatabase = sharedEmbeddedDatabase(configs[0], services.map((s) => s.name), logger);
   const started: RunningService[] = [];
   const stopAll = () => Promise.all(started.map((s) => s.stop())).then(() => undefined);
   try {
     started.push(
       ...(await Promise.all([
-        startService(services[0], configs[0]),
-        startService(services[1], configs[1]),
-        startService(services[2], configs[2]),
+        startService(services[0], configs[0], { sharedDatabase }),
+        startService(services[1], configs[1], { sharedDatabase }),
+        startService(services[2], configs[2], { sharedDatabase }),
       ])),
     );
   } catch (err) {
@@ -50,7 +63,18 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
-  handleProcessSignals(createLogger('attest', configs[0].LOG_LEVEL), stopAll);
+  handleProcessSignals(logger, stopAll);
+}
+
+/** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */
+function sharedEmbeddedDatabase(config: CommonConfig, services: string[], logger: Logger): SharedEmbeddedPostgres | undefined {
+  if (config.DATABASE_URL) return undefined;
+  const layout = embeddedLayout(config.DATA_DIR, services);
+  if (layout.kind === 'shared') return new SharedEmbeddedPostgres(layout.dir);
+  logger.warn('keeping the embedded databases of an earlier version, one per service (more memory); see README "Upgrading"', {
+    directories: layout.found,
+  });
+  return undefined;
 }
 
 void main();

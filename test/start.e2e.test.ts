@@ -1,13 +1,17 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runTsx, stackEnv, startStack } from './support';
+import { manage, ROOT, runTsx, stackEnv, startStack } from './support';
 
 describe('pnpm start', () => {
   it('brings all three services to ready, stops cleanly on Ctrl-C, and finds the same data again', async () => {
     const env = await stackEnv();
     const first = await startStack(env);
     expect(first.output()).toContain('Attest is running');
-    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'identity', 'pg')}`);
+    // one embedded database for the three services, each in its own schema
+    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema identity)`);
+    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema prices)`);
+    expect(['identity', 'transactions', 'prices'].filter((s) => fs.existsSync(path.join(env.DATA_DIR!, s, 'pg')))).toEqual([]);
     expect(first.output()).toContain('pnpm --silent manage app create');
     for (const [name, url] of Object.entries(first.urls)) {
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -27,6 +31,35 @@ describe('pnpm start', () => {
     expect(second.output()).not.toContain('migrations applied');
     expect((await second.stop('SIGTERM')).code).toBe(0);
   }, 90000);
+
+  it('keeps the per-service databases an earlier version left, and their data', async () => {
+    const env = await stackEnv();
+    // an earlier layout: prices alone, as before, in DATA_DIR/prices/pg, with a price set by hand
+    const earlier = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['services/prices/src/main.ts'], { cwd: ROOT, env, stdio: 'ignore' });
+    const exited = new Promise((r) => earlier.on('exit', r));
+    try {
+      for (let ready = false, deadline = Date.now() + 60000; !ready; ) {
+        if (Date.now() > deadline) throw new Error('prices did not start');
+        ready = await fetch(`http://127.0.0.1:${env.PRICES_PORT}/readyz`).then((r) => r.ok, () => false);
+        if (!ready) await new Promise((r) => setTimeout(r, 100));
+      }
+      const set = await manage(['price', 'set', '--token', 'ETH', '--fiat', 'EUR', '--amount', '3000.5'], env);
+      expect(set.code).toBe(0);
+    } finally {
+      earlier.kill('SIGINT');
+      await exited;
+    }
+    const stack = await startStack(env, 90000); // three embedded databases start here, as before
+    try {
+      expect(stack.output()).toContain('keeping the embedded databases of an earlier version');
+      expect(stack.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'prices', 'pg')}`);
+      expect(fs.existsSync(path.join(env.DATA_DIR!, 'pg'))).toBe(false);
+      const res = await fetch(`${stack.urls.prices}/public/v1/prices/latest/wld?fiatCurrencies=EUR&cryptoCurrencies=ETH`);
+      expect(((await res.json()) as { result: { prices: { ETH: { EUR: unknown } } } }).result.prices.ETH.EUR).toEqual({ asset: 'EUR', amount: '3000500000', decimals: 6, symbol: 'EUR' });
+    } finally {
+      expect((await stack.stop('SIGTERM')).code).toBe(0);
+    }
+  }, 240000);
 
   it('names the variable when a port is taken', async () => {
     const net = await import('node:net');

@@ -5,7 +5,7 @@ import { ConfigError, type CommonConfig } from './config';
 import { storageChecks, type Readiness } from './http/health';
 import { handleProcessSignals, serve } from './lifecycle';
 import { createLogger, type Logger } from './logger';
-import { openStorage, type Storage } from './storage';
+import { openStorage, type Storage, type StorageOverrides } from './storage';
 
 export interface ServiceDeps<C> {
   config: C;
@@ -40,10 +40,14 @@ export interface RunningService {
 }
 
 /** config → storage (migrated) → app → listen. The returned stop() drains and closes everything. */
-export async function startService<C extends CommonConfig>(def: ServiceDefinition<C>, config: Readonly<C>): Promise<RunningService> {
+export async function startService<C extends CommonConfig>(
+  def: ServiceDefinition<C>,
+  config: Readonly<C>,
+  options: Pick<StorageOverrides, 'sharedDatabase'> = {},
+): Promise<RunningService> {
   const logger = createLogger(def.name, config.LOG_LEVEL);
   const adminToken = resolveAdminToken(config.ADMIN_TOKEN, config.DATA_DIR, !config.DATABASE_URL);
-  const storage = await openStorage(def.name, config, def.migrationsDir, logger);
+  const storage = await openStorage(def.name, config, def.migrationsDir, logger, options);
   // a service adds its own checks and rule in build(), when storage alone does not decide
   const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
   let built: BuiltService;

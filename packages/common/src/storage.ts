@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createBus, createCache, type Cache, type InvalidationBus } from './cache';
-import { createDatabase, migrate, readMigrations, type Db } from './db';
+import { createDatabase, migrate, readMigrations, type Db, type SharedEmbeddedPostgres } from './db';
 import type { CommonConfig } from './config';
 import type { Logger } from './logger';
 import { isAppError } from './errors';
@@ -38,16 +38,28 @@ function redactUrl(url: string): string {
   return u.toString();
 }
 
-/** Opens the service's Postgres (real or embedded under DATA_DIR/<service>/pg), migrates it, and opens its cache. */
+export interface StorageOverrides {
+  schema?: string;
+  cachePrefix?: string;
+  /** The embedded Postgres this process shares between its services (pnpm start); ignored with DATABASE_URL. */
+  sharedDatabase?: SharedEmbeddedPostgres;
+}
+
+/**
+ * Opens the service's Postgres (real; or embedded: shared, or its own under DATA_DIR/<service>/pg),
+ * migrates its schema, and opens its cache.
+ */
 export async function openStorage(
   service: string,
   config: CommonConfig,
   migrationsDir: string,
   logger: Logger,
-  overrides: { schema?: string; cachePrefix?: string } = {},
+  overrides: StorageOverrides = {},
 ): Promise<Storage> {
-  const embeddedDir = path.resolve(config.DATA_DIR, service, 'pg');
-  const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema: overrides.schema ?? service, logger });
+  const shared = config.DATABASE_URL ? undefined : overrides.sharedDatabase;
+  const embeddedDir = shared ? shared.dir : path.resolve(config.DATA_DIR, service, 'pg');
+  const schema = overrides.schema ?? service;
+  const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema, logger, shared });
   try {
     const applied = await withStartupRetries(() => migrate(db, readMigrations(migrationsDir)), logger);
     if (applied.length) logger.info('migrations applied', { versions: applied });
@@ -63,7 +75,9 @@ export async function openStorage(
     cache,
     bus,
     describe: {
-      database: config.DATABASE_URL ? redactUrl(config.DATABASE_URL) : `embedded Postgres in ${embeddedDir}`,
+      database: config.DATABASE_URL
+        ? redactUrl(config.DATABASE_URL)
+        : `embedded Postgres in ${embeddedDir}${shared ? ` (shared, schema ${schema})` : ''}`,
       cache: config.REDIS_URL ? redactUrl(config.REDIS_URL) : 'in-process cache',
     },
     async close() {

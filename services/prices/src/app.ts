@@ -27,17 +27,18 @@ export function configuredFeeds(config: PricesConfig): Feed[] {
 }
 
 /**
- * Prices answers from its cache (latest values, written through by the feeds): it can serve while the cache
- * answers and either Postgres answers or the cache holds a fresh native-token price.
+ * Prices answers from a snapshot in memory (latest values, reloaded after each write): it can serve while
+ * Postgres answers, or while the snapshot still holds a fresh native-token price. Redis only carries
+ * feed locks and reload messages, so its loss alone does not stop the public API.
  */
-export const pricesReady = (ok: Record<string, boolean>) => ok.cache && (ok.database || ok.price_snapshot);
+export const pricesReady = (ok: Record<string, boolean>) => ok.database || ok.price_snapshot;
 
 /** Composition root: store → price service → routes; feeds on a schedule (the seed runs before the service is ready). */
 export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
-  const prices = new PriceService(store, storage.cache, config.PRICE_MAX_AGE_SECONDS * 1000, logger);
-  deps.readiness.checks.push({ name: 'price_snapshot', check: () => prices.assertFreshInCache(config.NATIVE_TOKEN) });
+  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000);
+  deps.readiness.checks.push({ name: 'price_snapshot', check: () => prices.assertFreshInSnapshot(config.NATIVE_TOKEN) });
   deps.readiness.rule = pricesReady;
   const runner = new FeedRunner(configuredFeeds(config), prices, storage.cache, config.PRICE_FEED_INTERVAL_SECONDS * 1000, logger);
   if (config.PRICE_FEEDS.split(',').includes('seed')) await runner.runOnce(true, ['seed']);

@@ -84,7 +84,7 @@ describe('price feeds against a local HTTP server', () => {
   });
 
   it('a failing feed keeps the last prices and the service recovers when the source does', async () => {
-    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000, testLogger);
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.bus, 900000);
     const runner = new FeedRunner([feed()], prices, new MemoryCache(), 60000, testLogger);
     api.script({ body: GOOD });
     expect(await runner.runOnce(true)).toEqual({ http: 'ok' });
@@ -99,7 +99,7 @@ describe('price feeds against a local HTTP server', () => {
   });
 
   it('runs each feed on one replica per interval', async () => {
-    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000, testLogger);
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.bus, 900000);
     const shared = new MemoryCache();
     const replicas = [0, 1, 2].map(() => new FeedRunner([feed()], prices, shared, 60000, testLogger));
     api.script({ body: GOOD }, { body: GOOD }, { body: GOOD });
@@ -109,7 +109,7 @@ describe('price feeds against a local HTTP server', () => {
   });
 
   it('an FX feed gives cross rates for currencies no token quote covers', async () => {
-    const prices = new PriceService(priceStore(h.storage.db), h.storage.cache, 900000, testLogger);
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.bus, 900000);
     await h.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '1.510763' }).expect(201);
     api.script({ body: '{"amount":1.0,"base":"USD","date":"2026-11-20","rates":{"ISK":138.45,"XYZ":2,"MNT":3450.5}}' });
     const runner = new FeedRunner([fxFeed({ url: `${api.url}/latest?from=USD`, timeoutMs: 500, retries: 0 })], prices, new MemoryCache(), 60000, testLogger);

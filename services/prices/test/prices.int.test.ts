@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { pricesHarness, type PricesHarness } from './support';
+import { pricesHarness, reloadSnapshots, type PricesHarness } from './support';
 
 describe('GET /public/v1/prices/latest/wld', () => {
   let h: PricesHarness;
@@ -65,7 +65,7 @@ describe('GET /public/v1/prices/latest/wld', () => {
   it('refuses stale prices: past PRICE_MAX_AGE_SECONDS a price is unavailable, not served', async () => {
     await h.storage.db.query("UPDATE quotes SET observed_at = observed_at - interval '1 hour' WHERE token = 'ETH'");
     await h.storage.db.query("UPDATE fx_rates SET observed_at = observed_at - interval '1 hour' WHERE fiat = 'CHF'");
-    await h.storage.cache.del('quote:ETH:USD', 'fx:CHF');
+    await reloadSnapshots(h);
     const eth = await get({ fiatCurrencies: 'USD', cryptoCurrencies: 'ETH' });
     expect(eth.status).toBe(503);
     expect(eth.body.detail).toBe('No fresh price for ETH/USD; try again later.');

@@ -12,15 +12,23 @@ import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
 import { transactionsOpenApi } from './routes/openapi-document';
 import { transactionRoute } from './routes/transaction-route';
+import { cachedApiKeyStore } from './store/api-key-cache';
 import { apiKeyStore } from './store/api-key-store';
+
+/**
+ * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
+ * invalidation messages. So the public API can serve while Postgres answers, with or without Redis.
+ */
+export const transactionsReady = (ok: Record<string, boolean>) => ok.database;
 
 /** Composition root: stores → domain → routes, the admin API, and the chain watcher when configured. */
 export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
-  const keyStore = apiKeyStore(storage.db);
-  const apiKeys = new ApiKeyService(keyStore, storage.cache, config.apiKeySecret, config.API_KEY_CACHE_SECONDS, logger);
-  const transactions = new TransactionService(storage.db, storage.cache, logger);
+  const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, { ttlMs: config.API_KEY_CACHE_SECONDS * 1000 });
+  const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger);
+  const transactions = new TransactionService(storage.db, storage.bus);
   const failures = credentialFailureLimiter(storage.cache, config);
+  deps.readiness.rule = transactionsReady;
   const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
   const apps = createServiceApps({
     service: 'transactions',

@@ -38,7 +38,7 @@ describe('chain watcher against a local EVM node (ganache)', () => {
   });
 
   const watcher = (options: Partial<ConstructorParameters<typeof ChainWatcher>[3]> = {}) =>
-    new ChainWatcher(client, transactionStore(h.storage.db), new TransactionService(h.storage.db, h.storage.cache, testLogger), { chain: 'worldchain', confirmations: 1, dropTimeoutMs: 60000, intervalMs: 50, ...options }, testLogger);
+    new ChainWatcher(client, transactionStore(h.storage.db), new TransactionService(h.storage.db, h.storage.bus), { chain: 'worldchain', confirmations: 1, dropTimeoutMs: 60000, intervalMs: 50, ...options }, testLogger);
 
   const send = (request: { to?: `0x${string}`; value?: bigint; data?: `0x${string}`; gas?: bigint }) =>
     wallet.sendTransaction({ account: accounts[0], chain: null, ...request } as Parameters<typeof wallet.sendTransaction>[0]);

@@ -1,7 +1,7 @@
 import { Pool, PoolClient, QueryResultRow } from 'pg';
 import { errors } from '../errors';
 import type { Logger } from '../logger';
-import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import { embeddedPool, startEmbeddedPostgres, type SharedEmbeddedPostgres } from './embedded-postgres';
 
 export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, params?: unknown[]): Promise<R[]>;
@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   schema: string;
   logger: Logger;
   poolSize?: number;
+  /** This process's shared embedded Postgres (pnpm start), used instead of one of its own. */
+  shared?: SharedEmbeddedPostgres;
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
@@ -54,27 +56,34 @@ function queryable(run: (text: string, params?: unknown[]) => Promise<{ rows: Qu
   };
 }
 
-export async function createDatabase(options: DatabaseOptions): Promise<Db> {
-  let embedded: EmbeddedPostgres | undefined;
-  let connectionString = options.url;
-  if (!connectionString) {
-    embedded = await startEmbeddedPostgres(options.embeddedDir);
-    connectionString = embedded.url;
+/** The pool, and how to let it go: one of its own, or the shared embedded one. */
+async function openPool(options: DatabaseOptions): Promise<{ pool: Pool; release(): Promise<void> }> {
+  if (options.shared) return options.shared.acquire();
+  if (options.url) {
+    // A real server gets a short connection timeout so outages surface as 503s quickly.
+    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30000 });
+    return { pool, release: () => pool.end().catch(() => undefined) };
   }
+  const embedded = await startEmbeddedPostgres(options.embeddedDir);
+  const pool = embeddedPool(embedded.url);
+  return {
+    pool,
+    async release() {
+      await pool.end().catch(() => undefined);
+      await embedded.stop();
+    },
+  };
+}
+
+// The schema each connection's search_path points at now. Connections of a shared embedded pool
+// serve several services, so it is checked at every checkout (PGlite's socket server ignores startup options).
+const searchPathOf = new WeakMap<PoolClient, string>();
+
+export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   const schema = options.schema;
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
-  const pool = new Pool({
-    connectionString,
-    // PGlite serves one connection; an open transaction would block any second one.
-    max: embedded ? 1 : options.poolSize ?? 10,
-    // In-process PGlite shares this event loop: under load a connection can wait on other work,
-    // which is not an outage. A real server gets a short timeout so outages surface as 503s quickly.
-    connectionTimeoutMillis: embedded ? 30000 : 3000,
-    idleTimeoutMillis: embedded ? 0 : 30000,
-  });
+  const { pool, release } = await openPool(options);
   pool.on('error', (err) => options.logger.warn('database connection lost', { error: err.message }));
-  // search_path is set once per connection (PGlite's socket server ignores startup options).
-  const prepared = new WeakSet<PoolClient>();
   const checkout = async (): Promise<PoolClient> => {
     let client: PoolClient;
     try {
@@ -82,15 +91,15 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     } catch (err) {
       throw translate(err);
     }
-    if (!prepared.has(client)) {
-      client.on('error', () => undefined);
+    if (searchPathOf.get(client) !== schema) {
+      if (!searchPathOf.has(client)) client.on('error', () => undefined);
       try {
         await client.query(`SET search_path TO ${schema}, public`);
       } catch (err) {
         client.release(true);
         throw translate(err);
       }
-      prepared.add(client);
+      searchPathOf.set(client, schema);
     }
     return client;
   };
@@ -136,8 +145,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
       await base.query('SELECT 1');
     },
     async close() {
-      await pool.end().catch(() => undefined);
-      if (embedded) await embedded.stop();
+      await release();
     },
   };
 }

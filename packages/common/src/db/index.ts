@@ -1,3 +1,4 @@
 export * from './database';
 export * from './migrate';
-export { startEmbeddedPostgres } from './embedded-postgres';
+export { startEmbeddedPostgres, SharedEmbeddedPostgres } from './embedded-postgres';
+export * from './embedded-layout';

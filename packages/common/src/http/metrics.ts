@@ -19,13 +19,21 @@ export function createHttpMetrics(service: string): HttpMetrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  // one label object per (method, route, status), built once: the label sets are few and fixed
+  const labelSets = new Map<string, { method: string; route: string; status: string }>();
+  const labelsFor = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let labels = labelSets.get(key);
+    if (!labels) labelSets.set(key, (labels = { method, route, status: String(status) }));
+    return labels;
+  };
   const middleware: RequestHandler = (req, res, next) => {
-    const end = duration.startTimer();
+    const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (req.route as { path?: string } | undefined)?.path;
-      const labels = { method: req.method, route: typeof route === 'string' ? route : 'unmatched', status: String(res.statusCode) };
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      const labels = labelsFor(req.method, typeof route === 'string' ? route : 'unmatched', res.statusCode);
       requests.inc(labels);
-      end(labels);
+      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };

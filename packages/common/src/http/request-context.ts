@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
+import { requestLineWriter } from './request-line';
 
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -17,8 +18,8 @@ declare global {
 /** Honours a sane incoming X-Request-Id, otherwise makes one; echoes it on the response. */
 export function requestId(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get('x-request-id');
-    req.id = incoming && VALID_ID.test(incoming) ? incoming : randomUUID();
+    const incoming = req.headers['x-request-id'];
+    req.id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
     next();
   };
@@ -29,13 +30,16 @@ export function requestId(): RequestHandler {
  * as "client aborted request". Only the path is logged: query strings can carry codes and tokens.
  */
 export function requestLog(logger: Logger): RequestHandler {
+  const write = requestLineWriter(logger);
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
     res.on('close', () => {
       const duration = Number(process.hrtime.bigint() - started) / 1e6;
-      const fields = { request_id: req.id, method: req.method, path: req.path };
-      if (res.writableFinished) logger.info('request', { ...fields, status: res.statusCode, duration_ms: duration });
-      else logger.info('client aborted request', { ...fields, duration_ms: duration });
+      if (res.writableFinished) {
+        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration });
+      } else {
+        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration });
+      }
     });
     next();
   };

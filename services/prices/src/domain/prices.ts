@@ -1,6 +1,8 @@
-import { AppError, errors, invalidateAfterCommit, type Cache, type Logger } from '@attest/common';
+import { AppError, errors, LocalCache, type InvalidationBus } from '@attest/common';
+import type { FeedResult } from '../feeds/feed';
 import type { Observation, PriceStore } from '../store/price-store';
 import { MIN_DECIMALS, multiply, type Fixed } from './decimal';
+import { buildAnswer, type PriceAnswer } from './price-answer';
 
 export interface Price {
   token: string;
@@ -11,19 +13,35 @@ export interface Price {
   source: string;
 }
 
-interface CachedObservation {
-  amount: string;
-  decimals: number;
-  source: string;
-  observedAt: string;
+/** The latest quotes and FX rates and the known codes, as loaded at one moment. */
+interface PriceSnapshot {
+  tokens: Set<string>;
+  fiats: Set<string>;
+  /** By `TOKEN/FIAT`. */
+  quotes: Map<string, Observation>;
+  fx: Map<string, Observation>;
+  /** Answers computed from this snapshot, by query; each only until its first input turns stale. */
+  answers: Map<string, CachedAnswer>;
 }
 
-const CACHE_TTL_MS = 5 * 60 * 1000;
-const encode = (o: Observation) => JSON.stringify({ ...o, observedAt: o.observedAt.toISOString() });
-const decode = (raw: string): Observation => {
-  const c = JSON.parse(raw) as CachedObservation;
-  return { ...c, observedAt: new Date(c.observedAt) };
-};
+interface CachedAnswer {
+  outcome: { answer: PriceAnswer } | { error: AppError };
+  /** Last instant (ms) at which every price used is still fresh. */
+  validUntil: number;
+}
+
+export interface PriceServiceOptions {
+  /** Backstop reload of the snapshot, for a missed bus message. */
+  reloadMs?: number;
+  /** The clock freshness is judged by. */
+  now?: () => number;
+}
+
+/** Bus name of the snapshot cache: a message on it makes every replica reload. */
+export const PRICE_SNAPSHOT_CACHE = 'price-snapshot';
+const SNAPSHOT = 'latest';
+const MAX_ANSWERS = 1000;
+
 const fixed = (o: Observation): Fixed => ({ amount: BigInt(o.amount), decimals: o.decimals });
 
 export const priceUnavailable = (pairs: string[]) =>
@@ -31,86 +49,122 @@ export const priceUnavailable = (pairs: string[]) =>
 
 /**
  * Latest prices: a direct quote when fresh, else a cross rate token/USD × USD/fiat when both are fresh.
- * Latest values live in the cache; writes update it at once, so the next request sees them. A committed
- * write is a success even when the cache cannot be reached (the old value is then invalidated, with retries).
+ * The latest values live in a process-wide snapshot, reloaded after every write here or on another
+ * replica (bus) and periodically; the answer to a query is computed once per snapshot and kept
+ * until the first price it used turns stale, so a stale price is never served.
  */
 export class PriceService {
-  private known?: { tokens: Set<string>; fiats: Set<string> };
+  private readonly snapshots: LocalCache<PriceSnapshot>;
+  private readonly now: () => number;
+  /** The last snapshot loaded, served while a reload fails (each price is still judged fresh or not). */
+  private lastGood: PriceSnapshot | undefined;
 
   constructor(
     private readonly store: PriceStore,
-    private readonly cache: Cache,
+    bus: InvalidationBus,
     private readonly maxAgeMs: number,
-    private readonly logger: Logger,
-  ) {}
-
-  async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
-    this.known ??= { tokens: new Set(await this.store.tokens()), fiats: new Set(await this.store.fiats()) };
-    return this.known;
-  }
-
-  async recordQuote(token: string, fiat: string, o: Observation): Promise<void> {
-    await this.store.insertQuote(token, fiat, o);
-    await this.remember(`quote:${token}:${fiat}`, o);
-  }
-
-  async recordFx(fiat: string, o: Observation): Promise<void> {
-    await this.store.insertFx(fiat, o);
-    await this.remember(`fx:${fiat}`, o);
+    options: PriceServiceOptions = {},
+  ) {
+    this.snapshots = new LocalCache<PriceSnapshot>(bus, { name: PRICE_SNAPSHOT_CACHE, ttlMs: options.reloadMs ?? 30000, max: 1 });
+    this.now = options.now ?? Date.now;
   }
 
   /**
-   * After a committed write: the new value goes into the cache (which keeps serving through a database
-   * outage); when the cache cannot take it, the old value is invalidated instead, with retries.
+   * The current snapshot. While the database cannot be read, the last one loaded keeps serving: its
+   * prices are judged against the clock like any other, so a price past its age is still refused.
    */
-  private async remember(key: string, o: Observation): Promise<void> {
+  private async snapshot(): Promise<PriceSnapshot> {
     try {
-      await this.cache.set(key, encode(o), CACHE_TTL_MS);
-    } catch {
-      await invalidateAfterCommit(this.cache, [key], this.logger, { entryTtlMs: CACHE_TTL_MS });
+      const loaded = (await this.snapshots.get(SNAPSHOT, () => this.load()))!;
+      this.lastGood = loaded;
+      return loaded;
+    } catch (err) {
+      if (this.lastGood) return this.lastGood;
+      throw err;
     }
   }
 
-  /** Readiness without the database: the cache holds a fresh price of the token (in USD, what widgets ask first). */
-  async assertFreshInCache(token: string, fiat = 'USD', now = Date.now()): Promise<void> {
-    const cached = await this.cache.get(`quote:${token}:${fiat}`);
-    if (!cached || !this.fresh(decode(cached), now)) throw new Error(`no fresh ${token}/${fiat} price in the cache`);
+  /** Readiness: the current snapshot (or, without the database, the last one) holds a fresh price of the token. */
+  async assertFreshInSnapshot(token: string, fiat = 'USD'): Promise<void> {
+    await this.snapshot().catch(() => undefined);
+    const quote = this.lastGood?.quotes.get(`${token}/${fiat}`);
+    if (!this.fresh(quote, this.now())) throw new Error(`no fresh ${token}/${fiat} price in memory`);
   }
 
-  private async latest(key: string, load: () => Promise<Observation | null>): Promise<Observation | null> {
-    const cached = await this.cache.get(key);
-    if (cached) return decode(cached);
-    const found = await load();
-    if (found) await this.cache.set(key, encode(found), CACHE_TTL_MS);
-    return found;
+  private async load(): Promise<PriceSnapshot> {
+    const tokens = new Set(await this.store.tokens());
+    const fiats = new Set(await this.store.fiats());
+    const quotes = new Map((await this.store.latestQuotes()).map((q) => [`${q.token}/${q.fiat}`, q] as const));
+    const fx = new Map((await this.store.latestFxRates()).map((r) => [r.fiat, r] as const));
+    return { tokens, fiats, quotes, fx, answers: new Map() };
   }
 
-  private fresh(o: Observation | null, now: number): o is Observation {
-    return o !== null && now - o.observedAt.getTime() <= this.maxAgeMs;
+  async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
+    const { tokens, fiats } = await this.snapshot();
+    return { tokens, fiats };
   }
 
-  async price(token: string, fiat: string, now = Date.now()): Promise<Price | null> {
-    const direct = await this.latest(`quote:${token}:${fiat}`, () => this.store.latestQuote(token, fiat));
-    if (this.fresh(direct, now)) return { token, fiat, ...direct };
+  async recordQuote(token: string, fiat: string, o: Observation): Promise<void> {
+    await this.record({ quotes: [{ token, fiat, observation: o }], fx: [] });
+  }
+
+  async recordFx(fiat: string, o: Observation): Promise<void> {
+    await this.record({ quotes: [], fx: [{ fiat, observation: o }] });
+  }
+
+  /** Stores the observations, then has this process and every replica reload (once for the batch). */
+  async record(result: FeedResult): Promise<void> {
+    try {
+      for (const q of result.quotes) await this.store.insertQuote(q.token, q.fiat, q.observation);
+      for (const r of result.fx) await this.store.insertFx(r.fiat, r.observation);
+    } finally {
+      await this.snapshots.invalidate(SNAPSHOT);
+    }
+  }
+
+  private expiry(o: Observation): number {
+    return o.observedAt.getTime() + this.maxAgeMs;
+  }
+
+  private fresh(o: Observation | undefined, now: number): o is Observation {
+    return o !== undefined && now <= this.expiry(o);
+  }
+
+  private price(s: PriceSnapshot, token: string, fiat: string, now: number): { price: Price; validUntil: number } | null {
+    const direct = s.quotes.get(`${token}/${fiat}`);
+    if (this.fresh(direct, now)) return { price: { token, fiat, ...direct }, validUntil: this.expiry(direct) };
     if (fiat === 'USD') return null;
-    const [usd, fx] = await Promise.all([
-      this.latest(`quote:${token}:USD`, () => this.store.latestQuote(token, 'USD')),
-      this.latest(`fx:${fiat}`, () => this.store.latestFx(fiat)),
-    ]);
+    const usd = s.quotes.get(`${token}/USD`);
+    const fx = s.fx.get(fiat);
     if (!this.fresh(usd, now) || !this.fresh(fx, now)) return null;
     const cross = multiply(fixed(usd), fixed(fx), Math.max(MIN_DECIMALS, usd.decimals));
     const observedAt = usd.observedAt < fx.observedAt ? usd.observedAt : fx.observedAt;
-    return { token, fiat, amount: cross.amount.toString(), decimals: cross.decimals, observedAt, source: `cross:${usd.source}*${fx.source}` };
+    const price = { token, fiat, amount: cross.amount.toString(), decimals: cross.decimals, observedAt, source: `cross:${usd.source}*${fx.source}` };
+    return { price, validUntil: Math.min(this.expiry(usd), this.expiry(fx)) };
   }
 
-  /** Every pair, or 503 price_unavailable naming the pairs without a fresh price. */
-  async prices(tokens: string[], fiats: string[]): Promise<Price[]> {
-    const now = Date.now();
+  private compute(s: PriceSnapshot, tokens: string[], fiats: string[], now: number): CachedAnswer {
     const pairs = tokens.flatMap((t) => fiats.map((f) => [t, f] as const));
-    const results = await Promise.all(pairs.map(([t, f]) => this.price(t, f, now)));
+    const results = pairs.map(([t, f]) => this.price(s, t, f, now));
+    const validUntil = Math.min(...results.map((r) => r?.validUntil ?? Infinity));
     const missing = pairs.filter((_, i) => !results[i]).map(([t, f]) => `${t}/${f}`);
-    if (missing.length) throw priceUnavailable(missing);
-    return results as Price[];
+    if (missing.length) return { outcome: { error: priceUnavailable(missing) }, validUntil };
+    return { outcome: { answer: buildAnswer(results.map((r) => r!.price)) }, validUntil };
+  }
+
+  /** The answer for every pair, or 503 price_unavailable naming the pairs without a fresh price. */
+  async answer(tokens: string[], fiats: string[]): Promise<PriceAnswer> {
+    const s = await this.snapshot();
+    const now = this.now();
+    const key = `${tokens.join(',')}|${fiats.join(',')}`;
+    let cached = s.answers.get(key);
+    if (!cached || now > cached.validUntil) {
+      cached = this.compute(s, tokens, fiats, now);
+      if (s.answers.size >= MAX_ANSWERS) s.answers.clear();
+      s.answers.set(key, cached);
+    }
+    if ('error' in cached.outcome) throw cached.outcome.error;
+    return cached.outcome.answer;
   }
 
   /** Validates comma-separated codes against the known set; 400 naming the first unknown. */

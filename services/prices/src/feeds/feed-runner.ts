@@ -33,8 +33,7 @@ export class FeedRunner {
         const result = await feed.fetch();
         const quotes = result.quotes.filter((q) => tokens.has(q.token) && fiats.has(q.fiat));
         const fx = result.fx.filter((r) => fiats.has(r.fiat));
-        for (const q of quotes) await this.prices.recordQuote(q.token, q.fiat, q.observation);
-        for (const r of fx) await this.prices.recordFx(r.fiat, r.observation);
+        await this.prices.record({ quotes, fx });
         this.logger.info('price feed ran', { feed: feed.name, quotes: quotes.length, fx: fx.length });
         outcome[feed.name] = 'ok';
       } catch (err) {

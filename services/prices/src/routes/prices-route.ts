@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { endpoint, errors, queryParam } from '@attest/common';
 import type { PriceService } from '../domain/prices';
@@ -30,26 +29,19 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     const fiats = await prices.parseCodes(fiatParam, 'fiats', 'fiatCurrencies');
     const cryptoParam = queryParam(req.query, 'cryptoCurrencies');
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
-    const list = await prices.prices(tokens, fiats);
-
-    const result: Record<string, Record<string, { asset: string; amount: string; decimals: number; symbol: string }>> = {};
-    for (const p of list) (result[p.token] ??= {})[p.fiat] = { asset: p.fiat, amount: p.amount, decimals: p.decimals, symbol: p.fiat };
-    const body = JSON.stringify({ result: { prices: result } });
-    const lastModified = new Date(Math.max(...list.map((p) => p.observedAt.getTime())));
-    lastModified.setMilliseconds(0);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const { body, etag, lastModified, lastModifiedMs } = await prices.answer(tokens, fiats);
     res.set({
       'Cache-Control': `public, max-age=${options.cacheMaxAgeSeconds}`,
       ETag: etag,
-      'Last-Modified': lastModified.toUTCString(),
+      'Last-Modified': lastModified,
     });
     const ifNoneMatch = req.get('if-none-match');
     const ifModifiedSince = req.get('if-modified-since');
     const notModified = ifNoneMatch
       ? ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')
-      : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModified.getTime() <= Date.parse(ifModifiedSince);
+      : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModifiedMs <= Date.parse(ifModifiedSince);
     if (notModified) return void res.status(304).end();
-    res.type('application/json').send(body);
+    res.set('Content-Type', 'application/json; charset=utf-8').send(body);
   };
 
   endpoint(router, '/public/v1/prices/latest/:native', {

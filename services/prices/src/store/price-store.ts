@@ -14,6 +14,11 @@ interface Row {
   observed_at: Date;
 }
 
+export interface PairObservation extends Observation {
+  token: string;
+  fiat: string;
+}
+
 const toObservation = (r: Row): Observation => ({ amount: String(r.amount), decimals: r.decimals, source: r.source, observedAt: r.observed_at });
 
 export function priceStore(db: Queryable) {
@@ -37,6 +42,29 @@ export function priceStore(db: Queryable) {
     async latestFx(fiat: string): Promise<Observation | null> {
       const [row] = await db.query<Row>('SELECT amount, decimals, source, observed_at FROM fx_rates WHERE fiat = $1 ORDER BY observed_at DESC, id DESC LIMIT 1', [fiat]);
       return row ? toObservation(row) : null;
+    },
+    /**
+     * The latest quote of every known pair: one probe of quotes_latest_idx per (token, fiat), so the
+     * cost does not grow with the history kept.
+     */
+    async latestQuotes(): Promise<PairObservation[]> {
+      const rows = await db.query<Row & { token: string; fiat: string }>(
+        `SELECT t.code AS token, f.code AS fiat, q.amount, q.decimals, q.source, q.observed_at
+         FROM tokens t CROSS JOIN fiat_currencies f
+         CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM quotes
+           WHERE token = t.code AND fiat = f.code ORDER BY observed_at DESC, id DESC LIMIT 1) q`,
+      );
+      return rows.map((r) => ({ token: r.token, fiat: r.fiat, ...toObservation(r) }));
+    },
+    /** The latest USD → fiat rate of every currency: one probe of fx_rates_latest_idx each. */
+    async latestFxRates(): Promise<(Observation & { fiat: string })[]> {
+      const rows = await db.query<Row & { fiat: string }>(
+        `SELECT f.code AS fiat, r.amount, r.decimals, r.source, r.observed_at
+         FROM fiat_currencies f
+         CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM fx_rates
+           WHERE fiat = f.code ORDER BY observed_at DESC, id DESC LIMIT 1) r`,
+      );
+      return rows.map((r) => ({ fiat: r.fiat, ...toObservation(r) }));
     },
     async history(token: string, fiat: string, limit: number): Promise<Observation[]> {
       const rows = await db.query<Row>('SELECT amount, decimals, source, observed_at FROM quotes WHERE token = $1 AND fiat = $2 ORDER BY observed_at DESC, id DESC LIMIT $3', [token, fiat, limit]);

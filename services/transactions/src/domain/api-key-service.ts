@@ -1,6 +1,7 @@
-import { constantTimeEqual, invalidateAfterCommit, type Cache, type Logger } from '@attest/common';
+import type { Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
-import { hashApiKeySecret, newApiKey, parseApiKey } from './api-keys';
+import { hashApiKeySecret, newApiKey, parseApiKey, sameKeyHash } from './api-keys';
+import { LastUseRecorder } from './last-use';
 
 export interface VerifiedKey {
   keyId: string;
@@ -8,20 +9,21 @@ export interface VerifiedKey {
 }
 
 /**
- * Verifies API keys in constant time. A verified key is cached for a few seconds under a name that
- * includes its hash, so revocation deletes exactly that entry and takes effect at once on every replica.
+ * Verifies API keys in constant time against their keyed hash. The store given is expected to keep
+ * rows in memory (cachedApiKeyStore), so revocation takes effect at once here and on every replica.
  */
 export class ApiKeyService {
+  private readonly lastUse: LastUseRecorder;
+
   constructor(
     private readonly store: ApiKeyStore,
-    private readonly cache: Cache,
     private readonly serverSecret: string,
-    private readonly cacheSeconds: number,
-    private readonly logger: Logger,
-  ) {}
-
-  private cacheKey(keyId: string, secretHash: string) {
-    return `apikey:${keyId}:${secretHash}`;
+    logger: Logger,
+  ) {
+    this.lastUse = new LastUseRecorder(
+      (keyId) => store.touch(keyId),
+      (keyId, err) => logger.warn('could not record API key use', { key_id: keyId, error: err.message }),
+    );
   }
 
   async create(appId: string, name: string | null): Promise<{ apiKey: string; record: ApiKeyRecord }> {
@@ -34,25 +36,14 @@ export class ApiKeyService {
     const parsed = parseApiKey(apiKey);
     if (!parsed) return null;
     const presented = hashApiKeySecret(this.serverSecret, parsed.secret);
-    const cacheKey = this.cacheKey(parsed.keyId, presented);
-    if (this.cacheSeconds > 0) {
-      const cached = await this.cache.get(cacheKey);
-      if (cached) return { keyId: parsed.keyId, appId: cached };
-    }
     const record = await this.store.find(parsed.keyId);
-    const matches = constantTimeEqual(presented, record?.secretHash ?? '0'.repeat(64));
+    const matches = sameKeyHash(presented, record?.secretHash ?? '0'.repeat(64));
     if (!record || !matches || record.revokedAt) return null;
-    if (this.cacheSeconds > 0) await this.cache.set(cacheKey, record.appId, this.cacheSeconds * 1000);
-    this.store.touch(record.id).catch((err: Error) => this.logger.warn('could not record API key use', { key_id: record.id, error: err.message }));
+    this.lastUse.record(record.id);
     return { keyId: record.id, appId: record.appId };
   }
 
   async revoke(keyId: string): Promise<ApiKeyRecord | null> {
-    const record = await this.store.revoke(keyId);
-    if (record) {
-      const key = this.cacheKey(record.id, record.secretHash);
-      await invalidateAfterCommit(this.cache, [key], this.logger, { entryTtlMs: this.cacheSeconds * 1000 });
-    }
-    return record;
+    return this.store.revoke(keyId);
   }
 }

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export interface ParsedApiKey {
   keyId: string;
@@ -22,3 +22,11 @@ export function parseApiKey(apiKey: string): ParsedApiKey | null {
 
 /** Keyed hash of the secret part; the key itself is never stored. */
 export const hashApiKeySecret = (serverSecret: string, secret: string) => createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** Constant-time equality of two keyed hashes (64 hex digits each, so no length to hide); false for anything else. */
+export function sameKeyHash(presented: string, stored: string): boolean {
+  if (!HASH.test(presented) || !HASH.test(stored)) return false;
+  return timingSafeEqual(Buffer.from(presented, 'hex'), Buffer.from(stored, 'hex'));
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, invalidateAfterCommit, type Cache, type Db, type Logger } from '@attest/common';
+import { AppError, errors, LocalCache, type Db, type InvalidationBus } from '@attest/common';
 import { transactionStore, type NewTransaction, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
@@ -31,43 +31,41 @@ export interface TransitionResult {
   changed: boolean;
 }
 
-interface CachedTransaction extends Omit<Transaction, 'createdAt' | 'updatedAt'> {
-  createdAt: string;
-  updatedAt: string;
+export interface TransactionCacheOptions {
+  /** Backstop for a missed invalidation. */
+  ttlMs: number;
+  max: number;
 }
 
 /**
  * Transactions and their one-way state machine: pending → mined | failed; final states stay final;
  * repeating a transition is a no-op; every change goes to the history with its source.
- * Lookups are cached (final states long, pending briefly) and a transition invalidates at once; a committed
- * transition is a success even when the cache cannot be reached (the invalidation is retried).
+ * Lookups are served from process memory (unknown ids too); every committed change (record,
+ * transition) drops the row here at once and on every replica through the bus.
  */
 export class TransactionService {
+  private readonly rows: LocalCache<Transaction>;
+
   constructor(
     private readonly db: Db,
-    private readonly cache: Cache,
-    private readonly logger: Logger,
-    private readonly ttl: { pendingMs: number; finalMs: number } = { pendingMs: 2000, finalMs: 3600000 },
-  ) {}
+    bus: InvalidationBus,
+    cache: TransactionCacheOptions = { ttlMs: 60000, max: 20000 },
+  ) {
+    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...cache });
+  }
 
   private store = () => transactionStore(this.db);
 
   async record(input: Omit<NewTransaction, 'id'>, source: string): Promise<Transaction> {
     const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
     if (!created) throw errors.conflict('reference_taken', 'This app already recorded a transaction with this reference.', 'reference');
+    await this.rows.invalidate(created.id);
     return created;
   }
 
-  async get(id: string): Promise<Transaction | null> {
-    const key = `tx:${id}`;
-    const cached = await this.cache.get(key);
-    if (cached) {
-      const c = JSON.parse(cached) as CachedTransaction;
-      return { ...c, createdAt: new Date(c.createdAt), updatedAt: new Date(c.updatedAt) };
-    }
-    const found = await this.store().find(id);
-    if (found) await this.cache.set(key, JSON.stringify(found), found.status === 'pending' ? this.ttl.pendingMs : this.ttl.finalMs);
-    return found;
+  /** The transaction as last committed, from memory once warm. */
+  get(id: string): Promise<Transaction | null> {
+    return this.rows.get(id, () => this.store().find(id));
   }
 
   async history(id: string) {
@@ -84,9 +82,7 @@ export class TransactionService {
         throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
       return { transaction: await store.setStatus(id, current.status, to, source), changed: true };
     });
-    // only a pending transaction changes, and a pending one is cached for ttl.pendingMs at most
-    if (!result.changed) return result;
-    await invalidateAfterCommit(this.cache, [`tx:${id}`], this.logger, { entryTtlMs: this.ttl.pendingMs });
+    if (result.changed) await this.rows.invalidate(id);
     return result;
   }
 }

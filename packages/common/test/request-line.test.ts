@@ -1,0 +1,36 @@
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { createLogger } from '../src';
+import { requestLineWriter } from '../src/http/request-line';
+
+function captured(level = 'info', transportLevel?: string) {
+  const chunks: string[] = [];
+  const logger = createLogger('transactions', level);
+  logger.clear();
+  const stream = new Writable({ write: (chunk, _enc, done) => (chunks.push(String(chunk)), done()) });
+  logger.add(new winston.transports.Stream({ stream, level: transportLevel }));
+  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
+}
+
+const fields = { request_id: 'r-1', method: 'GET', path: '/a "quoted" \\ päth/✓', status: 200, duration_ms: 0.30000000000000004 };
+const withoutTime = (line: string) => line.replace(/"timestamp":"[^"]+"/, '"timestamp":"T"');
+
+describe('the pre-formatted request line', () => {
+  it('is byte for byte what the logger itself writes for the same fields, timestamp aside', async () => {
+    const { logger, lines } = captured();
+    requestLineWriter(logger)(fields);
+    logger.info('request', fields);
+    await new Promise((r) => setImmediate(r));
+    const [fast, slow] = lines();
+    expect(withoutTime(fast)).toBe(withoutTime(slow));
+    expect(JSON.parse(fast)).toEqual({ ...fields, level: 'info', message: 'request', service: 'transactions', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+  });
+
+  it('respects the logger level, a transport level and silence', () => {
+    for (const [level, transportLevel] of [['warn', undefined], ['info', 'warn'], ['silent', undefined]] as const) {
+      const { logger, lines } = captured(level, transportLevel);
+      requestLineWriter(logger)(fields);
+      expect(lines()).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createDatabase, embeddedLayout, SharedEmbeddedPostgres } from '../src/db';
+import { testLogger } from './support';
+
+// each embedded Postgres takes seconds to start, many more on a loaded machine
+jest.setTimeout(120000);
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'attest-shared-'));
+
+describe('one embedded Postgres shared by the services of one process', () => {
+  it('keeps each service in its own schema on the one connection, and keeps the data after the last close', async () => {
+    const dir = path.join(tmp(), 'pg');
+    const shared = new SharedEmbeddedPostgres(dir);
+    const [a, b] = await Promise.all(['svc_a', 'svc_b'].map((schema) => createDatabase({ schema, logger: testLogger, shared })));
+    for (const [db, value] of [[a, 'a'], [b, 'b']] as const) {
+      await db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+      await db.withClient(async (c) => {
+        await c.query(`CREATE TABLE ${db.schema}.t (v text)`);
+        await c.query(`INSERT INTO ${db.schema}.t VALUES ($1)`, [value]);
+      });
+    }
+    // unqualified names resolve in each service's own schema, however the calls interleave
+    const read = async (db: typeof a) => (await db.query<{ v: string }>('SELECT v FROM t'))[0].v;
+    expect(await Promise.all([read(a), read(b), read(a), read(b)])).toEqual(['a', 'b', 'a', 'b']);
+    const inTx = a.transaction(async (tx) => {
+      await tx.query("INSERT INTO t VALUES ('a2')");
+      return (await tx.query<{ n: string }>('SELECT count(*) AS n FROM t'))[0].n;
+    });
+    expect(await Promise.all([inTx, read(b)])).toEqual(['2', 'b']);
+    await a.close();
+    expect(await read(b)).toBe('b');
+    await b.close();
+
+    const again = await createDatabase({ schema: 'svc_a', logger: testLogger, shared: new SharedEmbeddedPostgres(dir) });
+    expect((await again.query<{ v: string }>('SELECT v FROM t ORDER BY v')).map((r) => r.v)).toEqual(['a', 'a2']);
+    await again.close();
+  }, 60000);
+});
+
+describe('embeddedLayout', () => {
+  const services = ['identity', 'transactions', 'prices'];
+
+  it('is one shared database in DATA_DIR/pg for a new data directory', () => {
+    const dataDir = tmp();
+    expect(embeddedLayout(dataDir, services)).toEqual({ kind: 'shared', dir: path.join(dataDir, 'pg') });
+  });
+
+  it('keeps the per-service databases an earlier version left, unless a shared one exists', () => {
+    const dataDir = tmp();
+    fs.mkdirSync(path.join(dataDir, 'identity', 'pg'), { recursive: true });
+    fs.mkdirSync(path.join(dataDir, 'prices', 'pg'), { recursive: true });
+    expect(embeddedLayout(dataDir, services)).toEqual({ kind: 'per-service', found: [path.join(dataDir, 'identity', 'pg'), path.join(dataDir, 'prices', 'pg')] });
+    fs.mkdirSync(path.join(dataDir, 'pg'));
+    expect(embeddedLayout(dataDir, services)).toEqual({ kind: 'shared', dir: path.join(dataDir, 'pg') });
+  });
+});

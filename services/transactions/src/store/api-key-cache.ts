@@ -1,0 +1,30 @@
+import { LocalCache, type InvalidationBus } from '@attest/common';
+import type { ApiKeyRecord, ApiKeyStore } from './api-key-store';
+
+export interface ApiKeyCacheOptions {
+  /** Backstop for a missed invalidation; 0 reloads on every use. */
+  ttlMs: number;
+  max?: number;
+}
+
+/**
+ * The API-key store with its rows in process memory (unknown ids too): `find` answers from memory
+ * once warm; a write drops the row here at once and on every replica through the bus.
+ */
+export function cachedApiKeyStore(store: ApiKeyStore, bus: InvalidationBus, options: ApiKeyCacheOptions): ApiKeyStore {
+  const rows = new LocalCache<ApiKeyRecord>(bus, { name: 'api-keys', ttlMs: options.ttlMs, max: options.max ?? 10000 });
+  return {
+    ...store,
+    find: (id) => rows.get(id, () => store.find(id)),
+    async insert(key) {
+      const record = await store.insert(key);
+      await rows.invalidate(record.id);
+      return record;
+    },
+    async revoke(id) {
+      const record = await store.revoke(id);
+      await rows.invalidate(id);
+      return record;
+    },
+  };
+}

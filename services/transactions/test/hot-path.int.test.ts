@@ -1,0 +1,192 @@
+import path from 'node:path';
+import request from 'supertest';
+import type { Db, InvalidationBus, Queryable } from '@attest/common';
+import { randomHex, testBus, testDatabase } from '@attest/testing';
+import { LastUseRecorder } from '../src/domain/last-use';
+import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+
+// each embedded Postgres takes seconds to start, many more on a loaded machine
+jest.setTimeout(120000);
+
+/** Counts the statements an app sends to its database. */
+function countingDb(db: Db): { db: Db; statements: string[] } {
+  const statements: string[] = [];
+  const count = (q: Queryable): Queryable => ({
+    query: (text, params) => {
+      statements.push(text);
+      return q.query(text, params);
+    },
+  });
+  return {
+    statements,
+    db: {
+      ...db,
+      schema: db.schema,
+      query: count(db).query,
+      transaction: (fn) => db.transaction((tx) => fn(count(tx))),
+      withClient: (fn) => db.withClient((client) => fn(count(client))),
+    },
+  };
+}
+
+/** Polls up to 1 s for the expected value; returns the last one seen. */
+async function within1s<T>(read: () => Promise<T>, expected: T): Promise<T> {
+  const deadline = Date.now() + 1000;
+  let value = await read();
+  while (value !== expected && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    value = await read();
+  }
+  return value;
+}
+
+const lookup = (h: TransactionsHarness, id: string, appId: string, apiKey: string) =>
+  request(h.publicApp).get(`/api/v2/client/transaction/${id}`).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${apiKey}`);
+
+describe('transaction lookups from memory', () => {
+  let h: TransactionsHarness;
+  let db: Db;
+  let counted: ReturnType<typeof countingDb>;
+  beforeAll(async () => {
+    db = await testDatabase('transactions', path.join(__dirname, '..', 'migrations'));
+    counted = countingDb(db);
+    h = await transactionsHarness({}, { db: counted.db });
+  });
+  afterAll(async () => {
+    await h.close();
+    await db.close();
+  });
+
+  it('a warm lookup reads nothing from the database, and records the key use once', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(h, appId);
+    const tx = await recordTransaction(h, appId);
+    expect((await lookup(h, tx.transaction_id, appId, key.api_key)).status).toBe(200);
+    await new Promise((r) => setImmediate(r));
+    counted.statements.length = 0;
+    for (let i = 0; i < 5; i++) {
+      const res = await lookup(h, tx.transaction_id, appId, key.api_key);
+      expect(res.status).toBe(200);
+      expect(res.body.transaction_status).toBe('pending');
+    }
+    expect(counted.statements).toEqual([]);
+    const [row] = await counted.db.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [key.key_id]);
+    expect(row.last_used_at).not.toBeNull();
+  });
+
+  it('an unknown id is remembered as absent, and a status change shows at the next lookup', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(h, appId);
+    const unknown = `0x${randomHex(32)}`;
+    expect((await lookup(h, unknown, appId, key.api_key)).status).toBe(404);
+    counted.statements.length = 0;
+    expect((await lookup(h, unknown, appId, key.api_key)).status).toBe(404);
+    expect(counted.statements).toEqual([]);
+    const tx = await recordTransaction(h, appId);
+    expect((await lookup(h, tx.transaction_id, appId, key.api_key)).body.transaction_status).toBe('pending');
+    await h.admin('post', `/transactions/${tx.transaction_id}/status`).send({ status: 'failed' }).expect(200);
+    const after = await lookup(h, tx.transaction_id, appId, key.api_key);
+    expect(after.body.transaction_status).toBe('failed');
+    const [row] = await counted.db.query<{ status: string }>('SELECT status FROM transactions WHERE id = $1', [tx.transaction_id]);
+    expect(row.status).toBe('failed');
+  });
+
+  it('a revoked key is refused at the next request, though it was served from memory just before', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(h, appId);
+    const tx = await recordTransaction(h, appId);
+    expect((await lookup(h, tx.transaction_id, appId, key.api_key)).status).toBe(200);
+    await h.admin('post', `/api-keys/${key.key_id}/revoke`).expect(200);
+    const refused = await lookup(h, tx.transaction_id, appId, key.api_key);
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('unauthenticated');
+  });
+});
+
+describe('two instances sharing the database and the invalidation bus', () => {
+  let a: TransactionsHarness;
+  let b: TransactionsHarness;
+  let bBus: InvalidationBus | undefined;
+  beforeAll(async () => {
+    const prefix = `test:transactions:${randomHex(5)}:`;
+    a = await transactionsHarness({}, { bus: testBus('transactions', prefix) });
+    // with Redis: a second connection on the same channels, as another replica has; without: the same in-process bus
+    bBus = process.env.TEST_REDIS_URL ? testBus('transactions', prefix) : undefined;
+    b = await transactionsHarness({}, { db: a.storage.db, bus: bBus ?? a.storage.bus });
+  });
+  afterAll(async () => {
+    await b.close();
+    await bBus?.close();
+    await a.storage.bus.close();
+    await a.close();
+  });
+
+  it('a key revoked on one instance is refused by the other within 1 s', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(a, appId);
+    const tx = await recordTransaction(a, appId);
+    expect((await lookup(b, tx.transaction_id, appId, key.api_key)).status).toBe(200);
+    await a.admin('post', `/api-keys/${key.key_id}/revoke`).expect(200);
+    expect((await lookup(a, tx.transaction_id, appId, key.api_key)).status).toBe(401);
+    const status = await within1s(async () => (await lookup(b, tx.transaction_id, appId, key.api_key)).status, 401);
+    expect(status).toBe(401);
+  });
+
+  it('a status change on one instance shows on the other within 1 s', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(a, appId);
+    const tx = await recordTransaction(a, appId);
+    expect((await lookup(b, tx.transaction_id, appId, key.api_key)).body.transaction_status).toBe('pending');
+    await a.admin('post', `/transactions/${tx.transaction_id}/status`).send({ status: 'mined' }).expect(200);
+    expect((await lookup(a, tx.transaction_id, appId, key.api_key)).body.transaction_status).toBe('mined');
+    const seen = await within1s(async () => (await lookup(b, tx.transaction_id, appId, key.api_key)).body.transaction_status, 'mined');
+    expect(seen).toBe('mined');
+  });
+});
+
+describe('lookups by id use an index (1,000,000 rows cost what 1,000 do)', () => {
+  let h: TransactionsHarness;
+  beforeAll(async () => {
+    h = await transactionsHarness();
+  });
+  afterAll(() => h.close());
+
+  const plan = (sql: string, params: unknown[]) =>
+    h.storage.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+      return JSON.stringify(row['QUERY PLAN']);
+    });
+
+  it.each([
+    ['SELECT * FROM transactions WHERE id = $1', 'transactions_pkey'],
+    ['SELECT * FROM api_keys WHERE id = $1', 'api_keys_pkey'],
+  ])('%s', async (sql, index) => {
+    const text = await plan(sql, ['x']);
+    expect(text).toContain('"Node Type":"Index Scan"');
+    expect(text).toContain(`"Index Name":"${index}"`);
+  });
+});
+
+describe('LastUseRecorder', () => {
+  it('writes once per key per interval, in the background, and reports a failed write', async () => {
+    const writes: string[] = [];
+    const failures: string[] = [];
+    const recorder = new LastUseRecorder(
+      async (id) => {
+        writes.push(id);
+        if (id === 'bad') throw new Error('down');
+      },
+      (id, err) => failures.push(`${id}:${err.message}`),
+      60000,
+    );
+    expect(recorder.record('k1', 1000)).toBe(true);
+    expect(recorder.record('k1', 30000)).toBe(false);
+    expect(recorder.record('k2', 30000)).toBe(true);
+    expect(recorder.record('k1', 61000)).toBe(true);
+    expect(recorder.record('bad', 61000)).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['k1', 'k2', 'k1', 'bad']);
+    expect(failures).toEqual(['bad:down']);
+  });
+});
