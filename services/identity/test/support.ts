@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import type { Readiness } from '@attest/common';
-import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import type { Cache, Db, InvalidationBus, Readiness } from '@attest/common';
+import { testBus, testCache, testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp, buildContext } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
 import type { IdentityContext } from '../src/routes/context';
@@ -22,8 +22,33 @@ export interface IdentityHarness {
   close(): Promise<void>;
 }
 
-export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<IdentityHarness> {
-  const storage = await testStorage('identity', path.join(__dirname, '..', 'migrations'));
+/**
+ * What an instance shares with others: another instance's database (a restart, or a replica), and
+ * the cache and bus it should use (e.g. a throwaway Redis). Only what the harness made is closed by it.
+ */
+export interface SharedStorage {
+  db?: Db;
+  cache?: Cache;
+  bus?: InvalidationBus;
+}
+
+async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
+  if (!shared.db) return testStorage('identity', path.join(__dirname, '..', 'migrations'));
+  const cache = shared.cache ?? testCache('identity');
+  const bus = shared.bus ?? testBus('identity');
+  return {
+    db: shared.db,
+    cache,
+    bus,
+    async close() {
+      await bus.close();
+      await cache.close();
+    },
+  };
+}
+
+export async function identityHarness(env: NodeJS.ProcessEnv = {}, shared: SharedStorage = {}): Promise<IdentityHarness> {
+  const storage = await harnessStorage(shared);
   const config = loadIdentityConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-id-')),
     BASE_URL,
@@ -36,7 +61,11 @@ export async function identityHarness(env: NodeJS.ProcessEnv = {}): Promise<Iden
   const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
   const ctx = buildContext(deps);
   const built = await buildApp(deps, ctx);
-  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close: () => storage.close() };
+  const close = async () => {
+    await built.stop?.();
+    await storage.close();
+  };
+  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close };
 }
 
 export async function createApp(h: IdentityHarness, redirectUris = [REDIRECT_URI], name = 'Test app'): Promise<{ app_id: string; client_secret: string }> {
