@@ -2,6 +2,7 @@ import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } 
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { Grants } from './domain/grants';
+import { Revocations } from './domain/revocations';
 import { InteractionStore, SessionStore } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
@@ -18,6 +19,7 @@ import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
+import { revocationStore } from './store/revocation-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
 
@@ -36,6 +38,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     },
     logger,
   );
+  const revocations = new Revocations(revocationStore(db), storage.bus, logger);
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
   return {
     config,
@@ -47,7 +50,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     consents: consentStore(db),
     keys,
     tokens,
-    grants: new Grants(cache, tokens, users, subjects, {
+    revocations,
+    grants: new Grants(cache, tokens, users, subjects, revocations, {
       issuer: config.issuer,
       emailDomain: config.emailDomain,
       secret: config.secret,
@@ -61,7 +65,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
 /** Composition root: stores → domain → routes, for both the public and the admin listener. */
 export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
   await ctx.keys.signingKey();
-  return createServiceApps({
+  await ctx.revocations.start();
+  const apps = createServiceApps({
     service: 'identity',
     logger: deps.logger,
     readiness: deps.readiness,
@@ -83,4 +88,5 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       identityAdminRoutes(router, ctx);
     },
   });
+  return { ...apps, stop: async () => ctx.revocations.stop() };
 }

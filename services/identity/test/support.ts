@@ -4,7 +4,7 @@ import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
 import type { Cache, Db, InvalidationBus, Readiness } from '@attest/common';
-import { testBus, testCache, testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { testBus, testCache, testDatabase, testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp, buildContext } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
 import type { IdentityContext } from '../src/routes/context';
@@ -33,16 +33,19 @@ export interface SharedStorage {
 }
 
 async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
-  if (!shared.db) return testStorage('identity', path.join(__dirname, '..', 'migrations'));
+  const migrations = path.join(__dirname, '..', 'migrations');
+  if (!shared.db && !shared.cache && !shared.bus) return testStorage('identity', migrations);
+  const db = shared.db ?? (await testDatabase('identity', migrations));
   const cache = shared.cache ?? testCache('identity');
   const bus = shared.bus ?? testBus('identity');
   return {
-    db: shared.db,
+    db,
     cache,
     bus,
     async close() {
       await bus.close();
       await cache.close();
+      if (!shared.db) await db.close();
     },
   };
 }

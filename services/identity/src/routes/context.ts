@@ -1,5 +1,6 @@
 import type { Cache, Logger } from '@attest/common';
 import type { Grants } from '../domain/grants';
+import type { Revocations } from '../domain/revocations';
 import type { InteractionStore, SessionStore } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
@@ -20,6 +21,7 @@ export interface IdentityContext {
   subjects: SubjectStore;
   keys: SigningKeys;
   tokens: TokenService;
+  revocations: Revocations;
   grants: Grants;
   sessions: SessionStore;
   interactions: InteractionStore;
