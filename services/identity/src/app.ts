@@ -1,6 +1,7 @@
 import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
+import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
 import { Grants } from './domain/grants';
 import { Revocations } from './domain/revocations';
 import { InteractionStore, SessionStore } from './domain/sessions';
@@ -25,10 +26,10 @@ import { userStore } from './store/user-store';
 
 export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext {
   const { config, storage, logger } = deps;
-  const { db, cache } = storage;
-  const apps = appStore(db);
-  const users = userStore(db);
-  const subjects = subjectStore(db);
+  const { db, cache, bus } = storage;
+  const apps = new AppDirectory(appStore(db), bus);
+  const users = new UserDirectory(userStore(db), bus);
+  const subjects = new SubjectDirectory(subjectStore(db), bus);
   const keys = new SigningKeys(
     keyStore(db),
     {
@@ -37,8 +38,9 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
       maxTokenTtlMs: Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS) * 1000,
     },
     logger,
+    bus,
   );
-  const revocations = new Revocations(revocationStore(db), storage.bus, logger);
+  const revocations = new Revocations(revocationStore(db), bus, logger);
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
   return {
     config,
@@ -47,7 +49,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     apps,
     users,
     subjects,
-    consents: consentStore(db),
+    consents: new ConsentDirectory(consentStore(db), bus),
     keys,
     tokens,
     revocations,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, constantTimeEqual, type Cache } from '@attest/common';
-import type { SubjectStore } from '../store/subject-store';
-import type { User, UserStore } from '../store/user-store';
+import type { User } from '../store/user-store';
+import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
 import { userClaims } from './claims';
 import { halfHash, sha256 } from './crypto';
@@ -47,8 +47,8 @@ export class Grants {
   constructor(
     private readonly cache: Cache,
     private readonly tokens: TokenService,
-    private readonly users: UserStore,
-    private readonly subjects: SubjectStore,
+    private readonly users: Pick<UserDirectory, 'findById'>,
+    private readonly subjects: Pick<SubjectDirectory, 'remember'>,
     private readonly revocations: Revocations,
     private readonly options: GrantsOptions,
   ) {}
@@ -121,10 +121,6 @@ export class Grants {
       this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, { at_hash: halfHash(token) }),
     ]);
     return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
-  }
-
-  isRevoked(jti: string): Promise<boolean> {
-    return this.revocations.isRevoked(jti);
   }
 
   private async revokeReplayed(codeKey: string): Promise<void> {
