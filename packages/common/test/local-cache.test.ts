@@ -49,7 +49,7 @@ describe('LocalCache', () => {
     expect(await cache.get('a', async () => 'fresh')).toBe('fresh');
   });
 
-  it('set() stores a just-written value over a cached absence, and a load in flight does not overwrite it', async () => {
+  it('set() stores a just-written value over an absence; a load in flight does not overwrite it', async () => {
     const cache = new LocalCache<string>(bus, { name: 'subjects', ttlMs: 60000, max: 10 });
     expect(await cache.get('s', async () => null)).toBeNull();
     cache.set('s', 'usr_1');

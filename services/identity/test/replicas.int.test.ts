@@ -3,7 +3,17 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { createBus, RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
-import { ADMIN_TOKEN, basic, browserFlow, callbackParams, createApp, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  ADMIN_TOKEN,
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -28,10 +38,14 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
 
   beforeAll(async () => {
     const prefix = `test:identity:${randomBytes(5).toString('hex')}:`;
-    const shared = () => ({ cache: new RedisCache(redisUrl!, prefix, testLogger), bus: createBus(redisUrl, prefix, testLogger) });
+    const shared = () => ({
+      cache: new RedisCache(redisUrl!, prefix, testLogger),
+      bus: createBus(redisUrl, prefix, testLogger),
+    });
     one = await identityHarness({}, shared());
     two = await identityHarness({}, { ...shared(), db: one.storage.db });
-    for (let i = 0; i < 100 && !(one.storage.bus.connected && two.storage.bus.connected); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !(one.storage.bus.connected && two.storage.bus.connected); i++)
+      await new Promise((r) => setTimeout(r, 20));
     app = await createApp(one);
   });
   afterAll(async () => {
@@ -39,16 +53,34 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
     await one.close();
   });
 
-  const admin = (h: IdentityHarness, method: 'post' | 'patch' | 'delete', path: string) => request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
-  const userinfo = (h: IdentityHarness, token: string) => request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
+  const admin = (h: IdentityHarness, method: 'post' | 'patch' | 'delete', path: string) =>
+    request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+  const userinfo = (h: IdentityHarness, token: string) =>
+    request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
   const introspect = (h: IdentityHarness, a: { app_id: string; client_secret: string }, token: string) =>
-    request(h.publicApp).post('/introspect').set('Authorization', basic(a.app_id, a.client_secret)).type('form').send({ token });
+    request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(a.app_id, a.client_secret))
+      .type('form')
+      .send({ token });
   const exchange = (h: IdentityHarness, a: { app_id: string; client_secret: string }, code: string) =>
-    request(h.publicApp).post('/token').set('Authorization', basic(a.app_id, a.client_secret)).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(a.app_id, a.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
 
   /** Signs in on `h` and exchanges the code there. */
-  async function signIn(h: IdentityHarness, a: { app_id: string; client_secret: string }, u: { username: string; password: string }) {
-    const res = await browserFlow(request.agent(h.publicApp), { response_type: 'code', scope: 'openid profile', client_id: a.app_id, redirect_uri: REDIRECT_URI }, u);
+  async function signIn(
+    h: IdentityHarness,
+    a: { app_id: string; client_secret: string },
+    u: { username: string; password: string },
+  ) {
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { response_type: 'code', scope: 'openid profile', client_id: a.app_id, redirect_uri: REDIRECT_URI },
+      u,
+    );
     const code = callbackParams(res).code;
     const tokens = await exchange(h, a, code);
     expect(tokens.status).toBe(200);
@@ -103,7 +135,8 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
   it('a key rotated on one replica is published and signed with by the other', async () => {
     const u = await createUser(one);
     const rotated = await admin(one, 'post', '/admin/keys/rotate').expect(200);
-    const kids = async () => ((await request(two.publicApp).get('/jwks')).body.keys as { kid: string }[]).map((k) => k.kid);
+    const kids = async () =>
+      ((await request(two.publicApp).get('/jwks')).body.keys as { kid: string }[]).map((k) => k.kid);
     expect(await withinASecond(async () => (await kids()).includes(rotated.body.kid))).toBe(true);
     const { access } = await signIn(two, app, u);
     expect(jwt.decode(access, { complete: true })!.header.kid).toBe(rotated.body.kid);

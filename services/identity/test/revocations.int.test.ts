@@ -2,7 +2,16 @@ import request from 'supertest';
 import { createBus, RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
 import { freePort, ThrowawayRedis } from '../../../packages/common/test/support/throwaway';
-import { basic, browserFlow, callbackParams, createApp, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 /**
  * Issue #9 defect 4: revocations and the used codes that drive them survive the loss of the cache.
@@ -32,7 +41,11 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
 
   async function instance(over?: IdentityHarness): Promise<IdentityHarness> {
     const shared = redis
-      ? { db: over?.storage.db, cache: new RedisCache(redis.url, 'attest:identity:', testLogger), bus: createBus(redis.url, 'attest:identity:', testLogger) }
+      ? {
+          db: over?.storage.db,
+          cache: new RedisCache(redis.url, 'attest:identity:', testLogger),
+          bus: createBus(redis.url, 'attest:identity:', testLogger),
+        }
       : { db: over?.storage.db };
     const h = await identityHarness({}, shared);
     opened.push(h);
@@ -44,7 +57,15 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
     if (!redis) return [await instance(h)];
     await redis.stop();
     await redis.start();
-    for (let i = 0; i < 100 && !(await h.storage.cache.ping().then(() => h.storage.bus.connected, () => false)); i++) {
+    for (
+      let i = 0;
+      i < 100 &&
+      !(await h.storage.cache.ping().then(
+        () => h.storage.bus.connected,
+        () => false,
+      ));
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 50));
     }
     return [h, await instance(h)];
@@ -65,14 +86,27 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
   });
 
   async function code(h: IdentityHarness): Promise<string> {
-    const res = await browserFlow(request.agent(h.publicApp), { response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI }, user);
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI },
+      user,
+    );
     return callbackParams(res).code;
   }
   const exchange = (h: IdentityHarness, c: string) =>
-    request(h.publicApp).post('/token').set('Authorization', basic(app.app_id, app.client_secret)).type('form').send({ grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT_URI });
+    request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT_URI });
   const introspect = (h: IdentityHarness, token: string) =>
-    request(h.publicApp).post('/introspect').set('Authorization', basic(app.app_id, app.client_secret)).type('form').send({ token });
-  const userinfo = (h: IdentityHarness, token: string) => request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
+    request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ token });
+  const userinfo = (h: IdentityHarness, token: string) =>
+    request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
 
   it('a token revoked by a replayed code stays revoked after the cache is lost', async () => {
     const c = await code(first);
@@ -87,7 +121,9 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
       expect(info.status).toBe(401);
       expect(info.body.code).toBe('invalid_token');
     }
-    const [row] = await first.storage.db.query<{ n: number }>('SELECT count(*)::int AS n FROM revoked_tokens WHERE expires_at > now()');
+    const [row] = await first.storage.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM revoked_tokens WHERE expires_at > now()',
+    );
     expect(row.n).toBeGreaterThanOrEqual(1);
   });
 
@@ -106,7 +142,8 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
     expect(replay.body.code).toBe('invalid_grant');
     // the instance that replayed knows at once; another replica learns through the bus within a second
     expect((await introspect(h, token)).body).toEqual({ active: false });
-    for (const each of after) expect(await withinASecond(async () => (await introspect(each, token)).body)).toEqual({ active: false });
+    for (const each of after)
+      expect(await withinASecond(async () => (await introspect(each, token)).body)).toEqual({ active: false });
     expect((await userinfo(h, token)).status).toBe(401);
   });
 });

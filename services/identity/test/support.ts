@@ -50,7 +50,10 @@ async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
   };
 }
 
-export async function identityHarness(env: NodeJS.ProcessEnv = {}, shared: SharedStorage = {}): Promise<IdentityHarness> {
+export async function identityHarness(
+  env: NodeJS.ProcessEnv = {},
+  shared: SharedStorage = {},
+): Promise<IdentityHarness> {
   const storage = await harnessStorage(shared);
   const config = loadIdentityConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-id-')),

@@ -126,7 +126,8 @@ function identityAdminChanges(router: Router, ctx: IdentityContext): void {
   });
 
   router.delete('/users/:id/consents/:appId', async (req, res) => {
-    if (!(await ctx.consents.withdraw(req.params.id, req.params.appId))) throw errors.notFound('No consent of this user for this app.', 'app_id');
+    const withdrawn = await ctx.consents.withdraw(req.params.id, req.params.appId);
+    if (!withdrawn) throw errors.notFound('No consent of this user for this app.', 'app_id');
     ctx.logger.info('consent withdrawn', { user_id: req.params.id, app_id: req.params.appId });
     res.status(204).end();
   });

@@ -31,6 +31,7 @@ export function nextStep(
   const silent = request.prompt.includes('none');
   if (needsSignIn(request, progress, session)) return silent ? 'login_required' : 'signin';
   const missing = request.scopes.some((s) => !granted.includes(s));
-  if (missing || (request.prompt.includes('consent') && !progress.consented)) return silent ? 'consent_required' : 'consent';
+  if (missing || (request.prompt.includes('consent') && !progress.consented))
+    return silent ? 'consent_required' : 'consent';
   return 'finish';
 }

@@ -16,7 +16,10 @@ const TTL_MS = 30000;
 export class AppDirectory {
   private readonly cache: LocalCache<App>;
 
-  constructor(private readonly store: AppStore, bus: InvalidationBus) {
+  constructor(
+    private readonly store: AppStore,
+    bus: InvalidationBus,
+  ) {
     this.cache = new LocalCache(bus, { name: 'apps', ttlMs: TTL_MS, max: 10000 });
   }
 
@@ -54,7 +57,10 @@ export class AppDirectory {
 export class UserDirectory {
   private readonly cache: LocalCache<User>;
 
-  constructor(private readonly store: UserStore, bus: InvalidationBus) {
+  constructor(
+    private readonly store: UserStore,
+    bus: InvalidationBus,
+  ) {
     this.cache = new LocalCache(bus, { name: 'users', ttlMs: TTL_MS, max: 50000 });
   }
 
@@ -86,7 +92,10 @@ export class UserDirectory {
 export class SubjectDirectory {
   private readonly cache: LocalCache<string>;
 
-  constructor(private readonly store: SubjectStore, bus: InvalidationBus) {
+  constructor(
+    private readonly store: SubjectStore,
+    bus: InvalidationBus,
+  ) {
     this.cache = new LocalCache(bus, { name: 'subjects', ttlMs: TTL_MS, max: 50000 });
   }
 
@@ -107,12 +116,18 @@ export class SubjectDirectory {
 export class ConsentDirectory {
   private readonly cache: LocalCache<readonly string[]>;
 
-  constructor(private readonly store: ConsentStore, bus: InvalidationBus) {
+  constructor(
+    private readonly store: ConsentStore,
+    bus: InvalidationBus,
+  ) {
     this.cache = new LocalCache(bus, { name: 'consents', ttlMs: TTL_MS, max: 50000 });
   }
 
   async find(userId: string, appId: string): Promise<readonly string[]> {
-    return (await this.cache.get(`${userId} ${appId}`, async () => Object.freeze(await this.store.find(userId, appId)))) ?? [];
+    return (
+      (await this.cache.get(`${userId} ${appId}`, async () => Object.freeze(await this.store.find(userId, appId)))) ??
+      []
+    );
   }
 
   async grant(userId: string, appId: string, scopes: string[]): Promise<void> {

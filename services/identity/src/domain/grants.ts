@@ -117,8 +117,13 @@ export class Grants {
     const { token, claims } = await this.tokens.accessToken({ sub: record.sub, clientId: record.clientId, scopes: record.scopes });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
-      this.revocations.recordUsedCode(key, { jtis: [...record.jtis, claims.jti], expiresAt: new Date(claims.exp * 1000) }),
-      this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, { at_hash: halfHash(token) }),
+      this.revocations.recordUsedCode(key, {
+        jtis: [...record.jtis, claims.jti],
+        expiresAt: new Date(claims.exp * 1000),
+      }),
+      this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, {
+        at_hash: halfHash(token),
+      }),
     ]);
     return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
   }

@@ -27,7 +27,10 @@ export class Revocations {
     private readonly logger: Logger,
   ) {
     bus.subscribe(TOPIC, (message) => this.receive(message));
-    bus.onResync(() => void this.reload().catch((err: Error) => this.logger.warn('revocations not reloaded', { error: err.message })));
+    bus.onResync(
+      () =>
+        void this.reload().catch((err: Error) => this.logger.warn('revocations not reloaded', { error: err.message })),
+    );
   }
 
   /** Loads the set and starts the hourly pruning of expired rows. */

@@ -127,7 +127,8 @@ export class SigningKeys {
       return (await this.store.active(tx))!;
     });
     if (rotated) await this.keysChanged();
-    const key = { kid: stored.kid, privateKey: createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc)) };
+    const privateKey = createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc));
+    const key = { kid: stored.kid, privateKey };
     return { key, rotateAt: now + (this.options.rotationMs - stored.ageMs) };
   }
 

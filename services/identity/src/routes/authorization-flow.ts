@@ -87,11 +87,18 @@ const stepErrors = { login_required: redirectErrors.loginRequired, consent_requi
  * /authorize: a signed-in user who already consented goes straight back to the app, and nothing is
  * written for it; an interaction is parked only when a page (sign-in or consent) is needed.
  */
-export async function begin(ctx: IdentityContext, res: Response, request: AuthorizationRequest, session: Session | null): Promise<void> {
+export async function begin(
+  ctx: IdentityContext,
+  res: Response,
+  request: AuthorizationRequest,
+  session: Session | null,
+): Promise<void> {
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
   if (step === 'finish') return respondToApp(res, request, await ctx.grants.authorize(request, session!), 302);
-  if (step === 'login_required' || step === 'consent_required') return respondWithError(res, request, stepErrors[step](), 302);
+  if (step === 'login_required' || step === 'consent_required') {
+    return respondWithError(res, request, stepErrors[step](), 302);
+  }
   const id = await ctx.interactions.create({ request });
   res.redirect(302, `/${step}?interaction=${id}`);
 }
@@ -104,7 +111,9 @@ export async function proceed(ctx: IdentityContext, res: Response, interactionId
   const request = interaction.request;
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, interaction, session, granted);
-  if (step === 'login_required' || step === 'consent_required') return finishWithError(ctx, res, interactionId, request, stepErrors[step](), status);
+  if (step === 'login_required' || step === 'consent_required') {
+    return finishWithError(ctx, res, interactionId, request, stepErrors[step](), status);
+  }
   if (step === 'signin') return res.redirect(status === 302 ? 302 : 303, `/signin?interaction=${interactionId}`);
   if (step === 'consent') return res.redirect(status, `/consent?interaction=${interactionId}`);
   if (!(await ctx.interactions.finish(interactionId))) {
