@@ -60,7 +60,7 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
       if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not start: ${errors}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-  }, 60000);
+  }, 120000);
 
   afterAll(async () => {
     nginx?.kill('SIGQUIT');

@@ -70,5 +70,5 @@ describe('quick start: pnpm start + pnpm manage + real clients', () => {
     } finally {
       await stack.stop('SIGTERM');
     }
-  }, 120000);
+  }, 180000);
 });

@@ -30,7 +30,7 @@ describe('pnpm start', () => {
     expect(fs.readFileSync(tokenFile, 'utf8')).toBe(token);
     expect(second.output()).not.toContain('migrations applied');
     expect((await second.stop('SIGTERM')).code).toBe(0);
-  }, 90000);
+  }, 150000);
 
   it('keeps the per-service databases an earlier version left, and their data', async () => {
     const env = await stackEnv();

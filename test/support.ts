@@ -62,7 +62,7 @@ async function waitReady(url: string, deadline: number): Promise<void> {
 }
 
 /** `pnpm start`'s program, with its own ports and data directory; resolves once all three are ready. */
-export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 30000): Promise<Stack & { readyMs: number }> {
+export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 60000): Promise<Stack & { readyMs: number }> {
   const started = Date.now();
   const child = spawn(TSX, ['scripts/start.ts'], { cwd: ROOT, env });
   let output = '';

@@ -49,6 +49,19 @@ describe('LocalCache', () => {
     expect(await cache.get('a', async () => 'fresh')).toBe('fresh');
   });
 
+  it('set() stores a just-written value over an absence; a load in flight does not overwrite it', async () => {
+    const cache = new LocalCache<string>(bus, { name: 'subjects', ttlMs: 60000, max: 10 });
+    expect(await cache.get('s', async () => null)).toBeNull();
+    cache.set('s', 'usr_1');
+    expect(await cache.get('s', async () => 'loaded')).toBe('usr_1');
+    let release!: (v: string) => void;
+    const slow = cache.get('t', () => new Promise<string>((r) => (release = r)));
+    cache.set('t', 'written');
+    release('stale');
+    expect(await slow).toBe('stale');
+    expect(cache.peek('t')).toBe('written');
+  });
+
   it('expires entries after the TTL backstop and keeps at most max entries', async () => {
     const cache = new LocalCache<string>(bus, { name: 'apps', ttlMs: 30, max: 2 });
     await cache.get('a', async () => 'A');

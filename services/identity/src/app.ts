@@ -1,7 +1,9 @@
 import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
+import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
 import { Grants } from './domain/grants';
+import { Revocations } from './domain/revocations';
 import { InteractionStore, SessionStore } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
@@ -19,15 +21,16 @@ import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
+import { revocationStore } from './store/revocation-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
 
 export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext {
   const { config, storage, logger } = deps;
-  const { db, cache } = storage;
-  const apps = appStore(db);
-  const users = userStore(db);
-  const subjects = subjectStore(db);
+  const { db, cache, bus } = storage;
+  const apps = new AppDirectory(appStore(db), bus);
+  const users = new UserDirectory(userStore(db), bus);
+  const subjects = new SubjectDirectory(subjectStore(db), bus);
   const keys = new SigningKeys(
     keyStore(db),
     {
@@ -36,7 +39,9 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
       maxTokenTtlMs: Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS) * 1000,
     },
     logger,
+    bus,
   );
+  const revocations = new Revocations(revocationStore(db), bus, logger);
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
   return {
     config,
@@ -45,10 +50,11 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     apps,
     users,
     subjects,
-    consents: consentStore(db),
+    consents: new ConsentDirectory(consentStore(db), bus),
     keys,
     tokens,
-    grants: new Grants(cache, tokens, users, subjects, {
+    revocations,
+    grants: new Grants(cache, tokens, users, subjects, revocations, {
       issuer: config.issuer,
       emailDomain: config.emailDomain,
       secret: config.secret,
@@ -63,7 +69,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
 /** Composition root: stores → domain → routes, for both the public and the admin listener. */
 export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
   await ctx.keys.signingKey();
-  return createServiceApps({
+  await ctx.revocations.start();
+  const apps = createServiceApps({
     service: 'identity',
     logger: deps.logger,
     readiness: deps.readiness,
@@ -85,4 +92,5 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       identityAdminRoutes(router, ctx);
     },
   });
+  return { ...apps, stop: async () => ctx.revocations.stop() };
 }

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import { storageChecks, type Readiness } from '@attest/common';
-import { testLogger, testStorage, type TestStorage } from '@attest/testing';
+import { storageChecks, type Cache, type Db, type InvalidationBus, type Readiness } from '@attest/common';
+import { testBus, testCache, testDatabase, testLogger, testStorage, type TestStorage } from '@attest/testing';
 import { buildApp, buildContext } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
 import type { IdentityContext } from '../src/routes/context';
@@ -22,9 +22,44 @@ export interface IdentityHarness {
   close(): Promise<void>;
 }
 
-/** `urls`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers. */
-export async function identityHarness(env: NodeJS.ProcessEnv = {}, urls: { database?: string; redis?: string } = {}): Promise<IdentityHarness> {
-  const storage = await testStorage('identity', path.join(__dirname, '..', 'migrations'), urls);
+/**
+ * What an instance shares with others: another instance's database (a restart, or a replica), and
+ * the cache and bus it should use (e.g. a throwaway Redis); or the servers to use instead of the test
+ * servers (`database`, `redis`: a throwaway Postgres, a proxied Redis).
+ */
+export interface SharedStorage {
+  db?: Db;
+  cache?: Cache;
+  bus?: InvalidationBus;
+  database?: string;
+  redis?: string;
+}
+
+async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
+  const migrations = path.join(__dirname, '..', 'migrations');
+  const urls = { database: shared.database, redis: shared.redis };
+  if (!shared.db && !shared.cache && !shared.bus) return testStorage('identity', migrations, urls);
+  const redis = shared.redis ?? process.env.TEST_REDIS_URL;
+  const db = shared.db ?? (await testDatabase('identity', migrations, shared.database ?? process.env.TEST_DATABASE_URL));
+  const cache = shared.cache ?? testCache('identity', redis);
+  const bus = shared.bus ?? testBus('identity', undefined, redis);
+  return {
+    db,
+    cache,
+    bus,
+    async close() {
+      await bus.close();
+      await cache.close();
+      if (!shared.db) await db.close();
+    },
+  };
+}
+
+export async function identityHarness(
+  env: NodeJS.ProcessEnv = {},
+  shared: SharedStorage = {},
+): Promise<IdentityHarness> {
+  const storage = await harnessStorage(shared);
   const config = loadIdentityConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-id-')),
     BASE_URL,
@@ -37,7 +72,11 @@ export async function identityHarness(env: NodeJS.ProcessEnv = {}, urls: { datab
   const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
   const ctx = buildContext(deps);
   const built = await buildApp(deps, ctx);
-  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close: () => storage.close() };
+  const close = async () => {
+    await built.stop?.();
+    await storage.close();
+  };
+  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close };
 }
 
 export async function createApp(h: IdentityHarness, redirectUris = [REDIRECT_URI], name = 'Test app'): Promise<{ app_id: string; client_secret: string }> {

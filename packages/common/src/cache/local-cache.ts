@@ -72,6 +72,15 @@ export class LocalCache<V> {
     return promise;
   }
 
+  /**
+   * Stores a value this process knows to be current (it has just written it), here only; a load in
+   * flight for the key is not stored over it. Other replicas still learn of changes by invalidate().
+   */
+  set(key: string, value: V | null): void {
+    this.loading.delete(key);
+    this.store(key, { value, loadedAt: Date.now() });
+  }
+
   /** After a committed write: drop the key here and on every replica. Never throws. */
   async invalidate(key: string): Promise<void> {
     this.drop(key);

@@ -43,6 +43,13 @@ const createUserSchema = Joi.object({
   family_name: Joi.string().trim().max(200).allow(null),
 });
 
+const updateUserSchema = Joi.object({
+  verification_level: Joi.string().valid('orb', 'device'),
+  name: Joi.string().trim().max(200).allow(null),
+  given_name: Joi.string().trim().max(200).allow(null),
+  family_name: Joi.string().trim().max(200).allow(null),
+}).min(1);
+
 const publicApp = (app: App) => ({
   app_id: app.id,
   name: app.name,
@@ -100,4 +107,30 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
   });
 
   router.get('/keys', async (_req, res) => void res.json({ keys: await ctx.keys.jwks() }));
+
+  identityAdminChanges(router, ctx);
+}
+
+/** Changes that in-process caches must see at once (the directories invalidate after the commit). */
+function identityAdminChanges(router: Router, ctx: IdentityContext): void {
+  router.patch('/users/:id', async (req, res) => {
+    const body = validate(updateUserSchema, req.body);
+    const user = await ctx.users.update(req.params.id, {
+      ...(body.verification_level === undefined ? {} : { verificationLevel: body.verification_level }),
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.given_name === undefined ? {} : { givenName: body.given_name }),
+      ...(body.family_name === undefined ? {} : { familyName: body.family_name }),
+    });
+    if (!user) throw errors.notFound('No user with this user_id.', 'user_id');
+    res.json({ user_id: user.id, username: user.username, verification_level: user.verificationLevel });
+  });
+
+  router.delete('/users/:id/consents/:appId', async (req, res) => {
+    const withdrawn = await ctx.consents.withdraw(req.params.id, req.params.appId);
+    if (!withdrawn) throw errors.notFound('No consent of this user for this app.', 'app_id');
+    ctx.logger.info('consent withdrawn', { user_id: req.params.id, app_id: req.params.appId });
+    res.status(204).end();
+  });
+
+  router.post('/keys/rotate', async (_req, res) => void res.json(await ctx.keys.rotate()));
 }

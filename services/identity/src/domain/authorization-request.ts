@@ -1,5 +1,5 @@
 import { AppError } from '@attest/common';
-import type { App, AppStore } from '../store/app-store';
+import type { App } from '../store/app-store';
 import { redirectErrors } from './oauth-error';
 import { parseScopes, type Scope } from './scopes';
 
@@ -54,7 +54,10 @@ export const pageError = {
 };
 
 /** Step 1: the client and redirect URI. Failures here are shown on a page, never redirected. */
-export async function identifyClient(params: Params, apps: AppStore): Promise<{ app: App; redirectUri: string }> {
+export async function identifyClient(
+  params: Params,
+  apps: { find(id: string): Promise<App | null> },
+): Promise<{ app: App; redirectUri: string }> {
   const clientId = params.client_id;
   const redirectUri = params.redirect_uri;
   if (!clientId) throw pageError.required('client_id');

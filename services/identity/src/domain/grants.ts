@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { AppError, constantTimeEqual, type Cache } from '@attest/common';
-import type { SubjectStore } from '../store/subject-store';
-import type { User, UserStore } from '../store/user-store';
+import type { User } from '../store/user-store';
+import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
 import { userClaims } from './claims';
 import { halfHash, sha256 } from './crypto';
 import { newAuthorizationCode, pairwiseSubject } from './ids';
+import type { Revocations } from './revocations';
 import type { Session } from './sessions';
 import type { TokenService } from './tokens';
 
@@ -20,11 +21,6 @@ interface CodeRecord {
   authTime: number;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
-}
-
-interface UsedCode {
-  jtis: string[];
-  exp: number;
 }
 
 export interface TokenResponse {
@@ -51,8 +47,9 @@ export class Grants {
   constructor(
     private readonly cache: Cache,
     private readonly tokens: TokenService,
-    private readonly users: UserStore,
-    private readonly subjects: SubjectStore,
+    private readonly users: Pick<UserDirectory, 'findById'>,
+    private readonly subjects: Pick<SubjectDirectory, 'remember'>,
+    private readonly revocations: Revocations,
     private readonly options: GrantsOptions,
   ) {}
 
@@ -118,22 +115,22 @@ export class Grants {
     const user = await this.users.findById(record.userId);
     if (!user) throw invalidGrant('Invalid authorization code.');
     const { token, claims } = await this.tokens.accessToken({ sub: record.sub, clientId: record.clientId, scopes: record.scopes });
-    const used: UsedCode = { jtis: [...record.jtis, claims.jti], exp: claims.exp };
-    await this.cache.set(`code-used:${key}`, JSON.stringify(used), this.tokens.accessTokenTtl * 1000);
-    const idToken = await this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, { at_hash: halfHash(token) });
+    // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
+    const [, idToken] = await Promise.all([
+      this.revocations.recordUsedCode(key, {
+        jtis: [...record.jtis, claims.jti],
+        expiresAt: new Date(claims.exp * 1000),
+      }),
+      this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, {
+        at_hash: halfHash(token),
+      }),
+    ]);
     return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
   }
 
-  async isRevoked(jti: string): Promise<boolean> {
-    return (await this.cache.get(`revoked:${jti}`)) !== null;
-  }
-
   private async revokeReplayed(codeKey: string): Promise<void> {
-    const raw = await this.cache.get(`code-used:${codeKey}`);
-    if (!raw) return;
-    const used = JSON.parse(raw) as UsedCode;
-    const ttlMs = Math.max(1000, used.exp * 1000 - Date.now());
-    await Promise.all(used.jtis.map((jti) => this.cache.set(`revoked:${jti}`, '1', ttlMs)));
+    const used = await this.revocations.usedCode(codeKey);
+    if (used) await this.revocations.revoke(used.jtis, used.expiresAt);
   }
 
   private checkPkce(challenge: string | undefined, verifier: string | undefined): void {

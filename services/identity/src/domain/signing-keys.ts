@@ -1,7 +1,8 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import jose from 'node-jose';
-import type { Logger } from '@attest/common';
+import { LocalCache, MemoryBus, type InvalidationBus, type Logger, type Queryable } from '@attest/common';
 import type { KeyStore, StoredKey } from '../store/key-store';
+import { prepareJson, type PreparedJson } from './prepared-json';
 import { decrypt, encrypt } from './crypto';
 import { newKid } from './ids';
 
@@ -19,6 +20,18 @@ export interface SigningKey {
   privateKey: KeyObject;
 }
 
+interface ActiveKey {
+  key: SigningKey;
+  rotateAt: number;
+}
+
+/** The published keys, by kid, and the JWKS ready to send. */
+interface KeyRing {
+  byKid: Map<string, StoredKey>;
+  jwks: PublicJwk[];
+  document: PreparedJson;
+}
+
 export interface SigningKeysOptions {
   keyEncryptionKey: string;
   rotationMs: number;
@@ -34,45 +47,62 @@ export interface SigningKeysOptions {
  * token they signed has expired.
  */
 export class SigningKeys {
-  private active?: { key: SigningKey; rotateAt: number; loadedAt: number };
-  private published?: { keys: StoredKey[]; loadedAt: number };
+  private readonly active: LocalCache<ActiveKey>;
+  private readonly published: LocalCache<KeyRing>;
   private readonly publicKeys = new Map<string, KeyObject>();
+  private lastForcedRefresh = 0;
 
-  constructor(private readonly store: KeyStore, private readonly options: SigningKeysOptions, private readonly logger: Logger) {}
-
-  private get refreshMs() {
-    return this.options.refreshMs ?? 60000;
+  constructor(
+    private readonly store: KeyStore,
+    private readonly options: SigningKeysOptions,
+    private readonly logger: Logger,
+    bus: InvalidationBus = new MemoryBus(),
+  ) {
+    const ttlMs = options.refreshMs ?? 60000;
+    this.active = new LocalCache(bus, { name: 'signing-key', ttlMs, max: 1 });
+    this.published = new LocalCache(bus, { name: 'published-keys', ttlMs, max: 1 });
   }
 
   /** The key to sign with now; rotates when the active key is older than the rotation period. */
   async signingKey(): Promise<SigningKey> {
-    const cached = this.active;
-    const now = Date.now();
-    if (cached && now - cached.loadedAt < this.refreshMs && now < cached.rotateAt) return cached.key;
-    const stored = await this.store.withRotationLock(async (tx) => {
+    const cached = await this.active.get('active', () => this.loadActive());
+    if (cached && Date.now() < cached.rotateAt) return cached.key;
+    const fresh = await this.loadActive();
+    this.active.set('active', fresh);
+    return fresh.key;
+  }
+
+  /** Retires the active key now (e.g. on suspicion of compromise); its tokens keep verifying until they expire. */
+  async rotate(): Promise<{ kid: string; retired: string | null }> {
+    const result = await this.store.withRotationLock(async (tx) => {
       const current = await this.store.active(tx);
-      if (current && current.ageMs < this.options.rotationMs) return current;
-      const fresh = await this.generate();
-      await this.store.insert(tx, fresh);
-      if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
-      this.logger.info('signing key rotated', { kid: fresh.kid, retired: current?.kid ?? null });
-      return (await this.store.active(tx))!;
+      const kid = await this.replace(tx, current);
+      return { kid, retired: current?.kid ?? null };
     });
-    const key = { kid: stored.kid, privateKey: createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc)) };
-    this.active = { key, rotateAt: now + (this.options.rotationMs - stored.ageMs), loadedAt: now };
-    this.published = undefined;
-    return key;
+    await this.keysChanged();
+    return result;
   }
 
   /** The JWKS: every key whose tokens may still be in use. */
   async jwks(): Promise<PublicJwk[]> {
-    return (await this.publishedKeys(false)).map((k) => this.toPublicJwk(k));
+    return (await this.ring()).jwks;
+  }
+
+  /** The JWKS document, serialised once per change of the key set. */
+  async jwksDocument(): Promise<PreparedJson> {
+    return (await this.ring()).document;
   }
 
   /** The public key for a kid, or null when no published key has it. */
   async verificationKey(kid: string): Promise<KeyObject | null> {
-    let key = (await this.publishedKeys(false)).find((k) => k.kid === kid);
-    if (!key) key = (await this.publishedKeys(true)).find((k) => k.kid === kid);
+    let key = (await this.ring()).byKid.get(kid);
+    if (!key && Date.now() - this.lastForcedRefresh > 1000) {
+      // a key made by another replica moments ago: look once a second at most
+      this.lastForcedRefresh = Date.now();
+      const ring = await this.loadRing();
+      this.published.set('published', ring);
+      key = ring.byKid.get(kid);
+    }
     if (!key) return null;
     let object = this.publicKeys.get(kid);
     if (!object) {
@@ -82,17 +112,48 @@ export class SigningKeys {
     return object;
   }
 
-  private async publishedKeys(forceRefresh: boolean): Promise<StoredKey[]> {
+  private async ring(): Promise<KeyRing> {
+    return (await this.published.get('published', () => this.loadRing()))!;
+  }
+
+  private async loadActive(): Promise<ActiveKey> {
     const now = Date.now();
-    if (!forceRefresh && this.published && now - this.published.loadedAt < this.refreshMs) return this.published.keys;
-    if (forceRefresh && this.published && now - this.published.loadedAt < 1000) return this.published.keys;
+    let rotated = false;
+    const stored = await this.store.withRotationLock(async (tx) => {
+      const current = await this.store.active(tx);
+      if (current && current.ageMs < this.options.rotationMs) return current;
+      await this.replace(tx, current);
+      rotated = true;
+      return (await this.store.active(tx))!;
+    });
+    if (rotated) await this.keysChanged();
+    const privateKey = createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc));
+    const key = { kid: stored.kid, privateKey };
+    return { key, rotateAt: now + (this.options.rotationMs - stored.ageMs) };
+  }
+
+  /** Inserts a new key and retires the current one, inside the rotation lock; returns the new kid. */
+  private async replace(tx: Queryable, current: StoredKey | null): Promise<string> {
+    const fresh = await this.generate();
+    await this.store.insert(tx, fresh);
+    if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
+    this.logger.info('signing key rotated', { kid: fresh.kid, retired: current?.kid ?? null });
+    return fresh.kid;
+  }
+
+  /** After a rotation committed: every replica reloads its signing key and JWKS. */
+  private async keysChanged(): Promise<void> {
+    await Promise.all([this.active.invalidateAll(), this.published.invalidateAll()]);
+  }
+
+  private async loadRing(): Promise<KeyRing> {
     let keys = await this.store.published();
     if (keys.length === 0) {
       await this.signingKey();
       keys = await this.store.published();
     }
-    this.published = { keys, loadedAt: now };
-    return keys;
+    const jwks = keys.map((k) => this.toPublicJwk(k));
+    return { byKid: new Map(keys.map((k) => [k.kid, k])), jwks, document: prepareJson({ keys: jwks }) };
   }
 
   private toPublicJwk(key: StoredKey): PublicJwk {

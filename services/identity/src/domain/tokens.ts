@@ -1,6 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { newOpaqueId } from './ids';
 import type { SigningKeys } from './signing-keys';
+import { VerifiedTokens } from './verified-tokens';
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 
@@ -22,6 +23,8 @@ export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export class TokenService {
+  private readonly verified = new VerifiedTokens();
+
   constructor(
     private readonly keys: SigningKeys,
     private readonly issuer: string,
@@ -58,8 +61,21 @@ export class TokenService {
     return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: 'JWT' } });
   }
 
-  /** Checks shape, signature (by kid), issuer, expiry and type. An id_token is `wrong_type`. */
+  /**
+   * Checks shape, signature (by kid), issuer, expiry and type. An id_token is `wrong_type`.
+   * A token verified once is remembered until it expires; revocation is the caller's check.
+   */
   async verifyAccessToken(token: string): Promise<VerifyResult> {
+    const key = VerifiedTokens.keyOf(token);
+    const known = this.verified.get(key);
+    if (known === 'expired') return { ok: false, reason: 'expired' };
+    if (known) return { ok: true, claims: known };
+    const result = await this.verifyOnce(token);
+    if (result.ok) this.verified.remember(key, result.claims);
+    return result;
+  }
+
+  private async verifyOnce(token: string): Promise<VerifyResult> {
     const decoded = jwt.decode(token, { complete: true });
     if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid) return { ok: false, reason: 'malformed' };
     const key = await this.keys.verificationKey(decoded.header.kid);

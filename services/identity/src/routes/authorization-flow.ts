@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/authorization-request';
 import { constantTimeEqual } from '@attest/common';
+import { nextStep } from '../domain/authorization-step';
 import { redirectErrors, type RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage } from '../views/pages';
@@ -80,15 +81,26 @@ export async function postedInteraction(ctx: IdentityContext, req: Request, res:
   return { id, interaction };
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+const stepErrors = { login_required: redirectErrors.loginRequired, consent_required: redirectErrors.consentRequired };
 
-function needsSignIn(request: AuthorizationRequest, interaction: Interaction, session: Session | null): boolean {
-  if (!session) return true;
-  if (interaction.signedIn) return false;
-  if (request.prompt.includes('login')) return true;
-  if (request.maxAge === undefined) return false;
-  // max_age=0 means "authenticate now", like prompt=login (OIDC Core 3.1.2.1).
-  return request.maxAge === 0 || nowSeconds() - session.authTime > request.maxAge;
+/**
+ * /authorize: a signed-in user who already consented goes straight back to the app, and nothing is
+ * written for it; an interaction is parked only when a page (sign-in or consent) is needed.
+ */
+export async function begin(
+  ctx: IdentityContext,
+  res: Response,
+  request: AuthorizationRequest,
+  session: Session | null,
+): Promise<void> {
+  const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
+  const step = nextStep(request, {}, session, granted);
+  if (step === 'finish') return respondToApp(res, request, await ctx.grants.authorize(request, session!), 302);
+  if (step === 'login_required' || step === 'consent_required') {
+    return respondWithError(res, request, stepErrors[step](), 302);
+  }
+  const id = await ctx.interactions.create({ request });
+  res.redirect(302, `/${step}?interaction=${id}`);
 }
 
 /**
@@ -97,16 +109,13 @@ function needsSignIn(request: AuthorizationRequest, interaction: Interaction, se
  */
 export async function proceed(ctx: IdentityContext, res: Response, interactionId: string, interaction: Interaction, session: Session | null, status: 302 | 303): Promise<void> {
   const request = interaction.request;
-  if (needsSignIn(request, interaction, session)) {
-    if (request.prompt.includes('none')) return finishWithError(ctx, res, interactionId, request, redirectErrors.loginRequired(), status);
-    return res.redirect(status === 302 ? 302 : 303, `/signin?interaction=${interactionId}`);
+  const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
+  const step = nextStep(request, interaction, session, granted);
+  if (step === 'login_required' || step === 'consent_required') {
+    return finishWithError(ctx, res, interactionId, request, stepErrors[step](), status);
   }
-  const granted = await ctx.consents.find(session!.userId, request.clientId);
-  const missing = request.scopes.some((s) => !granted.includes(s));
-  if (missing || (request.prompt.includes('consent') && !interaction.consented)) {
-    if (request.prompt.includes('none')) return finishWithError(ctx, res, interactionId, request, redirectErrors.consentRequired(), status);
-    return res.redirect(status, `/consent?interaction=${interactionId}`);
-  }
+  if (step === 'signin') return res.redirect(status === 302 ? 302 : 303, `/signin?interaction=${interactionId}`);
+  if (step === 'consent') return res.redirect(status, `/consent?interaction=${interactionId}`);
   if (!(await ctx.interactions.finish(interactionId))) {
     return void res.redirect(status, `/signin?interaction=${interactionId}`);
   }

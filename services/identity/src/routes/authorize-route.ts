@@ -3,7 +3,7 @@ import cookieParser from 'cookie-parser';
 import { AppError, endpoint, formBody } from '@attest/common';
 import { errorTarget, identifyClient, pageError, parseAuthorizationRequest, singleParams } from '../domain/authorization-request';
 import { RedirectError } from '../domain/oauth-error';
-import { currentSession, proceed, respondWithError } from './authorization-flow';
+import { begin, currentSession, respondWithError } from './authorization-flow';
 import type { IdentityContext } from './context';
 import { pageErrors, showPageError } from './page-errors';
 
@@ -29,10 +29,8 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
       if (err instanceof RedirectError) return respondWithError(res, target, err);
       throw err;
     }
-    const interaction = { request };
-    const interactionId = await ctx.interactions.create(interaction);
     const current = await currentSession(ctx, req);
-    await proceed(ctx, res, interactionId, interaction, current?.session ?? null, 302);
+    await begin(ctx, res, request, current?.session ?? null);
   };
   endpoint(router, '/authorize', {
     GET: [cookieParser(), handle],

@@ -3,12 +3,14 @@ import { endpoint } from '@attest/common';
 import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
 import { SUPPORTED_SCOPES } from '../domain/scopes';
 import type { IdentityContext } from './context';
+import { prepareJson } from '../domain/prepared-json';
+import { sendPrepared } from './send-prepared';
 import { openCors } from './steps';
 
 /** GET /.well-known/openid-configuration (SPEC 2.1, 4.1). */
 export function discoveryRoute(router: Router, ctx: IdentityContext): void {
   const base = ctx.config.issuer;
-  const document = {
+  const document = prepareJson({
     issuer: base,
     authorization_endpoint: `${base}/authorize`,
     token_endpoint: `${base}/token`,
@@ -24,10 +26,10 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     introspection_endpoint: `${base}/introspect`,
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'email', 'name', 'given_name', 'family_name', `${base}/v1`, `${base}/beta`],
-  };
+  });
   const cors = openCors('GET');
   endpoint(router, '/.well-known/openid-configuration', {
-    GET: [cors, (_req, res) => void res.set('Cache-Control', 'public, max-age=3600').json(document)],
+    GET: [cors, (_req, res) => sendPrepared(res, document, 'public, max-age=3600')],
     OPTIONS: [cors],
   });
 }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, endpoint, errors } from '@attest/common';
+import { grantHolder } from '../domain/active-grant';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
@@ -20,7 +21,8 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
     const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
     if (!result.ok) throw invalidToken();
     const { claims } = result;
-    if (claims.client_id !== authenticatedApp(res).id || (await ctx.grants.isRevoked(claims.jti))) return void res.json({ active: false });
+    const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;
+    if (!active) return void res.json({ active: false });
     res.json({ active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
   };
   endpoint(router, '/introspect', {

@@ -1,13 +1,14 @@
 import type { Router } from 'express';
 import { endpoint } from '@attest/common';
 import type { IdentityContext } from './context';
+import { sendPrepared } from './send-prepared';
 import { openCors } from './steps';
 
 /** GET /jwks (and /jwks.json): the public signing keys, old ones kept until their tokens expire. */
 export function jwksRoute(router: Router, ctx: IdentityContext): void {
   const cors = openCors('GET');
   endpoint(router, ['/jwks', '/jwks.json'], {
-    GET: [cors, async (_req, res) => void res.set('Cache-Control', 'public, max-age=300').json({ keys: await ctx.keys.jwks() })],
+    GET: [cors, async (_req, res) => sendPrepared(res, await ctx.keys.jwksDocument(), 'public, max-age=300')],
     OPTIONS: [cors],
   });
 }

@@ -1,7 +1,9 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { endpoint, errors } from '@attest/common';
+import { grantHolder } from '../domain/active-grant';
 import { userClaims } from '../domain/claims';
 import type { AccessTokenClaims } from '../domain/tokens';
+import type { User } from '../store/user-store';
 import type { IdentityContext } from './context';
 import { invalidToken } from './introspect-route';
 import { noStore, openCors } from './steps';
@@ -20,17 +22,15 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
   };
   const verify = async (_req: Request, res: Response, next: NextFunction) => {
     const result = await ctx.tokens.verifyAccessToken(res.locals.token as string);
-    if (!result.ok || (await ctx.grants.isRevoked(result.claims.jti))) return next(invalidToken(BEARER_INVALID));
-    const app = await ctx.apps.find(result.claims.client_id);
-    if (!app || app.disabledAt) return next(invalidToken(BEARER_INVALID));
+    const user = result.ok ? await grantHolder(ctx, result.claims) : null;
+    if (!result.ok || !user) return next(invalidToken(BEARER_INVALID));
     res.locals.claims = result.claims;
+    res.locals.user = user;
     next();
   };
-  const userinfo = async (_req: Request, res: Response, next: NextFunction) => {
+  const userinfo = (_req: Request, res: Response) => {
     const claims = res.locals.claims as AccessTokenClaims;
-    const userId = await ctx.subjects.userIdFor(claims.client_id, claims.sub);
-    const user = userId ? await ctx.users.findById(userId) : null;
-    if (!user) return next(invalidToken(BEARER_INVALID));
+    const user = res.locals.user as User;
     res.json(userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
   };
   const cors = openCors('GET, POST');

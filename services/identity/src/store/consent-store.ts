@@ -15,6 +15,13 @@ export function consentStore(db: Queryable) {
         [userId, appId, scopes],
       );
     },
+    async withdraw(userId: string, appId: string): Promise<boolean> {
+      const rows = await db.query('DELETE FROM consents WHERE user_id = $1 AND app_id = $2 RETURNING 1', [
+        userId,
+        appId,
+      ]);
+      return rows.length === 1;
+    },
   };
 }
 export type ConsentStore = ReturnType<typeof consentStore>;

@@ -12,6 +12,9 @@ export interface User {
   familyName: string | null;
 }
 
+/** The fields an administrator may change; absent ones stay as they are. */
+export type UserUpdate = Partial<Pick<User, 'verificationLevel' | 'name' | 'givenName' | 'familyName'>>;
+
 interface UserRow {
   id: string;
   username: string;
@@ -45,6 +48,26 @@ export function userStore(db: Queryable) {
     },
     async findById(id: string): Promise<User | null> {
       const [row] = await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);
+      return row ? toUser(row) : null;
+    },
+    async update(id: string, changes: UserUpdate): Promise<User | null> {
+      const [row] = await db.query<UserRow>(
+        `UPDATE users SET verification_level = coalesce($2, verification_level),
+           name = CASE WHEN $3 THEN $4 ELSE name END,
+           given_name = CASE WHEN $5 THEN $6 ELSE given_name END,
+           family_name = CASE WHEN $7 THEN $8 ELSE family_name END
+         WHERE id = $1 RETURNING *`,
+        [
+          id,
+          changes.verificationLevel ?? null,
+          'name' in changes,
+          changes.name ?? null,
+          'givenName' in changes,
+          changes.givenName ?? null,
+          'familyName' in changes,
+          changes.familyName ?? null,
+        ],
+      );
       return row ? toUser(row) : null;
     },
     async findByUsername(username: string): Promise<User | null> {

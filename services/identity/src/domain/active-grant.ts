@@ -1,0 +1,28 @@
+import type { User } from '../store/user-store';
+import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './directories';
+import type { Revocations } from './revocations';
+import type { AccessTokenClaims } from './tokens';
+
+export interface GrantDeps {
+  revocations: Pick<Revocations, 'isRevoked'>;
+  apps: Pick<AppDirectory, 'find'>;
+  subjects: Pick<SubjectDirectory, 'userIdFor'>;
+  users: Pick<UserDirectory, 'findById'>;
+  consents: Pick<ConsentDirectory, 'find'>;
+}
+
+/**
+ * The person behind a verified access token, or null when the token no longer grants anything:
+ * revoked, its app disabled, its subject or user gone, or a scope of it no longer consented.
+ * Every lookup is in memory once warm.
+ */
+export async function grantHolder(deps: GrantDeps, claims: AccessTokenClaims): Promise<User | null> {
+  if (await deps.revocations.isRevoked(claims.jti)) return null;
+  const app = await deps.apps.find(claims.client_id);
+  if (!app || app.disabledAt) return null;
+  const userId = await deps.subjects.userIdFor(claims.client_id, claims.sub);
+  const user = userId ? await deps.users.findById(userId) : null;
+  if (!user) return null;
+  const granted = await deps.consents.find(user.id, claims.client_id);
+  return claims.scope.split(' ').every((scope) => granted.includes(scope)) ? user : null;
+}

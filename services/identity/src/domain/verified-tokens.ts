@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import type { AccessTokenClaims } from './tokens';
+
+/**
+ * Access tokens whose signature was verified, remembered until they expire, so a token presented
+ * again costs a hash and a map lookup instead of an RSA verification. Keyed by a SHA-256 of the
+ * token (no token is kept in clear); bounded, oldest first out. Revocation is not remembered here:
+ * callers check it on every request.
+ */
+export class VerifiedTokens {
+  private readonly entries = new Map<string, AccessTokenClaims>();
+
+  constructor(private readonly max = 10000) {}
+
+  static keyOf(token: string): string {
+    return createHash('sha256').update(token).digest('base64');
+  }
+
+  /** The claims, or undefined when unknown; 'expired' once past exp (and then forgotten). */
+  get(key: string): AccessTokenClaims | 'expired' | undefined {
+    const claims = this.entries.get(key);
+    if (!claims) return undefined;
+    if (claims.exp * 1000 > Date.now()) return claims;
+    this.entries.delete(key);
+    return 'expired';
+  }
+
+  remember(key: string, claims: AccessTokenClaims): void {
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, Object.freeze({ ...claims }));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
