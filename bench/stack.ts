@@ -99,7 +99,8 @@ export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: strin
       servers: () => [server],
       async withDatabase<T>(service: ServiceName, fn: (db: Db) => Promise<T>): Promise<T> {
         await server.stop();
-        const db = await createDatabase({ embeddedDir: path.resolve(env.DATA_DIR!, service, 'pg'), schema: service, logger: quiet });
+        // pnpm start keeps one embedded database for its services, a schema each (DATA_DIR/pg)
+        const db = await createDatabase({ embeddedDir: path.resolve(env.DATA_DIR!, 'pg'), schema: service, logger: quiet });
         try {
           return await fn(db);
         } finally {
