@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import { storageChecks, type Db, type InvalidationBus } from '@attest/common';
-import { testBus, testCache, testDatabase, testLogger, type TestStorage } from '@attest/testing';
+import { storageChecks } from '@attest/common';
+import { testLogger, testStorage, type TestStorage, type TestStorageOptions } from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
 
@@ -21,35 +21,8 @@ export interface TransactionsHarness {
   close(): Promise<void>;
 }
 
-/**
- * `database`/`redis`: storage on given servers (a throwaway Postgres, a proxied Redis) instead of the test servers.
- * `db`/`bus`: pieces shared with another instance (a replica): the same database, a bus on the same channels;
- * the caller closes them.
- */
-export interface HarnessStorage {
-  database?: string;
-  redis?: string;
-  db?: Db;
-  bus?: InvalidationBus;
-}
-
-export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: HarnessStorage = {}): Promise<TransactionsHarness> {
-  const redis = shared.redis ?? process.env.TEST_REDIS_URL;
-  const db =
-    shared.db ??
-    (await testDatabase('transactions', path.join(__dirname, '..', 'migrations'), shared.database ?? process.env.TEST_DATABASE_URL));
-  const bus = shared.bus ?? testBus('transactions', undefined, redis);
-  const cache = testCache('transactions', redis);
-  const storage: TestStorage = {
-    db,
-    cache,
-    bus,
-    async close() {
-      if (!shared.bus) await bus.close();
-      await cache.close();
-      if (!shared.db) await db.close();
-    },
-  };
+export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: TestStorageOptions = {}): Promise<TransactionsHarness> {
+  const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'), shared);
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
     API_KEY_SECRET: 'api-key-test-secret-0123456789abcdef',

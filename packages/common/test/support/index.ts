@@ -46,23 +46,35 @@ export function testBus(
   return createBus(url, prefix, testLogger);
 }
 
-/** Storage on the test servers, or on the given ones (a throwaway Postgres, a proxied Redis) for outage tests. */
+/**
+ * Storage for a test: on the test servers, or on given ones (`database`, `redis`: a throwaway Postgres,
+ * a proxied Redis); `db`/`bus` are pieces shared with another instance (a replica: the same database,
+ * a bus on the same channels), which the caller closes. close() closes only what this call made.
+ */
+export interface TestStorageOptions {
+  database?: string;
+  redis?: string;
+  db?: Db;
+  bus?: InvalidationBus;
+}
+
 export async function testStorage(
   service: string,
   migrationsDir: string,
-  urls: { database?: string; redis?: string } = {},
+  options: TestStorageOptions = {},
 ): Promise<TestStorage> {
-  const db = await testDatabase(service, migrationsDir, urls.database ?? process.env.TEST_DATABASE_URL);
-  const cache = testCache(service, urls.redis ?? process.env.TEST_REDIS_URL);
-  const bus = testBus(service, undefined, urls.redis ?? process.env.TEST_REDIS_URL);
+  const redis = options.redis ?? process.env.TEST_REDIS_URL;
+  const db = options.db ?? (await testDatabase(service, migrationsDir, options.database ?? process.env.TEST_DATABASE_URL));
+  const cache = testCache(service, redis);
+  const bus = options.bus ?? testBus(service, undefined, redis);
   return {
     db,
     cache,
     bus,
     async close() {
-      await bus.close();
+      if (!options.bus) await bus.close();
       await cache.close();
-      await db.close();
+      if (!options.db) await db.close();
     },
   };
 }
