@@ -2,22 +2,24 @@ import express, { Express, RequestHandler, Router } from 'express';
 import type { Logger } from '../logger';
 import { trustProxySetting } from '../config';
 import { errorHandler, notFoundHandler } from './error-handler';
-import { requestId, requestLog } from './request-context';
+import type { RequestMetrics } from './metrics';
+import { requestContext } from './request-context';
 import { FORM_FIELD_LIMIT } from './request-errors';
 
 export interface AppOptions {
   logger: Logger;
   trustProxy?: string;
+  /** Counts and times every request by route pattern. */
+  metrics?: RequestMetrics;
 }
 
-/** An express app with request ids, request logs, no fingerprinting header. Mount routes, then call finish(). */
+/** An express app with request ids, request logs (and metrics when given), no fingerprinting header. Mount routes, then call finish(). */
 export function createHttpApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(options.trustProxy ?? 'false'));
   app.set('etag', false);
-  app.use(requestId());
-  app.use(requestLog(options.logger));
+  app.use(requestContext(options.logger, options.metrics));
   return app;
 }
 

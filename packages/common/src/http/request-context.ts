@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
+import { routeLabel, type RequestMetrics } from './metrics';
 import { requestLineWriter } from './request-line';
 
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -15,27 +17,25 @@ declare global {
   }
 }
 
-/** Honours a sane incoming X-Request-Id, otherwise makes one; echoes it on the response. */
-export function requestId(): RequestHandler {
+/**
+ * The first step of every request: a request id (a sane incoming X-Request-Id, otherwise a new one,
+ * echoed on the response), then, when the response is done, one log line and the request metrics.
+ * One step and one listener per request do all three (each of them alone used to add a step, a
+ * listener, a closure and a timer reading). A request whose connection closed before the answer was
+ * sent is logged as "client aborted request" and not counted. Only the path is logged: query strings
+ * can carry codes and tokens.
+ */
+export function requestContext(logger: Logger, metrics?: RequestMetrics): RequestHandler {
+  const write = requestLineWriter(logger);
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
-    next();
-  };
-}
-
-/**
- * One log line per request; a request whose connection closed before the answer was sent is logged
- * as "client aborted request". Only the path is logged: query strings can carry codes and tokens.
- */
-export function requestLog(logger: Logger): RequestHandler {
-  const write = requestLineWriter(logger);
-  return (req: Request, res: Response, next: NextFunction) => {
-    const started = process.hrtime.bigint();
-    res.on('close', () => {
-      const duration = Number(process.hrtime.bigint() - started) / 1e6;
+    const started = performance.now();
+    res.once('close', () => {
+      const duration = performance.now() - started;
       if (res.writableFinished) {
+        metrics?.record(req.method, routeLabel(req.route), res.statusCode, duration / 1000);
         write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration });
       } else {
         logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration });

@@ -22,8 +22,7 @@ export interface ServiceAppsOptions {
 /** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
   const metrics = createHttpMetrics(options.service ?? 'attest');
-  const publicApp = createHttpApp({ logger: options.logger, trustProxy: options.trustProxy });
-  publicApp.use(metrics.middleware);
+  const publicApp = createHttpApp({ logger: options.logger, trustProxy: options.trustProxy, metrics: metrics.requests });
   const publicRouter = Router();
   healthRoutes(publicRouter, options.readiness);
   options.publicRoutes(publicRouter);
