@@ -36,6 +36,33 @@ describe('discovery, JWKS and signing keys', () => {
     });
   });
 
+  it('answers a current cached copy with 304, and HEAD with the headers alone', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/jwks']) {
+      const first = await request(h.publicApp).get(path);
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(/^W\/"[0-9a-f]+-[A-Za-z0-9+/]{27}"$/);
+      expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(first.headers['content-length'])).toBe(Buffer.byteLength(first.text));
+
+      const notModified = await request(h.publicApp).get(path).set('If-None-Match', `"other", ${etag.slice(2)}`);
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers.etag).toBe(etag);
+      expect(notModified.headers['cache-control']).toBe(first.headers['cache-control']);
+      expect(notModified.headers['content-type']).toBeUndefined();
+      expect(notModified.text).toBe('');
+      expect((await request(h.publicApp).get(path).set('If-None-Match', '*')).status).toBe(304);
+      expect((await request(h.publicApp).get(path).set('If-None-Match', '"other"')).status).toBe(200);
+      const skipCache = await request(h.publicApp).get(path).set('If-None-Match', etag).set('Cache-Control', 'no-cache');
+      expect(skipCache.status).toBe(200);
+      expect(skipCache.text).toBe(first.text);
+
+      const head = await request(h.publicApp).head(path);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-length']).toBe(first.headers['content-length']);
+      expect(head.text ?? '').toBe('');
+    }
+  });
+
   it('allows GET and OPTIONS only', async () => {
     expect((await request(h.publicApp).options('/.well-known/openid-configuration')).status).toBe(204);
     const post = await request(h.publicApp).post('/.well-known/openid-configuration');

@@ -9,3 +9,4 @@ export * from './service-apps';
 export * from './metrics';
 export * from './openapi';
 export * from './request-errors';
+export * from './send';

@@ -29,7 +29,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
   });
   const cors = openCors('GET');
   endpoint(router, '/.well-known/openid-configuration', {
-    GET: [cors, (_req, res) => sendPrepared(res, document, 'public, max-age=3600')],
+    GET: [cors, (req, res) => sendPrepared(req, res, document, 'public, max-age=3600')],
     OPTIONS: [cors],
   });
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, errors } from '@attest/common';
+import { AppError, endpoint, errors, sendJson } from '@attest/common';
 import { grantHolder } from '../domain/active-grant';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient } from './failure-limits';
@@ -22,8 +22,8 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
     if (!result.ok) throw invalidToken();
     const { claims } = result;
     const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;
-    if (!active) return void res.json({ active: false });
-    res.json({ active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
+    if (!active) return sendJson(res, { active: false });
+    sendJson(res, { active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
   };
   endpoint(router, '/introspect', {
     POST: [

@@ -8,7 +8,7 @@ import { openCors } from './steps';
 export function jwksRoute(router: Router, ctx: IdentityContext): void {
   const cors = openCors('GET');
   endpoint(router, ['/jwks', '/jwks.json'], {
-    GET: [cors, async (_req, res) => sendPrepared(res, await ctx.keys.jwksDocument(), 'public, max-age=300')],
+    GET: [cors, async (req, res) => sendPrepared(req, res, await ctx.keys.jwksDocument(), 'public, max-age=300')],
     OPTIONS: [cors],
   });
 }

@@ -120,7 +120,7 @@ export function authenticateApp(ctx: IdentityContext, options: { allowPost: bool
 /** CORS for endpoints browsers call directly (no cookies involved). */
 export function openCors(methods: string, headers = 'Authorization, Content-Type'): RequestHandler {
   return (req, res, next) => {
-    res.set('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Origin', '*');
     if (req.method === 'OPTIONS') {
       res
         .set({ 'Access-Control-Allow-Methods': methods, 'Access-Control-Allow-Headers': headers, 'Access-Control-Max-Age': '600', Allow: `${methods}, OPTIONS` })

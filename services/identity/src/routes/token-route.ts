@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, countFailure, endpoint, errors, toAppError } from '@attest/common';
+import { AppError, countFailure, endpoint, errors, sendJson, toAppError } from '@attest/common';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
@@ -50,7 +50,7 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
         const failed = err instanceof AppError && err.code === 'invalid_grant';
         throw failed ? await countFailure(ctx.limits.codes, res, err) : err;
       });
-    res.json(result);
+    sendJson(res, result);
   };
   endpoint(router, '/token', {
     POST: [

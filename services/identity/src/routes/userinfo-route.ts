@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { endpoint, errors } from '@attest/common';
+import { endpoint, errors, sendJson } from '@attest/common';
 import { grantHolder } from '../domain/active-grant';
 import { userClaims } from '../domain/claims';
 import type { AccessTokenClaims } from '../domain/tokens';
@@ -31,7 +31,7 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
   const userinfo = (_req: Request, res: Response) => {
     const claims = res.locals.claims as AccessTokenClaims;
     const user = res.locals.user as User;
-    res.json(userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
+    sendJson(res, userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
   };
   const cors = openCors('GET, POST');
   endpoint(router, '/userinfo', {

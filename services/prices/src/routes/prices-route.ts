@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { endpoint, errors, queryParam } from '@attest/common';
+import { endpoint, errors, queryParam, sendJsonBody } from '@attest/common';
 import type { PriceService } from '../domain/prices';
 
 export interface PricesRouteOptions {
@@ -23,6 +23,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     next();
   };
 
+  const cacheControl = `public, max-age=${options.cacheMaxAgeSeconds}`;
   const latest = async (req: Request, res: Response) => {
     const fiatParam = queryParam(req.query, 'fiatCurrencies');
     if (!fiatParam) throw errors.required('fiatCurrencies');
@@ -30,18 +31,16 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     const cryptoParam = queryParam(req.query, 'cryptoCurrencies');
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
     const { body, etag, lastModified, lastModifiedMs } = await prices.answer(tokens, fiats);
-    res.set({
-      'Cache-Control': `public, max-age=${options.cacheMaxAgeSeconds}`,
-      ETag: etag,
-      'Last-Modified': lastModified,
-    });
+    res.setHeader('Cache-Control', cacheControl);
+    res.setHeader('ETag', etag);
+    res.setHeader('Last-Modified', lastModified);
     const ifNoneMatch = req.get('if-none-match');
     const ifModifiedSince = req.get('if-modified-since');
     const notModified = ifNoneMatch
       ? ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')
       : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModifiedMs <= Date.parse(ifModifiedSince);
     if (notModified) return void res.status(304).end();
-    res.set('Content-Type', 'application/json; charset=utf-8').send(body);
+    sendJsonBody(res, body);
   };
 
   endpoint(router, '/public/v1/prices/latest/:native', {

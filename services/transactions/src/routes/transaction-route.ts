@@ -7,6 +7,7 @@ import {
   errors,
   queryParam,
   refuseWhileBlocked,
+  sendJson,
   type FailureLimiter,
 } from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
@@ -58,7 +59,8 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
     if (key.appId !== appId) throw new AppError('invalid_app', 403, 'This API key does not belong to app_id.', 'app_id');
     const transaction = await deps.transactions.get(id);
     if (!transaction || transaction.appId !== appId || transaction.type !== type) throw errors.notFound('No transaction with this id for this app and type.', 'transaction_id');
-    res.set('Cache-Control', 'no-store').json(toSpec(transaction));
+    res.setHeader('Cache-Control', 'no-store');
+    sendJson(res, toSpec(transaction));
   };
 
   const refuseBlocked = refuseWhileBlocked(deps.failures, credentialKeysOf(presentedKeyId));
