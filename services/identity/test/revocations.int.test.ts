@@ -146,4 +146,45 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
       expect(await withinASecond(async () => (await introspect(each, token)).body)).toEqual({ active: false });
     expect((await userinfo(h, token)).status).toBe(401);
   });
+
+  it('records the codes of concurrent exchanges in few statements, each caller settling with its own row', async () => {
+    const { revocations } = first.ctx;
+    const store = (revocations as unknown as { store: { recordUsedCodes: (codes: unknown[]) => Promise<void> } }).store;
+    const original = store.recordUsedCodes.bind(store);
+    const batches: number[] = [];
+    store.recordUsedCodes = async (codes) => {
+      batches.push(codes.length);
+      return original(codes);
+    };
+    try {
+      const expiresAt = new Date(Date.now() + 3600_000);
+      const hashes = Array.from({ length: 40 }, (_, i) => `group-commit-${Date.now()}-${i}`);
+      await Promise.all(hashes.map((hash, i) => revocations.recordUsedCode(hash, { jtis: [`jti-a-${i}`, `jti-b-${i}`], expiresAt })));
+      expect(batches.reduce((a, b) => a + b, 0)).toBe(40);
+      expect(batches.length).toBeLessThan(40);
+      for (const [i, hash] of hashes.entries()) {
+        const used = await revocations.usedCode(hash);
+        expect(used?.jtis).toEqual([`jti-a-${i}`, `jti-b-${i}`]);
+        expect(used?.expiresAt.getTime()).toBe(expiresAt.getTime());
+      }
+
+      // a failed write fails every exchange whose row it carried, and the next write goes on
+      batches.length = 0;
+      let fail = true;
+      store.recordUsedCodes = async (codes) => {
+        batches.push(codes.length);
+        if (fail) throw new Error('database unavailable');
+        return original(codes);
+      };
+      const failing = await Promise.allSettled([1, 2, 3].map((i) => revocations.recordUsedCode(`group-fail-${Date.now()}-${i}`, { jtis: [`x-${i}`], expiresAt })));
+      expect(failing.every((r) => r.status === 'rejected')).toBe(true);
+      fail = false;
+      const after = `group-after-${Date.now()}`;
+      await revocations.recordUsedCode(after, { jtis: ['y'], expiresAt });
+      expect((await revocations.usedCode(after))?.jtis).toEqual(['y']);
+    } finally {
+      store.recordUsedCodes = original;
+    }
+  });
 });
+

@@ -22,13 +22,18 @@ export function revocationStore(db: Queryable) {
       );
       return rows.map((r) => ({ jti: r.jti, expiresAt: r.expires_at }));
     },
-    /** False when the code was already recorded (it cannot be: codes are taken once). */
-    async recordUsedCode(codeHash: string, used: UsedCode): Promise<boolean> {
-      const rows = await db.query(
-        'INSERT INTO used_codes (code_hash, jtis, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
-        [codeHash, used.jtis, used.expiresAt],
+    /**
+     * Records exchanged codes, many in one statement (and so one commit). A code already recorded is
+     * left as it was (it cannot be: codes are taken once).
+     */
+    async recordUsedCodes(codes: { codeHash: string; used: UsedCode }[]): Promise<void> {
+      if (codes.length === 0) return;
+      await db.query(
+        `INSERT INTO used_codes (code_hash, jtis, expires_at)
+         SELECT c, ARRAY(SELECT jsonb_array_elements_text(j)), e FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[]) AS t(c, j, e)
+         ON CONFLICT DO NOTHING`,
+        [codes.map((c) => c.codeHash), codes.map((c) => JSON.stringify(c.used.jtis)), codes.map((c) => c.used.expiresAt)],
       );
-      return rows.length === 1;
     },
     async usedCode(codeHash: string): Promise<UsedCode | null> {
       const [row] = await db.query<{ jtis: string[]; expires_at: Date }>(
