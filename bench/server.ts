@@ -20,7 +20,15 @@ let started = 0;
 
 export function startServer(pinning: Pinning, name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): ServerProcess {
   const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
-  const child = spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
+  // BENCH_CPU_PROF=DIR: each server runs in node itself (tsx as a loader, not its CLI, which would run
+  // the program in a child process that node's profiling flags do not reach) and writes a V8 CPU
+  // profile to DIR when it stops. Unpinned: V8's sampling thread, on the one core of a busy server,
+  // would only get to run when the server is idle, and the profile would show nothing but idle.
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profileName = `${path.basename(logFile, '.log')}.cpuprofile`;
+  const child = profileDir
+    ? spawnServer({ pinned: false, note: 'profiling' }, process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, `--cpu-prof-name=${profileName}`, '--import', 'tsx', script], { cwd: ROOT, env, logFile })
+    : spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name,
