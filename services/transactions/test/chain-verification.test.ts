@@ -1,3 +1,4 @@
+import { loadTransactionsConfig } from '../src/config';
 import { DEFAULT_CHAIN_TOKENS, parseChainTokens, representable, sameAmount, type TokenConfig } from '../src/chain/chain-tokens';
 import { lastFinalBlock, TRANSFER_TOPIC, verifyTransfer, type ChainLog } from '../src/chain/verify-transfer';
 import { differingField } from '../src/domain/transactions';
@@ -118,5 +119,26 @@ describe('a repeated record', () => {
     expect(differingField(stored, { ...stored, tokenAmount: '16' })).toBe('token_amount');
     expect(differingField(stored, { ...stored, to: C, chain: 'base' })).toBe('chain');
     expect(differingField(stored, { ...stored, transactionHash: null })).toBe('transaction_hash');
+  });
+});
+
+describe('chain settings in the environment', () => {
+  const load = (env: Record<string, string>) => loadTransactionsConfig({ DATA_DIR: '/nonexistent-attest-test', API_KEY_SECRET: 'x'.repeat(32), ...env });
+
+  it('CHAIN_FINALITY takes a number of confirmations, safe or finalized; CHAIN_CONFIRMATIONS is its older name; safe by default', () => {
+    expect(load({}).chainFinality).toBe('safe');
+    expect(load({ CHAIN_FINALITY: '12' }).chainFinality).toBe(12);
+    expect(load({ CHAIN_FINALITY: 'finalized' }).chainFinality).toBe('finalized');
+    expect(load({ CHAIN_CONFIRMATIONS: '3' }).chainFinality).toBe(3);
+    expect(load({ CHAIN_CONFIRMATIONS: '3', CHAIN_FINALITY: 'safe' }).chainFinality).toBe('safe');
+  });
+
+  it.each([
+    [{ CHAIN_FINALITY: 'soon' }, 'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got soon)'],
+    [{ CHAIN_FINALITY: '0' }, 'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got 0)'],
+    [{ CHAIN_TOKENS: '{"w":{"usdc":{"native":true}}}' }, 'CHAIN_TOKENS w has a token code that is not 2 to 12 upper-case letters or digits: usdc'],
+    [{ CHAIN_RPC_URL: 'http://127.0.0.1:8545', CHAIN_NAME: 'base' }, 'CHAIN_TOKENS has no tokens for CHAIN_NAME base, so the watcher could verify no payment'],
+  ])('refuses %p naming the variable', (env, message) => {
+    expect(() => load(env)).toThrow(`Invalid environment: ${message}`);
   });
 });
