@@ -11,6 +11,7 @@ import type { TransactionsConfig } from './config';
 import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
 import { transactionsOpenApi } from './routes/openapi-document';
+import { recordTransactionRoute } from './routes/record-transaction-route';
 import { transactionRoute } from './routes/transaction-route';
 import { cachedApiKeyStore } from './store/api-key-cache';
 import { apiKeyStore } from './store/api-key-store';
@@ -39,6 +40,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
       transactionRoute(router, { apiKeys, transactions, failures });
+      recordTransactionRoute(router, { apiKeys, transactions, failures, tokens: config.CHAIN_TOKENS, bodyLimit: config.BODY_LIMIT });
       openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
     adminRoutes: (router) => transactionsAdminRoutes(router, { apiKeys, keyStore, transactions }),
