@@ -1,4 +1,6 @@
 import type { Queryable } from '@attest/common';
+import { transactionEvents } from '../domain/webhook-events';
+import { webhookStore } from './webhook-store';
 
 export type TransactionType = 'pay' | 'sendTransaction';
 export type TransactionStatus = 'pending' | 'mined' | 'failed';
@@ -60,9 +62,15 @@ const toTransaction = (r: Row): Transaction => ({
 
 export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt'>;
 
+/** The webhook outbox rows of a change, in the change's own transaction (the caller's `db`). */
+async function writeEvents(db: Queryable, t: Transaction, change: 'created' | 'status'): Promise<void> {
+  const outbox = webhookStore(db);
+  for (const event of transactionEvents(t, change)) await outbox.addEvent(event);
+}
+
 export function transactionStore(db: Queryable) {
   return {
-    /** Null when the app already used this reference. */
+    /** Null when the app already used this reference. Call inside a transaction: it also writes the webhook outbox. */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
         `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
@@ -71,7 +79,9 @@ export function transactionStore(db: Queryable) {
       );
       if (!row) return null;
       await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, NULL, $2, $3)', [t.id, t.status, source]);
-      return toTransaction(row);
+      const created = toTransaction(row);
+      await writeEvents(db, created, 'created');
+      return created;
     },
     async find(id: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1', [id]);
@@ -81,10 +91,13 @@ export function transactionStore(db: Queryable) {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1 FOR UPDATE', [id]);
       return row ? toTransaction(row) : null;
     },
+    /** Call inside a transaction: it also writes the webhook outbox. */
     async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string): Promise<Transaction> {
       const [row] = await db.query<Row>('UPDATE transactions SET status = $2, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *', [id, to]);
       await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, $2, $3, $4)', [id, from, to, source]);
-      return toTransaction(row);
+      const changed = toTransaction(row);
+      await writeEvents(db, changed, 'status');
+      return changed;
     },
     async history(id: string): Promise<StatusChange[]> {
       const rows = await db.query<{ from_status: TransactionStatus | null; to_status: TransactionStatus; source: string; changed_at: Date }>(
