@@ -347,5 +347,5 @@ describe('a service killed between a change and its delivery', () => {
     const [r] = await receiver.waitFor(1);
     expect(new Webhook(made.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created', data: { transaction_id: made.transaction_id, app_id: made.app_id } });
     await settled(h, made.webhook_id, r.headers['webhook-id']);
-  }, 90000);
+  }, 180000);
 });
