@@ -349,3 +349,33 @@ describe('a service killed between a change and its delivery', () => {
     await settled(h, made.webhook_id, r.headers['webhook-id']);
   }, 180000);
 });
+
+describe('stopping with a delivery in flight', () => {
+  it('cuts the request short and gives the delivery back, uncounted, for the next worker', async () => {
+    const receiver = await new WebhookReceiver().start();
+    const db = await testDatabase('transactions', MIGRATIONS);
+    try {
+      const h = await transactionsHarness(ENV, { db });
+      const appId = newAppId();
+      const hook = await addWebhook(h, appId, receiver.url);
+      receiver.answer({ status: 0, hang: true });
+      await recordTransaction(h, appId);
+      const [first] = await receiver.waitFor(1);
+      await h.close();
+      const [row] = await db.query<{ status: string; attempts: number; lease_until: Date | null }>(
+        'SELECT status, attempts, lease_until FROM webhook_deliveries WHERE endpoint_id = $1',
+        [hook.webhook_id],
+      );
+      expect(row).toEqual({ status: 'pending', attempts: 0, lease_until: null });
+
+      const next = await transactionsHarness(ENV, { db });
+      const [, again] = await receiver.waitFor(2);
+      expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      await settled(next, hook.webhook_id, first.headers['webhook-id']);
+      await next.close();
+    } finally {
+      await receiver.stop();
+      await db.close();
+    }
+  });
+});

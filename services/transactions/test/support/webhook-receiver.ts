@@ -8,6 +8,8 @@ export interface Received {
 
 export interface ReceiverAnswer {
   status: number;
+  /** Never answer (the connection stays open until the receiver stops). */
+  hang?: boolean;
   headers?: Record<string, string>;
 }
 
@@ -26,7 +28,7 @@ export class WebhookReceiver {
     req.on('end', () => {
       this.received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
       const answer = this.answers.shift() ?? this.respond(this.received[this.received.length - 1]);
-      res.writeHead(answer.status, answer.headers).end();
+      if (!answer.hang) res.writeHead(answer.status, answer.headers).end();
     });
   });
 
