@@ -13,6 +13,7 @@ import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
 import { WebhookService } from './domain/webhook-service';
 import { transactionsOpenApi } from './routes/openapi-document';
+import { recordTransactionRoute } from './routes/record-transaction-route';
 import { transactionRoute } from './routes/transaction-route';
 import { cachedApiKeyStore } from './store/api-key-cache';
 import { apiKeyStore } from './store/api-key-store';
@@ -47,6 +48,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
       transactionRoute(router, { apiKeys, transactions, failures });
+      recordTransactionRoute(router, { apiKeys, transactions, failures, tokens: config.CHAIN_TOKENS, bodyLimit: config.BODY_LIMIT });
       openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
     adminRoutes: (router) => {

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import {
+  ConfigError,
   commonEnv,
   failureLimitEnv,
   loadEnv,
@@ -9,6 +10,8 @@ import {
   type CommonConfig,
   type FailureLimitConfig,
 } from '@attest/common';
+import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './chain/chain-tokens';
+import type { Finality } from './chain/verify-transfer';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/webhook-schedule';
 
 export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
@@ -19,7 +22,10 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   API_KEY_CACHE_SECONDS: number;
   CHAIN_RPC_URL?: string;
   CHAIN_NAME: string;
-  CHAIN_CONFIRMATIONS: number;
+  /** The older name of a number of confirmations in CHAIN_FINALITY. */
+  CHAIN_CONFIRMATIONS?: number;
+  CHAIN_FINALITY?: Finality;
+  CHAIN_TOKENS: ChainTokens;
   CHAIN_DROP_TIMEOUT_SECONDS: number;
   CHAIN_POLL_INTERVAL_MS: number;
   KEY_ENCRYPTION_KEY?: string;
@@ -31,6 +37,8 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
 export interface TransactionsConfig extends TransactionsEnv {
   /** Keys the API-key hashes; from API_KEY_SECRET or generated (embedded). */
   apiKeySecret: string;
+  /** When the watcher takes a block as final: CHAIN_FINALITY, else CHAIN_CONFIRMATIONS, else `safe`. */
+  chainFinality: Finality;
   /** Seals webhook secrets at rest; from KEY_ENCRYPTION_KEY or generated (embedded). */
   keyEncryptionKey: string;
   /** Seconds before each retry of a failed webhook delivery. */
@@ -49,7 +57,20 @@ const schema = {
   API_KEY_CACHE_SECONDS: Joi.number().integer().min(0).max(60).default(5),
   CHAIN_RPC_URL: Joi.string().uri({ scheme: ['http', 'https', 'ws', 'wss'] }),
   CHAIN_NAME: Joi.string().pattern(/^[a-z0-9-]{1,50}$/).default('worldchain'),
-  CHAIN_CONFIRMATIONS: Joi.number().integer().min(1).max(1000).default(1),
+  CHAIN_CONFIRMATIONS: Joi.number().integer().min(1).max(1000),
+  CHAIN_FINALITY: Joi.string()
+    .custom((value: string, helpers) => {
+      if (value === 'safe' || value === 'finalized') return value;
+      const confirmations = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+      return confirmations >= 1 && confirmations <= 1000 ? confirmations : helpers.error('any.invalid');
+    })
+    .messages({ 'any.invalid': '{{#label}} must be a number of confirmations (1 to 1000), safe or finalized (got {{#value}})' }),
+  CHAIN_TOKENS: Joi.string()
+    .custom((value: string, helpers) => {
+      const tokens = parseChainTokens(value);
+      return typeof tokens === 'string' ? helpers.message({ custom: `{{#label}} ${tokens}` }) : tokens;
+    })
+    .default(DEFAULT_CHAIN_TOKENS),
   CHAIN_DROP_TIMEOUT_SECONDS: Joi.number().integer().min(1).default(1800),
   CHAIN_POLL_INTERVAL_MS: Joi.number().integer().min(100).default(5000),
   KEY_ENCRYPTION_KEY: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
@@ -63,8 +84,11 @@ const schema = {
 
 export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<TransactionsConfig> {
   const base = loadEnv<TransactionsEnv>(schema, env);
+  if (base.CHAIN_RPC_URL && !base.CHAIN_TOKENS[base.CHAIN_NAME])
+    throw new ConfigError([`CHAIN_TOKENS has no tokens for CHAIN_NAME ${base.CHAIN_NAME}, so the watcher could verify no payment`]);
   return Object.freeze({
     ...base,
+    chainFinality: base.CHAIN_FINALITY ?? base.CHAIN_CONFIRMATIONS ?? 'safe',
     apiKeySecret: resolveSecret('API_KEY_SECRET', base.API_KEY_SECRET, base.DATA_DIR, 'transactions/api-key-secret', !base.DATABASE_URL),
     keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'transactions/key-encryption-key', !base.DATABASE_URL),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,

@@ -1,108 +1,307 @@
 import ganache from 'ganache';
-import { createWalletClient, http, type Hash, type PublicClient } from 'viem';
+import { createWalletClient, encodeFunctionData, getAddress, http, type Hash, type PublicClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { testLogger } from '@attest/testing';
 import { freePort } from '../../../packages/common/test/support/throwaway';
-import { ChainWatcher } from '../src/chain/chain-watcher';
+import { ChainWatcher, type ChainWatcherOptions } from '../src/chain/chain-watcher';
 import { chainClient } from '../src/chain/start-watcher';
 import { TransactionService } from '../src/domain/transactions';
 import { transactionStore } from '../src/store/transaction-store';
-import { newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import { TEST_TOKEN_ABI, TEST_TOKEN_BYTECODE } from './fixtures/test-token';
+import {
+  apiKeyFor,
+  lookupTransaction,
+  newAppId,
+  postTransaction,
+  recordTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 
-// Runtime code that always reverts (PUSH1 0 PUSH1 0 REVERT), wrapped in init code that returns it.
-const REVERTING_CONTRACT = '0x6460006000fd6000526005601bf3';
+type Address = `0x${string}`;
 
-describe('chain watcher against a local EVM node (ganache)', () => {
+// ganache's deterministic wallet (mnemonic "myth like bonus scare over problem client lizard pioneer submit
+// female collect"), account 0: to sign a transaction here and send the same bytes again after a reorganisation.
+const ACCOUNT_0_KEY = '0x4f3edf983ac636a65a842ce7c78d9aa706d3b113bce9c46f30d7d21715b23b1d';
+
+const units = (amount: string, decimals: number) => (BigInt(amount) * 10n ** BigInt(decimals)) / 10n ** 6n;
+
+describe('chain watcher against a local EVM node (ganache), payments recorded through the app API', () => {
   let h: TransactionsHarness;
   let server: ReturnType<typeof ganache.server>;
   let rpcUrl: string;
   let client: PublicClient;
   let wallet: ReturnType<typeof createWalletClient>;
-  let accounts: `0x${string}`[];
+  let accounts: Address[];
+  let wld: Address; // an 18-decimal ERC-20, configured as WLD
+  let usdce: Address; // a 6-decimal ERC-20, configured as USDCE
+  let chainTokens: string;
   const appId = newAppId();
+  let apiKey: string;
+
+  const rpc = (method: string, params: unknown[] = []) => client.request({ method: method as 'eth_blockNumber', params: params as never });
+
+  const send = (request: { to?: Address; value?: bigint; data?: Address; gas?: bigint }) =>
+    wallet.sendTransaction({ account: accounts[0], chain: null, ...request } as Parameters<typeof wallet.sendTransaction>[0]);
+
+  // ganache gives eth_sendTransaction 90,000 gas unless told; explicit gas also keeps a reverting call from being refused at estimation
+  const transfer = async (token: Address, to: Address, value: bigint, from?: Address) =>
+    wallet.writeContract({ address: token, abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [to, value], account: from ?? accounts[0], chain: null, gas: 100000n });
+
+  async function deployToken(decimals: number): Promise<Address> {
+    const hash = await wallet.deployContract({ abi: TEST_TOKEN_ABI, bytecode: TEST_TOKEN_BYTECODE, args: [decimals], account: accounts[0], chain: null, gas: 1000000n });
+    const { contractAddress } = await client.getTransactionReceipt({ hash });
+    await wallet.writeContract({ address: contractAddress!, abi: TEST_TOKEN_ABI, functionName: 'mint', args: [accounts[0], 10n ** 30n], account: accounts[0], chain: null, gas: 100000n });
+    return contractAddress!;
+  }
 
   beforeAll(async () => {
-    h = await transactionsHarness();
     const port = await freePort();
     // ganache's bundled typings resolve ServerOptions to undefined under TS 5.9; the options are its documented ones.
-    const options = { logging: { quiet: true }, wallet: { deterministic: true, totalAccounts: 3 }, chain: { chainId: 1337 } };
+    const options = { logging: { quiet: true }, wallet: { deterministic: true, totalAccounts: 4 }, chain: { chainId: 1337 } };
     server = ganache.server(options as unknown as Parameters<typeof ganache.server>[0]);
     await server.listen(port, '127.0.0.1');
     rpcUrl = `http://127.0.0.1:${port}`;
     client = chainClient(rpcUrl);
     wallet = createWalletClient({ transport: http(rpcUrl) });
     accounts = await wallet.getAddresses();
+    expect(privateKeyToAccount(ACCOUNT_0_KEY).address.toLowerCase()).toBe(accounts[0].toLowerCase());
+    wld = await deployToken(18);
+    usdce = await deployToken(6);
+    chainTokens = JSON.stringify({ worldchain: { WLD: { address: wld, decimals: 18 }, USDCE: { address: usdce, decimals: 6 }, ETH: { native: true } } });
+    h = await transactionsHarness({ CHAIN_TOKENS: chainTokens });
+    apiKey = (await apiKeyFor(h, appId)).api_key;
   }, 60000);
   afterAll(async () => {
     await h.close();
     await server.close();
   });
 
-  const watcher = (options: Partial<ConstructorParameters<typeof ChainWatcher>[3]> = {}) =>
-    new ChainWatcher(client, transactionStore(h.storage.db), new TransactionService(h.storage.db, h.storage.bus), { chain: 'worldchain', confirmations: 1, dropTimeoutMs: 60000, intervalMs: 50, ...options }, testLogger);
+  const watcher = (options: Partial<ChainWatcherOptions> = {}) =>
+    new ChainWatcher(
+      client,
+      transactionStore(h.storage.db),
+      new TransactionService(h.storage.db, h.storage.bus),
+      { chain: 'worldchain', tokens: h.config.CHAIN_TOKENS.worldchain, finality: 1, dropTimeoutMs: 60000, intervalMs: 50, ...options },
+      testLogger,
+    );
 
-  const send = (request: { to?: `0x${string}`; value?: bigint; data?: `0x${string}`; gas?: bigint }) =>
-    wallet.sendTransaction({ account: accounts[0], chain: null, ...request } as Parameters<typeof wallet.sendTransaction>[0]);
+  let orders = 0;
+  /** Records a payment as the app would: POST with its API key; returns the transaction id. */
+  async function record(hash: Hash, fields: { token: string; to: Address; token_amount: string; from?: Address; type?: string }): Promise<string> {
+    const res = await postTransaction(h, apiKey, {
+      app_id: appId,
+      type: 'pay',
+      reference: `order-${++orders}`,
+      transaction_hash: hash,
+      chain: 'worldchain',
+      from: accounts[0],
+      ...fields,
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.transaction_status).toBe('pending');
+    return res.body.transaction_id;
+  }
 
-  const status = async (id: string) => (await h.admin('get', `/transactions/${id}`)).body;
+  /** What a merchant sees (status, reason header) and what the operator sees (the history). */
+  async function seen(id: string) {
+    const lookup = await lookupTransaction(h, apiKey, id, appId);
+    expect(lookup.status).toBe(200);
+    const detail = await h.admin('get', `/transactions/${id}`);
+    return {
+      status: lookup.body.transaction_status as string,
+      reasonHeader: (lookup.headers['transaction-status-reason'] as string | undefined) ?? null,
+      history: (detail.body.history as { from_status: string | null; to_status: string; source: string; reason: string | null; reason_detail: string | null }[]).map(
+        (x) => [x.from_status, x.to_status, x.source, x.reason],
+      ),
+      lastDetail: detail.body.history.at(-1).reason_detail as string | null,
+    };
+  }
 
-  it('moves a transaction that succeeded on chain to mined, only after the configured confirmations', async () => {
-    const hash = await send({ to: accounts[1], value: 1000n });
-    const t = await recordTransaction(h, appId, { from: accounts[0], to: accounts[1], transaction_hash: hash });
-    const w = watcher({ confirmations: 2 });
-    expect(await w.tick()).toEqual({ [t.transaction_id]: 'waiting' });
-    expect((await status(t.transaction_id)).transaction_status).toBe('pending');
-    await client.request({ method: 'evm_mine' as 'eth_blockNumber' });
-    expect(await w.tick()).toEqual({ [t.transaction_id]: 'mined' });
-    const detail = await status(t.transaction_id);
-    expect(detail.transaction_status).toBe('mined');
-    expect(detail.history.at(-1)).toMatchObject({ from_status: 'pending', to_status: 'mined', source: expect.stringMatching(/^chain:success@\d+$/) });
+  it('a good ERC-20 payment (18-decimal token) becomes mined, only once its block has the configured confirmations', async () => {
+    const hash = await transfer(wld, accounts[1], units('1500000', 18));
+    const id = await record(hash, { token: 'WLD', to: accounts[1], token_amount: '1500000' });
+    const w = watcher({ finality: 2 });
+    expect(await w.tick()).toEqual({ [id]: 'waiting' });
+    expect((await seen(id)).status).toBe('pending');
+    await rpc('evm_mine');
+    expect(await w.tick()).toEqual({ [id]: 'mined' });
+    const { blockNumber } = await client.getTransactionReceipt({ hash });
+    expect(await seen(id)).toMatchObject({
+      status: 'mined',
+      reasonHeader: null,
+      history: [
+        [null, 'pending', expect.stringMatching(/^api:key_[0-9a-f]{32}$/), null],
+        ['pending', 'mined', `chain:success@${blockNumber}`, null],
+      ],
+    });
   });
 
-  it('moves a reverted transaction to failed', async () => {
-    const deployHash = await send({ data: REVERTING_CONTRACT, gas: 200000n });
-    const { contractAddress } = await client.getTransactionReceipt({ hash: deployHash });
-    const hash = await send({ to: contractAddress!, gas: 100000n });
+  it('a good 6-decimal payment and a good native payment become mined', async () => {
+    const token = await record(await transfer(usdce, accounts[1], 2500000n), { token: 'USDCE', to: accounts[1], token_amount: '2500000' });
+    const native = await record(await send({ to: accounts[2], value: units('1000', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
+    expect(await watcher().tick()).toEqual({ [token]: 'mined', [native]: 'mined' });
+    expect((await seen(token)).status).toBe('mined');
+    expect((await seen(native)).status).toBe('mined');
+  });
+
+  it('an underpayment fails with wrong_amount, shown in the lookup header and the history', async () => {
+    const hash = await transfer(wld, accounts[1], units('1499999', 18));
+    const id = await record(hash, { token: 'WLD', to: accounts[1], token_amount: '1500000' });
+    expect(await watcher().tick()).toEqual({ [id]: 'failed' });
+    const result = await seen(id);
+    expect(result).toMatchObject({ status: 'failed', reasonHeader: 'wrong_amount' });
+    expect(result.history.at(-1)).toEqual(['pending', 'failed', expect.stringMatching(/^chain:success@\d+$/), 'wrong_amount']);
+    expect(result.lastDetail).toBe(`Transferred ${units('1499999', 18)} base units of WLD (${getAddress(wld)}) (18 decimals); recorded token_amount 1500000 (6 decimals).`);
+  });
+
+  it('a native underpayment fails with wrong_amount; an overpayment is not exact either', async () => {
+    const under = await record(await send({ to: accounts[2], value: units('999', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
+    const over = await record(await transfer(usdce, accounts[1], 2500001n), { token: 'USDCE', to: accounts[1], token_amount: '2500000' });
+    expect(await watcher().tick()).toEqual({ [under]: 'failed', [over]: 'failed' });
+    expect((await seen(under)).reasonHeader).toBe('wrong_amount');
+    expect((await seen(over)).reasonHeader).toBe('wrong_amount');
+  });
+
+  it('a transfer to another address fails with wrong_recipient', async () => {
+    const erc20 = await record(await transfer(wld, accounts[3], units('1500000', 18)), { token: 'WLD', to: accounts[1], token_amount: '1500000' });
+    const native = await record(await send({ to: accounts[3], value: units('1000', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
+    expect(await watcher().tick()).toEqual({ [erc20]: 'failed', [native]: 'failed' });
+    for (const id of [erc20, native]) {
+      const result = await seen(id);
+      expect(result).toMatchObject({ status: 'failed', reasonHeader: 'wrong_recipient' });
+      expect(result.history.at(-1)?.[3]).toBe('wrong_recipient');
+    }
+  });
+
+  it('a transfer of another token fails with wrong_token, even for the same number', async () => {
+    const id = await record(await transfer(usdce, accounts[1], 1500000n), { token: 'WLD', to: accounts[1], token_amount: '1500000' });
+    const nativeAsToken = await record(await send({ to: accounts[1], value: 1500000n }), { token: 'USDCE', to: accounts[1], token_amount: '1500000' });
+    expect(await watcher().tick()).toEqual({ [id]: 'failed', [nativeAsToken]: 'failed' });
+    expect((await seen(id)).reasonHeader).toBe('wrong_token');
+    expect((await seen(nativeAsToken)).reasonHeader).toBe('wrong_token');
+  });
+
+  it('a reverted transfer (more than the balance) fails with reverted', async () => {
+    const hash = await transfer(wld, accounts[0], 10n ** 40n, accounts[3]); // far more than accounts[3] holds
     expect((await client.getTransactionReceipt({ hash })).status).toBe('reverted');
-    const t = await recordTransaction(h, appId, { type: 'sendTransaction', from: accounts[0], to: contractAddress!, transaction_hash: hash });
-    expect(await watcher().tick()).toEqual({ [t.transaction_id]: 'failed' });
-    expect((await status(t.transaction_id)).history.at(-1).source).toMatch(/^chain:reverted@/);
+    const id = await record(hash, { token: 'WLD', from: accounts[3], to: accounts[0], token_amount: '10000000000000000000000' });
+    expect(await watcher().tick()).toEqual({ [id]: 'failed' });
+    const result = await seen(id);
+    expect(result).toMatchObject({ status: 'failed', reasonHeader: 'reverted' });
+    expect(result.history.at(-1)).toEqual(['pending', 'failed', expect.stringMatching(/^chain:reverted@\d+$/), 'reverted']);
+  });
+
+  it('a block reorganised away before finality sends the payment back to waiting; it is mined only once final again', async () => {
+    const nonce = await client.getTransactionCount({ address: accounts[0] });
+    const raw = await privateKeyToAccount(ACCOUNT_0_KEY).signTransaction({
+      chainId: 1337,
+      nonce,
+      to: wld,
+      data: encodeFunctionData({ abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [accounts[1], units('700000', 18)] }),
+      gas: 100000n,
+      gasPrice: await client.getGasPrice(),
+    });
+    const snapshot = await rpc('evm_snapshot');
+    const hash = await client.sendRawTransaction({ serializedTransaction: raw });
+    const firstBlock = (await client.getTransactionReceipt({ hash })).blockNumber;
+    const id = await record(hash, { token: 'WLD', to: accounts[1], token_amount: '700000' });
+    const w = watcher({ finality: 3 });
+    expect(await w.tick()).toEqual({ [id]: 'waiting' });
+
+    // the block that held it is reorganised away, and the chain grows past where it would have been final
+    expect(await rpc('evm_revert', [snapshot])).toBe(true);
+    for (let i = 0; i < 3; i++) await rpc('evm_mine');
+    expect(await w.tick()).toEqual({ [id]: 'reorged' });
+    expect(await seen(id)).toMatchObject({ status: 'pending', reasonHeader: null });
+    expect(await w.tick()).toEqual({ [id]: 'waiting' });
+
+    // the same transaction is included again, in a later block: its confirmations count from there
+    await client.sendRawTransaction({ serializedTransaction: raw });
+    const secondBlock = (await client.getTransactionReceipt({ hash })).blockNumber;
+    expect(secondBlock).toBeGreaterThan(firstBlock);
+    expect(await w.tick()).toEqual({ [id]: 'waiting' });
+    await rpc('evm_mine');
+    expect(await w.tick()).toEqual({ [id]: 'waiting' });
+    await rpc('evm_mine');
+    expect(await w.tick()).toEqual({ [id]: 'mined' });
+    const result = await seen(id);
+    expect(result.status).toBe('mined');
+    expect(result.history.at(-1)).toEqual(['pending', 'mined', `chain:success@${secondBlock}`, null]);
+  });
+
+  it('a payment whose block is reorganised away and never included again fails as dropped', async () => {
+    const snapshot = await rpc('evm_snapshot');
+    const hash = await transfer(wld, accounts[1], units('1', 18));
+    const id = await record(hash, { token: 'WLD', to: accounts[1], token_amount: '1' });
+    expect(await watcher({ finality: 5 }).tick()).toEqual({ [id]: 'waiting' });
+    await rpc('evm_revert', [snapshot]);
+    for (let i = 0; i < 5; i++) await rpc('evm_mine');
+    expect(await watcher({ finality: 5 }).tick()).toEqual({ [id]: 'reorged' });
+    expect(await watcher({ finality: 5, dropTimeoutMs: 0 }).tick()).toEqual({ [id]: 'dropped' });
+    expect(await seen(id)).toMatchObject({ status: 'failed', reasonHeader: 'dropped' });
+  });
+
+  it('takes the safe or finalized block as final when CHAIN_FINALITY names a tag', async () => {
+    // ganache reports its latest block as safe and finalized, so a payment there is final at once
+    const id = await record(await transfer(usdce, accounts[1], 5n), { token: 'USDCE', to: accounts[1], token_amount: '5' });
+    expect(await watcher({ finality: 'finalized' }).tick()).toEqual({ [id]: 'mined' });
   });
 
   it('fails a transaction the chain never saw, after the drop timeout', async () => {
     const hash = `0x${'ab'.repeat(32)}` as Hash;
-    const t = await recordTransaction(h, appId, { transaction_hash: hash });
-    expect(await watcher({ dropTimeoutMs: 60000 }).tick()).toEqual({ [t.transaction_id]: 'waiting' });
-    expect(await watcher({ dropTimeoutMs: 0 }).tick()).toEqual({ [t.transaction_id]: 'dropped' });
-    expect((await status(t.transaction_id)).transaction_status).toBe('failed');
+    const id = await record(hash, { token: 'WLD', to: accounts[1], token_amount: '1' });
+    expect(await watcher({ dropTimeoutMs: 60000 }).tick()).toEqual({ [id]: 'waiting' });
+    expect(await watcher({ dropTimeoutMs: 0 }).tick()).toEqual({ [id]: 'dropped' });
+    expect(await seen(id)).toMatchObject({ status: 'failed', reasonHeader: 'dropped' });
+  });
+
+  it('fails a token with no configured contract (recorded by an operator) rather than trusting it', async () => {
+    const hash = await send({ to: accounts[1], value: 1n });
+    const t = await recordTransaction(h, appId, { from: accounts[0], to: accounts[1], token: 'DOGE', token_amount: '1', transaction_hash: hash });
+    expect(await watcher().tick()).toEqual({ [t.transaction_id]: 'failed' });
+    expect((await seen(t.transaction_id)).reasonHeader).toBe('unknown_token');
   });
 
   it('ignores other chains and transactions without a hash; replicas never process one twice', async () => {
     const other = await recordTransaction(h, appId, { chain: 'ethereum', transaction_hash: `0x${'cd'.repeat(32)}` });
     await recordTransaction(h, appId);
-    const hash = await send({ to: accounts[2], value: 1n });
-    const t = await recordTransaction(h, appId, { transaction_hash: hash });
+    const id = await record(await send({ to: accounts[2], value: units('1', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1' });
     const replicas = [watcher(), watcher(), watcher()];
     const results = await Promise.all(replicas.map((w) => w.tick()));
     const merged = results.flatMap((r) => Object.entries(r));
-    expect(merged.filter(([id]) => id === t.transaction_id)).toEqual([[t.transaction_id, 'mined']]);
-    expect(merged.find(([id]) => id === other.transaction_id)).toBeUndefined();
-    expect((await status(t.transaction_id)).history.filter((x: { to_status: string }) => x.to_status === 'mined')).toHaveLength(1);
+    expect(merged.filter(([tid]) => tid === id)).toEqual([[id, 'mined']]);
+    expect(merged.find(([tid]) => tid === other.transaction_id)).toBeUndefined();
+    expect((await seen(id)).history.filter((x) => x[1] === 'mined')).toHaveLength(1);
   });
 
   it('runs inside the service when CHAIN_RPC_URL is set', async () => {
-    const service = await transactionsHarness({ CHAIN_RPC_URL: rpcUrl, CHAIN_POLL_INTERVAL_MS: '100' });
+    const service = await transactionsHarness({ CHAIN_RPC_URL: rpcUrl, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TOKENS: chainTokens, CHAIN_FINALITY: '1' });
     try {
-      const hash = await send({ to: accounts[1], value: 5n });
-      const t = await recordTransaction(service, newAppId(), { transaction_hash: hash });
+      const app = newAppId();
+      const key = (await apiKeyFor(service, app)).api_key;
+      const hash = await transfer(wld, accounts[1], units('42', 18));
+      const posted = await postTransaction(service, key, {
+        app_id: app,
+        type: 'pay',
+        reference: 'service-order',
+        transaction_hash: hash,
+        chain: 'worldchain',
+        token: 'WLD',
+        from: accounts[0],
+        to: accounts[1],
+        token_amount: '42',
+      });
+      expect(posted.status).toBe(201);
       const deadline = Date.now() + 10000;
       let current = 'pending';
       while (current === 'pending' && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100));
-        current = (await service.admin('get', `/transactions/${t.transaction_id}`)).body.transaction_status;
+        current = (await lookupTransaction(service, key, posted.body.transaction_id, app)).body.transaction_status;
       }
       expect(current).toBe('mined');
     } finally {
       await service.close();
     }
-  }, 20000);
+  }, 60000);
 });

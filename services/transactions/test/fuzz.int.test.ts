@@ -38,6 +38,13 @@ describe('transactions fuzz: hostile input never hangs, never 5xx, always the er
           names: ['app_id', 'type'],
           headers: [bearer],
         },
+        {
+          path: '/api/v2/client/transaction',
+          errors: 'json',
+          methods: ['POST'],
+          names: ['app_id', 'type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'],
+          headers: [bearer],
+        },
         { path: '/openapi.json', errors: 'json', methods: ['GET'] },
         { path: '/healthz', errors: 'json', methods: ['GET'] },
         { path: '/readyz', errors: 'json', methods: ['GET'] },

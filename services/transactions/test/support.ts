@@ -66,3 +66,11 @@ export async function recordTransaction(h: TransactionsHarness, appId: string, e
   if (res.status !== 201) throw new Error(`record: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as Record<string, string>;
 }
+
+/** POST /api/v2/client/transaction with an app's API key, as an app records a payment. */
+export const postTransaction = (h: TransactionsHarness, apiKey: string, body: Record<string, unknown>) =>
+  request(h.publicApp).post('/api/v2/client/transaction').set('Authorization', `Bearer ${apiKey}`).send(body);
+
+/** GET /api/v2/client/transaction/{id} as a merchant backend checks a payment. */
+export const lookupTransaction = (h: TransactionsHarness, apiKey: string, id: string, appId: string, type = 'pay') =>
+  request(h.publicApp).get(`/api/v2/client/transaction/${id}`).query({ app_id: appId, type }).set('Authorization', `Bearer ${apiKey}`);

@@ -84,7 +84,15 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
       transaction_id: t.id,
       type: t.type,
       ...toSpec(t),
-      history: history.map((h) => ({ from_status: h.fromStatus, to_status: h.toStatus, source: h.source, changed_at: h.changedAt.toISOString() })),
+      status_reason: t.statusReason,
+      history: history.map((h) => ({
+        from_status: h.fromStatus,
+        to_status: h.toStatus,
+        source: h.source,
+        reason: h.reason?.code ?? null,
+        reason_detail: h.reason?.detail ?? null,
+        changed_at: h.changedAt.toISOString(),
+      })),
     });
   });
 

@@ -18,13 +18,18 @@ export async function startChainWatcher(config: TransactionsConfig, db: Db, tran
     transactions,
     {
       chain: config.CHAIN_NAME,
-      confirmations: config.CHAIN_CONFIRMATIONS,
+      tokens: config.CHAIN_TOKENS[config.CHAIN_NAME] ?? {},
+      finality: config.chainFinality,
       dropTimeoutMs: config.CHAIN_DROP_TIMEOUT_SECONDS * 1000,
       intervalMs: config.CHAIN_POLL_INTERVAL_MS,
     },
     logger,
   );
   watcher.start();
-  logger.info('chain watcher started', { chain: config.CHAIN_NAME, confirmations: config.CHAIN_CONFIRMATIONS });
+  logger.info('chain watcher started', {
+    chain: config.CHAIN_NAME,
+    finality: String(config.chainFinality),
+    tokens: Object.keys(config.CHAIN_TOKENS[config.CHAIN_NAME] ?? {}).join(','),
+  });
   return watcher;
 }

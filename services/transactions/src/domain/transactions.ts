@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, errors, LocalCache, type Db, type InvalidationBus } from '@attest/common';
-import { transactionStore, type NewTransaction, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
+import { transactionStore, type NewTransaction, type Reason, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
 export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
@@ -9,6 +9,25 @@ export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
 export const TYPE_ALIASES: Record<string, TransactionType> = { pay: 'pay', payment: 'pay', sendTransaction: 'sendTransaction', transaction: 'sendTransaction' };
 
 export { toSpec } from './transaction-spec';
+
+/** 409 reference_taken: the app used this reference for another transaction. */
+export const referenceTaken = (detail: string, attribute = 'reference') => errors.conflict('reference_taken', detail, attribute);
+
+/** The fields that make two records of one reference the same transaction, in the SPEC 2.5 names. */
+const SAME_RECORD: [string, (t: Omit<NewTransaction, 'id'>) => string | null][] = [
+  ['type', (t) => t.type],
+  ['transaction_hash', (t) => t.transactionHash?.toLowerCase() ?? null],
+  ['chain', (t) => t.chain],
+  ['token', (t) => t.token.toUpperCase()],
+  ['token_amount', (t) => BigInt(t.tokenAmount).toString()],
+  ['from', (t) => t.from.toLowerCase()],
+  ['to', (t) => t.to.toLowerCase()],
+];
+
+/** The first field in which a repeated record differs from the stored one (addresses compared case-insensitively), or null. */
+export function differingField(stored: Omit<NewTransaction, 'id'>, repeated: Omit<NewTransaction, 'id'>): string | null {
+  return SAME_RECORD.find(([, value]) => value(stored) !== value(repeated))?.[0] ?? null;
+}
 
 const ALLOWED: Record<TransactionStatus, TransactionStatus[]> = { pending: ['mined', 'failed'], mined: [], failed: [] };
 
@@ -44,9 +63,26 @@ export class TransactionService {
 
   async record(input: Omit<NewTransaction, 'id'>, source: string): Promise<Transaction> {
     const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
-    if (!created) throw errors.conflict('reference_taken', 'This app already recorded a transaction with this reference.', 'reference');
+    if (!created) throw referenceTaken('This app already recorded a transaction with this reference.');
     await this.rows.invalidate(created.id);
     return created;
+  }
+
+  /**
+   * Records once per (app_id, reference): repeating the same record answers the stored transaction
+   * (`created` false); a record that differs is refused with 409 naming the first field that differs.
+   */
+  async recordOnce(input: Omit<NewTransaction, 'id'>, source: string): Promise<{ transaction: Transaction; created: boolean }> {
+    const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
+    if (created) {
+      await this.rows.invalidate(created.id);
+      return { transaction: created, created: true };
+    }
+    const stored = await this.store().findByReference(input.appId, input.reference);
+    if (!stored) throw referenceTaken('This app already recorded a transaction with this reference.');
+    const field = differingField(stored, input);
+    if (field) throw referenceTaken(`This app already recorded reference ${JSON.stringify(input.reference)} with a different ${field}; use a new reference for a new payment.`, field);
+    return { transaction: stored, created: false };
   }
 
   /** The transaction as last committed, from memory once warm. */
@@ -58,7 +94,8 @@ export class TransactionService {
     return this.store().history(id);
   }
 
-  async transition(id: string, to: TransactionStatus, source: string): Promise<TransitionResult> {
+  /** `reason` says why (the chain watcher's failure reasons); it is kept with the status and in the history. */
+  async transition(id: string, to: TransactionStatus, source: string, reason: Reason | null = null): Promise<TransitionResult> {
     const result = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
       const current = await store.findForUpdate(id);
@@ -66,7 +103,7 @@ export class TransactionService {
       if (current.status === to) return { transaction: current, changed: false };
       if (!ALLOWED[current.status].includes(to))
         throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
-      return { transaction: await store.setStatus(id, current.status, to, source), changed: true };
+      return { transaction: await store.setStatus(id, current.status, to, source, reason), changed: true };
     });
     if (result.changed) await this.rows.invalidate(id);
     return result;

@@ -17,14 +17,23 @@ export interface Transaction {
   chain: string;
   token: string;
   tokenAmount: string;
+  /** Why it has its status, when known (the chain watcher's failure reasons), else null. */
+  statusReason: string | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A code (`wrong_amount`) and a sentence for the operator. */
+export interface Reason {
+  code: string;
+  detail: string;
 }
 
 export interface StatusChange {
   fromStatus: TransactionStatus | null;
   toStatus: TransactionStatus;
   source: string;
+  reason: Reason | null;
   changedAt: Date;
 }
 
@@ -40,6 +49,8 @@ interface Row {
   chain: string;
   token: string;
   token_amount: string;
+  status_reason: string | null;
+  chain_block_hash: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -56,11 +67,19 @@ const toTransaction = (r: Row): Transaction => ({
   chain: r.chain,
   token: r.token,
   tokenAmount: String(r.token_amount),
+  statusReason: r.status_reason,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
 
-export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt'>;
+export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt' | 'statusReason'>;
+
+export interface LeasedTransaction {
+  transaction: Transaction;
+  ageMs: number;
+  /** The block the watcher last saw it in, before it was final. */
+  seenBlockHash: string | null;
+}
 
 /** The webhook outbox rows of a change, in the change's own transaction (the caller's `db`). */
 async function writeEvents(db: Queryable, t: Transaction, change: 'created' | 'status'): Promise<void> {
@@ -83,6 +102,11 @@ export function transactionStore(db: Queryable) {
       await writeEvents(db, created, 'created');
       return created;
     },
+    /** The transaction an app recorded under a reference (its idempotency key). */
+    async findByReference(appId: string, reference: string): Promise<Transaction | null> {
+      const [row] = await db.query<Row>('SELECT * FROM transactions WHERE app_id = $1 AND reference = $2', [appId, reference]);
+      return row ? toTransaction(row) : null;
+    },
     async find(id: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1', [id]);
       return row ? toTransaction(row) : null;
@@ -91,26 +115,42 @@ export function transactionStore(db: Queryable) {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1 FOR UPDATE', [id]);
       return row ? toTransaction(row) : null;
     },
-    /** Call inside a transaction: it also writes the webhook outbox. */
-    async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string): Promise<Transaction> {
-      const [row] = await db.query<Row>('UPDATE transactions SET status = $2, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *', [id, to]);
-      await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, $2, $3, $4)', [id, from, to, source]);
+    /** The status change, its history entry and its webhook outbox rows; run it inside `db.transaction` (TransactionService.transition does). */
+    async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string, reason: Reason | null = null): Promise<Transaction> {
+      const [row] = await db.query<Row>(
+        'UPDATE transactions SET status = $2, status_reason = $3, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *',
+        [id, to, reason?.code ?? null],
+      );
+      await db.query(
+        'INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source, reason, reason_detail) VALUES ($1, $2, $3, $4, $5, $6)',
+        [id, from, to, source, reason?.code ?? null, reason?.detail ?? null],
+      );
       const changed = toTransaction(row);
       await writeEvents(db, changed, 'status');
       return changed;
     },
     async history(id: string): Promise<StatusChange[]> {
-      const rows = await db.query<{ from_status: TransactionStatus | null; to_status: TransactionStatus; source: string; changed_at: Date }>(
-        'SELECT from_status, to_status, source, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id',
-        [id],
-      );
-      return rows.map((r) => ({ fromStatus: r.from_status, toStatus: r.to_status, source: r.source, changedAt: r.changed_at }));
+      const rows = await db.query<{
+        from_status: TransactionStatus | null;
+        to_status: TransactionStatus;
+        source: string;
+        reason: string | null;
+        reason_detail: string | null;
+        changed_at: Date;
+      }>('SELECT from_status, to_status, source, reason, reason_detail, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id', [id]);
+      return rows.map((r) => ({
+        fromStatus: r.from_status,
+        toStatus: r.to_status,
+        source: r.source,
+        reason: r.reason ? { code: r.reason, detail: r.reason_detail ?? '' } : null,
+        changedAt: r.changed_at,
+      }));
     },
     /**
      * Leases up to `limit` pending transactions with a hash on one chain for the watcher; SKIP LOCKED
      * and the lease keep replicas from checking the same ones.
      */
-    async leasePending(chain: string, limit: number, leaseMs: number): Promise<{ transaction: Transaction; ageMs: number }[]> {
+    async leasePending(chain: string, limit: number, leaseMs: number): Promise<LeasedTransaction[]> {
       const rows = await db.query<Row & { age_ms: number }>(
         `UPDATE transactions SET watch_lease_until = now() + $3 * interval '1 millisecond', last_checked_at = now()
          WHERE id IN (
@@ -122,7 +162,11 @@ export function transactionStore(db: Queryable) {
          RETURNING *, (extract(epoch FROM now() - created_at) * 1000)::float8 AS age_ms`,
         [chain, limit, leaseMs],
       );
-      return rows.map((r) => ({ transaction: toTransaction(r), ageMs: Number(r.age_ms) }));
+      return rows.map((r) => ({ transaction: toTransaction(r), ageMs: Number(r.age_ms), seenBlockHash: r.chain_block_hash }));
+    },
+    /** Where the watcher saw a pending transaction (null: nowhere); not a status change. */
+    async noteBlock(id: string, blockNumber: bigint | null, blockHash: string | null): Promise<void> {
+      await db.query('UPDATE transactions SET chain_block_number = $2, chain_block_hash = $3 WHERE id = $1', [id, blockNumber?.toString() ?? null, blockHash]);
     },
     async releaseLease(id: string): Promise<void> {
       await db.query('UPDATE transactions SET watch_lease_until = NULL WHERE id = $1', [id]);

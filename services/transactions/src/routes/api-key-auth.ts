@@ -1,0 +1,41 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppError, countFailure, credentialKeysOf, errors, refuseWhileBlocked, type FailureLimiter } from '@attest/common';
+import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
+import { parseApiKey } from '../domain/api-keys';
+
+const BEARER = 'Bearer realm="attest-api"';
+const BEARER_KEY = /^Bearer\s+(\S+)\s*$/i;
+const unknownKey = () => errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
+
+export interface ApiKeyAuthDeps {
+  apiKeys: ApiKeyService;
+  /** Failed API-key checks, per key id (never the secret part) and per client address. */
+  failures: FailureLimiter;
+}
+
+/** The API key id a request presents, read without checking its secret. */
+const presentedKeyId = (req: Request) => parseApiKey(BEARER_KEY.exec(req.get('authorization') ?? '')?.[1] ?? '')?.keyId;
+
+/**
+ * The app's API key (`Authorization: Bearer <API_KEY>`), for every app endpoint: refused while its key id
+ * or the client address is over the failure limits; a wrong or unknown key counts against them.
+ * The verified key is in `res.locals.key`.
+ */
+export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization');
+    if (!header) return next(errors.unauthenticated('Provide your API key as Authorization: Bearer <API_KEY>.', BEARER));
+    const match = BEARER_KEY.exec(header);
+    if (!match) return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
+    const key = await deps.apiKeys.verify(match[1]);
+    if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
+    res.locals.key = key;
+    next();
+  };
+  return [refuseWhileBlocked(deps.failures, credentialKeysOf(presentedKeyId)), authenticate];
+}
+
+export const verifiedKey = (res: Response) => res.locals.key as VerifiedKey;
+
+/** 403 invalid_app: a valid key of another app than `app_id`. */
+export const invalidApp = () => new AppError('invalid_app', 403, 'This API key does not belong to app_id.', 'app_id');

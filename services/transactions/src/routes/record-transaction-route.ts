@@ -1,0 +1,90 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import Joi from 'joi';
+import { isAddress } from 'viem';
+import { AppError, endpoint, errors, jsonBody, validate } from '@attest/common';
+import { representable, type ChainTokens } from '../chain/chain-tokens';
+import { toSpec, type TransactionService } from '../domain/transactions';
+import type { TransactionType } from '../store/transaction-store';
+import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
+
+export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
+  transactions: TransactionService;
+  /** The chains and tokens a payment may be recorded in (CHAIN_TOKENS). */
+  tokens: ChainTokens;
+  bodyLimit: string;
+}
+
+const address = (name: string) =>
+  Joi.string()
+    .pattern(/^0x[0-9a-fA-F]{40}$/)
+    .custom((value: string, helpers) => (isAddress(value, { strict: true }) ? value : helpers.error('address.checksum')))
+    .required()
+    .messages({
+      'string.pattern.base': `${name} must be an address: 0x followed by 40 hexadecimal digits`,
+      'address.checksum': `${name} has mixed case but not a valid EIP-55 checksum; send it all lower case or correctly checksummed`,
+    });
+
+/** The body of POST /api/v2/client/transaction; each message names its field. */
+export const recordTransactionSchema = Joi.object({
+  app_id: Joi.string()
+    .pattern(/^app_[0-9a-f]{32}$/)
+    .required()
+    .messages({ 'string.pattern.base': 'app_id must be app_ followed by 32 hexadecimal digits' }),
+  type: Joi.string().valid('pay', 'sendTransaction').required().messages({ 'any.only': 'type must be pay or sendTransaction' }),
+  reference: Joi.string().trim().min(1).max(200).required(),
+  transaction_hash: Joi.string()
+    .pattern(/^0x[0-9a-fA-F]{64}$/)
+    .lowercase()
+    .required()
+    .messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
+  chain: Joi.string().trim().lowercase().max(50).required(),
+  token: Joi.string().trim().uppercase().max(12).required(),
+  to: address('to'),
+  token_amount: Joi.string()
+    .pattern(/^\d{1,78}$/)
+    .required()
+    .messages({ 'string.pattern.base': 'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent' }),
+  from: address('from'),
+})
+  .required()
+  .messages({ 'any.required': 'The body must be a JSON object.', 'object.base': 'The body must be a JSON object.' });
+
+const requireJson = (req: Request, _res: Response, next: NextFunction) =>
+  next(req.is('application/json') ? undefined : new AppError('invalid_content_type', 400, 'Invalid content type. Only application/json is supported.'));
+
+/**
+ * POST /api/v2/client/transaction: an app records a payment it sent (with its API key), stored
+ * pending for the chain watcher to verify. Idempotent per (app_id, reference): the same record again
+ * answers 200 with the same transaction; a different one 409 reference_taken naming the field.
+ */
+export function recordTransactionRoute(router: Router, deps: RecordTransactionRouteDeps): void {
+  const record = async (req: Request, res: Response) => {
+    const body = validate(recordTransactionSchema, req.body);
+    if (verifiedKey(res).appId !== body.app_id) throw invalidApp();
+    const tokens = deps.tokens[body.chain];
+    if (!tokens) throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(deps.tokens).join(', ')}.`);
+    const token = tokens[body.token];
+    if (!token) throw errors.invalidParameter('token', `token must be one of ${Object.keys(tokens).join(', ')} on ${body.chain}.`);
+    const amount = BigInt(body.token_amount);
+    if (!representable(amount, token.decimals))
+      throw errors.invalidParameter('token_amount', `token_amount is finer than ${body.token}'s ${token.decimals} decimals allow.`);
+    const { transaction, created } = await deps.transactions.recordOnce(
+      {
+        appId: body.app_id,
+        type: body.type as TransactionType,
+        reference: body.reference,
+        transactionHash: body.transaction_hash,
+        status: 'pending',
+        from: body.from,
+        to: body.to,
+        chain: body.chain,
+        token: body.token,
+        tokenAmount: amount.toString(),
+      },
+      `api:${verifiedKey(res).keyId}`,
+    );
+    res.status(created ? 201 : 200).set('Cache-Control', 'no-store').json({ transaction_id: transaction.id, ...toSpec(transaction) });
+  };
+
+  endpoint(router, '/api/v2/client/transaction', { POST: [...apiKeyAuthentication(deps), requireJson, jsonBody(deps.bodyLimit), record] });
+}
