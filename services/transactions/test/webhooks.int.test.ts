@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { createDatabase, type Db } from '@attest/common';
 import { testDatabase, testLogger } from '@attest/testing';
-import { newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import { apiKeyFor, newAppId, postTransaction, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 import { eventOf, eventually, WebhookReceiver, type Received } from './support/webhook-receiver';
 
 const KEY_ENCRYPTION_KEY = 'webhook-test-key-encryption-key-0123456789';
@@ -98,6 +98,32 @@ describe('webhooks', () => {
       return all.length === 4 && all.every((d) => d.status === 'succeeded') ? all : undefined;
     });
     expect(log.map((d) => d.log)).toEqual(Array(4).fill([expect.objectContaining({ attempt: 1, status_code: 200, error: null, latency_ms: expect.any(Number) })]));
+  });
+
+  it('sends transaction.created once for a payment an app records with its API key, not again for a repeat', async () => {
+    const appId = newAppId();
+    const hook = await addWebhook(h, appId, receiver.url);
+    const key = await apiKeyFor(h, appId);
+    const payment = {
+      app_id: appId,
+      type: 'pay',
+      reference: 'order-api-1',
+      transaction_hash: `0x${'2e'.repeat(32)}`,
+      chain: 'worldchain',
+      token: 'USDCE',
+      to: `0x${'c'.repeat(40)}`,
+      token_amount: '2500000',
+      from: `0x${'d'.repeat(40)}`,
+    };
+    const first = await postTransaction(h, key.api_key, payment);
+    expect(first.status).toBe(201);
+    expect((await postTransaction(h, key.api_key, payment)).status).toBe(200);
+    const [r] = await receiver.waitFor(1);
+    expect(new Webhook(hook.secret).verify(r.body, r.headers)).toEqual({ type: 'transaction.created', timestamp: first.body.timestamp, data: first.body });
+    await settled(h, hook.webhook_id, r.headers['webhook-id']);
+    const [count] = await h.storage.db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_events WHERE app_id = $1', [appId]);
+    expect(Number(count.n)).toBe(1);
+    expect(receiver.received).toHaveLength(1);
   });
 
   it('retries a receiver that answers 500 twice: the third attempt delivers, with the same webhook-id', async () => {
