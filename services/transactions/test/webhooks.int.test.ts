@@ -180,6 +180,18 @@ describe('webhooks', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('disables an endpoint that has failed for 5 days at its next failure', async () => {
+    const appId = newAppId();
+    const hook = await addWebhook(h, appId, receiver.url);
+    await h.storage.db.query("UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1", [hook.webhook_id]);
+    receiver.answer({ status: 500 });
+    await recordTransaction(h, appId);
+    const [r] = await receiver.waitFor(1);
+    expect(await settled(h, hook.webhook_id, r.headers['webhook-id'])).toMatchObject({ status: 'failed', attempts: 1 });
+    const listed = await h.admin('get', `/apps/${appId}/webhooks`).expect(200);
+    expect(listed.body[0]).toMatchObject({ disabled_at: expect.any(String), disabled_reason: 'the endpoint failed for 5 days' });
+  });
+
   it('signs with both secrets for 24 hours after a rotation', async () => {
     const appId = newAppId();
     const hook = await addWebhook(h, appId, receiver.url);
