@@ -68,7 +68,7 @@ export class DeliveryWorker {
     }
     const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
     const now = new Date();
-    const step = nextStep(outcome, delivery.attempts + 1, this.options.retrySchedule, delivery.endpoint.failingSince ?? (outcome.statusCode === null || outcome.statusCode >= 300 ? startedAt : null), now);
+    const step = nextStep(outcome, delivery.attempts + 1, this.options.retrySchedule, delivery.endpoint.failingSince, now);
     const recorded = await this.db.transaction((tx) =>
       webhookStore(tx).recordAttempt({
         delivery,
