@@ -114,6 +114,53 @@ export const commands: Record<string, Command> = {
     run: (client, _v, [id, status]) =>
       client.call('transactions', 'POST', `/transactions/${encodeURIComponent(id)}/status`, { status }),
   },
+  'webhook add': {
+    usage: 'webhook add --app-id APP_ID --url URL',
+    options: { 'app-id': { type: 'string' }, url: { type: 'string' } },
+    required: ['app-id', 'url'],
+    run: (client, values) =>
+      client.call('transactions', 'POST', `/apps/${encodeURIComponent(str(values, 'app-id')!)}/webhooks`, { url: str(values, 'url') }),
+  },
+  'webhook list': {
+    usage: 'webhook list --app-id APP_ID',
+    options: { 'app-id': { type: 'string' } },
+    required: ['app-id'],
+    run: (client, values) => client.call('transactions', 'GET', `/apps/${encodeURIComponent(str(values, 'app-id')!)}/webhooks`),
+  },
+  'webhook remove': {
+    usage: 'webhook remove WEBHOOK_ID',
+    options: {},
+    positionals: ['WEBHOOK_ID'],
+    run: (client, _v, [id]) => client.call('transactions', 'DELETE', `/webhooks/${encodeURIComponent(id)}`),
+  },
+  'webhook rotate-secret': {
+    usage: 'webhook rotate-secret WEBHOOK_ID',
+    options: {},
+    positionals: ['WEBHOOK_ID'],
+    run: (client, _v, [id]) => client.call('transactions', 'POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`, {}),
+  },
+  'webhook deliveries': {
+    usage: 'webhook deliveries WEBHOOK_ID [--limit N]',
+    options: { limit: { type: 'string' } },
+    positionals: ['WEBHOOK_ID'],
+    run: (client, values, [id]) => {
+      const limit = str(values, 'limit');
+      return client.call('transactions', 'GET', `/webhooks/${encodeURIComponent(id)}/deliveries${limit ? `?limit=${encodeURIComponent(limit)}` : ''}`);
+    },
+  },
+  'webhook redeliver': {
+    usage: 'webhook redeliver DELIVERY_ID',
+    options: {},
+    positionals: ['DELIVERY_ID'],
+    run: (client, _v, [id]) => client.call('transactions', 'POST', `/webhook-deliveries/${encodeURIComponent(id)}/redeliver`, {}),
+  },
+  'webhook replay': {
+    usage: 'webhook replay --app-id APP_ID --since TIME (ISO 8601, e.g. 2026-01-31T12:00:00Z)',
+    options: { 'app-id': { type: 'string' }, since: { type: 'string' } },
+    required: ['app-id', 'since'],
+    run: (client, values) =>
+      client.call('transactions', 'POST', `/apps/${encodeURIComponent(str(values, 'app-id')!)}/webhooks/replay`, { since: str(values, 'since') }),
+  },
   'price set': {
     usage: 'price set --token CODE --fiat CODE --amount DECIMAL',
     options: { token: { type: 'string' }, fiat: { type: 'string' }, amount: { type: 'string' } },

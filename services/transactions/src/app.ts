@@ -6,15 +6,20 @@ import {
   type ServiceDeps,
 } from '@attest/common';
 import { transactionsAdminRoutes } from './admin/admin-routes';
+import { webhookAdminRoutes } from './admin/webhook-admin-routes';
 import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';
 import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
+import { WebhookService } from './domain/webhook-service';
 import { transactionsOpenApi } from './routes/openapi-document';
 import { recordTransactionRoute } from './routes/record-transaction-route';
 import { transactionRoute } from './routes/transaction-route';
 import { cachedApiKeyStore } from './store/api-key-cache';
 import { apiKeyStore } from './store/api-key-store';
+import { webhookStore } from './store/webhook-store';
+import { startDeliveryWorker } from './webhooks/start-worker';
+import { WebhookMetrics } from './webhooks/webhook-metrics';
 
 /**
  * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
@@ -22,7 +27,7 @@ import { apiKeyStore } from './store/api-key-store';
  */
 export const transactionsReady = (ok: Record<string, boolean>) => ok.database;
 
-/** Composition root: stores → domain → routes, the admin API, and the chain watcher when configured. */
+/** Composition root: stores → domain → routes, the admin API, the webhook delivery worker, and the chain watcher when configured. */
 export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, { ttlMs: config.API_KEY_CACHE_SECONDS * 1000 });
@@ -30,6 +35,9 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const transactions = new TransactionService(storage.db, storage.bus);
   const failures = credentialFailureLimiter(storage.cache, config);
   deps.readiness.rule = transactionsReady;
+  const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey);
+  const webhookMetrics = new WebhookMetrics();
+  const delivery = startDeliveryWorker(config, storage, webhookMetrics, logger);
   const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
   const apps = createServiceApps({
     service: 'transactions',
@@ -43,7 +51,16 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       recordTransactionRoute(router, { apiKeys, transactions, failures, tokens: config.CHAIN_TOKENS, bodyLimit: config.BODY_LIMIT });
       openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
-    adminRoutes: (router) => transactionsAdminRoutes(router, { apiKeys, keyStore, transactions }),
+    adminRoutes: (router) => {
+      transactionsAdminRoutes(router, { apiKeys, keyStore, transactions });
+      webhookAdminRoutes(router, { webhooks });
+    },
+    metrics: (registry) => webhookMetrics.register(registry),
   });
-  return { ...apps, stop: async () => watcher?.stop() };
+  return {
+    ...apps,
+    stop: async () => {
+      await Promise.all([watcher?.stop(), delivery.stop()]);
+    },
+  };
 }

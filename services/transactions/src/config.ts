@@ -12,6 +12,7 @@ import {
 } from '@attest/common';
 import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './chain/chain-tokens';
 import type { Finality } from './chain/verify-transfer';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/webhook-schedule';
 
 export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_PORT: number;
@@ -27,6 +28,10 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   CHAIN_TOKENS: ChainTokens;
   CHAIN_DROP_TIMEOUT_SECONDS: number;
   CHAIN_POLL_INTERVAL_MS: number;
+  KEY_ENCRYPTION_KEY?: string;
+  WEBHOOK_RETRY_SCHEDULE: string;
+  WEBHOOK_ALLOW_PRIVATE?: boolean;
+  WEBHOOK_POLL_INTERVAL_MS: number;
 }
 
 export interface TransactionsConfig extends TransactionsEnv {
@@ -34,6 +39,12 @@ export interface TransactionsConfig extends TransactionsEnv {
   apiKeySecret: string;
   /** When the watcher takes a block as final: CHAIN_FINALITY, else CHAIN_CONFIRMATIONS, else `safe`. */
   chainFinality: Finality;
+  /** Seals webhook secrets at rest; from KEY_ENCRYPTION_KEY or generated (embedded). */
+  keyEncryptionKey: string;
+  /** Seconds before each retry of a failed webhook delivery. */
+  webhookRetrySchedule: number[];
+  /** Deliveries may go to private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE; embedded: yes). */
+  webhookAllowPrivate: boolean;
 }
 
 const schema = {
@@ -62,6 +73,13 @@ const schema = {
     .default(DEFAULT_CHAIN_TOKENS),
   CHAIN_DROP_TIMEOUT_SECONDS: Joi.number().integer().min(1).default(1800),
   CHAIN_POLL_INTERVAL_MS: Joi.number().integer().min(100).default(5000),
+  KEY_ENCRYPTION_KEY: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
+  WEBHOOK_RETRY_SCHEDULE: Joi.string()
+    .custom((v: string, helpers) => (parseRetrySchedule(v) ? v : helpers.error('any.invalid')))
+    .default(DEFAULT_RETRY_SCHEDULE.join(','))
+    .messages({ 'any.invalid': '{{#label}} must be comma-separated whole seconds, such as 5,300,1800 (got {{#value}})' }),
+  WEBHOOK_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  WEBHOOK_POLL_INTERVAL_MS: Joi.number().integer().min(10).max(60000).default(2000),
 };
 
 export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<TransactionsConfig> {
@@ -72,5 +90,9 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
     ...base,
     chainFinality: base.CHAIN_FINALITY ?? base.CHAIN_CONFIRMATIONS ?? 'safe',
     apiKeySecret: resolveSecret('API_KEY_SECRET', base.API_KEY_SECRET, base.DATA_DIR, 'transactions/api-key-secret', !base.DATABASE_URL),
+    keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'transactions/key-encryption-key', !base.DATABASE_URL),
+    webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
+    // embedded mode is local use: a receiver on this machine must work
+    webhookAllowPrivate: base.WEBHOOK_ALLOW_PRIVATE ?? !base.DATABASE_URL,
   });
 }

@@ -1,4 +1,5 @@
 import { Router, type Express } from 'express';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../logger';
 import { requireAdminToken } from './admin-auth';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
@@ -17,11 +18,14 @@ export interface ServiceAppsOptions {
   publicRoutes(router: Router): void;
   /** Mounts the admin API routes; they run after the admin token check and a JSON body parser. */
   adminRoutes(router: Router): void;
+  /** Adds the service's own metrics (workers' counters) to the registry /metrics serves. */
+  metrics?(registry: Registry): void;
 }
 
 /** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
   const metrics = createHttpMetrics(options.service ?? 'attest');
+  options.metrics?.(metrics.registry);
   const publicApp = createHttpApp({ logger: options.logger, trustProxy: options.trustProxy, metrics: metrics.requests });
   const publicRouter = Router();
   healthRoutes(publicRouter, options.readiness);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
@@ -33,23 +33,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /** A stored hash to verify against when the user does not exist, so timing does not reveal it. */
 export const DUMMY_PASSWORD_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
-/** AES-256-GCM with a key derived from the configured secret: `v1.iv.tag.ciphertext`. */
-export function encrypt(secret: string, plaintext: string): string {
-  const key = createHash('sha256').update(`attest:key-encryption:${secret}`).digest();
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
-}
-
-export function decrypt(secret: string, sealed: string): string {
-  const [version, iv, tag, ciphertext] = sealed.split('.');
-  if (version !== 'v1') throw new Error('Unknown encryption format');
-  const key = createHash('sha256').update(`attest:key-encryption:${secret}`).digest();
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
-}
+/** Signing keys at rest: the shared AES-256-GCM format (`v1.iv.tag.ciphertext`). */
+export { decrypt, encrypt } from '@attest/common';
 
 /** OIDC Core at_hash / c_hash: base64url of the left half of SHA-256 of the ASCII value. */
 export function halfHash(value: string): string {

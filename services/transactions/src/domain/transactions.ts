@@ -8,21 +8,7 @@ export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
 /** The `type` query values: SPEC's, and the two the original server also accepted. */
 export const TYPE_ALIASES: Record<string, TransactionType> = { pay: 'pay', payment: 'pay', sendTransaction: 'sendTransaction', transaction: 'sendTransaction' };
 
-/** SPEC 2.5, snake_case; token_amount an integer string, timestamp ISO 8601. */
-export function toSpec(t: Transaction) {
-  return {
-    reference: t.reference,
-    transaction_hash: t.transactionHash,
-    transaction_status: t.status,
-    from: t.from,
-    chain: t.chain,
-    timestamp: t.createdAt.toISOString(),
-    token_amount: t.tokenAmount,
-    token: t.token,
-    to: t.to,
-    app_id: t.appId,
-  };
-}
+export { toSpec } from './transaction-spec';
 
 /** 409 reference_taken: the app used this reference for another transaction. */
 export const referenceTaken = (detail: string, attribute = 'reference') => errors.conflict('reference_taken', detail, attribute);

@@ -1,4 +1,6 @@
 import type { Queryable } from '@attest/common';
+import { transactionEvents } from '../domain/webhook-events';
+import { webhookStore } from './webhook-store';
 
 export type TransactionType = 'pay' | 'sendTransaction';
 export type TransactionStatus = 'pending' | 'mined' | 'failed';
@@ -79,9 +81,15 @@ export interface LeasedTransaction {
   seenBlockHash: string | null;
 }
 
+/** The webhook outbox rows of a change, in the change's own transaction (the caller's `db`). */
+async function writeEvents(db: Queryable, t: Transaction, change: 'created' | 'status'): Promise<void> {
+  const outbox = webhookStore(db);
+  for (const event of transactionEvents(t, change)) await outbox.addEvent(event);
+}
+
 export function transactionStore(db: Queryable) {
   return {
-    /** Null when the app already used this reference. */
+    /** Null when the app already used this reference. Call inside a transaction: it also writes the webhook outbox. */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
         `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
@@ -90,7 +98,9 @@ export function transactionStore(db: Queryable) {
       );
       if (!row) return null;
       await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, NULL, $2, $3)', [t.id, t.status, source]);
-      return toTransaction(row);
+      const created = toTransaction(row);
+      await writeEvents(db, created, 'created');
+      return created;
     },
     /** The transaction an app recorded under a reference (its idempotency key). */
     async findByReference(appId: string, reference: string): Promise<Transaction | null> {
@@ -105,7 +115,7 @@ export function transactionStore(db: Queryable) {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1 FOR UPDATE', [id]);
       return row ? toTransaction(row) : null;
     },
-    /** The status change and its history entry; run it inside `db.transaction` (TransactionService.transition does). */
+    /** The status change, its history entry and its webhook outbox rows; run it inside `db.transaction` (TransactionService.transition does). */
     async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string, reason: Reason | null = null): Promise<Transaction> {
       const [row] = await db.query<Row>(
         'UPDATE transactions SET status = $2, status_reason = $3, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *',
@@ -115,7 +125,9 @@ export function transactionStore(db: Queryable) {
         'INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source, reason, reason_detail) VALUES ($1, $2, $3, $4, $5, $6)',
         [id, from, to, source, reason?.code ?? null, reason?.detail ?? null],
       );
-      return toTransaction(row);
+      const changed = toTransaction(row);
+      await writeEvents(db, changed, 'status');
+      return changed;
     },
     async history(id: string): Promise<StatusChange[]> {
       const rows = await db.query<{

@@ -1,0 +1,110 @@
+import { WorkerLoop, type Db, type Logger } from '@attest/common';
+import { signingSecrets } from '../domain/webhook-service';
+import { nextStep, type AttemptOutcome } from '../domain/webhook-schedule';
+import { webhookHeaders } from '../domain/webhook-signature';
+import { resolveTarget, type Lookup } from '../domain/webhook-targets';
+import { webhookStore, type DueDelivery } from '../store/webhook-store';
+import type { WebhookMetrics } from './webhook-metrics';
+import { postWebhook } from './post-webhook';
+
+export interface DeliveryWorkerOptions {
+  keyEncryptionKey: string;
+  /** Seconds to wait after each failed attempt; its length is the number of retries. */
+  retrySchedule: number[];
+  allowPrivate: boolean;
+  intervalMs: number;
+  timeoutMs?: number;
+  batchSize?: number;
+  leaseMs?: number;
+  lookup?: Lookup;
+}
+
+const MAX_ERROR_LENGTH = 300;
+
+/**
+ * Sends due webhook deliveries: leases them (SKIP LOCKED, so replicas share the work and never send one
+ * delivery at once), signs each attempt, POSTs to the checked address, and records the outcome with the
+ * next attempt's time. At least once: an attempt cut short by a crash is sent again after its lease.
+ */
+export class DeliveryWorker {
+  private readonly loop: WorkerLoop;
+  private readonly store;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: DeliveryWorkerOptions,
+    private readonly metrics: WebhookMetrics,
+    private readonly logger: Logger,
+  ) {
+    this.store = webhookStore(db);
+    this.loop = new WorkerLoop({ name: 'webhook delivery', pass: () => this.pass(), intervalMs: options.intervalMs, logger });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  /** A change committed: look for new deliveries now rather than at the next poll. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** One pass; true when the batch was full (more may be due). */
+  async pass(): Promise<boolean> {
+    const batchSize = this.options.batchSize ?? 20;
+    const leased = await this.store.leaseDue(batchSize, this.options.leaseMs ?? 60000);
+    await Promise.all(leased.map((d) => this.attempt(d)));
+    return leased.length === batchSize;
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<void> {
+    const startedAt = new Date();
+    const started = process.hrtime.bigint();
+    const outcome = await this.send(delivery, startedAt);
+    if (this.stopping.signal.aborted) {
+      await this.store.release(delivery.id).catch(() => undefined);
+      return;
+    }
+    const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+    const now = new Date();
+    const step = nextStep(outcome, delivery.attempts + 1, this.options.retrySchedule, delivery.endpoint.failingSince, now);
+    const recorded = await this.db.transaction((tx) =>
+      webhookStore(tx).recordAttempt({
+        delivery,
+        startedAt,
+        statusCode: outcome.statusCode,
+        error: outcome.error ?? null,
+        latencyMs,
+        status: step.kind === 'succeeded' ? 'succeeded' : step.kind === 'retry' ? 'pending' : 'failed',
+        nextAttemptAt: step.kind === 'retry' ? new Date(now.getTime() + step.delayMs) : null,
+        disable: step.kind === 'disable' ? step.reason : null,
+      }),
+    );
+    if (!recorded) return;
+    const endpointId = delivery.endpoint.id;
+    this.metrics.attempts.inc({ endpoint_id: endpointId, outcome: step.kind === 'succeeded' ? 'success' : 'failure' });
+    if (step.kind === 'succeeded') this.metrics.lag.observe({ endpoint_id: endpointId }, (now.getTime() - delivery.eventCreatedAt.getTime()) / 1000);
+    if (step.kind === 'disable') this.logger.warn('webhook endpoint disabled', { webhook_id: endpointId, reason: step.reason });
+    else if (step.kind !== 'succeeded')
+      this.logger.info('webhook delivery failed', { webhook_id: endpointId, delivery_id: delivery.id, status: outcome.statusCode, error: outcome.error, next: step.kind });
+  }
+
+  private async send(delivery: DueDelivery, now: Date): Promise<AttemptOutcome & { error?: string }> {
+    try {
+      const url = new URL(delivery.endpoint.url);
+      const target = await resolveTarget(url, this.options.allowPrivate, this.options.lookup);
+      const headers = webhookHeaders(signingSecrets(delivery.endpoint, this.options.keyEncryptionKey, now), delivery.eventId, delivery.body, now);
+      const answer = await postWebhook(url, target, headers, delivery.body, this.options.timeoutMs ?? 15000, this.stopping.signal);
+      return answer.statusCode >= 200 && answer.statusCode < 300 ? answer : { ...answer, error: `HTTP ${answer.statusCode}` };
+    } catch (err) {
+      return { statusCode: null, error: (err as Error).message.slice(0, MAX_ERROR_LENGTH) };
+    }
+  }
+
+  /** Stops polling, cuts in-flight requests short (their deliveries are released, not counted) and waits. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.loop.stop();
+  }
+}

@@ -1,0 +1,31 @@
+import type { Logger, Storage } from '@attest/common';
+import type { TransactionsConfig } from '../config';
+import { DeliveryWorker } from './delivery-worker';
+import type { WebhookMetrics } from './webhook-metrics';
+
+// Every committed transaction change drops the row from the transactions cache through the bus (in this
+// process at once, on other replicas through Redis): the cue that new outbox rows may be waiting.
+const CHANGE_TOPIC = 'cache:transactions';
+
+/** Starts the delivery worker: it polls every WEBHOOK_POLL_INTERVAL_MS and wakes on each committed change. */
+export function startDeliveryWorker(config: TransactionsConfig, storage: Pick<Storage, 'db' | 'bus'>, metrics: WebhookMetrics, logger: Logger): { stop(): Promise<void> } {
+  const worker = new DeliveryWorker(
+    storage.db,
+    {
+      keyEncryptionKey: config.keyEncryptionKey,
+      retrySchedule: config.webhookRetrySchedule,
+      allowPrivate: config.webhookAllowPrivate,
+      intervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    },
+    metrics,
+    logger,
+  );
+  const unsubscribe = storage.bus.subscribe(CHANGE_TOPIC, () => worker.wake());
+  worker.start();
+  return {
+    async stop() {
+      unsubscribe();
+      await worker.stop();
+    },
+  };
+}
