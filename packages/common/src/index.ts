@@ -11,3 +11,4 @@ export * from './service';
 export * from './validation';
 export * from './crypto';
 export * from './rate-limit';
+export * from './audit';
