@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, LocalCache, type Db, type InvalidationBus } from '@attest/common';
+import { AppError, errors, LocalCache, type AuditActor, type AuditLog, type Db, type InvalidationBus } from '@attest/common';
 import { transactionStore, type NewTransaction, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
@@ -24,6 +24,9 @@ export function toSpec(t: Transaction) {
   };
 }
 
+/** A change made by a worker (the chain watcher): its source names it. */
+const systemActor = (source: string): AuditActor => ({ type: 'system', id: source.split(':')[0] });
+
 const ALLOWED: Record<TransactionStatus, TransactionStatus[]> = { pending: ['mined', 'failed'], mined: [], failed: [] };
 
 export interface TransitionResult {
@@ -46,18 +49,26 @@ export interface TransactionCacheOptions {
 export class TransactionService {
   private readonly rows: LocalCache<Transaction>;
 
+  private readonly audit?: Pick<AuditLog, 'record'>;
+
   constructor(
     private readonly db: Db,
     bus: InvalidationBus,
-    cache: TransactionCacheOptions = { ttlMs: 60000, max: 20000 },
+    options: { cache?: TransactionCacheOptions; audit?: Pick<AuditLog, 'record'> } = {},
   ) {
-    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...cache });
+    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...(options.cache ?? { ttlMs: 60000, max: 20000 }) });
+    this.audit = options.audit;
   }
 
   private store = () => transactionStore(this.db);
 
-  async record(input: Omit<NewTransaction, 'id'>, source: string): Promise<Transaction> {
-    const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
+  /** `actor` defaults to the system worker named by `source`; the audit event commits with the change. */
+  async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
+    const created = await this.db.transaction(async (tx) => {
+      const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
+      if (t) await this.audit?.record({ type: 'transaction.recorded', actor: actor ?? systemActor(source), subject: t.id, detail: { app_id: t.appId, reference: t.reference, status: t.status, source } }, tx);
+      return t;
+    });
     if (!created) throw errors.conflict('reference_taken', 'This app already recorded a transaction with this reference.', 'reference');
     await this.rows.invalidate(created.id);
     return created;
@@ -72,7 +83,11 @@ export class TransactionService {
     return this.store().history(id);
   }
 
-  async transition(id: string, to: TransactionStatus, source: string): Promise<TransitionResult> {
+  async list(q: Parameters<ReturnType<typeof transactionStore>['listForApp']>[0]): Promise<Transaction[]> {
+    return this.store().listForApp(q);
+  }
+
+  async transition(id: string, to: TransactionStatus, source: string, actor?: AuditActor): Promise<TransitionResult> {
     const result = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
       const current = await store.findForUpdate(id);
@@ -80,7 +95,12 @@ export class TransactionService {
       if (current.status === to) return { transaction: current, changed: false };
       if (!ALLOWED[current.status].includes(to))
         throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
-      return { transaction: await store.setStatus(id, current.status, to, source), changed: true };
+      const transaction = await store.setStatus(id, current.status, to, source);
+      await this.audit?.record(
+        { type: 'transaction.status_changed', actor: actor ?? systemActor(source), subject: id, detail: { app_id: transaction.appId, from: current.status, to, source } },
+        tx,
+      );
+      return { transaction, changed: true };
     });
     if (result.changed) await this.rows.invalidate(id);
     return result;

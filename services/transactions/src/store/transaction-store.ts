@@ -86,6 +86,17 @@ export function transactionStore(db: Queryable) {
       await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, $2, $3, $4)', [id, from, to, source]);
       return toTransaction(row);
     },
+    /** An app's transactions, newest first, after the transaction `after`; optionally of one status. */
+    async listForApp(q: { appId: string; status?: TransactionStatus; after?: string; limit: number }): Promise<Transaction[]> {
+      const rows = await db.query<Row>(
+        `SELECT * FROM transactions
+         WHERE app_id = $1 AND ($2::text IS NULL OR status = $2)
+           AND ($3::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM transactions WHERE id = $3))
+         ORDER BY created_at DESC, id DESC LIMIT $4`,
+        [q.appId, q.status ?? null, q.after ?? null, q.limit],
+      );
+      return rows.map(toTransaction);
+    },
     async history(id: string): Promise<StatusChange[]> {
       const rows = await db.query<{ from_status: TransactionStatus | null; to_status: TransactionStatus; source: string; changed_at: Date }>(
         'SELECT from_status, to_status, source, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id',
