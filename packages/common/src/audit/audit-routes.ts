@@ -3,11 +3,16 @@ import Joi from 'joi';
 import type { Db } from '../db';
 import { errors } from '../errors';
 import { operatorName } from '../http/admin-auth';
-import { clientAddress } from '../rate-limit/client-address';
 import { validate } from '../validation';
 import { adminTokenHash, adminTokenStore, DEFAULT_OPERATOR, newAdminToken, OPERATOR_NAME, OPERATOR_NAME_RULE, STORED_ADMIN_TOKEN } from './admin-tokens';
 import type { AuditLog } from './audit-log';
 import type { AuditActor, StoredAuditEvent } from './audit-store';
+
+/** The peer's address as express sees it (TRUST_PROXY honoured), IPv4-mapped IPv6 written as IPv4; not reduced to a /64. */
+function clientAddress(req: Request): string | null {
+  const ip = req.ip ?? req.socket.remoteAddress ?? null;
+  return ip && ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
 
 /** The operator behind an admin request, with its request id and address. */
 export function operatorActor(req: Request, res: Response): AuditActor {
