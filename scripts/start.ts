@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     'Manage apps, users, transactions and prices with, for example:',
     '  pnpm --silent manage app create --name "My app" --redirect-uri http://localhost:3000/callback',
     '  pnpm --silent manage user create --username alice --password "correct horse battery" --verification-level orb',
+    'Every command: pnpm manage --help.',
     'Press Ctrl-C to stop.',
     '',
   ];

@@ -30,13 +30,23 @@ export function adminToken(env: NodeJS.ProcessEnv): string {
   }
 }
 
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
 export interface AdminClient {
-  call<T>(service: ServiceName, method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T>;
+  call<T>(service: ServiceName, method: Method, route: string, body?: unknown): Promise<T>;
+}
+
+/** `?a=1&b=2` of the given values, leaving out the undefined ones. */
+export function queryString(values: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) params.set(k, v);
+  const text = params.toString();
+  return text ? `?${text}` : '';
 }
 
 export function createAdminClient(env: NodeJS.ProcessEnv): AdminClient {
   return {
-    async call<T>(service: ServiceName, method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> {
+    async call<T>(service: ServiceName, method: Method, route: string, body?: unknown): Promise<T> {
       const url = `${adminUrl(service, env)}/admin${route}`;
       let response: Response;
       try {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import Joi from 'joi';
+import { parseAdminTokens } from './audit/admin-tokens';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -47,6 +48,11 @@ export const commonEnv = {
   DATA_DIR: Joi.string().default('.data'),
   LOG_LEVEL: Joi.string().valid('silent', 'error', 'warn', 'info', 'debug').default('info'),
   ADMIN_TOKEN: Joi.string().min(24).messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
+  ADMIN_TOKENS: Joi.string().custom((value: string, helpers) => {
+    const parsed = parseAdminTokens(value);
+    return typeof parsed === 'string' ? helpers.message({ custom: `ADMIN_TOKENS: ${parsed}` }) : value;
+  }),
+  AUDIT_RETENTION_DAYS: Joi.number().integer().min(1).max(36500).default(365),
   ADMIN_HOST: Joi.string().hostname().default('127.0.0.1'),
   TRUST_PROXY: Joi.string()
     .custom((value: string, helpers) => (trustProxyProblem(value) ? helpers.error('any.invalid') : value))
@@ -83,6 +89,10 @@ export interface CommonConfig {
   DATA_DIR: string;
   LOG_LEVEL: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   ADMIN_TOKEN?: string;
+  /** Named operator tokens, `name:token,name:token`. */
+  ADMIN_TOKENS?: string;
+  /** Audit events older than this are purged. */
+  AUDIT_RETENTION_DAYS: number;
   ADMIN_HOST: string;
   TRUST_PROXY: string;
   /** After SIGTERM, keep serving this long with /readyz at 503 (load balancers need a few seconds). */

@@ -12,3 +12,4 @@ export * from './validation';
 export * from './crypto';
 export * from './rate-limit';
 export * from './worker-loop';
+export * from './audit';

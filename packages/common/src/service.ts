@@ -12,7 +12,8 @@ export interface ServiceDeps<C> {
   storage: Storage;
   logger: Logger;
   readiness: Readiness;
-  adminToken: string;
+  /** ADMIN_TOKEN (generated in embedded mode); unset when only ADMIN_TOKENS name the operators. */
+  adminToken?: string;
 }
 
 export interface BuiltService {
@@ -46,7 +47,10 @@ export async function startService<C extends CommonConfig>(
   options: Pick<StorageOverrides, 'sharedDatabase'> = {},
 ): Promise<RunningService> {
   const logger = createLogger(def.name, config.LOG_LEVEL);
-  const adminToken = resolveAdminToken(config.ADMIN_TOKEN, config.DATA_DIR, !config.DATABASE_URL);
+  const adminToken =
+    config.ADMIN_TOKENS && !config.ADMIN_TOKEN && config.DATABASE_URL
+      ? undefined
+      : resolveAdminToken(config.ADMIN_TOKEN, config.DATA_DIR, !config.DATABASE_URL);
   const storage = await openStorage(def.name, config, def.migrationsDir, logger, options);
   // a service adds its own checks and rule in build(), when storage alone does not decide
   const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };

@@ -36,7 +36,7 @@ describeNeeding(['redis-server', pgBinary('initdb'), pgBinary('pg_ctl')], 'stora
     fs.writeFileSync(path.join(migrations, '001_init.sql'), 'CREATE TABLE notes (id serial PRIMARY KEY, body text);');
     storage = await openStorage(
       'outage',
-      { DATABASE_URL: pg.url, REDIS_URL: redis.url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'silent', ADMIN_HOST: '127.0.0.1', TRUST_PROXY: 'false', SHUTDOWN_DELAY_MS: 0, SHUTDOWN_TIMEOUT_MS: 1000, BODY_LIMIT: '1kb' },
+      { DATABASE_URL: pg.url, REDIS_URL: redis.url, DATA_DIR: os.tmpdir(), LOG_LEVEL: 'silent', ADMIN_HOST: '127.0.0.1', TRUST_PROXY: 'false', SHUTDOWN_DELAY_MS: 0, SHUTDOWN_TIMEOUT_MS: 1000, BODY_LIMIT: '1kb', AUDIT_RETENTION_DAYS: 365 },
       migrations,
       testLogger,
     );

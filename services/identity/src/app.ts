@@ -1,4 +1,4 @@
-import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import { AuditLog, createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
@@ -42,6 +42,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     bus,
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
+  const audit = new AuditLog(db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
   return {
     config,
@@ -59,10 +60,11 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
       emailDomain: config.emailDomain,
       secret: config.secret,
       codeTtlSeconds: config.CODE_TTL_SECONDS,
-    }),
+    }, audit),
     sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
+    audit,
   };
 }
 
@@ -70,11 +72,14 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
 export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
   await ctx.keys.signingKey();
   await ctx.revocations.start();
+  ctx.audit.start();
   const apps = createServiceApps({
     service: 'identity',
     logger: deps.logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,
+    adminTokens: deps.config.ADMIN_TOKENS,
+    audit: { log: ctx.audit, db: deps.storage.db },
     trustProxy: deps.config.TRUST_PROXY,
     bodyLimit: deps.config.BODY_LIMIT,
     publicRoutes(router) {
@@ -92,5 +97,11 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       identityAdminRoutes(router, ctx);
     },
   });
-  return { ...apps, stop: async () => ctx.revocations.stop() };
+  return {
+    ...apps,
+    stop: async () => {
+      ctx.revocations.stop();
+      await ctx.audit.stop();
+    },
+  };
 }

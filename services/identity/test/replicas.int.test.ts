@@ -123,6 +123,26 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
     expect((await introspect(two, app, access)).body).toEqual({ active: false });
   });
 
+  it('a user disabled on one replica: the other refuses their tokens and their sign-in', async () => {
+    const u = await createUser(one);
+    const { access } = await signIn(two, app, u);
+    expect((await userinfo(two, access)).status).toBe(200);
+    await admin(one, 'post', `/admin/users/${u.user_id}/disable`).expect(200);
+    expect(await withinASecond(async () => (await userinfo(two, access)).status === 401)).toBe(true);
+    expect((await introspect(two, app, access)).body).toEqual({ active: false });
+    await admin(one, 'post', `/admin/users/${u.user_id}/enable`).expect(200);
+    expect(await withinASecond(async () => (await userinfo(two, access)).status === 200)).toBe(true);
+  });
+
+  it('a user deleted on one replica: the other refuses their tokens', async () => {
+    const u = await createUser(one);
+    const { access } = await signIn(two, app, u);
+    expect((await introspect(two, app, access)).body.active).toBe(true);
+    await admin(one, 'delete', `/admin/users/${u.user_id}`).expect(204);
+    expect(await withinASecond(async () => (await userinfo(two, access)).status === 401)).toBe(true);
+    expect((await introspect(two, app, access)).body).toEqual({ active: false });
+  });
+
   it('a token revoked on one replica (code replayed there) is refused by the other', async () => {
     const u = await createUser(one);
     const { code, access } = await signIn(two, app, u);

@@ -1,4 +1,4 @@
-import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import { AuditLog, createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
 import { pricesAdminRoutes } from './admin/admin-routes';
 import type { PricesConfig } from './config';
 import { PriceService } from './domain/prices';
@@ -45,18 +45,28 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
   if (others.length) void runner.runOnce(true, others);
   runner.start();
+  const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
+  audit.start();
   const apps = createServiceApps({
     service: 'prices',
     logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,
+    adminTokens: config.ADMIN_TOKENS,
+    audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
       pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS });
       openApiRoute(router, pricesOpenApi(config.PRICES_URL, config.NATIVE_TOKEN));
     },
-    adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner }),
+    adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner, audit, maxAgeMs: config.PRICE_MAX_AGE_SECONDS * 1000 }),
   });
-  return { ...apps, stop: () => runner.stop() };
+  return {
+    ...apps,
+    stop: async () => {
+      await runner.stop();
+      await audit.stop();
+    },
+  };
 }

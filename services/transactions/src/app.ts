@@ -1,4 +1,5 @@
 import {
+  AuditLog,
   createServiceApps,
   credentialFailureLimiter,
   openApiRoute,
@@ -31,8 +32,9 @@ export const transactionsReady = (ok: Record<string, boolean>) => ok.database;
 export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, { ttlMs: config.API_KEY_CACHE_SECONDS * 1000 });
-  const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger);
-  const transactions = new TransactionService(storage.db, storage.bus);
+  const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
+  const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
+  const transactions = new TransactionService(storage.db, storage.bus, { audit });
   const failures = credentialFailureLimiter(storage.cache, config);
   deps.readiness.rule = transactionsReady;
   const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey);
@@ -44,6 +46,8 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     logger,
     readiness: deps.readiness,
     adminToken: deps.adminToken,
+    adminTokens: config.ADMIN_TOKENS,
+    audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
@@ -57,10 +61,12 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     },
     metrics: (registry) => webhookMetrics.register(registry),
   });
+  audit.start();
   return {
     ...apps,
     stop: async () => {
       await Promise.all([watcher?.stop(), delivery.stop()]);
+      await audit.stop();
     },
   };
 }

@@ -1,7 +1,11 @@
 import { Router, type Express } from 'express';
 import type { Registry } from 'prom-client';
+import { adminTokenStore } from '../audit/admin-tokens';
+import type { AuditLog } from '../audit/audit-log';
+import { auditAdminRoutes } from '../audit/audit-routes';
+import type { Db } from '../db';
 import type { Logger } from '../logger';
-import { requireAdminToken } from './admin-auth';
+import { environmentTokens, requireAdminToken } from './admin-auth';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
 import { healthRoutes, type Readiness } from './health';
 import { createHttpMetrics, metricsRoute } from './metrics';
@@ -11,7 +15,12 @@ export interface ServiceAppsOptions {
   service?: string;
   logger: Logger;
   readiness: Readiness;
-  adminToken: string;
+  /** ADMIN_TOKEN, the operator "admin" (unset when only ADMIN_TOKENS are configured). */
+  adminToken?: string;
+  /** ADMIN_TOKENS: `name:token` pairs, each an operator the audit trail names. */
+  adminTokens?: string;
+  /** The service's audit trail and database: mounts GET /admin/audit and the stored admin tokens. */
+  audit?: { log: AuditLog; db: Db };
   trustProxy: string;
   bodyLimit: string;
   /** Mounts the public routes (SPEC endpoints, pages). */
@@ -40,8 +49,13 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   metricsRoute(adminHealth, metrics.registry);
   adminApp.use(adminHealth);
   const adminRouter = Router();
-  adminRouter.use(requireAdminToken(options.adminToken), jsonBody(options.bodyLimit));
+  const stored = options.audit && adminTokenStore(options.audit.db);
+  adminRouter.use(requireAdminToken({ adminToken: options.adminToken, adminTokens: options.adminTokens, stored }), jsonBody(options.bodyLimit));
   options.adminRoutes(adminRouter);
+  if (options.audit) {
+    const environmentOperators = environmentTokens(options).map((t) => t.name);
+    auditAdminRoutes(adminRouter, { audit: options.audit.log, db: options.audit.db, environmentOperators });
+  }
   adminApp.use('/admin', adminRouter);
   finishHttpApp(adminApp, options.logger);
   return { publicApp, adminApp };

@@ -13,7 +13,7 @@ export interface GrantDeps {
 
 /**
  * The person behind a verified access token, or null when the token no longer grants anything:
- * revoked, its app disabled, its subject or user gone, or a scope of it no longer consented.
+ * revoked, its app disabled, its subject or user gone, its user disabled, or a scope of it no longer consented.
  * Every lookup is in memory once warm.
  */
 export async function grantHolder(deps: GrantDeps, claims: AccessTokenClaims): Promise<User | null> {
@@ -22,7 +22,7 @@ export async function grantHolder(deps: GrantDeps, claims: AccessTokenClaims): P
   if (!app || app.disabledAt) return null;
   const userId = await deps.subjects.userIdFor(claims.client_id, claims.sub);
   const user = userId ? await deps.users.findById(userId) : null;
-  if (!user) return null;
+  if (!user || user.disabledAt) return null;
   const granted = await deps.consents.find(user.id, claims.client_id);
   return claims.scope.split(' ').every((scope) => granted.includes(scope)) ? user : null;
 }

@@ -1,8 +1,8 @@
 import { LocalCache, type InvalidationBus } from '@attest/common';
-import type { App, AppStore } from '../store/app-store';
+import type { App, AppStore, AppUpdate } from '../store/app-store';
 import type { ConsentStore } from '../store/consent-store';
 import type { SubjectStore } from '../store/subject-store';
-import type { User, UserStore, UserUpdate } from '../store/user-store';
+import type { NewUser, RemovedUser, User, UserStore, UserUpdate } from '../store/user-store';
 
 /**
  * Read-mostly identity rows from process memory, the database behind them. Every write goes through
@@ -30,8 +30,14 @@ export class AppDirectory {
     });
   }
 
-  list(): Promise<App[]> {
-    return this.store.list();
+  list(q: { after?: string; limit: number }): Promise<App[]> {
+    return this.store.list(q);
+  }
+
+  async update(id: string, changes: AppUpdate): Promise<App | null> {
+    const app = await this.store.update(id, changes);
+    await this.cache.invalidate(id);
+    return app;
   }
 
   async insert(app: Parameters<AppStore['insert']>[0]): Promise<App> {
@@ -75,7 +81,11 @@ export class UserDirectory {
     return this.store.findByUsername(username);
   }
 
-  async insert(user: User): Promise<User | null> {
+  list(q: Parameters<UserStore['list']>[0]) {
+    return this.store.list(q);
+  }
+
+  async insert(user: NewUser): Promise<User | null> {
     const created = await this.store.insert(user);
     await this.cache.invalidate(user.id);
     return created;
@@ -85,6 +95,29 @@ export class UserDirectory {
     const user = await this.store.update(id, changes);
     await this.cache.invalidate(id);
     return user;
+  }
+
+  /** A disabled user cannot sign in, and their tokens stop working (active-grant.ts). */
+  async setDisabled(id: string, disabled: boolean): Promise<User | null> {
+    const user = await this.store.setDisabled(id, disabled);
+    await this.cache.invalidate(id);
+    return user;
+  }
+
+  async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+    const found = await this.store.setPasswordHash(id, passwordHash);
+    await this.cache.invalidate(id);
+    return found;
+  }
+
+  /**
+   * Deletes the user, their consents and subjects. The caller drops the consent and subject entries
+   * (their directories own those caches); this drops the user, which alone already ends their tokens.
+   */
+  async remove(id: string): Promise<RemovedUser | null> {
+    const removed = await this.store.remove(id);
+    await this.cache.invalidate(id);
+    return removed;
   }
 }
 
@@ -101,6 +134,11 @@ export class SubjectDirectory {
 
   userIdFor(appId: string, sub: string): Promise<string | null> {
     return this.cache.get(`${appId} ${sub}`, () => this.store.userIdFor(appId, sub));
+  }
+
+  /** After the rows were deleted (a user deleted): drop them here and on every replica. */
+  async forget(subjects: { appId: string; sub: string }[]): Promise<void> {
+    await Promise.all(subjects.map((s) => this.cache.invalidate(`${s.appId} ${s.sub}`)));
   }
 
   async remember(appId: string, sub: string, userId: string): Promise<void> {
@@ -133,6 +171,15 @@ export class ConsentDirectory {
   async grant(userId: string, appId: string, scopes: string[]): Promise<void> {
     await this.store.grant(userId, appId, scopes);
     await this.cache.invalidate(`${userId} ${appId}`);
+  }
+
+  listForUser(userId: string) {
+    return this.store.listForUser(userId);
+  }
+
+  /** After the rows were deleted (a user deleted): drop them here and on every replica. */
+  async forget(userId: string, appIds: string[]): Promise<void> {
+    await Promise.all(appIds.map((appId) => this.cache.invalidate(`${userId} ${appId}`)));
   }
 
   /** False when there was nothing to withdraw. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AppError, constantTimeEqual, type Cache } from '@attest/common';
+import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache } from '@attest/common';
 import type { User } from '../store/user-store';
 import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
@@ -51,6 +51,7 @@ export class Grants {
     private readonly subjects: Pick<SubjectDirectory, 'remember'>,
     private readonly revocations: Revocations,
     private readonly options: GrantsOptions,
+    private readonly audit?: Pick<AuditLog, 'record'>,
   ) {}
 
   async subjectFor(appId: string, userId: string): Promise<string> {
@@ -62,7 +63,7 @@ export class Grants {
   /** The values /authorize returns for an approved request: code, access_token and/or id_token. */
   async authorize(request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
     const user = await this.users.findById(session.userId);
-    if (!user) throw new AppError('login_required', 400, 'The signed-in user no longer exists.');
+    if (!user || user.disabledAt) throw new AppError('login_required', 400, 'The signed-in user no longer exists or is disabled.');
     const types = request.responseType.split(' ');
     const sub = await this.subjectFor(request.clientId, user.id);
     const out: Record<string, string> = {};
@@ -99,12 +100,12 @@ export class Grants {
   }
 
   /** /token: single use; a replayed code fails and revokes every token issued from it. */
-  async exchangeCode(input: { clientId: string; code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
+  async exchangeCode(input: { clientId: string; code: string; redirectUri: string; codeVerifier?: string; actor?: AuditActor }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
     const key = sha256(input.code);
     const raw = await this.cache.take(`code:${key}`);
     if (!raw) {
-      await this.revokeReplayed(key);
+      await this.revokeReplayed(key, input);
       throw invalidGrant('Invalid authorization code.');
     }
     const record = JSON.parse(raw) as CodeRecord;
@@ -113,7 +114,7 @@ export class Grants {
     this.checkPkce(record.codeChallenge, input.codeVerifier);
 
     const user = await this.users.findById(record.userId);
-    if (!user) throw invalidGrant('Invalid authorization code.');
+    if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
     const { token, claims } = await this.tokens.accessToken({ sub: record.sub, clientId: record.clientId, scopes: record.scopes });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
@@ -128,9 +129,16 @@ export class Grants {
     return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
   }
 
-  private async revokeReplayed(codeKey: string): Promise<void> {
+  private async revokeReplayed(codeKey: string, input: { clientId: string; actor?: AuditActor }): Promise<void> {
     const used = await this.revocations.usedCode(codeKey);
-    if (used) await this.revocations.revoke(used.jtis, used.expiresAt);
+    if (!used) return;
+    await this.revocations.revoke(used.jtis, used.expiresAt);
+    await this.audit?.record({
+      type: 'token.revoked',
+      actor: input.actor ?? { type: 'anonymous', id: null },
+      subject: input.clientId,
+      detail: { reason: 'authorization_code_replayed', token_ids: used.jtis },
+    });
   }
 
   private checkPkce(challenge: string | undefined, verifier: string | undefined): void {

@@ -93,6 +93,11 @@ export class SigningKeys {
     return (await this.ring()).document;
   }
 
+  /** The published keys with their dates, newest first (the admin list; from the database). */
+  list(): Promise<StoredKey[]> {
+    return this.store.published();
+  }
+
   /** The public key for a kid, or null when no published key has it. */
   async verificationKey(kid: string): Promise<KeyObject | null> {
     let key = (await this.ring()).byKid.get(kid);

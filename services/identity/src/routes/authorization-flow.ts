@@ -31,10 +31,13 @@ export function respondWithError(res: Response, target: ErrorTarget, error: Redi
   respondToApp(res, target, values, status);
 }
 
+/** The browser's session, unless its user has since been deleted or disabled (a memory lookup once warm). */
 export async function currentSession(ctx: IdentityContext, req: Request): Promise<{ id: string; session: Session } | null> {
   const id = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
   const session = await ctx.sessions.find(id);
-  return session && id ? { id, session } : null;
+  if (!session || !id) return null;
+  const user = await ctx.users.findById(session.userId);
+  return user && !user.disabledAt ? { id, session } : null;
 }
 
 export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {

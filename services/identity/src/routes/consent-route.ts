@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { endpoint, formBody } from '@attest/common';
+import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
 import { csrfToken, currentSession, expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
@@ -31,6 +31,12 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     if (body.decision !== 'approve')
       return errorPage(res, 400, { code: 'invalid_parameter', detail: 'decision must be approve or deny.', attribute: 'decision' });
     await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
+    await ctx.audit.record({
+      type: 'consent.granted',
+      actor: requestActor(req, 'user', current.session.userId),
+      subject: current.session.userId,
+      detail: { app_id: interaction.request.clientId, scopes: interaction.request.scopes },
+    });
     const updated = { ...interaction, consented: true };
     await ctx.interactions.update(id, updated);
     await proceed(ctx, res, id, updated, current.session, 303);

@@ -1,4 +1,4 @@
-import type { Cache, Logger } from '@attest/common';
+import type { AuditLog, Cache, Logger } from '@attest/common';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../domain/directories';
 import type { Grants } from '../domain/grants';
 import type { Revocations } from '../domain/revocations';
@@ -24,4 +24,5 @@ export interface IdentityContext {
   sessions: SessionStore;
   interactions: InteractionStore;
   limits: IdentityLimits;
+  audit: AuditLog;
 }

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
+import { endpoint, failureFields, formBody, refusalFields, requestActor } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
 import {
@@ -49,12 +49,26 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     if (blocked) return again(TOO_MANY, 429, refusalFields(blocked));
     const user = await ctx.users.findByUsername(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    const audited = (type: 'signin.succeeded' | 'signin.failed', reason?: string) =>
+      ctx.audit.record({
+        type,
+        actor: requestActor(req, user && ok ? 'user' : 'anonymous', user && ok ? user.id : null),
+        subject: user?.id ?? null,
+        detail: { method: 'password', username, app_id: interaction.request.clientId, ...(reason ? { reason } : {}) },
+      });
     if (!user || !ok) {
+      await audited('signin.failed', user ? 'wrong_password' : 'unknown_username');
       const count = await ctx.limits.signIn.recordFailure(keys);
       if (count.exceeded) return again(TOO_MANY, 429, refusalFields(count.exceeded));
       return again('Unknown username or wrong password.', 400, failureFields(count));
     }
+    // told only to whoever knows the password
+    if (user.disabledAt) {
+      await audited('signin.failed', 'user_disabled');
+      return again('This account is disabled. Contact the operator of this service.', 403);
+    }
     await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
+    await audited('signin.succeeded');
     const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
     const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
     setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));

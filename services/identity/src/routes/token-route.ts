@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, countFailure, endpoint, errors, sendJson, toAppError } from '@attest/common';
+import { AppError, countFailure, endpoint, errors, requestActor, sendJson, toAppError } from '@attest/common';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
@@ -45,6 +45,7 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
         code: field(req, 'code')!,
         redirectUri: field(req, 'redirect_uri')!,
         codeVerifier: field(req, 'code_verifier'),
+        actor: requestActor(req, 'anonymous', null),
       })
       .catch(async (err: unknown) => {
         const failed = err instanceof AppError && err.code === 'invalid_grant';

@@ -9,6 +9,15 @@ export interface App {
   disabledAt: Date | null;
 }
 
+/** The fields an administrator may change; absent ones stay as they are. */
+export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris'>>;
+
+/** Each changeable field's column: a new field is one line here and one in the admin schema. */
+const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
+  name: 'name',
+  redirectUris: 'redirect_uris',
+};
+
 interface AppRow {
   id: string;
   name: string;
@@ -40,8 +49,21 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>('SELECT * FROM apps WHERE id = $1', [id]);
       return row ? toApp(row) : null;
     },
-    async list(): Promise<App[]> {
-      return (await db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, id')).map(toApp);
+    /** Oldest first, after the app `after` (by creation, then id). */
+    async list(q: { after?: string; limit: number } = { limit: 1000000 }): Promise<App[]> {
+      const rows = await db.query<AppRow>(
+        `SELECT * FROM apps WHERE $1::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM apps WHERE id = $1)
+         ORDER BY created_at, id LIMIT $2`,
+        [q.after ?? null, q.limit],
+      );
+      return rows.map(toApp);
+    },
+    async update(id: string, changes: AppUpdate): Promise<App | null> {
+      const fields = (Object.keys(APP_UPDATE_COLUMNS) as (keyof AppUpdate)[]).filter((k) => changes[k] !== undefined);
+      if (fields.length === 0) return this.find(id);
+      const set = fields.map((k, i) => `${APP_UPDATE_COLUMNS[k]} = $${i + 2}`).join(', ');
+      const [row] = await db.query<AppRow>(`UPDATE apps SET ${set} WHERE id = $1 RETURNING *`, [id, ...fields.map((k) => changes[k])]);
+      return row ? toApp(row) : null;
     },
     async setSecretHash(id: string, secretHash: string): Promise<boolean> {
       return (await db.query('UPDATE apps SET secret_hash = $2 WHERE id = $1 RETURNING id', [id, secretHash])).length === 1;

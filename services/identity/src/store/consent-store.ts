@@ -15,6 +15,13 @@ export function consentStore(db: Queryable) {
         [userId, appId, scopes],
       );
     },
+    async listForUser(userId: string): Promise<{ appId: string; scopes: string[]; grantedAt: Date }[]> {
+      const rows = await db.query<{ app_id: string; scopes: string[]; granted_at: Date }>(
+        'SELECT app_id, scopes, granted_at FROM consents WHERE user_id = $1 ORDER BY app_id',
+        [userId],
+      );
+      return rows.map((r) => ({ appId: r.app_id, scopes: r.scopes, grantedAt: r.granted_at }));
+    },
     async withdraw(userId: string, appId: string): Promise<boolean> {
       const rows = await db.query('DELETE FROM consents WHERE user_id = $1 AND app_id = $2 RETURNING 1', [
         userId,

@@ -10,6 +10,8 @@ export interface User {
   name: string | null;
   givenName: string | null;
   familyName: string | null;
+  disabledAt: Date | null;
+  createdAt: Date;
 }
 
 /** The fields an administrator may change; absent ones stay as they are. */
@@ -23,6 +25,8 @@ interface UserRow {
   name: string | null;
   given_name: string | null;
   family_name: string | null;
+  disabled_at: Date | null;
+  created_at: Date;
 }
 
 const toUser = (r: UserRow): User => ({
@@ -33,12 +37,22 @@ const toUser = (r: UserRow): User => ({
   name: r.name,
   givenName: r.given_name,
   familyName: r.family_name,
+  disabledAt: r.disabled_at ?? null,
+  createdAt: r.created_at,
 });
+
+export type NewUser = Omit<User, 'disabledAt' | 'createdAt'>;
+
+/** What a deleted user took with them: the cache keys of their consents and pairwise subjects. */
+export interface RemovedUser {
+  consentAppIds: string[];
+  subjects: { appId: string; sub: string }[];
+}
 
 export function userStore(db: Queryable) {
   return {
     /** Null when the username is taken. */
-    async insert(user: User): Promise<User | null> {
+    async insert(user: NewUser): Promise<User | null> {
       const [row] = await db.query<UserRow>(
         `INSERT INTO users (id, username, password_hash, verification_level, name, given_name, family_name)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (username) DO NOTHING RETURNING *`,
@@ -73,6 +87,39 @@ export function userStore(db: Queryable) {
     async findByUsername(username: string): Promise<User | null> {
       const [row] = await db.query<UserRow>('SELECT * FROM users WHERE username = $1', [username]);
       return row ? toUser(row) : null;
+    },
+    /** By username, after `after`; `prefix` keeps the usernames that start with it. */
+    async list(q: { prefix?: string; after?: string; limit: number }): Promise<User[]> {
+      const rows = await db.query<UserRow>(
+        `SELECT * FROM users WHERE ($1::text IS NULL OR username LIKE $1 || '%') AND ($2::text IS NULL OR username > $2)
+         ORDER BY username LIMIT $3`,
+        [q.prefix?.replace(/[\\%_]/g, (c) => `\\${c}`) ?? null, q.after ?? null, q.limit],
+      );
+      return rows.map(toUser);
+    },
+    async setDisabled(id: string, disabled: boolean): Promise<User | null> {
+      const [row] = await db.query<UserRow>(
+        'UPDATE users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) ELSE NULL END WHERE id = $1 RETURNING *',
+        [id, disabled],
+      );
+      return row ? toUser(row) : null;
+    },
+    async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+      return (await db.query('UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING 1', [id, passwordHash])).length === 1;
+    },
+    /** Deletes the user with their consents and subjects (in one statement); null when there was none. */
+    async remove(id: string): Promise<RemovedUser | null> {
+      const [row] = await db.query<{ found: boolean; consents: string[]; subjects: { app_id: string; sub: string }[] }>(
+        `WITH c AS (DELETE FROM consents WHERE user_id = $1 RETURNING app_id),
+              s AS (DELETE FROM subjects WHERE user_id = $1 RETURNING app_id, sub),
+              u AS (DELETE FROM users WHERE id = $1 RETURNING 1)
+         SELECT EXISTS (SELECT 1 FROM u) AS found,
+                coalesce((SELECT array_agg(app_id) FROM c), '{}') AS consents,
+                coalesce((SELECT json_agg(json_build_object('app_id', app_id, 'sub', sub)) FROM s), '[]') AS subjects`,
+        [id],
+      );
+      if (!row.found) return null;
+      return { consentAppIds: row.consents, subjects: row.subjects.map((x) => ({ appId: x.app_id, sub: x.sub })) };
     },
   };
 }

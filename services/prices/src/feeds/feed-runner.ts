@@ -7,8 +7,16 @@ import type { Feed } from './feed';
  * Runs each feed on a schedule. A lock in the shared cache lets one replica run a feed per interval;
  * a failed run keeps the last prices, which turn stale (503) after PRICE_MAX_AGE_SECONDS rather than lie.
  */
+/** What this replica saw of a feed's last run (another replica may have run it since). */
+export interface FeedRun {
+  at: Date;
+  outcome: 'ok' | 'failed';
+  error: string | null;
+}
+
 export class FeedRunner {
   private timer?: NodeJS.Timeout;
+  private readonly lastRuns = new Map<string, FeedRun>();
   private running?: Promise<void>;
   private readonly instance = randomUUID();
 
@@ -36,12 +44,19 @@ export class FeedRunner {
         await this.prices.record({ quotes, fx });
         this.logger.info('price feed ran', { feed: feed.name, quotes: quotes.length, fx: fx.length });
         outcome[feed.name] = 'ok';
+        this.lastRuns.set(feed.name, { at: new Date(), outcome: 'ok', error: null });
       } catch (err) {
         this.logger.warn('price feed failed', { feed: feed.name, error: (err as Error).message });
         outcome[feed.name] = 'failed';
+        this.lastRuns.set(feed.name, { at: new Date(), outcome: 'failed', error: (err as Error).message });
       }
     }
     return outcome;
+  }
+
+  /** The configured feeds and the last run this replica made of each. */
+  runs(): { name: string; lastRun: FeedRun | null }[] {
+    return this.feeds.map((f) => ({ name: f.name, lastRun: this.lastRuns.get(f.name) ?? null }));
   }
 
   start(): void {

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import Joi from 'joi';
-import { errors, validate } from '@attest/common';
+import { errors, operatorActor, pageQuery, validate } from '@attest/common';
 import type { ApiKeyService } from '../domain/api-key-service';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
@@ -24,6 +24,13 @@ const recordSchema = Joi.object({
 
 const statusSchema = Joi.object({ status: Joi.string().valid('pending', 'mined', 'failed').required() });
 
+const listQuery = Joi.object({
+  ...pageQuery,
+  app_id: APP_ID.required(),
+  status: Joi.string().valid('pending', 'mined', 'failed'),
+  cursor: Joi.string().lowercase().pattern(TRANSACTION_ID).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+});
+
 const publicKey = (k: ApiKeyRecord) => ({
   key_id: k.id,
   app_id: k.appId,
@@ -37,14 +44,14 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
   router.post('/apps/:app_id/api-keys', async (req, res) => {
     const appId = validate(APP_ID.required(), req.params.app_id);
     const { name } = validate(Joi.object({ name: Joi.string().trim().max(200).allow(null) }), req.body ?? {});
-    const { apiKey, record } = await deps.apiKeys.create(appId, name ?? null);
+    const { apiKey, record } = await deps.apiKeys.create(appId, name ?? null, operatorActor(req, res));
     res.status(201).json({ api_key: apiKey, ...publicKey(record) });
   });
 
   router.get('/apps/:app_id/api-keys', async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)));
 
   router.post('/api-keys/:key_id/revoke', async (req, res) => {
-    const record = await deps.apiKeys.revoke(req.params.key_id);
+    const record = await deps.apiKeys.revoke(req.params.key_id, operatorActor(req, res));
     if (!record) throw errors.notFound('No API key with this key_id.', 'key_id');
     res.json(publicKey(record));
   });
@@ -65,6 +72,7 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
         tokenAmount: BigInt(body.token_amount).toString(),
       },
       'admin',
+      operatorActor(req, res),
     );
     res.status(201).json({ transaction_id: t.id, type: t.type, ...toSpec(t) });
   });
@@ -74,6 +82,16 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
     if (!TRANSACTION_ID.test(id)) throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
     return id;
   };
+
+  router.get('/transactions', async (req, res) => {
+    const q = validate(listQuery, req.query);
+    const rows = await deps.transactions.list({ appId: q.app_id, status: q.status as TransactionStatus | undefined, after: q.cursor, limit: q.limit + 1 });
+    const page = rows.slice(0, q.limit);
+    res.json({
+      transactions: page.map((t) => ({ transaction_id: t.id, type: t.type, ...toSpec(t), updated_at: t.updatedAt.toISOString() })),
+      next_cursor: rows.length > q.limit ? page[page.length - 1].id : null,
+    });
+  });
 
   router.get('/transactions/:id', async (req, res) => {
     const id = transactionId(req.params.id);
@@ -99,7 +117,7 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
   router.post('/transactions/:id/status', async (req, res) => {
     const id = transactionId(req.params.id);
     const { status } = validate(statusSchema, req.body);
-    const { transaction } = await deps.transactions.transition(id, status as TransactionStatus, 'admin');
+    const { transaction } = await deps.transactions.transition(id, status as TransactionStatus, 'admin', null, operatorActor(req, res));
     res.json({ transaction_id: transaction.id, type: transaction.type, ...toSpec(transaction) });
   });
 }

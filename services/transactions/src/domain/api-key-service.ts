@@ -1,4 +1,4 @@
-import type { Logger } from '@attest/common';
+import type { AuditActor, AuditLog, Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
 import { hashApiKeySecret, newApiKey, parseApiKey, sameKeyHash } from './api-keys';
 import { LastUseRecorder } from './last-use';
@@ -19,6 +19,7 @@ export class ApiKeyService {
     private readonly store: ApiKeyStore,
     private readonly serverSecret: string,
     logger: Logger,
+    private readonly audit?: Pick<AuditLog, 'record'>,
   ) {
     this.lastUse = new LastUseRecorder(
       (keyId) => store.touch(keyId),
@@ -26,9 +27,10 @@ export class ApiKeyService {
     );
   }
 
-  async create(appId: string, name: string | null): Promise<{ apiKey: string; record: ApiKeyRecord }> {
+  async create(appId: string, name: string | null, actor?: AuditActor): Promise<{ apiKey: string; record: ApiKeyRecord }> {
     const { apiKey, keyId, secret } = newApiKey();
     const record = await this.store.insert({ id: keyId, appId, secretHash: hashApiKeySecret(this.serverSecret, secret), name });
+    if (actor) await this.audit?.record({ type: 'api_key.created', actor, subject: keyId, detail: { app_id: appId, name } });
     return { apiKey, record };
   }
 
@@ -43,7 +45,9 @@ export class ApiKeyService {
     return { keyId: record.id, appId: record.appId };
   }
 
-  async revoke(keyId: string): Promise<ApiKeyRecord | null> {
-    return this.store.revoke(keyId);
+  async revoke(keyId: string, actor?: AuditActor): Promise<ApiKeyRecord | null> {
+    const record = await this.store.revoke(keyId);
+    if (record && actor) await this.audit?.record({ type: 'api_key.revoked', actor, subject: keyId, detail: { app_id: record.appId } });
+    return record;
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, LocalCache, type Db, type InvalidationBus } from '@attest/common';
+import { AppError, errors, LocalCache, type AuditActor, type AuditLog, type Db, type InvalidationBus } from '@attest/common';
 import { transactionStore, type NewTransaction, type Reason, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
@@ -29,6 +29,9 @@ export function differingField(stored: Omit<NewTransaction, 'id'>, repeated: Omi
   return SAME_RECORD.find(([, value]) => value(stored) !== value(repeated))?.[0] ?? null;
 }
 
+/** A change made by a worker (the chain watcher): its source names it. */
+const systemActor = (source: string): AuditActor => ({ type: 'system', id: source.split(':')[0] });
+
 const ALLOWED: Record<TransactionStatus, TransactionStatus[]> = { pending: ['mined', 'failed'], mined: [], failed: [] };
 
 export interface TransitionResult {
@@ -51,18 +54,26 @@ export interface TransactionCacheOptions {
 export class TransactionService {
   private readonly rows: LocalCache<Transaction>;
 
+  private readonly audit?: Pick<AuditLog, 'record'>;
+
   constructor(
     private readonly db: Db,
     bus: InvalidationBus,
-    cache: TransactionCacheOptions = { ttlMs: 60000, max: 20000 },
+    options: { cache?: TransactionCacheOptions; audit?: Pick<AuditLog, 'record'> } = {},
   ) {
-    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...cache });
+    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...(options.cache ?? { ttlMs: 60000, max: 20000 }) });
+    this.audit = options.audit;
   }
 
   private store = () => transactionStore(this.db);
 
-  async record(input: Omit<NewTransaction, 'id'>, source: string): Promise<Transaction> {
-    const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
+  /** `actor` defaults to the system worker named by `source`; the audit event commits with the change. */
+  async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
+    const created = await this.db.transaction(async (tx) => {
+      const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
+      if (t) await this.audit?.record({ type: 'transaction.recorded', actor: actor ?? systemActor(source), subject: t.id, detail: { app_id: t.appId, reference: t.reference, status: t.status, source } }, tx);
+      return t;
+    });
     if (!created) throw referenceTaken('This app already recorded a transaction with this reference.');
     await this.rows.invalidate(created.id);
     return created;
@@ -72,8 +83,12 @@ export class TransactionService {
    * Records once per (app_id, reference): repeating the same record answers the stored transaction
    * (`created` false); a record that differs is refused with 409 naming the first field that differs.
    */
-  async recordOnce(input: Omit<NewTransaction, 'id'>, source: string): Promise<{ transaction: Transaction; created: boolean }> {
-    const created = await this.db.transaction((tx) => transactionStore(tx).insert({ ...input, id: newTransactionId() }, source));
+  async recordOnce(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<{ transaction: Transaction; created: boolean }> {
+    const created = await this.db.transaction(async (tx) => {
+      const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
+      if (t) await this.audit?.record({ type: 'transaction.recorded', actor: actor ?? systemActor(source), subject: t.id, detail: { app_id: t.appId, reference: t.reference, status: t.status, source } }, tx);
+      return t;
+    });
     if (created) {
       await this.rows.invalidate(created.id);
       return { transaction: created, created: true };
@@ -94,8 +109,15 @@ export class TransactionService {
     return this.store().history(id);
   }
 
-  /** `reason` says why (the chain watcher's failure reasons); it is kept with the status and in the history. */
-  async transition(id: string, to: TransactionStatus, source: string, reason: Reason | null = null): Promise<TransitionResult> {
+  async list(q: Parameters<ReturnType<typeof transactionStore>['listForApp']>[0]): Promise<Transaction[]> {
+    return this.store().listForApp(q);
+  }
+
+  /**
+   * `reason` says why (the chain watcher's failure reasons); it is kept with the status and in the
+   * history. `actor` defaults to the system worker named by `source`; the audit event commits with the change.
+   */
+  async transition(id: string, to: TransactionStatus, source: string, reason: Reason | null = null, actor?: AuditActor): Promise<TransitionResult> {
     const result = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
       const current = await store.findForUpdate(id);
@@ -103,7 +125,12 @@ export class TransactionService {
       if (current.status === to) return { transaction: current, changed: false };
       if (!ALLOWED[current.status].includes(to))
         throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
-      return { transaction: await store.setStatus(id, current.status, to, source, reason), changed: true };
+      const transaction = await store.setStatus(id, current.status, to, source, reason);
+      await this.audit?.record(
+        { type: 'transaction.status_changed', actor: actor ?? systemActor(source), subject: id, detail: { app_id: transaction.appId, from: current.status, to, source, ...(reason ? { reason: reason.code } : {}) } },
+        tx,
+      );
+      return { transaction, changed: true };
     });
     if (result.changed) await this.rows.invalidate(id);
     return result;

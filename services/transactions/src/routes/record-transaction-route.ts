@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import Joi from 'joi';
 import { isAddress } from 'viem';
-import { AppError, endpoint, errors, jsonBody, validate } from '@attest/common';
+import { AppError, clientAddress, endpoint, errors, jsonBody, validate } from '@attest/common';
 import { representable, type ChainTokens } from '../chain/chain-tokens';
 import { toSpec, type TransactionService } from '../domain/transactions';
 import type { TransactionType } from '../store/transaction-store';
@@ -82,6 +82,7 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         tokenAmount: amount.toString(),
       },
       `api:${verifiedKey(res).keyId}`,
+      { type: 'app', id: verifiedKey(res).keyId, requestId: req.id, clientAddress: clientAddress(req) },
     );
     res.status(created ? 201 : 200).set('Cache-Control', 'no-store').json({ transaction_id: transaction.id, ...toSpec(transaction) });
   };

@@ -129,6 +129,17 @@ export function transactionStore(db: Queryable) {
       await writeEvents(db, changed, 'status');
       return changed;
     },
+    /** An app's transactions, newest first, after the transaction `after`; optionally of one status. */
+    async listForApp(q: { appId: string; status?: TransactionStatus; after?: string; limit: number }): Promise<Transaction[]> {
+      const rows = await db.query<Row>(
+        `SELECT * FROM transactions
+         WHERE app_id = $1 AND ($2::text IS NULL OR status = $2)
+           AND ($3::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM transactions WHERE id = $3))
+         ORDER BY created_at DESC, id DESC LIMIT $4`,
+        [q.appId, q.status ?? null, q.after ?? null, q.limit],
+      );
+      return rows.map(toTransaction);
+    },
     async history(id: string): Promise<StatusChange[]> {
       const rows = await db.query<{
         from_status: TransactionStatus | null;

@@ -1,0 +1,180 @@
+import { CliError, queryString } from './admin-client';
+import { nullable, pageOptions, path, str, type Command } from './command';
+
+const appId = ['APP_ID'];
+const userId = ['USER_ID'];
+
+export const appCommands: Record<string, Command> = {
+  'app create': {
+    summary: 'create an app (client id and secret) and its first API key',
+    options: {
+      name: { type: 'string', value: 'NAME', description: 'the name people see on the sign-in page' },
+      'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-in returns to (https, or http on localhost); repeat for more' },
+    },
+    required: ['name', 'redirect-uri'],
+    async run(client, values) {
+      const app = await client.call<{ app_id: string; client_secret: string; redirect_uris: string[] }>('identity', 'POST', '/apps', {
+        name: str(values, 'name'),
+        redirect_uris: values['redirect-uri'],
+      });
+      let key: { api_key: string };
+      try {
+        key = await client.call<{ api_key: string }>('transactions', 'POST', `/apps/${app.app_id}/api-keys`, { name: 'default' });
+      } catch (err) {
+        throw new CliError(
+          `App ${app.app_id} was created (client_secret ${app.client_secret}), but its API key was not: ${(err as Error).message}. ` +
+            `Run: pnpm manage api-key create --app-id ${app.app_id}`,
+        );
+      }
+      return { app_id: app.app_id, client_secret: app.client_secret, api_key: key.api_key, redirect_uris: app.redirect_uris };
+    },
+  },
+  'app list': {
+    summary: 'list apps, oldest first, a page at a time',
+    options: pageOptions,
+    run: (client, values) => client.call('identity', 'GET', `/apps${queryString({ limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`),
+  },
+  'app show': {
+    summary: 'show one app',
+    options: {},
+    positionals: appId,
+    run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
+  },
+  'app update': {
+    summary: 'change the name or the redirect URIs (the list given replaces the old one)',
+    options: {
+      name: { type: 'string', value: 'NAME', description: 'the new name' },
+      'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'the new redirect URIs; repeat for more' },
+    },
+    positionals: appId,
+    run: (client, values, [id]) => {
+      const body = { name: str(values, 'name'), redirect_uris: values['redirect-uri'] };
+      if (body.name === undefined && body.redirect_uris === undefined) throw new CliError('Nothing to change: give --name or --redirect-uri.');
+      return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
+    },
+  },
+  'app disable': {
+    summary: 'disable an app: it gets no tokens, and its tokens stop working',
+    options: {},
+    positionals: appId,
+    run: (client, _v, [id]) => client.call('identity', 'POST', `/apps/${path(id)}/disable`, {}),
+  },
+  'app enable': {
+    summary: 'enable a disabled app again',
+    options: {},
+    positionals: appId,
+    run: (client, _v, [id]) => client.call('identity', 'POST', `/apps/${path(id)}/enable`, {}),
+  },
+  'app rotate-secret': {
+    summary: 'give the app a new client secret (printed once); the old one stops working',
+    options: {},
+    positionals: appId,
+    run: (client, _v, [id]) => client.call('identity', 'POST', `/apps/${path(id)}/rotate-secret`, {}),
+  },
+};
+
+const nameOptions = {
+  name: { type: 'string', value: 'N', description: 'full name ("" clears it)' },
+  'given-name': { type: 'string', value: 'G', description: 'given name ("" clears it)' },
+  'family-name': { type: 'string', value: 'F', description: 'family name ("" clears it)' },
+} as const;
+
+export const userCommands: Record<string, Command> = {
+  'user create': {
+    summary: 'create a user who can sign in',
+    options: {
+      username: { type: 'string', value: 'U', description: 'the sign-in name' },
+      password: { type: 'string', value: 'P', description: 'at least 8 characters' },
+      'verification-level': { type: 'string', value: 'orb|device', description: 'how the person was verified' },
+      ...nameOptions,
+    },
+    required: ['username', 'password', 'verification-level'],
+    run: (client, values) =>
+      client.call('identity', 'POST', '/users', {
+        username: str(values, 'username'),
+        password: str(values, 'password'),
+        verification_level: str(values, 'verification-level'),
+        name: str(values, 'name'),
+        given_name: str(values, 'given-name'),
+        family_name: str(values, 'family-name'),
+      }),
+  },
+  'user list': {
+    summary: 'list users by username, a page at a time',
+    options: { username: { type: 'string', value: 'PREFIX', description: 'only usernames that start with this' }, ...pageOptions },
+    run: (client, values) =>
+      client.call('identity', 'GET', `/users${queryString({ username: str(values, 'username'), limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`),
+  },
+  'user show': {
+    summary: 'show one user and the apps they consented to',
+    options: {},
+    positionals: userId,
+    run: (client, _v, [id]) => client.call('identity', 'GET', `/users/${path(id)}`),
+  },
+  'user update': {
+    summary: 'change names or the verification level',
+    options: { ...nameOptions, 'verification-level': { type: 'string', value: 'orb|device', description: 'how the person was verified' } },
+    positionals: userId,
+    run: (client, values, [id]) => {
+      const body = Object.fromEntries(
+        Object.entries({
+          name: nullable(values, 'name'),
+          given_name: nullable(values, 'given-name'),
+          family_name: nullable(values, 'family-name'),
+          verification_level: str(values, 'verification-level'),
+        }).filter(([, v]) => v !== undefined),
+      );
+      if (Object.keys(body).length === 0) throw new CliError('Nothing to change: give --name, --given-name, --family-name or --verification-level.');
+      return client.call('identity', 'PATCH', `/users/${path(id)}`, body);
+    },
+  },
+  'user disable': {
+    summary: 'disable a user: they cannot sign in, and their tokens stop working',
+    options: {},
+    positionals: userId,
+    run: (client, _v, [id]) => client.call('identity', 'POST', `/users/${path(id)}/disable`, {}),
+  },
+  'user enable': {
+    summary: 'enable a disabled user again',
+    options: {},
+    positionals: userId,
+    run: (client, _v, [id]) => client.call('identity', 'POST', `/users/${path(id)}/enable`, {}),
+  },
+  'user delete': {
+    summary: 'delete a user with their subjects and consents; their sessions and tokens stop working',
+    options: {},
+    positionals: userId,
+    async run(client, _v, [id]) {
+      await client.call('identity', 'DELETE', `/users/${path(id)}`);
+      return { user_id: id, deleted: true };
+    },
+  },
+  'user reset-password': {
+    summary: 'set a new password, or have one generated (printed once)',
+    options: { password: { type: 'string', value: 'P', description: 'the new password (at least 8 characters); left out, one is generated' } },
+    positionals: userId,
+    run: (client, values, [id]) => client.call('identity', 'POST', `/users/${path(id)}/reset-password`, { password: str(values, 'password') }),
+  },
+  'user withdraw-consent': {
+    summary: "withdraw a user's consent to an app; its tokens for them stop working",
+    options: {},
+    positionals: ['USER_ID', 'APP_ID'],
+    async run(client, _v, [id, app]) {
+      await client.call('identity', 'DELETE', `/users/${path(id)}/consents/${path(app)}`);
+      return { user_id: id, app_id: app, withdrawn: true };
+    },
+  },
+};
+
+export const signingKeyCommands: Record<string, Command> = {
+  'signing-key list': {
+    summary: 'list the published signing keys (the active one and retired ones still published)',
+    options: {},
+    run: (client) => client.call('identity', 'GET', '/keys'),
+  },
+  'signing-key rotate': {
+    summary: 'sign with a new key now; the old one stays published until its tokens expire',
+    options: {},
+    run: (client) => client.call('identity', 'POST', '/keys/rotate', {}),
+  },
+};

@@ -1,0 +1,72 @@
+import Joi from 'joi';
+import { pageQuery } from '@attest/common';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** https, or http on a loopback host for development; absolute, no fragment. */
+export function redirectUriProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.hash || value.includes('#')) return 'must not contain a fragment';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
+  return 'must use https (http is allowed only on localhost, 127.0.0.1 or [::1])';
+}
+
+const redirectUri = Joi.string()
+  .max(2000)
+  .custom((value: string, helpers) => {
+    const problem = redirectUriProblem(value);
+    return problem ? helpers.message({ custom: `redirect_uris ${problem}: ${value}` }) : value;
+  });
+
+const appName = Joi.string().trim().min(1).max(200);
+const redirectUris = Joi.array().items(redirectUri).min(1).max(50).unique();
+
+export const createAppSchema = Joi.object({
+  name: appName.required(),
+  redirect_uris: redirectUris.required(),
+});
+
+/** PATCH /admin/apps/{id}: any of these; a field added to apps is one line here and one in app-store. */
+export const updateAppSchema = Joi.object({
+  name: appName,
+  redirect_uris: redirectUris,
+}).min(1);
+
+const password = Joi.string().min(8).max(1024).messages({ 'string.min': 'password must be at least 8 characters' });
+const personName = Joi.string().trim().max(200).allow(null);
+
+export const createUserSchema = Joi.object({
+  username: Joi.string().trim().min(1).max(200).required(),
+  password: password.required(),
+  verification_level: Joi.string().valid('orb', 'device').required(),
+  name: personName,
+  given_name: personName,
+  family_name: personName,
+});
+
+export const updateUserSchema = Joi.object({
+  verification_level: Joi.string().valid('orb', 'device'),
+  name: personName,
+  given_name: personName,
+  family_name: personName,
+}).min(1);
+
+/** A new password, or none to have one generated (returned once). */
+export const resetPasswordSchema = Joi.object({ password });
+
+export const appListQuery = Joi.object({
+  ...pageQuery,
+  cursor: Joi.string().pattern(/^app_[0-9a-f]{32}$/).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+});
+
+export const userListQuery = Joi.object({
+  ...pageQuery,
+  username: Joi.string().max(200),
+  cursor: Joi.string().pattern(/^[A-Za-z0-9_-]{1,300}$/).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+});
