@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
+import { traceIdOfActiveSpan } from '../tracing';
 import { requestLineWriter } from './request-line';
 
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -33,12 +34,15 @@ export function requestLog(logger: Logger): RequestHandler {
   const write = requestLineWriter(logger);
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
+    // read now, inside the request's span: undefined (and free) when tracing is off
+    const traceId = traceIdOfActiveSpan();
     res.on('close', () => {
       const duration = Number(process.hrtime.bigint() - started) / 1e6;
       if (res.writableFinished) {
-        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration });
+        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration, trace_id: traceId });
       } else {
-        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration });
+        const trace = traceId ? { trace_id: traceId } : {};
+        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration, ...trace });
       }
     });
     next();

@@ -10,6 +10,8 @@ export interface RequestLineFields {
   path: string;
   status: number;
   duration_ms: number;
+  /** The trace this request belongs to, when tracing is on. */
+  trace_id?: string;
 }
 
 const q = JSON.stringify;
@@ -31,7 +33,8 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
     const line =
       `{"duration_ms":${fields.duration_ms},"level":"info","message":"request","method":${q(fields.method)},` +
       `"path":${q(fields.path)},"request_id":${q(fields.request_id)},"service":${serviceJson},` +
-      `"status":${fields.status},"timestamp":"${timestamp}"}`;
+      `"status":${fields.status},"timestamp":"${timestamp}"` +
+      (fields.trace_id === undefined ? '}' : `,"trace_id":${q(fields.trace_id)}}`);
     const entry = {
       level: 'info',
       message: 'request',
@@ -42,6 +45,7 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
       duration_ms: fields.duration_ms,
       service,
       timestamp,
+      ...(fields.trace_id === undefined ? {} : { trace_id: fields.trace_id }),
       [LEVEL]: 'info',
       [MESSAGE]: line,
     };
