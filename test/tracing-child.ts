@@ -5,11 +5,11 @@
  * (a database read, and a failure counted in the cache), and prints the finished spans as the last line.
  */
 import { randomBytes } from 'node:crypto';
-import { tracing } from '@opentelemetry/sdk-node';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { shutdownTracing, startTracing } from '@attest/common/tracing';
 
 async function main(): Promise<void> {
-  const exporter = new tracing.InMemorySpanExporter();
+  const exporter = new InMemorySpanExporter();
   startTracing('transactions', {}, { exporter });
   // loaded only now, after the instrumentations are in place (as main.ts's first import does)
   const { startService } = await import('@attest/common');
