@@ -1,6 +1,7 @@
 // ESLint (flat config): the recommended JavaScript and typescript-eslint rules, plus the type-aware rules
 // that catch promises nobody awaits or handles. `pnpm lint` runs it with `prettier --check`.
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -21,4 +22,6 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { module: 'readonly', require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
   },
+  // last: turns off the rules that formatting decides (e.g. no-unexpected-multiline on Prettier's line breaks)
+  prettier,
 );
