@@ -6,6 +6,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs', ignoreDynamic: true } }] },
   moduleNameMapper: {
     '^@attest/common$': '<rootDir>/packages/common/src/index.ts',
+    '^@attest/common/tracing$': '<rootDir>/packages/common/src/tracing.ts',
     '^@attest/testing$': '<rootDir>/packages/common/test/support/index.ts',
   },
   testTimeout: 60000,

@@ -3,6 +3,8 @@
  * own via its main.ts). Embedded Postgres and the in-process cache unless DATABASE_URL / REDIS_URL are set;
  * the embedded Postgres is one for the three (each in its own schema), in DATA_DIR/pg.
  */
+// first: with OTEL_EXPORTER_OTLP_ENDPOINT set, the three services trace as one process, "attest"
+import './start-tracing';
 import path from 'node:path';
 import {
   ConfigError,

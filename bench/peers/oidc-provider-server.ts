@@ -90,7 +90,8 @@ const server = http.createServer((req, res) => {
     });
     return;
   }
-  callback(req, res);
+  // Koa's request handler catches its own errors (it answers 500); nothing is left to handle here
+  void callback(req, res);
 });
 server.listen(PORT, '127.0.0.1', () => process.stdout.write(`oidc-provider listening on ${PORT}\n`));
 const stop = () => process.exit(0);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
+import { loadPricesConfig } from '../../services/prices/src/config';
 import { ROOT } from '../support';
 
 type Service = {
@@ -94,5 +95,20 @@ describe('docker-compose.yml', () => {
       if (name === 'gateway') expect(port).toBe('8080:8080');
       else expect(port).toMatch(/^127\.0\.0\.1:41\d\d:41\d\d$/);
     }
+  });
+
+  it('passes the price feed settings: the seed only when .env allows it, else the http and fx feeds', () => {
+    // as the service sees them: compose passes an empty YAML value as an empty string, which counts as unset
+    const prices = (e: Record<string, string>) =>
+      Object.fromEntries(
+        Object.entries((parse(interpolate(raw, e), { merge: true }) as { services: Record<string, Service> }).services.prices.environment!).map(([k, v]) => [k, String(v ?? '')]),
+      );
+    expect(loadPricesConfig(prices(env))).toMatchObject({ PRICE_FEEDS: 'seed', PRICE_FEEDS_ALLOW_SEED: true });
+    const real = loadPricesConfig(prices({ ...env, PRICE_FEEDS: '', PRICE_FEEDS_ALLOW_SEED: '', PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'demo-key' }));
+    expect(real).toMatchObject({ PRICE_FEEDS: 'http,fx', PRICE_FEEDS_ALLOW_SEED: false, PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'demo-key' });
+    expect(real.PRICE_HTTP_URL).toMatch(/^https:/);
+    expect(real.FX_HTTP_URL).toMatch(/^https:/);
+    // seed without the opt-in is refused, as the service would refuse to start
+    expect(() => loadPricesConfig(prices({ ...env, PRICE_FEEDS: 'seed', PRICE_FEEDS_ALLOW_SEED: '' }))).toThrow(/PRICE_FEEDS includes seed/);
   });
 });

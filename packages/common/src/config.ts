@@ -61,6 +61,7 @@ export const commonEnv = {
   SHUTDOWN_DELAY_MS: Joi.number().integer().min(0).max(120000).default(0),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120000).default(4000),
   BODY_LIMIT: Joi.string().pattern(/^\d+(b|kb|mb)$/).default('100kb'),
+  MIGRATE_ON_START: Joi.boolean().default(true),
 };
 
 export const port = (fallback: number) => Joi.number().port().default(fallback).messages({
@@ -99,6 +100,8 @@ export interface CommonConfig {
   SHUTDOWN_DELAY_MS: number;
   SHUTDOWN_TIMEOUT_MS: number;
   BODY_LIMIT: string;
+  /** Migrate the schema at start (true, the default), or only check that a `migrate` step has done it (false). */
+  MIGRATE_ON_START?: boolean;
 }
 
 /**

@@ -5,7 +5,8 @@ import { ConfigError, type CommonConfig } from './config';
 import { storageChecks, type Readiness } from './http/health';
 import { handleProcessSignals, serve } from './lifecycle';
 import { createLogger, type Logger } from './logger';
-import { openStorage, type Storage, type StorageOverrides } from './storage';
+import { migrateDatabase, openStorage, type Storage, type StorageOverrides } from './storage';
+import { shutdownTracing } from './tracing';
 
 export interface ServiceDeps<C> {
   config: C;
@@ -101,15 +102,43 @@ export function exitOnStartupError(service: string, err: unknown): never {
   process.exit(1);
 }
 
-/** Entry point for running one service on its own (`node main.js`, the container command). */
-export async function runStandalone<C extends CommonConfig>(def: ServiceDefinition<C>): Promise<void> {
+/** `node main.js migrate`: applies pending migrations and exits 0 (a Kubernetes init container, a release step). */
+export async function runMigrate<C extends CommonConfig>(def: ServiceDefinition<C>, env: NodeJS.ProcessEnv): Promise<number[]> {
+  const config = def.loadConfig(env);
+  const logger = createLogger(def.name, config.LOG_LEVEL);
+  const applied = await migrateDatabase(def.name, config, def.migrationsDir, logger);
+  logger.info('migrate: schema up to date', { schema: def.name, applied });
+  return applied;
+}
+
+/**
+ * Entry point for running one service on its own (`node main.js`, the container command), or one of
+ * its commands: `node main.js migrate`.
+ */
+export async function runStandalone<C extends CommonConfig>(def: ServiceDefinition<C>, argv: string[] = process.argv.slice(2)): Promise<void> {
+  if (argv.length > 0 && (argv[0] !== 'migrate' || argv.length > 1)) {
+    process.stderr.write(`${def.name}: unknown arguments: ${argv.join(' ')}\nUsage: node dist/main.js [migrate]\n`);
+    process.exit(2);
+  }
+  if (argv[0] === 'migrate') {
+    try {
+      await runMigrate(def, process.env);
+      await shutdownTracing();
+    } catch (err) {
+      exitOnStartupError(def.name, err);
+    }
+    process.exit(0);
+  }
   let running: RunningService;
   try {
     running = await startService(def, def.loadConfig(process.env));
   } catch (err) {
     exitOnStartupError(def.name, err);
   }
-  handleProcessSignals(running.logger, running.stop);
+  handleProcessSignals(running.logger, async () => {
+    await running.stop();
+    await shutdownTracing();
+  });
 }
 
 export const migrationsDirOf = (serviceRoot: string) => path.join(serviceRoot, 'migrations');

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createBus, createCache, type Cache, type InvalidationBus } from './cache';
-import { createDatabase, migrate, readMigrations, type Db, type SharedEmbeddedPostgres } from './db';
+import { createDatabase, migrate, pendingMigrations, readMigrations, type Db, type SharedEmbeddedPostgres } from './db';
 import type { CommonConfig } from './config';
 import type { Logger } from './logger';
 import { isAppError } from './errors';
@@ -38,6 +38,36 @@ function redactUrl(url: string): string {
   return u.toString();
 }
 
+/** Migrates at start (MIGRATE_ON_START, the default); with it false, refuses to start while migrations are pending. */
+async function prepareSchema(db: Db, config: CommonConfig, migrationsDir: string, logger: Logger): Promise<void> {
+  const migrations = readMigrations(migrationsDir);
+  if (config.MIGRATE_ON_START !== false) {
+    const applied = await withStartupRetries(() => migrate(db, migrations), logger);
+    if (applied.length) logger.info('migrations applied', { versions: applied });
+    return;
+  }
+  const pending = await withStartupRetries(() => pendingMigrations(db, migrations), logger);
+  if (pending.length)
+    throw new Error(
+      `schema ${db.schema} has pending migrations (${pending.map((m) => m.name).join(', ')}) and MIGRATE_ON_START is false: ` +
+        'run the migrate command first (node dist/main.js migrate)',
+    );
+}
+
+/**
+ * The `migrate` command: applies the service's pending migrations to its own database (DATABASE_URL, or
+ * the embedded one under DATA_DIR/<service>/pg) and closes it. Returns the versions applied.
+ */
+export async function migrateDatabase(service: string, config: CommonConfig, migrationsDir: string, logger: Logger): Promise<number[]> {
+  const embeddedDir = path.resolve(config.DATA_DIR, service, 'pg');
+  const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema: service, logger });
+  try {
+    return await withStartupRetries(() => migrate(db, readMigrations(migrationsDir)), logger);
+  } finally {
+    await db.close();
+  }
+}
+
 export interface StorageOverrides {
   schema?: string;
   cachePrefix?: string;
@@ -61,8 +91,7 @@ export async function openStorage(
   const schema = overrides.schema ?? service;
   const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema, logger, shared });
   try {
-    const applied = await withStartupRetries(() => migrate(db, readMigrations(migrationsDir)), logger);
-    if (applied.length) logger.info('migrations applied', { versions: applied });
+    await prepareSchema(db, config, migrationsDir, logger);
   } catch (err) {
     await db.close();
     throw err;

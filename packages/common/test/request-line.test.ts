@@ -26,6 +26,17 @@ describe('the pre-formatted request line', () => {
     expect(JSON.parse(fast)).toEqual({ ...fields, level: 'info', message: 'request', service: 'transactions', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
   });
 
+  it('adds trace_id when tracing is on, still byte for byte what the logger writes', async () => {
+    const { logger, lines } = captured();
+    const traced = { ...fields, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' };
+    requestLineWriter(logger)(traced);
+    logger.info('request', traced);
+    await new Promise((r) => setImmediate(r));
+    const [fast, slow] = lines();
+    expect(withoutTime(fast)).toBe(withoutTime(slow));
+    expect(JSON.parse(fast)).toMatchObject({ request_id: 'r-1', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' });
+  });
+
   it('respects the logger level, a transport level and silence', () => {
     for (const [level, transportLevel] of [['warn', undefined], ['info', 'warn'], ['silent', undefined]] as const) {
       const { logger, lines } = captured(level, transportLevel);

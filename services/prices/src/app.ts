@@ -13,11 +13,13 @@ import { priceStore } from './store/price-store';
 
 export function configuredFeeds(config: PricesConfig): Feed[] {
   const http = { timeoutMs: config.PRICE_HTTP_TIMEOUT_MS, retries: config.PRICE_HTTP_RETRIES, backoffMs: config.PRICE_HTTP_BACKOFF_MS };
+  const { PRICE_HTTP_HEADER_NAME: headerName, PRICE_HTTP_HEADER_VALUE: headerValue } = config;
   return config.PRICE_FEEDS.split(',').map((name) => {
     if (name === 'seed') return seedFeed(config.PRICE_SEED_FILE);
     if (name === 'http')
       return httpFeed({
         ...http,
+        headers: headerName && headerValue ? { [headerName]: headerValue } : undefined,
         url: config.PRICE_HTTP_URL!,
         ids: Object.fromEntries(config.PRICE_HTTP_IDS.split(',').map((pair) => [pair.split('=')[0].toUpperCase(), pair.split('=')[1]])),
         fiats: config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),

@@ -17,7 +17,12 @@ export interface PricesConfig extends CommonConfig {
   PRICE_HTTP_BACKOFF_MS: number;
   PRICE_HTTP_IDS: string;
   PRICE_HTTP_FIATS: string;
+  /** A header sent to the price API with every request, e.g. an API key (x-cg-demo-api-key). */
+  PRICE_HTTP_HEADER_NAME?: string;
+  PRICE_HTTP_HEADER_VALUE?: string;
   FX_HTTP_URL?: string;
+  /** Serve the seed feed's fixed demo prices even with a real database (refused otherwise). */
+  PRICE_FEEDS_ALLOW_SEED: boolean;
 }
 
 const schema = {
@@ -38,7 +43,14 @@ const schema = {
   PRICE_HTTP_IDS: Joi.string().pattern(/^[A-Za-z0-9]+=[\w.-]+(,[A-Za-z0-9]+=[\w.-]+)*$/).default('WLD=worldcoin-wld,USDCE=usd-coin,USDC=usd-coin,ETH=ethereum,WETH=weth')
     .messages({ 'string.pattern.base': '{{#label}} must look like WLD=worldcoin-wld,USDCE=usd-coin' }),
   PRICE_HTTP_FIATS: Joi.string().pattern(/^[A-Za-z]{3}(,[A-Za-z]{3})*$/).default('USD,EUR'),
+  PRICE_HTTP_HEADER_NAME: Joi.string()
+    .pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be an HTTP header name' }),
+  PRICE_HTTP_HEADER_VALUE: Joi.string()
+    .pattern(/^[\x20-\x7e]+$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be printable ASCII' }),
   FX_HTTP_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  PRICE_FEEDS_ALLOW_SEED: Joi.boolean().default(false),
 };
 
 export function loadPricesConfig(env: NodeJS.ProcessEnv): Readonly<PricesConfig> {
@@ -47,6 +59,13 @@ export function loadPricesConfig(env: NodeJS.ProcessEnv): Readonly<PricesConfig>
   const problems: string[] = [];
   if (feeds.includes('http') && !config.PRICE_HTTP_URL) problems.push('PRICE_HTTP_URL is required when PRICE_FEEDS includes http');
   if (feeds.includes('fx') && !config.FX_HTTP_URL) problems.push('FX_HTTP_URL is required when PRICE_FEEDS includes fx');
+  if (Boolean(config.PRICE_HTTP_HEADER_NAME) !== Boolean(config.PRICE_HTTP_HEADER_VALUE))
+    problems.push('PRICE_HTTP_HEADER_NAME and PRICE_HTTP_HEADER_VALUE must be set together');
+  if (feeds.includes('seed') && config.DATABASE_URL && !config.PRICE_FEEDS_ALLOW_SEED)
+    problems.push(
+      'PRICE_FEEDS includes seed (fixed demo prices) while DATABASE_URL is set: use PRICE_FEEDS=http,fx for real prices, ' +
+        'or set PRICE_FEEDS_ALLOW_SEED=true to serve demo prices from this database',
+    );
   if (problems.length) throw new ConfigError(problems);
   return config;
 }

@@ -1,3 +1,4 @@
+import './tracing';
 import path from 'node:path';
 import { runStandalone, type ServiceDefinition } from '@attest/common';
 import { buildApp } from './app';

@@ -7,6 +7,8 @@ import { PriceService } from '../src/domain/prices';
 import { FeedRunner } from '../src/feeds/feed-runner';
 import { fxFeed } from '../src/feeds/fx-feed';
 import { httpFeed } from '../src/feeds/http-feed';
+import { configuredFeeds } from '../src/app';
+import { loadPricesConfig } from '../src/config';
 import { priceStore } from '../src/store/price-store';
 import { pricesHarness, type PricesHarness } from './support';
 
@@ -15,9 +17,11 @@ type Reply = { status?: number; body?: string; delayMs?: number };
 /** A local price API whose answers the test scripts, one per request. */
 class FakePriceApi {
   readonly requests: string[] = [];
+  readonly headers: http.IncomingHttpHeaders[] = [];
   private replies: Reply[] = [];
   private server = http.createServer((req, res) => {
     this.requests.push(req.url ?? '');
+    this.headers.push(req.headers);
     const reply = this.replies.shift() ?? { status: 500, body: 'no reply scripted' };
     setTimeout(() => {
       if (res.destroyed) return;
@@ -32,6 +36,7 @@ class FakePriceApi {
   script(...replies: Reply[]) {
     this.replies = replies;
     this.requests.length = 0;
+    this.headers.length = 0;
   }
   async stop() {
     this.server.closeAllConnections();
@@ -62,6 +67,18 @@ describe('price feeds against a local HTTP server', () => {
     const wldUsd = result.quotes.find((q) => q.token === 'WLD' && q.fiat === 'USD')!;
     expect(wldUsd.observation).toMatchObject({ amount: '1789012345678901235', decimals: 18, source: 'http' });
     expect(result.quotes).toHaveLength(4);
+  });
+
+  it('sends the API key header PRICE_HTTP_HEADER_NAME / PRICE_HTTP_HEADER_VALUE configure (a CoinGecko demo key)', async () => {
+    api.script({ body: GOOD }, { body: GOOD });
+    const env = { PRICE_FEEDS: 'http', PRICE_HTTP_URL: api.url, PRICE_HTTP_IDS: 'WLD=worldcoin-wld', PRICE_HTTP_FIATS: 'USD' };
+    const [keyed] = configuredFeeds(loadPricesConfig({ ...env, PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'CG-demo-123' }));
+    const result = await keyed.fetch();
+    expect(result.quotes.map((q) => `${q.token}/${q.fiat}`)).toEqual(['WLD/USD']);
+    expect(api.headers[0]).toMatchObject({ 'x-cg-demo-api-key': 'CG-demo-123', accept: 'application/json' });
+    const [plain] = configuredFeeds(loadPricesConfig(env));
+    await plain.fetch();
+    expect(api.headers[1]['x-cg-demo-api-key']).toBeUndefined();
   });
 
   it('retries 5xx and bad JSON with backoff, then succeeds', async () => {

@@ -54,3 +54,11 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
     }
   });
 }
+
+/** The migrations not yet applied to the service's schema (all of them when it was never migrated). */
+export async function pendingMigrations(db: Db, migrations: Migration[]): Promise<Migration[]> {
+  const [table] = await db.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [`${db.schema}.schema_migrations`]);
+  if (!table?.name) return migrations;
+  const done = new Set((await db.query<{ version: number }>(`SELECT version FROM ${db.schema}.schema_migrations`)).map((r) => r.version));
+  return migrations.filter((m) => !done.has(m.version));
+}

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger';
 import { routeLabel, type RequestMetrics } from './metrics';
+import { traceIdOfActiveSpan } from '../tracing';
 import { requestLineWriter } from './request-line';
 
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -32,13 +33,16 @@ export function requestContext(logger: Logger, metrics?: RequestMetrics): Reques
     req.id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
     const started = performance.now();
+    // read now, inside the request's span: undefined (and free) when tracing is off
+    const traceId = traceIdOfActiveSpan();
     res.once('close', () => {
       const duration = performance.now() - started;
       if (res.writableFinished) {
         metrics?.record(req.method, routeLabel(req.route), res.statusCode, duration / 1000);
-        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration });
+        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration, trace_id: traceId });
       } else {
-        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration });
+        const trace = traceId ? { trace_id: traceId } : {};
+        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration, ...trace });
       }
     });
     next();

@@ -10,6 +10,8 @@ export interface RequestLineFields {
   path: string;
   status: number;
   duration_ms: number;
+  /** The trace this request belongs to, when tracing is on. */
+  trace_id?: string;
 }
 
 const q = JSON.stringify;
@@ -53,7 +55,8 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
     const line =
       `{"duration_ms":${fields.duration_ms},"level":"info","message":"request","method":${q(fields.method)},` +
       `"path":${q(fields.path)},"request_id":${q(fields.request_id)},"service":${serviceJson},` +
-      `"status":${fields.status},"timestamp":"${timestamp}"}`;
+      `"status":${fields.status},"timestamp":"${timestamp}"` +
+      (fields.trace_id === undefined ? '}' : `,"trace_id":${q(fields.trace_id)}}`);
     let formatted = false;
     for (const transport of logger.transports) {
       if (!transport.format || transport.silent || (transport.level !== undefined && logger.levels[transport.level] < info)) continue;
@@ -61,7 +64,12 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
       transport.write({
         level: 'info',
         message: 'request',
-        ...fields,
+        request_id: fields.request_id,
+        method: fields.method,
+        path: fields.path,
+        status: fields.status,
+        duration_ms: fields.duration_ms,
+        ...(fields.trace_id === undefined ? {} : { trace_id: fields.trace_id }),
         service,
         timestamp,
         [LEVEL]: 'info',

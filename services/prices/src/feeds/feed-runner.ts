@@ -60,13 +60,15 @@ export class FeedRunner {
   }
 
   start(): void {
-    const loop = async () => {
+    const loop = () => {
       this.running = this.runOnce().then(
         () => undefined,
         (err: Error) => void this.logger.warn('price feeds failed', { error: err.message }),
       );
-      await this.running;
-      if (this.timer) this.timer = setTimeout(loop, this.intervalMs);
+      // running never rejects (failures are logged above); the next run is scheduled once it settles
+      void this.running.then(() => {
+        if (this.timer) this.timer = setTimeout(loop, this.intervalMs);
+      });
     };
     this.timer = setTimeout(loop, this.intervalMs);
   }

@@ -131,10 +131,12 @@ export class ChainWatcher {
   }
 
   start(): void {
-    const loop = async () => {
+    const loop = () => {
       this.running = this.tick().catch((err: Error) => this.logger.warn('chain watcher pass failed', { error: err.message }));
-      await this.running;
-      if (this.timer) this.timer = setTimeout(loop, this.options.intervalMs);
+      // running never rejects (failures are logged above); the next pass is scheduled once it settles
+      void this.running.then(() => {
+        if (this.timer) this.timer = setTimeout(loop, this.options.intervalMs);
+      });
     };
     this.timer = setTimeout(loop, 0);
   }

@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support';
+
+const SERVICES = ['identity', 'transactions', 'prices'];
+const cliPackage = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as { name: string; bin: Record<string, string>; files: string[] };
+const cliBuild = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { rootDir: string; outDir: string } };
+
+/** Dockerfile instructions, continuation lines joined, comments dropped. */
+function instructions(file: string): string[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('#'));
+}
+
+describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engine here)', (name) => {
+  const lines = instructions(path.join(ROOT, 'services', name, 'Dockerfile'));
+  const finalStage = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+
+  it('builds the admin CLI beside the service and deploys it with production dependencies only', () => {
+    const build = lines.find((l) => l.startsWith('RUN ') && l.includes('run build'));
+    expect(build).toContain(`--filter @attest/${name}...`);
+    expect(build).toContain(`--filter ${cliPackage.name} run build`);
+    expect(build).toContain(`${cliPackage.name} deploy --prod /cli`);
+    expect(lines).toContain('COPY packages ./packages');
+  });
+
+  it('installs the bin the CLI package declares as attest-manage on the PATH of the final image', () => {
+    // the CLI's package.json declares the bin; its build (src → dist) produces it; the deploy keeps dist
+    const bin = cliPackage.bin['attest-manage'];
+    expect(bin).toBe(`${cliBuild.compilerOptions.outDir}/main.js`);
+    expect(fs.existsSync(path.join(ROOT, 'packages', 'cli', cliBuild.compilerOptions.rootDir, 'main.ts'))).toBe(true);
+    expect(cliPackage.files).toContain(cliBuild.compilerOptions.outDir);
+    expect(finalStage).toContain('COPY --from=build --chown=root:root /cli /opt/attest-cli');
+    const install = finalStage.find((l) => l.includes('/usr/local/bin/attest-manage'));
+    expect(install).toContain(`exec node /opt/attest-cli/${bin} "$@"`);
+    expect(install).toContain('chmod 755 /usr/local/bin/attest-manage');
+  });
+
+  it('runs the service by default; `node dist/main.js migrate` is the separate migration step', () => {
+    expect(finalStage[finalStage.length - 1]).toBe('CMD ["node", "dist/main.js"]');
+    expect(fs.readFileSync(path.join(ROOT, 'services', name, 'src', 'main.ts'), 'utf8')).toMatch(/^import '\.\/tracing';\n/);
+  });
+});
