@@ -57,7 +57,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     },
     adminRoutes: (router) => {
       transactionsAdminRoutes(router, { apiKeys, keyStore, transactions });
-      webhookAdminRoutes(router, { webhooks });
+      webhookAdminRoutes(router, { webhooks, audit });
     },
     metrics: (registry) => webhookMetrics.register(registry),
   });

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import Joi from 'joi';
-import { validate } from '@attest/common';
+import { operatorActor, validate, type AuditLog } from '@attest/common';
 import type { DeliveryWithAttempts, WebhookService } from '../domain/webhook-service';
 import type { WebhookDelivery, WebhookEndpoint } from '../store/webhook-store';
 
@@ -50,13 +50,14 @@ const withLog = (d: DeliveryWithAttempts) => ({
 });
 
 /** Webhook endpoints of apps (issue #12): add, list, remove, rotate the secret; the delivery log, redeliver, replay. */
-export function webhookAdminRoutes(router: Router, deps: { webhooks: WebhookService }): void {
-  const { webhooks } = deps;
+export function webhookAdminRoutes(router: Router, deps: { webhooks: WebhookService; audit?: Pick<AuditLog, 'record'> }): void {
+  const { webhooks, audit } = deps;
 
   router.post('/apps/:app_id/webhooks', async (req, res) => {
     const appId = param<string>('app_id', APP_ID.required(), req.params.app_id);
     const url = validate(addSchema, req.body).url as string;
     const { endpoint, secret } = await webhooks.add(appId, url);
+    await audit?.record({ type: 'webhook.added', actor: operatorActor(req, res), subject: endpoint.id, detail: { app_id: appId, url: endpoint.url } });
     res.status(201).json({ ...publicEndpoint(endpoint), secret });
   });
 
@@ -74,12 +75,15 @@ export function webhookAdminRoutes(router: Router, deps: { webhooks: WebhookServ
 
   router.delete('/webhooks/:webhook_id', async (req, res) => {
     const id = param<string>('webhook_id', WEBHOOK_ID.required(), req.params.webhook_id);
-    res.json({ ...publicEndpoint(await webhooks.remove(id)), removed: true });
+    const removed = await webhooks.remove(id);
+    await audit?.record({ type: 'webhook.removed', actor: operatorActor(req, res), subject: id, detail: { app_id: removed.appId, url: removed.url } });
+    res.json({ ...publicEndpoint(removed), removed: true });
   });
 
   router.post('/webhooks/:webhook_id/rotate-secret', async (req, res) => {
     const id = param<string>('webhook_id', WEBHOOK_ID.required(), req.params.webhook_id);
     const { endpoint, secret } = await webhooks.rotateSecret(id);
+    await audit?.record({ type: 'webhook.secret_rotated', actor: operatorActor(req, res), subject: id, detail: { app_id: endpoint.appId } });
     res.json({ ...publicEndpoint(endpoint), secret });
   });
 
