@@ -2,11 +2,15 @@ import { createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } 
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
+import { passkeyAccounts } from './domain/accounts';
 import { Grants } from './domain/grants';
+import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
 import { Revocations } from './domain/revocations';
 import { InteractionStore, SessionStore } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
+import { accountRoute } from './routes/account-route';
+import { assetsRoute } from './routes/assets-route';
 import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
 import type { IdentityContext } from './routes/context';
@@ -16,11 +20,13 @@ import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
 import { identityOpenApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
+import { signUpRoute } from './routes/signup-route';
 import { tokenRoute } from './routes/token-route';
 import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
+import { passkeyStore } from './store/passkey-store';
 import { revocationStore } from './store/revocation-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
@@ -63,6 +69,11 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
     sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
+    passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
+      ...config.passkeyRp,
+      ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
+    }),
+    createPasskeyAccount: passkeyAccounts(db, users),
   };
 }
 
@@ -83,6 +94,9 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       authorizeRoute(router, ctx);
       signInRoute(router, ctx);
       consentRoute(router, ctx);
+      signUpRoute(router, ctx);
+      accountRoute(router, ctx);
+      assetsRoute(router);
       tokenRoute(router, ctx);
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import {
   commonEnv,
+  ConfigError,
   failureLimitEnv,
   loadEnv,
   port,
@@ -25,6 +26,10 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   CODE_FAILURES_PER_CLIENT: number;
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: number;
   SIGNIN_FAILURES_PER_ADDRESS: number;
+  SIGNUP_ENABLED?: boolean;
+  PASSKEY_RP_ID?: string;
+  PASSKEY_RP_NAME: string;
+  PASSKEY_CHALLENGE_TTL_SECONDS: number;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -34,6 +39,10 @@ export interface IdentityConfig extends IdentityEnv {
   keyEncryptionKey: string;
   issuer: string;
   emailDomain: string;
+  /** Self sign-up with a passkey: SIGNUP_ENABLED, else on in embedded mode and off with DATABASE_URL. */
+  signupEnabled: boolean;
+  /** WebAuthn relying party: its id (a host name) and the origin ceremonies must come from. */
+  passkeyRp: { id: string; name: string; origin: string };
 }
 
 const schema = {
@@ -53,7 +62,21 @@ const schema = {
   CODE_FAILURES_PER_CLIENT: Joi.number().integer().min(1).max(1000000).default(200),
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
   SIGNIN_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(100),
+  SIGNUP_ENABLED: Joi.boolean(),
+  PASSKEY_RP_ID: Joi.string().hostname(),
+  PASSKEY_RP_NAME: Joi.string().trim().min(1).max(100).default('Attest'),
+  PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
 };
+
+/** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */
+function passkeyRp(base: IdentityEnv): IdentityConfig['passkeyRp'] {
+  const url = new URL(base.BASE_URL);
+  const id = base.PASSKEY_RP_ID ?? url.hostname;
+  if (url.hostname !== id && !url.hostname.endsWith(`.${id}`)) {
+    throw new ConfigError([`"PASSKEY_RP_ID" must be the host of BASE_URL (${url.hostname}) or a parent domain of it`]);
+  }
+  return { id, name: base.PASSKEY_RP_NAME, origin: url.origin };
+}
 
 export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityConfig> {
   const base = loadEnv<IdentityEnv>(schema, env);
@@ -64,5 +87,7 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
     keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'identity/key-encryption-key', embedded),
     issuer: base.BASE_URL,
     emailDomain: base.EMAIL_DOMAIN ?? new URL(base.BASE_URL).hostname,
+    signupEnabled: base.SIGNUP_ENABLED ?? embedded,
+    passkeyRp: passkeyRp(base),
   });
 }

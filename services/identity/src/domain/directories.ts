@@ -81,6 +81,17 @@ export class UserDirectory {
     return created;
   }
 
+  /** After a write made outside this class (a sign-up transaction). */
+  invalidate(id: string): Promise<void> {
+    return this.cache.invalidate(id);
+  }
+
+  async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+    const found = await this.store.setPasswordHash(id, passwordHash);
+    await this.cache.invalidate(id);
+    return found;
+  }
+
   async update(id: string, changes: UserUpdate): Promise<User | null> {
     const user = await this.store.update(id, changes);
     await this.cache.invalidate(id);
@@ -133,6 +144,10 @@ export class ConsentDirectory {
   async grant(userId: string, appId: string, scopes: string[]): Promise<void> {
     await this.store.grant(userId, appId, scopes);
     await this.cache.invalidate(`${userId} ${appId}`);
+  }
+
+  listForUser(userId: string): ReturnType<ConsentStore['listForUser']> {
+    return this.store.listForUser(userId);
   }
 
   /** False when there was nothing to withdraw. */

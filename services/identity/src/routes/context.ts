@@ -1,6 +1,7 @@
 import type { Cache, Logger } from '@attest/common';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../domain/directories';
 import type { Grants } from '../domain/grants';
+import type { NewPasskey, PasskeyFailure, Passkeys, Ceremony } from '../domain/passkeys';
 import type { Revocations } from '../domain/revocations';
 import type { InteractionStore, SessionStore } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
@@ -24,4 +25,7 @@ export interface IdentityContext {
   sessions: SessionStore;
   interactions: InteractionStore;
   limits: IdentityLimits;
+  passkeys: Passkeys;
+  /** Self sign-up: the new account and its first passkey, in one transaction. */
+  createPasskeyAccount(account: NonNullable<Ceremony['account']>, passkey: NewPasskey): Promise<PasskeyFailure | null>;
 }

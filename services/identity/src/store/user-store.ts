@@ -5,7 +5,8 @@ export type VerificationLevel = 'orb' | 'device';
 export interface User {
   id: string;
   username: string;
-  passwordHash: string;
+  /** Null for an account made by passkey sign-up. */
+  passwordHash: string | null;
   verificationLevel: VerificationLevel;
   name: string | null;
   givenName: string | null;
@@ -18,7 +19,7 @@ export type UserUpdate = Partial<Pick<User, 'verificationLevel' | 'name' | 'give
 interface UserRow {
   id: string;
   username: string;
-  password_hash: string;
+  password_hash: string | null;
   verification_level: VerificationLevel;
   name: string | null;
   given_name: string | null;
@@ -69,6 +70,10 @@ export function userStore(db: Queryable) {
         ],
       );
       return row ? toUser(row) : null;
+    },
+    async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+      const rows = await db.query('UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING 1', [id, passwordHash]);
+      return rows.length === 1;
     },
     async findByUsername(username: string): Promise<User | null> {
       const [row] = await db.query<UserRow>('SELECT * FROM users WHERE username = $1', [username]);
