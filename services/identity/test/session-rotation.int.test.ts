@@ -89,6 +89,7 @@ describe('sign-in rotates the browser session', () => {
     expect(await h.ctx.sessions.find(second.cookie)).toEqual({
       userId: expect.any(String),
       authTime: expect.any(Number),
+      amr: ['pwd'],
     });
   });
 });

@@ -7,6 +7,8 @@ export interface Session {
   userId: string;
   /** Seconds since the epoch, for auth_time and max_age. */
   authTime: number;
+  /** RFC 8176 authentication method references of the sign-in, e.g. ['pwd']. */
+  amr: string[];
 }
 
 /** Browser sessions in the cache, keyed by a hash of the cookie value (a stolen cache dump is no session). */

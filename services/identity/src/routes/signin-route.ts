@@ -3,17 +3,12 @@ import cookieParser from 'cookie-parser';
 import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
 import { signInPage } from '../views/pages';
-import {
-  csrfToken,
-  expiredInteraction,
-  postedInteraction,
-  proceed,
-  SESSION_COOKIE,
-  setSessionCookie,
-} from './authorization-flow';
+import { expiredInteraction, postedInteraction } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { csrfToken } from './csrf';
 import { signInKeys } from './failure-limits';
 import { pageErrors } from './page-errors';
+import { completeSignIn } from './sign-in-service';
 import { requireFormContentType } from './steps';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
@@ -55,12 +50,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
       return again('Unknown username or wrong password.', 400, failureFields(count));
     }
     await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
-    const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
-    const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
-    setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));
-    const updated = { ...interaction, signedIn: true };
-    await ctx.interactions.update(id, updated);
-    await proceed(ctx, res, id, updated, session, 303);
+    await completeSignIn(ctx, req, res, { interactionId: id, interaction, userId: user.id, amr: ['pwd'] });
   };
 
   endpoint(router, '/signin', {
