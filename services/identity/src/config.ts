@@ -20,7 +20,11 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   CODE_TTL_SECONDS: number;
   ACCESS_TOKEN_TTL_SECONDS: number;
   ID_TOKEN_TTL_SECONDS: number;
-  SESSION_TTL_SECONDS: number;
+  /** Earlier name of SESSION_MAX_AGE_SECONDS, still read when that is unset. */
+  SESSION_TTL_SECONDS?: number;
+  SESSION_MAX_AGE_SECONDS?: number;
+  SESSION_IDLE_TIMEOUT_SECONDS: number;
+  BACKCHANNEL_LOGOUT_ATTEMPTS: number;
   KEY_ROTATION_DAYS: number;
   CODE_FAILURES_PER_CLIENT: number;
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: number;
@@ -34,6 +38,10 @@ export interface IdentityConfig extends IdentityEnv {
   keyEncryptionKey: string;
   issuer: string;
   emailDomain: string;
+  /** A session ends this long after its sign-in: SESSION_MAX_AGE_SECONDS, else SESSION_TTL_SECONDS, else a day. */
+  sessionMaxAgeSeconds: number;
+  /** A session unused this long ends: SESSION_IDLE_TIMEOUT_SECONDS, at most the maximum age. */
+  sessionIdleSeconds: number;
 }
 
 const schema = {
@@ -48,7 +56,10 @@ const schema = {
   CODE_TTL_SECONDS: Joi.number().integer().min(5).max(600).default(60),
   ACCESS_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
   ID_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
-  SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(2592000).default(86400),
+  SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(31536000),
+  SESSION_MAX_AGE_SECONDS: Joi.number().integer().min(60).max(31536000),
+  SESSION_IDLE_TIMEOUT_SECONDS: Joi.number().integer().min(60).max(31536000).default(28800),
+  BACKCHANNEL_LOGOUT_ATTEMPTS: Joi.number().integer().min(1).max(50).default(10),
   KEY_ROTATION_DAYS: Joi.number().min(1).max(365).default(21),
   CODE_FAILURES_PER_CLIENT: Joi.number().integer().min(1).max(1000000).default(200),
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
@@ -58,11 +69,14 @@ const schema = {
 export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityConfig> {
   const base = loadEnv<IdentityEnv>(schema, env);
   const embedded = !base.DATABASE_URL;
+  const sessionMaxAgeSeconds = base.SESSION_MAX_AGE_SECONDS ?? base.SESSION_TTL_SECONDS ?? 86400;
   return Object.freeze({
     ...base,
     secret: resolveSecret('IDENTITY_SECRET', base.IDENTITY_SECRET, base.DATA_DIR, 'identity/secret', embedded),
     keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'identity/key-encryption-key', embedded),
     issuer: base.BASE_URL,
     emailDomain: base.EMAIL_DOMAIN ?? new URL(base.BASE_URL).hostname,
+    sessionMaxAgeSeconds,
+    sessionIdleSeconds: Math.min(base.SESSION_IDLE_TIMEOUT_SECONDS, sessionMaxAgeSeconds),
   });
 }

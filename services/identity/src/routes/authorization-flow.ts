@@ -62,7 +62,7 @@ export async function begin(
 ): Promise<void> {
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
-  if (step === 'finish') return respondToApp(res, request, await ctx.grants.authorize(request, session!), 302);
+  if (step === 'finish') return respondToApp(res, request, await authorizeInSession(ctx, request, session!), 302);
   if (step === 'login_required' || step === 'consent_required') {
     return respondWithError(res, request, stepErrors[step](), 302);
   }
@@ -86,8 +86,15 @@ export async function proceed(ctx: IdentityContext, res: Response, interactionId
   if (!(await ctx.interactions.finish(interactionId))) {
     return void res.redirect(status, `/signin?interaction=${interactionId}`);
   }
-  const values = await ctx.grants.authorize(request, session!);
+  const values = await authorizeInSession(ctx, request, session!);
   respondToApp(res, request, values, status);
+}
+
+/** The app's code and tokens; the session remembers the app (for back-channel logout) the first time only. */
+async function authorizeInSession(ctx: IdentityContext, request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
+  const values = await ctx.grants.authorize(request, session);
+  await ctx.sessions.recordClient(session, request.clientId);
+  return values;
 }
 
 export async function finishWithError(ctx: IdentityContext, res: Response, interactionId: string, request: AuthorizationRequest, error: RedirectError, status: 302 | 303): Promise<void> {

@@ -2,7 +2,8 @@ import type { Cache, Logger } from '@attest/common';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../domain/directories';
 import type { Grants } from '../domain/grants';
 import type { Revocations } from '../domain/revocations';
-import type { InteractionStore, SessionStore } from '../domain/sessions';
+import type { BackChannelLogout } from '../domain/backchannel-logout';
+import type { InteractionStore, Sessions } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
 import type { IdentityConfig } from '../config';
@@ -21,7 +22,8 @@ export interface IdentityContext {
   tokens: TokenService;
   revocations: Revocations;
   grants: Grants;
-  sessions: SessionStore;
+  sessions: Sessions;
+  backChannelLogout: BackChannelLogout;
   interactions: InteractionStore;
   limits: IdentityLimits;
 }

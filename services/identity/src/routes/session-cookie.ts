@@ -18,7 +18,7 @@ export async function currentSession(ctx: IdentityContext, req: Request): Promis
 }
 
 export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {
-  res.cookie(SESSION_COOKIE, id, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/', maxAge: ctx.config.SESSION_TTL_SECONDS * 1000 });
+  res.cookie(SESSION_COOKIE, id, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/', maxAge: ctx.config.sessionMaxAgeSeconds * 1000 });
 }
 
 export function clearSessionCookie(ctx: IdentityContext, res: Response): void {

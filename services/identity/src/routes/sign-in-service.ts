@@ -1,4 +1,6 @@
 import type { Request, Response } from 'express';
+import { clientAddress } from '@attest/common';
+import { describeUserAgent } from '../domain/device';
 import type { Interaction } from '../domain/sessions';
 import { proceed } from './authorization-flow';
 import type { IdentityContext } from './context';
@@ -18,8 +20,14 @@ export interface SignedIn {
  * authorization request moves on (consent, or back to the app). Answers the form POST with a 303.
  */
 export async function completeSignIn(ctx: IdentityContext, req: Request, res: Response, signedIn: SignedIn): Promise<void> {
-  const session = { userId: signedIn.userId, authTime: Math.floor(Date.now() / 1000), amr: signedIn.amr };
-  setSessionCookie(ctx, res, await ctx.sessions.rotate(sessionCookieOf(req), session));
+  const { cookie, session } = await ctx.sessions.rotate(sessionCookieOf(req), {
+    userId: signedIn.userId,
+    authTime: Math.floor(Date.now() / 1000),
+    amr: signedIn.amr,
+    device: describeUserAgent(req.get('user-agent')),
+    address: clientAddress(req),
+  });
+  setSessionCookie(ctx, res, cookie);
   const updated = { ...signedIn.interaction, signedIn: true };
   await ctx.interactions.update(signedIn.interactionId, updated);
   await proceed(ctx, res, signedIn.interactionId, updated, session, 303);
