@@ -53,7 +53,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
-  const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), apps, tokens, logger, {
+  const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
     secret: config.secret,
     intervalMs: 5000,
     maxAttempts: config.BACKCHANNEL_LOGOUT_ATTEMPTS,
@@ -65,9 +65,12 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
       // a session ends and its back-channel logouts are owed in one transaction: both, or neither
       inTransaction: (fn) =>
         db.transaction((tx) =>
-          fn(sessionStore(tx), async (ended) =>
-            logoutDeliveryStore(tx).enqueue(await backChannelLogout.deliveriesFor(ended), new Date(now())),
-          ),
+          fn(sessionStore(tx), async (ended) => {
+            // everything inside reads through `tx`: the embedded database has a single connection
+            const outbox = logoutDeliveryStore(tx);
+            const uris = await outbox.backchannelUris(ended.flatMap((s) => s.clientIds));
+            await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
+          }),
         ),
       kick: () => backChannelLogout.kick(),
     },

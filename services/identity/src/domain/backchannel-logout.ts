@@ -1,6 +1,5 @@
 import type { Logger } from '@attest/common';
 import type { LogoutDelivery, LogoutDeliveryStore } from '../store/logout-delivery-store';
-import type { App } from '../store/app-store';
 import { pairwiseSid, pairwiseSubject } from './ids';
 import type { Session } from './sessions';
 
@@ -31,7 +30,6 @@ export class BackChannelLogout {
 
   constructor(
     private readonly store: Pick<LogoutDeliveryStore, 'leaseDue' | 'delivered' | 'failed'>,
-    private readonly apps: { find(id: string): Promise<App | null> },
     private readonly tokens: { logoutToken(input: { aud: string; sub: string; sid: string }): Promise<string> },
     private readonly logger: Logger,
     private readonly options: BackChannelLogoutOptions,
@@ -39,16 +37,19 @@ export class BackChannelLogout {
     this.now = options.now ?? Date.now;
   }
 
-  /** The deliveries an ended session owes: one per app it signed in to that has a back-channel URI. */
-  async deliveriesFor(sessions: Session[]): Promise<Omit<LogoutDelivery, 'id' | 'attempts'>[]> {
+  /**
+   * The deliveries ended sessions owe: one per app each signed in to that has a back-channel URI
+   * (`uris`, read in the transaction that ends them).
+   */
+  deliveriesFor(sessions: Session[], uris: Map<string, string>): Omit<LogoutDelivery, 'id' | 'attempts'>[] {
     const out: Omit<LogoutDelivery, 'id' | 'attempts'>[] = [];
     for (const session of sessions) {
       for (const appId of session.clientIds) {
-        const app = await this.apps.find(appId);
-        if (!app?.backchannelLogoutUri) continue;
+        const uri = uris.get(appId);
+        if (!uri) continue;
         out.push({
           appId,
-          uri: app.backchannelLogoutUri,
+          uri,
           sub: pairwiseSubject(this.options.secret, appId, session.userId),
           sid: pairwiseSid(this.options.secret, appId, session.id),
         });

@@ -31,6 +31,15 @@ export function logoutDeliveryStore(db: Queryable) {
         [deliveries.map((d) => d.appId), deliveries.map((d) => d.uri), deliveries.map((d) => d.sub), deliveries.map((d) => d.sid), now],
       );
     },
+    /** The back-channel logout URIs of those apps that registered one. */
+    async backchannelUris(appIds: string[]): Promise<Map<string, string>> {
+      if (appIds.length === 0) return new Map();
+      const rows = await db.query<{ id: string; backchannel_logout_uri: string }>(
+        'SELECT id, backchannel_logout_uri FROM apps WHERE id = ANY ($1) AND backchannel_logout_uri IS NOT NULL',
+        [appIds],
+      );
+      return new Map(rows.map((r) => [r.id, r.backchannel_logout_uri]));
+    },
     /** Leases due deliveries; SKIP LOCKED and the lease keep replicas from sending the same one at once. */
     async leaseDue(now: Date, limit: number, leaseMs: number): Promise<LogoutDelivery[]> {
       const rows = await db.query<Row>(
