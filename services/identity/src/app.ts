@@ -16,6 +16,7 @@ import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
 import { logoutRoute } from './routes/logout-route';
+import { revokeRoute } from './routes/revoke-route';
 import { identityOpenApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
 import { tokenRoute } from './routes/token-route';
@@ -126,6 +127,7 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);
       logoutRoute(router, ctx);
+      revokeRoute(router, ctx);
       openApiRoute(router, identityOpenApi(deps.config.issuer));
     },
     adminRoutes(router) {

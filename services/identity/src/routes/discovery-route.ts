@@ -25,6 +25,8 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     introspection_endpoint: `${base}/introspect`,
+    revocation_endpoint: `${base}/revoke`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
     end_session_endpoint: `${base}/logout`,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
