@@ -15,13 +15,27 @@ const str = (values: Values, key: string) => values[key] as string | undefined;
 
 export const commands: Record<string, Command> = {
   'app create': {
-    usage: 'app create --name NAME --redirect-uri URI [--redirect-uri URI ...]',
-    options: { name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true } },
+    usage:
+      'app create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URI]',
+    options: {
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
+      'backchannel-logout-uri': { type: 'string' },
+    },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
-      const app = await client.call<{ app_id: string; client_secret: string; redirect_uris: string[] }>('identity', 'POST', '/apps', {
+      const app = await client.call<{
+        app_id: string;
+        client_secret: string;
+        redirect_uris: string[];
+        post_logout_redirect_uris?: string[];
+        backchannel_logout_uri?: string | null;
+      }>('identity', 'POST', '/apps', {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        ...(values['post-logout-redirect-uri'] ? { post_logout_redirect_uris: values['post-logout-redirect-uri'] } : {}),
+        ...(values['backchannel-logout-uri'] ? { backchannel_logout_uri: str(values, 'backchannel-logout-uri') } : {}),
       });
       let key: { api_key: string };
       try {
@@ -32,7 +46,14 @@ export const commands: Record<string, Command> = {
             `Run: pnpm manage api-key create --app-id ${app.app_id}`,
         );
       }
-      return { app_id: app.app_id, client_secret: app.client_secret, api_key: key.api_key, redirect_uris: app.redirect_uris };
+      return {
+        app_id: app.app_id,
+        client_secret: app.client_secret,
+        api_key: key.api_key,
+        redirect_uris: app.redirect_uris,
+        ...(app.post_logout_redirect_uris?.length ? { post_logout_redirect_uris: app.post_logout_redirect_uris } : {}),
+        ...(app.backchannel_logout_uri ? { backchannel_logout_uri: app.backchannel_logout_uri } : {}),
+      };
     },
   },
   'app rotate-secret': {

@@ -6,7 +6,8 @@ import { passkeyAccounts } from './domain/accounts';
 import { Grants } from './domain/grants';
 import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
 import { Revocations } from './domain/revocations';
-import { InteractionStore, SessionStore } from './domain/sessions';
+import { BackChannelLogout } from './domain/backchannel-logout';
+import { InteractionStore, Sessions } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
 import { accountRoute } from './routes/account-route';
@@ -18,6 +19,8 @@ import { identityLimits } from './routes/failure-limits';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
+import { logoutRoute } from './routes/logout-route';
+import { revokeRoute } from './routes/revoke-route';
 import { identityOpenApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
 import { signUpRoute } from './routes/signup-route';
@@ -26,13 +29,21 @@ import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
+import { logoutDeliveryStore } from './store/logout-delivery-store';
 import { passkeyStore } from './store/passkey-store';
 import { revocationStore } from './store/revocation-store';
+import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
 
-export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext {
+export interface ContextOptions {
+  /** The clock of session lifetimes and logout delivery retries (tests move it on). */
+  now?: () => number;
+}
+
+export function buildContext(deps: ServiceDeps<IdentityConfig>, options: ContextOptions = {}): IdentityContext {
   const { config, storage, logger } = deps;
+  const now = options.now ?? Date.now;
   const { db, cache, bus } = storage;
   const apps = new AppDirectory(appStore(db), bus);
   const users = new UserDirectory(userStore(db), bus);
@@ -49,6 +60,32 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
+  const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
+    secret: config.secret,
+    intervalMs: 5000,
+    maxAttempts: config.BACKCHANNEL_LOGOUT_ATTEMPTS,
+    now,
+  });
+  const sessions = new Sessions(
+    sessionStore(db),
+    {
+      // a session ends and its back-channel logouts are owed in one transaction: both, or neither
+      inTransaction: (fn) =>
+        db.transaction((tx) =>
+          fn(sessionStore(tx), async (ended) => {
+            // everything inside reads through `tx`: the embedded database has a single connection
+            const outbox = logoutDeliveryStore(tx);
+            const uris = await outbox.backchannelUris(ended.flatMap((s) => s.clientIds));
+            await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
+          }),
+        ),
+      kick: () => backChannelLogout.kick(),
+    },
+    bus,
+    { idleSeconds: config.sessionIdleSeconds, maxAgeSeconds: config.sessionMaxAgeSeconds },
+    logger,
+    now,
+  );
   return {
     config,
     logger,
@@ -66,7 +103,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
       secret: config.secret,
       codeTtlSeconds: config.CODE_TTL_SECONDS,
     }),
-    sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
+    sessions,
+    backChannelLogout,
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
     passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
@@ -81,6 +119,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
 export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
   await ctx.keys.signingKey();
   await ctx.revocations.start();
+  ctx.sessions.start();
+  ctx.backChannelLogout.start();
   const apps = createServiceApps({
     service: 'identity',
     logger: deps.logger,
@@ -100,11 +140,20 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       tokenRoute(router, ctx);
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);
+      logoutRoute(router, ctx);
+      revokeRoute(router, ctx);
       openApiRoute(router, identityOpenApi(deps.config.issuer));
     },
     adminRoutes(router) {
       identityAdminRoutes(router, ctx);
     },
   });
-  return { ...apps, stop: async () => ctx.revocations.stop() };
+  return {
+    ...apps,
+    stop: async () => {
+      ctx.revocations.stop();
+      ctx.sessions.stop();
+      await ctx.backChannelLogout.stop();
+    },
+  };
 }

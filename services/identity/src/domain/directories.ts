@@ -1,5 +1,5 @@
 import { LocalCache, type InvalidationBus } from '@attest/common';
-import type { App, AppStore } from '../store/app-store';
+import type { App, AppLogoutSettings, AppStore } from '../store/app-store';
 import type { ConsentStore } from '../store/consent-store';
 import type { SubjectStore } from '../store/subject-store';
 import type { User, UserStore, UserUpdate } from '../store/user-store';
@@ -26,7 +26,14 @@ export class AppDirectory {
   find(id: string): Promise<App | null> {
     return this.cache.get(id, async () => {
       const app = await this.store.find(id);
-      return app && Object.freeze({ ...app, redirectUris: Object.freeze([...app.redirectUris]) as string[] });
+      return (
+        app &&
+        Object.freeze({
+          ...app,
+          redirectUris: Object.freeze([...app.redirectUris]) as string[],
+          postLogoutRedirectUris: Object.freeze([...app.postLogoutRedirectUris]) as string[],
+        })
+      );
     });
   }
 
@@ -38,6 +45,12 @@ export class AppDirectory {
     const created = await this.store.insert(app);
     await this.cache.invalidate(created.id);
     return created;
+  }
+
+  async setLogoutSettings(id: string, settings: AppLogoutSettings): Promise<App | null> {
+    const app = await this.store.setLogoutSettings(id, settings);
+    await this.cache.invalidate(id);
+    return app;
   }
 
   async setSecretHash(id: string, secretHash: string): Promise<boolean> {

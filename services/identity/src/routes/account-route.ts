@@ -8,11 +8,12 @@ import type { Session } from '../domain/sessions';
 import type { User } from '../store/user-store';
 import { accountPage } from '../views/account-page';
 import { errorPage } from '../views/pages';
-import { csrfToken, csrfValid, currentSession } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { csrfToken, csrfValid } from './csrf';
 import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
+import { currentSession } from './session-cookie';
 import { requireFormContentType } from './steps';
 
 /** Notices after a change (Post/Redirect/Get): a fixed list, so nothing from the URL is reflected. */
@@ -24,7 +25,7 @@ const NOTICES: Record<string, string> = {
 };
 
 interface Signed {
-  sessionId: string;
+  /** The server-side session this browser is signed in with (its public id is the CSRF purpose). */
   session: Session;
   user: User;
 }
@@ -32,20 +33,20 @@ const signed = (res: Response) => res.locals.account as Signed;
 
 /** The account page and its forms: approved apps (withdraw), passkeys (add, remove), password change. */
 export function accountRoute(router: Router, ctx: IdentityContext): void {
-  const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).sessionId}`);
+  const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).session.id}`);
 
   /** A signed-in user, or: GET → the sign-in page (then back here); POST → 303 there too. */
   const requireSession = async (req: Request, res: Response, next: NextFunction) => {
     const current = await currentSession(ctx, req);
     const user = current ? await ctx.users.findById(current.session.userId) : null;
     if (!current || !user) return res.redirect(req.method === 'GET' ? 302 : 303, '/signin?next=account');
-    res.locals.account = { sessionId: current.id, session: current.session, user } satisfies Signed;
+    res.locals.account = { session: current.session, user } satisfies Signed;
     next();
   };
 
   const requireCsrf = (req: Request, res: Response, next: NextFunction) => {
     const presented = (req.body as Record<string, unknown>).csrf;
-    if (csrfValid(ctx, req, `account:${signed(res).sessionId}`, typeof presented === 'string' ? presented : undefined)) return next();
+    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, typeof presented === 'string' ? presented : undefined)) return next();
     errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
   };
 

@@ -3,7 +3,8 @@ import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } 
 import type { Grants } from '../domain/grants';
 import type { NewPasskey, PasskeyFailure, Passkeys, Ceremony } from '../domain/passkeys';
 import type { Revocations } from '../domain/revocations';
-import type { InteractionStore, SessionStore } from '../domain/sessions';
+import type { BackChannelLogout } from '../domain/backchannel-logout';
+import type { InteractionStore, Sessions } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
 import type { IdentityConfig } from '../config';
@@ -22,7 +23,8 @@ export interface IdentityContext {
   tokens: TokenService;
   revocations: Revocations;
   grants: Grants;
-  sessions: SessionStore;
+  sessions: Sessions;
+  backChannelLogout: BackChannelLogout;
   interactions: InteractionStore;
   limits: IdentityLimits;
   passkeys: Passkeys;

@@ -10,7 +10,8 @@ import type { IdentityContext } from './context';
 import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
-import { completeSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
+import { completeSignIn } from './sign-in-service';
+import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
 import { requireFormContentType } from './steps';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
@@ -62,7 +63,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
       return again('Unknown username or wrong password.', 400, failureFields(count));
     }
     await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
-    await completeSignIn(ctx, req, res, target, user, ['pwd']);
+    await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: ['pwd'] });
   };
 
   const withPasskey = async (req: Request, res: Response, target: SignInTarget, csrf: string) => {
@@ -71,7 +72,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     if (!result.ok) return render(req, res, target, { error: passkeyMessage(result.failure) }, 400);
     const user = await ctx.users.findById(result.value.userId);
     if (!user) return render(req, res, target, { error: passkeyMessage('unknown_credential') }, 400);
-    await completeSignIn(ctx, req, res, target, user, passkeyAmr(result.value.userVerified));
+    await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: passkeyAmr(result.value.userVerified) });
   };
 
   const submit = async (req: Request, res: Response) => {

@@ -1,13 +1,15 @@
 import type { Request, Response } from 'express';
 import type { Interaction } from '../domain/sessions';
-import type { User } from '../store/user-store';
-import { csrfToken, csrfValid, expiredInteraction, proceed, SESSION_COOKIE, setSessionCookie } from './authorization-flow';
-import type { IdentityContext } from './context';
 import { errorPage } from '../views/pages';
+import { expiredInteraction } from './authorization-flow';
+import type { IdentityContext } from './context';
+import { csrfToken, csrfValid } from './csrf';
+import type { AfterSignIn } from './sign-in-service';
 
 /**
- * Where a sign-in (or sign-up) continues: the authorization request it belongs to, or the account
- * page (`next=account`), which needs a signed-in user but no app.
+ * What a sign-in (or sign-up) page is for: the authorization request it belongs to, or the account
+ * page (`next=account`), which needs a signed-in user but no app. The pages carry it from form to form;
+ * completeSignIn (sign-in-service.ts) takes it on from `afterSignIn`.
  */
 export type SignInTarget = { kind: 'interaction'; id: string; interaction: Interaction } | { kind: 'account' };
 
@@ -15,10 +17,14 @@ export type SignInTarget = { kind: 'interaction'; id: string; interaction: Inter
 export const targetFields = (t: SignInTarget): Record<string, string> => (t.kind === 'account' ? { next: 'account' } : { interaction: t.id });
 export const targetQuery = (t: SignInTarget) => new URLSearchParams(targetFields(t)).toString();
 
-const binding = (t: SignInTarget) => (t.kind === 'account' ? 'account-signin' : t.id);
+/** Where completeSignIn sends the browser once the user is known. */
+export const afterSignIn = (t: SignInTarget): AfterSignIn =>
+  t.kind === 'account' ? { account: true } : { interactionId: t.id, interaction: t.interaction };
+
+const purpose = (t: SignInTarget) => (t.kind === 'account' ? 'account-signin' : t.id);
 
 /** The page's CSRF token; passkey ceremonies are bound to it too (this browser, this target). */
-export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t: SignInTarget) => csrfToken(ctx, req, res, binding(t));
+export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t: SignInTarget) => csrfToken(ctx, req, res, purpose(t));
 
 /** The target a GET (query) or POST (form) names, or null after answering with the error page. */
 export async function readTarget(ctx: IdentityContext, res: Response, source: Record<string, unknown>): Promise<SignInTarget | null> {
@@ -38,23 +44,9 @@ export async function postedTarget(ctx: IdentityContext, req: Request, res: Resp
   const target = await readTarget(ctx, res, body);
   if (!target) return null;
   const csrf = typeof body.csrf === 'string' ? body.csrf : undefined;
-  if (!csrfValid(ctx, req, binding(target), csrf)) {
+  if (!csrf || !csrfValid(ctx, req, purpose(target), csrf)) {
     errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
     return null;
   }
-  return { target, csrf: csrf! };
-}
-
-/**
- * Every sign-in method ends here: a new session (the browser's previous one ends), then on to the
- * authorization request, or to the account page.
- */
-export async function completeSignIn(ctx: IdentityContext, req: Request, res: Response, target: SignInTarget, user: User, amr: string[]): Promise<void> {
-  const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000), amr };
-  const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
-  setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));
-  if (target.kind === 'account') return res.redirect(303, '/account');
-  const updated = { ...target.interaction, signedIn: true };
-  await ctx.interactions.update(target.id, updated);
-  await proceed(ctx, res, target.id, updated, session, 303);
+  return { target, csrf };
 }

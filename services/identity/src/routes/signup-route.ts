@@ -9,7 +9,8 @@ import { signUpPage, signUpPasskeyPage } from '../views/signup-page';
 import type { IdentityContext } from './context';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
-import { completeSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
+import { completeSignIn } from './sign-in-service';
+import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
 import { requireFormContentType } from './steps';
 
 export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
@@ -55,9 +56,9 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
       const status = result.failure === 'username_taken' || result.failure === 'already_registered' ? 409 : 400;
       return details(req, res, t, { error: passkeyMessage(result.failure) }, status);
     }
-    const user = await ctx.users.findById(result.value.account.userId);
-    ctx.logger.info('account created by passkey sign-up', { user_id: result.value.account.userId });
-    await completeSignIn(ctx, req, res, t, user!, passkeyAmr(result.value.userVerified));
+    const userId = result.value.account.userId;
+    ctx.logger.info('account created by passkey sign-up', { user_id: userId });
+    await completeSignIn(ctx, req, res, { ...afterSignIn(t), userId, amr: passkeyAmr(result.value.userVerified) });
   };
 
   const submit = async (req: Request, res: Response) => {

@@ -67,3 +67,34 @@ ${inputs}
     .send(body);
 }
 
+/** RP-Initiated Logout without a valid id_token_hint: the user confirms (a CSRF-protected POST). */
+export function logoutConfirmPage(
+  res: Response,
+  input: { csrf: string; appName?: string; clientId?: string; postLogoutRedirectUri?: string; state?: string },
+): void {
+  const hidden = (name: string, value: string | undefined) =>
+    value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`;
+  sendPage(
+    res,
+    200,
+    'Sign out',
+    html`<h1>Sign out?</h1>
+<p>${input.appName ? html`${input.appName} asks to sign you out.` : 'Do you want to sign out?'} You will need to sign in again to use apps with this account.</p>
+<form method="post" action="/logout/confirm">
+<input type="hidden" name="csrf" value="${input.csrf}">
+${hidden('client_id', input.clientId)}${hidden('post_logout_redirect_uri', input.postLogoutRedirectUri)}${hidden('state', input.state)}
+<button type="submit" name="decision" value="logout">Sign out</button>
+<button type="submit" name="decision" value="stay" class="secondary">Stay signed in</button>
+</form>`,
+    { formAction: input.postLogoutRedirectUri ? formAction(input.postLogoutRedirectUri) : "'self'" },
+  );
+}
+
+export function signedOutPage(res: Response, signedOut: boolean): void {
+  sendPage(
+    res,
+    200,
+    signedOut ? 'Signed out' : 'Still signed in',
+    signedOut ? html`<h1>You are signed out</h1><p>You can close this window.</p>` : html`<h1>You are still signed in</h1><p>You can close this window.</p>`,
+  );
+}
