@@ -13,7 +13,7 @@ import { csrfToken, csrfValid } from './csrf';
 import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
-import { currentSession } from './session-cookie';
+import { clearSessionCookie, currentSession } from './session-cookie';
 import { requireFormContentType } from './steps';
 
 /** Notices after a change (Post/Redirect/Get): a fixed list, so nothing from the URL is reflected. */
@@ -22,6 +22,8 @@ const NOTICES: Record<string, string> = {
   'passkey-added': 'Passkey added.',
   'passkey-removed': 'Passkey removed.',
   'password-changed': 'Password changed.',
+  'session-ended': 'Session ended: that browser is signed out.',
+  'sessions-ended': 'Your other sessions ended: only this browser is signed in.',
 };
 
 interface Signed {
@@ -31,7 +33,7 @@ interface Signed {
 }
 const signed = (res: Response) => res.locals.account as Signed;
 
-/** The account page and its forms: approved apps (withdraw), passkeys (add, remove), password change. */
+/** The account page and its forms: approved apps (withdraw), sessions (end), passkeys (add, remove), password change. */
 export function accountRoute(router: Router, ctx: IdentityContext): void {
   const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).session.id}`);
 
@@ -53,12 +55,15 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   const render = async (req: Request, res: Response, extra: { notice?: string; error?: string } = {}, status = 200, headers: Record<string, string> = {}) => {
     const { user } = signed(res);
     const csrf = csrfOf(req, res);
-    const [consents, passkeys, addPasskey] = await Promise.all([
+    const [consents, passkeys, addPasskey, sessions] = await Promise.all([
       ctx.consents.listForUser(user.id),
       ctx.passkeys.listForUser(user.id),
       ctx.passkeys.registrationOptions('add', csrf, { userId: user.id, username: user.username, name: user.name }),
+      ctx.sessions.listForUser(user.id),
     ]);
-    accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, ...extra }, status);
+    const current = signed(res).session.id;
+    const listed = sessions.map((s) => ({ id: s.id, device: s.device, amr: s.amr, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === current }));
+    accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
   };
 
   const show = (req: Request, res: Response) => render(req, res, { notice: NOTICES[String(req.query.notice)] });
@@ -99,6 +104,24 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     done(res, 'passkey-removed');
   };
 
+  /** Ends one of the user's sessions (back-channel logout included); ending this browser's is a sign-out. */
+  const endSession = async (req: Request, res: Response) => {
+    const { user, session } = signed(res);
+    const id = field(req, 'session_id');
+    if (!(await ctx.sessions.end(user.id, id))) return render(req, res, { error: 'That session has already ended.' }, 404);
+    ctx.logger.info('session ended', { user_id: user.id, by: 'user' });
+    if (id !== session.id) return done(res, 'session-ended');
+    clearSessionCookie(ctx, res);
+    res.redirect(303, '/signin?next=account');
+  };
+
+  const endOtherSessions = async (req: Request, res: Response) => {
+    const { user, session } = signed(res);
+    const ended = await ctx.sessions.endAll(user.id, session.id);
+    ctx.logger.info('sessions ended', { user_id: user.id, count: ended, by: 'user' });
+    done(res, 'sessions-ended');
+  };
+
   const changePassword = async (req: Request, res: Response) => {
     const { user } = signed(res);
     if (!user.passwordHash) return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
@@ -124,5 +147,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   endpoint(router, '/account/passkeys', { POST: [...form, addPasskey] });
   endpoint(router, '/account/passkeys/remove', { POST: [...form, removePasskey] });
   endpoint(router, '/account/password', { POST: [...form, changePassword] });
+  endpoint(router, '/account/sessions/end', { POST: [...form, endSession] });
+  endpoint(router, '/account/sessions/end-others', { POST: [...form, endOtherSessions] });
   router.use('/account', pageErrors);
 }

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes';
 import type { User } from '../store/user-store';
-import { html, newNonce, sendPage } from './html';
+import { html, newNonce, sendPage, type Html } from './html';
 import { hiddenFields } from './pages';
 
 export interface AccountPageInput {
@@ -10,14 +10,50 @@ export interface AccountPageInput {
   consents: { appId: string; appName: string; scopes: string[]; grantedAt: Date }[];
   passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }[];
   addPasskey: { ceremony: string; options: unknown };
+  sessions: AccountSession[];
   notice?: string;
   error?: string;
 }
 
+/** A browser session as the account page lists it (times in milliseconds since the epoch). */
+export interface AccountSession {
+  id: string;
+  device: string | null;
+  amr: string[];
+  createdAt: number;
+  lastSeenAt: number;
+  /** The session of the browser looking at the page. */
+  current: boolean;
+}
+
 const day = (d: Date) => d.toISOString().slice(0, 10);
+/** "2025-03-01 14:05 UTC", in a <time> element a browser extension or a reader can localise. */
+const when = (ms: number) => {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+};
+const method = (amr: string[]) => (amr.includes('hwk') ? 'passkey' : amr.includes('pwd') ? 'password' : null);
+
+function sessionsSection(sessions: AccountSession[], csrf: Html[]): Html {
+  const others = sessions.filter((s) => !s.current).length;
+  return html`<h2 id="sessions">Where you are signed in</h2>
+<ul class="items" aria-labelledby="sessions">${sessions.map((s) => {
+    const how = method(s.amr);
+    const label = s.device ?? 'Unknown device';
+    return html`<li data-session-id="${s.id}"${s.current ? html` data-current` : ''}><span><strong>${label}</strong>${s.current ? html` <span class="badge">this browser</span>` : ''}<br>
+<span class="muted">signed in ${when(s.createdAt)}${how ? ` with a ${how}` : ''} · last seen ${when(s.lastSeenAt)}</span></span>
+<form method="post" action="/account/sessions/end">${csrf}${hiddenFields({ session_id: s.id })}<button type="submit" class="danger" aria-label="${s.current ? 'Sign out of this browser' : `End the session on ${label}`}">${s.current ? 'Sign out' : 'End'}</button></form></li>`;
+  })}</ul>
+${
+  others > 0
+    ? html`<form method="post" action="/account/sessions/end-others">${csrf}<button type="submit" class="secondary" id="end-other-sessions">End all other sessions</button></form>`
+    : html`<p class="muted">You are signed in nowhere else.</p>`
+}
+<p class="muted">Ending a session signs that browser out here and tells the apps it used.</p>`;
+}
 const describe = (scope: string) => SCOPE_DESCRIPTIONS[scope as Scope] ?? scope;
 
-/** The signed-in user's account: approved apps, passkeys, password. Every change is a form with the CSRF token. */
+/** The signed-in user's account: approved apps, sessions, passkeys, password. Every change is a form with the CSRF token. */
 export function accountPage(res: Response, input: AccountPageInput, status = 200): void {
   const nonce = newNonce();
   const csrf = hiddenFields({ csrf: input.csrf });
@@ -41,6 +77,7 @@ ${
       )}</ul>
 <p class="muted">Withdrawing stops the app's tokens at once; it must ask you again.</p>`
 }
+${sessionsSection(input.sessions, csrf)}
 <h2 id="passkeys">Passkeys</h2>
 ${
   input.passkeys.length === 0
