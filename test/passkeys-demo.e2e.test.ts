@@ -44,6 +44,27 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
     await stack?.stop();
   });
 
+  async function createUser(username: string, name: string): Promise<void> {
+    const adminToken = fs.readFileSync(path.join(stack.env.DATA_DIR!, 'admin-token'), 'utf8').trim();
+    const created = await fetch(`http://127.0.0.1:${stack.env.IDENTITY_ADMIN_PORT}/admin/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password: 'correct horse battery', verification_level: 'orb', name }),
+    });
+    expect(created.status).toBe(201);
+  }
+
+  /** The demo's "Sign in" with a password, approving the demo; ends on the demo's claims. */
+  async function signInWithPassword(page: Page, username: string): Promise<void> {
+    await page.goto(demo);
+    await page.click('#signin');
+    await page.fill('#username', username);
+    await page.fill('#password', 'correct horse battery');
+    await page.click('form[action="/signin"]:not([data-passkey]) button[type=submit]');
+    await page.click('button[name=decision][value=approve]');
+    await page.waitForSelector('#claims');
+  }
+
   /** A tab with Chromium's virtual authenticator: a platform authenticator that keeps discoverable credentials and verifies the user. */
   async function tabWithAuthenticator(): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
     const context = await browser.newContext();
@@ -113,12 +134,12 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
     expect(await page.textContent('#account-notice')).toContain('Access withdrawn');
     expect(await page.locator('li[data-app]').count()).toBe(0);
 
-    // signing out of the demo (and, once the provider offers RP-initiated logout, of the provider), then in again
+    // signing out of the demo ends the provider's session too: signing in again needs the passkey
     await page.goto(demo);
     await page.click('#signout');
+    await page.waitForSelector('#signed-out');
     await page.click('#signin');
-    const next = await page.waitForSelector('button[name=decision][value=deny], #passkey-signin:visible');
-    if ((await next.getAttribute('id')) === 'passkey-signin') await next.click();
+    await page.click('#passkey-signin');
     await page.waitForSelector('button[name=decision][value=deny]');
     await page.click('button[name=decision][value=deny]');
     expect(await page.textContent('#error')).toContain('access_denied');
@@ -128,26 +149,47 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
   });
 
   it('signs in with a password (an operator-made account at level orb) through the demo', async () => {
-    const adminToken = fs.readFileSync(path.join(stack.env.DATA_DIR!, 'admin-token'), 'utf8').trim();
-    const created = await fetch(`http://127.0.0.1:${stack.env.IDENTITY_ADMIN_PORT}/admin/users`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'correct horse battery', verification_level: 'orb', name: 'Ada Lovelace' }),
-    });
-    expect(created.status).toBe(201);
+    await createUser('ada', 'Ada Lovelace');
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(demo);
-    await page.click('#signin');
-    await page.fill('#username', 'ada');
-    await page.fill('#password', 'correct horse battery');
-    await page.click('form[action="/signin"]:not([data-passkey]) button[type=submit]');
-    await page.click('button[name=decision][value=approve]');
-    await page.waitForSelector('#claims');
+    await signInWithPassword(page, 'ada');
     expect(await page.textContent('#claim-level')).toBe('orb');
     expect(await page.textContent('#claim-name')).toBe('Ada Lovelace');
     await context.close();
   });
 
-  it.todo('signs out through the demo (RP-initiated logout) and the next prompt=none gets login_required — needs the end_session_endpoint of the sessions branch');
+  it('signs out through the demo (RP-initiated logout): back on the demo signed out, and prompt=none then gets login_required', async () => {
+    await createUser('lin', 'Lin Yutang');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations = cspViolations(page);
+    await signInWithPassword(page, 'lin');
+    // signed in at the provider: a silent check (prompt=none) succeeds without a page
+    await page.goto(`${demo}/login?prompt=none`);
+    await page.waitForSelector('#claims');
+
+    const visited: string[] = [];
+    page.on('request', (r) => {
+      if (r.isNavigationRequest()) visited.push(r.url());
+    });
+    await page.click('#signout');
+    await page.waitForSelector('#signed-out');
+    expect(new URL(page.url()).origin).toBe(new URL(demo).origin);
+    const end = new URL(visited.find((u) => u.startsWith(`${issuer}/logout`))!);
+    expect(end.searchParams.get('id_token_hint')).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${demo}/signed-out`);
+    expect(await page.locator('#claims').count()).toBe(0);
+
+    // the provider's session has ended: the next prompt=none comes back with login_required
+    await page.click('#silent');
+    await page.waitForSelector('#error');
+    expect(await page.textContent('#error')).toContain('login_required');
+    expect(await page.locator('#claims').count()).toBe(0);
+    // and the account page asks for a sign-in
+    await page.goto(`${issuer}/account`);
+    expect(new URL(page.url()).pathname).toBe('/signin');
+
+    expect(violations).toEqual([]);
+    await context.close();
+  });
 });

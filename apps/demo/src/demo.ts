@@ -38,16 +38,20 @@ const cookieOf = (req: http.IncomingMessage) => /(?:^|;\s*)attest_demo=([0-9a-f]
 
 /**
  * The demo relying party of `pnpm start`: "Sign in" runs the code flow with PKCE (openid-client)
- * against the local provider and shows the verified claims; "Sign out" ends the provider's session
- * too when it offers an end_session_endpoint. Its state lives in memory: a restart signs everyone out.
+ * against the local provider and shows the verified claims; "Sign out" ends the provider's session too
+ * (RP-Initiated Logout through the discovery's end_session_endpoint, back to the registered /signed-out).
+ * Its state lives in memory: a restart signs everyone out.
  */
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const oidc: OpenIdClient = await import('openid-client');
   const url = `http://localhost:${options.port}`;
-  const client = await ensureDemoClient(options, options.dataDir, `${url}/callback`);
+  const signedOutUri = `${url}/signed-out`;
+  const client = await ensureDemoClient(options, options.dataDir, { redirectUri: `${url}/callback`, postLogoutRedirectUri: signedOutUri });
   const insecure = new URL(options.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
   const config = await oidc.discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure);
   const pending = new Map<string, Pending>();
+  /** Sign-outs sent to the provider (state → when): only the demo's own land as "signed out". */
+  const logouts = new Map<string, number>();
   const sessions = new Map<string, Signed>();
 
   const send = (res: http.ServerResponse, status: number, view: DemoView) =>
@@ -99,16 +103,31 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     redirect(res, '/', sessionCookie(id));
   };
 
+  /**
+   * Sign-out: forgets the demo's session, then (RP-Initiated Logout) sends the browser to the provider's
+   * end_session_endpoint with the id_token as the hint, so the provider's session ends too; the provider
+   * sends it back to the registered /signed-out with the state.
+   */
   const logout = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const id = cookieOf(req);
     const signed = id ? sessions.get(id) : undefined;
     if (id) sessions.delete(id);
     const cleared = `${COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
     if (signed && config.serverMetadata().end_session_endpoint) {
-      const end = oidc.buildEndSessionUrl(config, { id_token_hint: signed.idToken, post_logout_redirect_uri: `${url}/` });
+      const state = oidc.randomState();
+      for (const [key, at] of logouts) if (Date.now() - at > PENDING_MS) logouts.delete(key);
+      logouts.set(state, Date.now());
+      const end = oidc.buildEndSessionUrl(config, { id_token_hint: signed.idToken, post_logout_redirect_uri: signedOutUri, state });
       return redirect(res, end.href, cleared);
     }
     redirect(res, '/?signed_out=1', cleared);
+  };
+
+  /** Back from the provider's end_session_endpoint: a state the demo did not send is not shown as a sign-out. */
+  const signedOut = (res: http.ServerResponse, current: URL) => {
+    const state = current.searchParams.get('state') ?? '';
+    const ours = logouts.delete(state);
+    redirect(res, ours ? '/?signed_out=1' : '/');
   };
 
   const server = http.createServer((req, res) => {
@@ -122,6 +141,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       if (route === 'GET /login') return login(res, current.searchParams);
       if (route === 'GET /callback') return callback(req, res, current);
       if (route === 'POST /logout') return logout(req, res);
+      if (route === 'GET /signed-out') return signedOut(res, current);
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     };
     handle().catch((err: Error) => {
