@@ -11,12 +11,15 @@ import {
   createLogger,
   embeddedLayout,
   handleProcessSignals,
+  resolveAdminToken,
   SharedEmbeddedPostgres,
   startService,
   type CommonConfig,
   type Logger,
   type RunningService,
 } from '@attest/common';
+import { loadDemoConfig } from '../apps/demo/src/config';
+import { startDemo, type RunningDemo } from '../apps/demo/src/demo';
 import { identityService } from '../services/identity/src/main';
 import { transactionsService } from '../services/transactions/src/main';
 import { pricesService } from '../services/prices/src/main';
@@ -24,12 +27,14 @@ import { pricesService } from '../services/prices/src/main';
 async function main(): Promise<void> {
   const services = [identityService, transactionsService, pricesService] as const;
   let configs;
+  let demoConfig;
   try {
     configs = [
       identityService.loadConfig(process.env),
       transactionsService.loadConfig(process.env),
       pricesService.loadConfig(process.env),
     ] as const;
+    demoConfig = loadDemoConfig(process.env);
   } catch (err) {
     process.stderr.write(`${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
     process.exit(1);
@@ -37,7 +42,11 @@ async function main(): Promise<void> {
   const logger = createLogger('attest', configs[0].LOG_LEVEL);
   const sharedDatabase = sharedEmbeddedDatabase(configs[0], services.map((s) => s.name), logger);
   const started: RunningService[] = [];
-  const stopAll = () => Promise.all(started.map((s) => s.stop())).then(() => undefined);
+  let demo: RunningDemo | undefined;
+  const stopAll = async () => {
+    await demo?.stop();
+    await Promise.all(started.map((s) => s.stop()));
+  };
   try {
     started.push(
       ...(await Promise.all([
@@ -46,6 +55,16 @@ async function main(): Promise<void> {
         startService(services[2], configs[2], { sharedDatabase }),
       ])),
     );
+    if (demoConfig.DEMO_ENABLED) {
+      demo = await startDemo({
+        issuer: configs[0].issuer,
+        adminUrl: started[0].adminUrl,
+        adminToken: resolveAdminToken(configs[0].ADMIN_TOKEN, configs[0].DATA_DIR, !configs[0].DATABASE_URL),
+        port: demoConfig.DEMO_PORT,
+        dataDir: configs[0].DATA_DIR,
+        logger,
+      });
+    }
   } catch (err) {
     process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
     await stopAll().catch(() => undefined);
@@ -56,6 +75,7 @@ async function main(): Promise<void> {
     '',
     'Attest is running:',
     ...started.map((s) => `  ${s.name.padEnd(13)} ${s.publicUrl.padEnd(24)} admin ${s.adminUrl}  data: ${s.storage.database}; ${s.storage.cache}`),
+    ...(demo ? [`  ${'demo'.padEnd(13)} ${demo.url.padEnd(24)} open it to sign up with a passkey and sign in (DEMO_ENABLED=false turns it off)`] : []),
     '',
     configs[0].DATABASE_URL ? '' : `Data lives in ${dataDir} (delete it to start afresh).`,
     'Manage apps, users, transactions and prices with, for example:',

@@ -17,7 +17,7 @@ export interface Stack {
 
 /** Ports and a data directory of its own, so it never meets a developer's running `pnpm start`. */
 export async function stackEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
-  const [a, b, c, d, e, f] = await Promise.all(Array.from({ length: 6 }, freePort));
+  const [a, b, c, d, e, f, g] = await Promise.all(Array.from({ length: 7 }, freePort));
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -28,6 +28,7 @@ export async function stackEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.Pr
     IDENTITY_ADMIN_PORT: String(d),
     TRANSACTIONS_ADMIN_PORT: String(e),
     PRICES_ADMIN_PORT: String(f),
+    DEMO_PORT: String(g),
     BASE_URL: `http://localhost:${a}`,
     API_URL: `http://localhost:${b}`,
     PRICES_URL: `http://localhost:${c}`,

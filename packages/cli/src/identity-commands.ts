@@ -4,18 +4,27 @@ import { nullable, pageOptions, path, str, type Command } from './command';
 const appId = ['APP_ID'];
 const userId = ['USER_ID'];
 
+/** RP-Initiated and Back-Channel Logout registration. */
+const logoutOptions = {
+  'post-logout-redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-out may return to (exact match); repeat for more' },
+  'backchannel-logout-uri': { type: 'string', value: 'URI', description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)" },
+} as const;
+
 export const appCommands: Record<string, Command> = {
   'app create': {
     summary: 'create an app (client id and secret) and its first API key',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the name people see on the sign-in page' },
       'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-in returns to (https, or http on localhost); repeat for more' },
+      ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
       const app = await client.call<{ app_id: string; client_secret: string; redirect_uris: string[] }>('identity', 'POST', '/apps', {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        post_logout_redirect_uris: values['post-logout-redirect-uri'],
+        backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
       });
       let key: { api_key: string };
       try {
@@ -41,15 +50,22 @@ export const appCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
   },
   'app update': {
-    summary: 'change the name or the redirect URIs (the list given replaces the old one)',
+    summary: 'change the name, redirect URIs or logout settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'the new redirect URIs; repeat for more' },
+      ...logoutOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
-      const body = { name: str(values, 'name'), redirect_uris: values['redirect-uri'] };
-      if (body.name === undefined && body.redirect_uris === undefined) throw new CliError('Nothing to change: give --name or --redirect-uri.');
+      const body = {
+        name: str(values, 'name'),
+        redirect_uris: values['redirect-uri'],
+        post_logout_redirect_uris: values['post-logout-redirect-uri'],
+        backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+      };
+      if (Object.values(body).every((v) => v === undefined))
+        throw new CliError('Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.');
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },
   },
@@ -163,6 +179,27 @@ export const userCommands: Record<string, Command> = {
       await client.call('identity', 'DELETE', `/users/${path(id)}/consents/${path(app)}`);
       return { user_id: id, app_id: app, withdrawn: true };
     },
+  },
+  'user sessions': {
+    summary: "a user's browser sessions: device, when signed in, last seen, the apps signed in to",
+    options: {},
+    positionals: userId,
+    run: (client, _v, [id]) => client.call('identity', 'GET', `/users/${path(id)}/sessions`),
+  },
+  'user end-session': {
+    summary: "end one of a user's sessions (apps with a back-channel logout URI are told)",
+    options: {},
+    positionals: ['USER_ID', 'SESSION_ID'],
+    async run(client, _v, [id, session]) {
+      await client.call('identity', 'DELETE', `/users/${path(id)}/sessions/${path(session)}`);
+      return { user_id: id, session_id: session, ended: true };
+    },
+  },
+  'user end-sessions': {
+    summary: "end every session of a user: they must sign in again everywhere",
+    options: {},
+    positionals: userId,
+    run: (client, _v, [id]) => client.call('identity', 'DELETE', `/users/${path(id)}/sessions`),
   },
 };
 

@@ -2,11 +2,16 @@ import { AuditLog, createServiceApps, openApiRoute, type BuiltService, type Serv
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
+import { passkeyAccounts } from './domain/accounts';
 import { Grants } from './domain/grants';
+import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
 import { Revocations } from './domain/revocations';
-import { InteractionStore, SessionStore } from './domain/sessions';
+import { BackChannelLogout } from './domain/backchannel-logout';
+import { InteractionStore, Sessions } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
+import { accountRoute } from './routes/account-route';
+import { assetsRoute } from './routes/assets-route';
 import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
 import type { IdentityContext } from './routes/context';
@@ -14,19 +19,31 @@ import { identityLimits } from './routes/failure-limits';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
+import { logoutRoute } from './routes/logout-route';
+import { revokeRoute } from './routes/revoke-route';
 import { identityOpenApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
+import { signUpRoute } from './routes/signup-route';
 import { tokenRoute } from './routes/token-route';
 import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
+import { logoutDeliveryStore } from './store/logout-delivery-store';
+import { passkeyStore } from './store/passkey-store';
 import { revocationStore } from './store/revocation-store';
+import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
 
-export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext {
+export interface ContextOptions {
+  /** The clock of session lifetimes and logout delivery retries (tests move it on). */
+  now?: () => number;
+}
+
+export function buildContext(deps: ServiceDeps<IdentityConfig>, options: ContextOptions = {}): IdentityContext {
   const { config, storage, logger } = deps;
+  const now = options.now ?? Date.now;
   const { db, cache, bus } = storage;
   const apps = new AppDirectory(appStore(db), bus);
   const users = new UserDirectory(userStore(db), bus);
@@ -44,6 +61,32 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
   const revocations = new Revocations(revocationStore(db), bus, logger);
   const audit = new AuditLog(db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
+  const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
+    secret: config.secret,
+    intervalMs: 5000,
+    maxAttempts: config.BACKCHANNEL_LOGOUT_ATTEMPTS,
+    now,
+  });
+  const sessions = new Sessions(
+    sessionStore(db),
+    {
+      // a session ends and its back-channel logouts are owed in one transaction: both, or neither
+      inTransaction: (fn) =>
+        db.transaction((tx) =>
+          fn(sessionStore(tx), async (ended) => {
+            // everything inside reads through `tx`: the embedded database has a single connection
+            const outbox = logoutDeliveryStore(tx);
+            const uris = await outbox.backchannelUris(ended.flatMap((s) => s.clientIds));
+            await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
+          }),
+        ),
+      kick: () => backChannelLogout.kick(),
+    },
+    bus,
+    { idleSeconds: config.sessionIdleSeconds, maxAgeSeconds: config.sessionMaxAgeSeconds },
+    logger,
+    now,
+  );
   return {
     config,
     logger,
@@ -61,10 +104,16 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>): IdentityContext
       secret: config.secret,
       codeTtlSeconds: config.CODE_TTL_SECONDS,
     }, audit),
-    sessions: new SessionStore(cache, config.SESSION_TTL_SECONDS),
+    sessions,
+    backChannelLogout,
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
     audit,
+    passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
+      ...config.passkeyRp,
+      ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
+    }),
+    createPasskeyAccount: passkeyAccounts(db, users),
   };
 }
 
@@ -73,6 +122,8 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
   await ctx.keys.signingKey();
   await ctx.revocations.start();
   ctx.audit.start();
+  ctx.sessions.start();
+  ctx.backChannelLogout.start();
   const apps = createServiceApps({
     service: 'identity',
     logger: deps.logger,
@@ -88,9 +139,14 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
       authorizeRoute(router, ctx);
       signInRoute(router, ctx);
       consentRoute(router, ctx);
+      signUpRoute(router, ctx);
+      accountRoute(router, ctx);
+      assetsRoute(router);
       tokenRoute(router, ctx);
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);
+      logoutRoute(router, ctx);
+      revokeRoute(router, ctx);
       openApiRoute(router, identityOpenApi(deps.config.issuer));
     },
     adminRoutes(router) {
@@ -101,6 +157,8 @@ export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityC
     ...apps,
     stop: async () => {
       ctx.revocations.stop();
+      ctx.sessions.stop();
+      await ctx.backChannelLogout.stop();
       await ctx.audit.stop();
     },
   };

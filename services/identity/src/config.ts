@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import {
   commonEnv,
+  ConfigError,
   failureLimitEnv,
   loadEnv,
   port,
@@ -20,11 +21,19 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   CODE_TTL_SECONDS: number;
   ACCESS_TOKEN_TTL_SECONDS: number;
   ID_TOKEN_TTL_SECONDS: number;
-  SESSION_TTL_SECONDS: number;
+  /** Earlier name of SESSION_MAX_AGE_SECONDS, still read when that is unset. */
+  SESSION_TTL_SECONDS?: number;
+  SESSION_MAX_AGE_SECONDS?: number;
+  SESSION_IDLE_TIMEOUT_SECONDS: number;
+  BACKCHANNEL_LOGOUT_ATTEMPTS: number;
   KEY_ROTATION_DAYS: number;
   CODE_FAILURES_PER_CLIENT: number;
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: number;
   SIGNIN_FAILURES_PER_ADDRESS: number;
+  SIGNUP_ENABLED?: boolean;
+  PASSKEY_RP_ID?: string;
+  PASSKEY_RP_NAME: string;
+  PASSKEY_CHALLENGE_TTL_SECONDS: number;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -34,6 +43,14 @@ export interface IdentityConfig extends IdentityEnv {
   keyEncryptionKey: string;
   issuer: string;
   emailDomain: string;
+  /** Self sign-up with a passkey: SIGNUP_ENABLED, else on in embedded mode and off with DATABASE_URL. */
+  signupEnabled: boolean;
+  /** WebAuthn relying party: its id (a host name) and the origin ceremonies must come from. */
+  passkeyRp: { id: string; name: string; origin: string };
+  /** A session ends this long after its sign-in: SESSION_MAX_AGE_SECONDS, else SESSION_TTL_SECONDS, else a day. */
+  sessionMaxAgeSeconds: number;
+  /** A session unused this long ends: SESSION_IDLE_TIMEOUT_SECONDS, at most the maximum age. */
+  sessionIdleSeconds: number;
 }
 
 const schema = {
@@ -48,21 +65,43 @@ const schema = {
   CODE_TTL_SECONDS: Joi.number().integer().min(5).max(600).default(60),
   ACCESS_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
   ID_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(86400).default(3600),
-  SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(2592000).default(86400),
+  SESSION_TTL_SECONDS: Joi.number().integer().min(60).max(31536000),
+  SESSION_MAX_AGE_SECONDS: Joi.number().integer().min(60).max(31536000),
+  SESSION_IDLE_TIMEOUT_SECONDS: Joi.number().integer().min(60).max(31536000).default(28800),
+  BACKCHANNEL_LOGOUT_ATTEMPTS: Joi.number().integer().min(1).max(50).default(10),
   KEY_ROTATION_DAYS: Joi.number().min(1).max(365).default(21),
   CODE_FAILURES_PER_CLIENT: Joi.number().integer().min(1).max(1000000).default(200),
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
   SIGNIN_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(100),
+  SIGNUP_ENABLED: Joi.boolean(),
+  PASSKEY_RP_ID: Joi.string().hostname(),
+  PASSKEY_RP_NAME: Joi.string().trim().min(1).max(100).default('Attest'),
+  PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
 };
+
+/** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */
+function passkeyRp(base: IdentityEnv): IdentityConfig['passkeyRp'] {
+  const url = new URL(base.BASE_URL);
+  const id = base.PASSKEY_RP_ID ?? url.hostname;
+  if (url.hostname !== id && !url.hostname.endsWith(`.${id}`)) {
+    throw new ConfigError([`"PASSKEY_RP_ID" must be the host of BASE_URL (${url.hostname}) or a parent domain of it`]);
+  }
+  return { id, name: base.PASSKEY_RP_NAME, origin: url.origin };
+}
 
 export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityConfig> {
   const base = loadEnv<IdentityEnv>(schema, env);
   const embedded = !base.DATABASE_URL;
+  const sessionMaxAgeSeconds = base.SESSION_MAX_AGE_SECONDS ?? base.SESSION_TTL_SECONDS ?? 86400;
   return Object.freeze({
     ...base,
     secret: resolveSecret('IDENTITY_SECRET', base.IDENTITY_SECRET, base.DATA_DIR, 'identity/secret', embedded),
     keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'identity/key-encryption-key', embedded),
     issuer: base.BASE_URL,
     emailDomain: base.EMAIL_DOMAIN ?? new URL(base.BASE_URL).hostname,
+    signupEnabled: base.SIGNUP_ENABLED ?? embedded,
+    passkeyRp: passkeyRp(base),
+    sessionMaxAgeSeconds,
+    sessionIdleSeconds: Math.min(base.SESSION_IDLE_TIMEOUT_SECONDS, sessionMaxAgeSeconds),
   });
 }

@@ -45,4 +45,34 @@ describe('nextStep', () => {
     expect(nextStep(request([], { maxAge: 0 }), {}, session, all)).toBe('signin');
     expect(nextStep(request([], { maxAge: 0 }), { signedIn: true }, session, all)).toBe('finish');
   });
+
+  it('prompt=none: a session too old for max_age is login_required, never a page', () => {
+    expect(nextStep(request(['none'], { maxAge: 50 }), {}, session, all)).toBe('login_required');
+    expect(nextStep(request(['none'], { maxAge: 0 }), {}, session, all)).toBe('login_required');
+    expect(nextStep(request(['none'], { maxAge: 500 }), {}, session, all)).toBe('finish');
+  });
+
+  it('prompt=none with a session and every scope consented finishes silently', () => {
+    expect(nextStep(request(['none']), {}, session, all)).toBe('finish');
+  });
+
+  it('prompt=consent under prompt=none is consent_required even when every scope was granted', () => {
+    expect(nextStep(request(['none', 'consent']), {}, session, all)).toBe('consent_required');
+  });
+
+  it('prompt=login and prompt=consent together: sign-in first, then consent, then finish', () => {
+    const both = request(['login', 'consent']);
+    expect(nextStep(both, {}, session, all)).toBe('signin');
+    expect(nextStep(both, { signedIn: true }, session, all)).toBe('consent');
+    expect(nextStep(both, { signedIn: true, consented: true }, session, all)).toBe('finish');
+  });
+
+  it('an interaction marked signed in whose session is gone signs in again', () => {
+    expect(nextStep(request(), { signedIn: true }, null, all)).toBe('signin');
+    expect(nextStep(request(['none']), { signedIn: true }, null, all)).toBe('login_required');
+  });
+
+  it('consent given in this interaction does not cover scopes it did not grant', () => {
+    expect(nextStep(request(), { signedIn: true, consented: true }, session, ['openid'])).toBe('consent');
+  });
 });

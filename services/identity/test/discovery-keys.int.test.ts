@@ -32,7 +32,13 @@ describe('discovery, JWKS and signing keys', () => {
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_endpoint: `${b}/introspect`,
-      claims_supported: expect.arrayContaining(['sub', 'email', 'name', 'given_name', 'family_name', 'auth_time', 'nonce', `${b}/v1`, `${b}/beta`]),
+      revocation_endpoint: `${b}/revoke`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
+      end_session_endpoint: `${b}/logout`,
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
+      frontchannel_logout_supported: false,
+      claims_supported: expect.arrayContaining(['sub', 'email', 'name', 'given_name', 'family_name', 'auth_time', 'amr', 'sid', 'nonce', `${b}/v1`, `${b}/beta`]),
     });
   });
 

@@ -86,9 +86,10 @@ describe('sign-in rotates the browser session', () => {
     });
     expect(callbackParams(await silently(second.cookie)).code).toMatch(/^[0-9a-f]{64}$/);
     expect(await h.ctx.sessions.find(first.cookie)).toBeNull();
-    expect(await h.ctx.sessions.find(second.cookie)).toEqual({
+    expect(await h.ctx.sessions.find(second.cookie)).toMatchObject({
       userId: expect.any(String),
       authTime: expect.any(Number),
+      amr: ['pwd'],
     });
   });
 });

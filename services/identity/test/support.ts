@@ -5,7 +5,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { storageChecks, type Cache, type Db, type InvalidationBus, type Readiness } from '@attest/common';
 import { testBus, testCache, testDatabase, testLogger, testStorage, type TestStorage } from '@attest/testing';
-import { buildApp, buildContext } from '../src/app';
+import { buildApp, buildContext, type ContextOptions } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
 import type { IdentityContext } from '../src/routes/context';
 
@@ -58,6 +58,7 @@ async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
 export async function identityHarness(
   env: NodeJS.ProcessEnv = {},
   shared: SharedStorage = {},
+  options: ContextOptions = {},
 ): Promise<IdentityHarness> {
   const storage = await harnessStorage(shared);
   const config = loadIdentityConfig({
@@ -70,7 +71,7 @@ export async function identityHarness(
   });
   const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
   const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
-  const ctx = buildContext(deps);
+  const ctx = buildContext(deps, options);
   const built = await buildApp(deps, ctx);
   const close = async () => {
     await built.stop?.();

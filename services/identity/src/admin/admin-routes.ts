@@ -1,5 +1,6 @@
 import type { Router } from 'express';
-import { operatorActor } from '@attest/common';
+import { errors, operatorActor } from '@attest/common';
+import type { Session } from '../domain/sessions';
 import type { IdentityContext } from '../routes/context';
 import type { StoredKey } from '../store/key-store';
 import { appAdminRoutes } from './app-admin';
@@ -15,10 +16,41 @@ const keyJson = (k: StoredKey) => ({
   active: k.retiredAt === null,
 });
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A session as the admin API and the account page show it (never the cookie or its hash). */
+export const publicSession = (s: Session) => ({
+  session_id: s.id,
+  created_at: iso(s.createdAt),
+  last_seen_at: iso(s.lastSeenAt),
+  expires_at: iso(s.expiresAt),
+  auth_time: s.authTime,
+  amr: s.amr,
+  device: s.device,
+  address: s.address,
+  app_ids: s.clientIds,
+});
+
 /** Admin API (admin port only): apps, users, signing keys. The audit trail and admin tokens come from common. */
 export function identityAdminRoutes(router: Router, ctx: IdentityContext): void {
   appAdminRoutes(router, ctx);
   userAdminRoutes(router, ctx);
+
+  router.get('/users/:id/sessions', async (req, res) => {
+    res.json((await ctx.sessions.listForUser(req.params.id)).map(publicSession));
+  });
+
+  router.delete('/users/:id/sessions/:sessionId', async (req, res) => {
+    if (!(await ctx.sessions.end(req.params.id, req.params.sessionId))) throw errors.notFound('No such session of this user.', 'session_id');
+    await ctx.audit.record({ type: 'session.ended', actor: operatorActor(req, res), subject: req.params.id, detail: { session_id: req.params.sessionId } });
+    res.status(204).end();
+  });
+
+  router.delete('/users/:id/sessions', async (req, res) => {
+    const ended = await ctx.sessions.endAll(req.params.id);
+    await ctx.audit.record({ type: 'session.ended', actor: operatorActor(req, res), subject: req.params.id, detail: { all: true, count: ended } });
+    res.json({ ended });
+  });
 
   router.get('/keys', async (_req, res) => void res.json({ keys: (await ctx.keys.list()).map(keyJson) }));
 

@@ -24,18 +24,34 @@ const redirectUri = Joi.string()
     return problem ? helpers.message({ custom: `redirect_uris ${problem}: ${value}` }) : value;
   });
 
+const appUri = (field: string) =>
+  Joi.string()
+    .max(2000)
+    .custom((value: string, helpers) => {
+      const problem = redirectUriProblem(value);
+      return problem ? helpers.message({ custom: `${field} ${problem}: ${value}` }) : value;
+    });
+
 const appName = Joi.string().trim().min(1).max(200);
 const redirectUris = Joi.array().items(redirectUri).min(1).max(50).unique();
+
+/** RP-Initiated and Back-Channel Logout registration (OpenID Connect client metadata names). */
+const logoutSettings = {
+  post_logout_redirect_uris: Joi.array().items(appUri('post_logout_redirect_uris')).max(50).unique(),
+  backchannel_logout_uri: appUri('backchannel_logout_uri').allow(null),
+};
 
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
+  ...logoutSettings,
 });
 
 /** PATCH /admin/apps/{id}: any of these; a field added to apps is one line here and one in app-store. */
 export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
+  ...logoutSettings,
 }).min(1);
 
 const password = Joi.string().min(8).max(1024).messages({ 'string.min': 'password must be at least 8 characters' });

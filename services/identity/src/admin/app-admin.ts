@@ -11,6 +11,8 @@ export const appJson = (app: App) => ({
   app_id: app.id,
   name: app.name,
   redirect_uris: app.redirectUris,
+  post_logout_redirect_uris: app.postLogoutRedirectUris,
+  backchannel_logout_uri: app.backchannelLogoutUri,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
   disabled_at: app.disabledAt?.toISOString() ?? null,
@@ -26,10 +28,24 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   router.post('/apps', async (req, res) => {
     const body = validate(createAppSchema, req.body);
     const secret = newClientSecret();
-    const app = await ctx.apps.insert({ id: newAppId(), name: body.name, secretHash: hashClientSecret(ctx.config.secret, secret), redirectUris: body.redirect_uris });
+    const app = await ctx.apps.insert({
+      id: newAppId(),
+      name: body.name,
+      secretHash: hashClientSecret(ctx.config.secret, secret),
+      redirectUris: body.redirect_uris,
+      postLogoutRedirectUris: body.post_logout_redirect_uris,
+      backchannelLogoutUri: body.backchannel_logout_uri,
+    });
     ctx.logger.info('app created', { app_id: app.id });
-    await audit(req, res, 'app.created', app.id, { name: app.name, redirect_uris: app.redirectUris });
-    res.status(201).json({ app_id: app.id, client_secret: secret, redirect_uris: app.redirectUris, name: app.name });
+    await audit(req, res, 'app.created', app.id, { name: app.name, redirect_uris: app.redirectUris, post_logout_redirect_uris: app.postLogoutRedirectUris, backchannel_logout_uri: app.backchannelLogoutUri });
+    res.status(201).json({
+      app_id: app.id,
+      client_secret: secret,
+      redirect_uris: app.redirectUris,
+      post_logout_redirect_uris: app.postLogoutRedirectUris,
+      backchannel_logout_uri: app.backchannelLogoutUri,
+      name: app.name,
+    });
   });
 
   router.get('/apps', async (req, res) => {
@@ -50,6 +66,8 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     const changes: AppUpdate = {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),
+      ...(body.post_logout_redirect_uris === undefined ? {} : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
+      ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
     };
     const app = await ctx.apps.update(req.params.id, changes);
     if (!app) throw noApp();

@@ -7,7 +7,7 @@ import type { IdentityContext } from '../routes/context';
 import type { User, UserUpdate } from '../store/user-store';
 import { createUserSchema, resetPasswordSchema, updateUserSchema, userListQuery } from './admin-schemas';
 
-type UserAdminContext = Pick<IdentityContext, 'users' | 'consents' | 'subjects' | 'audit' | 'logger'>;
+type UserAdminContext = Pick<IdentityContext, 'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger'>;
 
 export const userJson = (user: User) => ({
   user_id: user.id,
@@ -81,12 +81,16 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     router.post(`/users/:id/${action}`, async (req, res) => {
       const user = await ctx.users.setDisabled(req.params.id, disabled);
       if (!user) throw noUser();
+      // a disabled user's sessions end (their apps are told through back-channel logout)
+      if (disabled) await ctx.sessions.endAll(user.id);
       await audit(req, res, disabled ? 'user.disabled' : 'user.enabled', user.id);
       res.json(userJson(user));
     });
   }
 
   router.delete('/users/:id', async (req, res) => {
+    // sessions end first, so the apps signed in to are told (back-channel logout); the rows go with the user
+    await ctx.sessions.endAll(req.params.id);
     const removed = await ctx.users.remove(req.params.id);
     if (!removed) throw noUser();
     await Promise.all([ctx.consents.forget(req.params.id, removed.consentAppIds), ctx.subjects.forget(removed.subjects)]);

@@ -12,7 +12,7 @@ export interface InteractionProgress {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function needsSignIn(request: AuthorizationRequest, progress: InteractionProgress, session: Session | null): boolean {
+function needsSignIn(request: AuthorizationRequest, progress: InteractionProgress, session: Pick<Session, 'authTime'> | null): boolean {
   if (!session) return true;
   if (progress.signedIn) return false;
   if (request.prompt.includes('login')) return true;
@@ -25,7 +25,7 @@ function needsSignIn(request: AuthorizationRequest, progress: InteractionProgres
 export function nextStep(
   request: AuthorizationRequest,
   progress: InteractionProgress,
-  session: Session | null,
+  session: Pick<Session, 'authTime'> | null,
   granted: readonly string[],
 ): AuthorizationStep {
   const silent = request.prompt.includes('none');

@@ -1,5 +1,5 @@
 import { LocalCache, type InvalidationBus } from '@attest/common';
-import type { App, AppStore, AppUpdate } from '../store/app-store';
+import type { App, AppLogoutSettings, AppStore, AppUpdate } from '../store/app-store';
 import type { ConsentStore } from '../store/consent-store';
 import type { SubjectStore } from '../store/subject-store';
 import type { NewUser, RemovedUser, User, UserStore, UserUpdate } from '../store/user-store';
@@ -26,7 +26,14 @@ export class AppDirectory {
   find(id: string): Promise<App | null> {
     return this.cache.get(id, async () => {
       const app = await this.store.find(id);
-      return app && Object.freeze({ ...app, redirectUris: Object.freeze([...app.redirectUris]) as string[] });
+      return (
+        app &&
+        Object.freeze({
+          ...app,
+          redirectUris: Object.freeze([...app.redirectUris]) as string[],
+          postLogoutRedirectUris: Object.freeze([...app.postLogoutRedirectUris]) as string[],
+        })
+      );
     });
   }
 
@@ -44,6 +51,12 @@ export class AppDirectory {
     const created = await this.store.insert(app);
     await this.cache.invalidate(created.id);
     return created;
+  }
+
+  async setLogoutSettings(id: string, settings: AppLogoutSettings): Promise<App | null> {
+    const app = await this.store.setLogoutSettings(id, settings);
+    await this.cache.invalidate(id);
+    return app;
   }
 
   async setSecretHash(id: string, secretHash: string): Promise<boolean> {
@@ -91,6 +104,17 @@ export class UserDirectory {
     return created;
   }
 
+  /** After a write made outside this class (a sign-up transaction). */
+  invalidate(id: string): Promise<void> {
+    return this.cache.invalidate(id);
+  }
+
+  async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+    const found = await this.store.setPasswordHash(id, passwordHash);
+    await this.cache.invalidate(id);
+    return found;
+  }
+
   async update(id: string, changes: UserUpdate): Promise<User | null> {
     const user = await this.store.update(id, changes);
     await this.cache.invalidate(id);
@@ -102,12 +126,6 @@ export class UserDirectory {
     const user = await this.store.setDisabled(id, disabled);
     await this.cache.invalidate(id);
     return user;
-  }
-
-  async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
-    const found = await this.store.setPasswordHash(id, passwordHash);
-    await this.cache.invalidate(id);
-    return found;
   }
 
   /**
@@ -173,7 +191,7 @@ export class ConsentDirectory {
     await this.cache.invalidate(`${userId} ${appId}`);
   }
 
-  listForUser(userId: string) {
+  listForUser(userId: string): ReturnType<ConsentStore['listForUser']> {
     return this.store.listForUser(userId);
   }
 

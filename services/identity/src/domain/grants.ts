@@ -5,7 +5,7 @@ import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
 import { userClaims } from './claims';
 import { halfHash, sha256 } from './crypto';
-import { newAuthorizationCode, pairwiseSubject } from './ids';
+import { newAuthorizationCode, pairwiseSid, pairwiseSubject } from './ids';
 import type { Revocations } from './revocations';
 import type { Session } from './sessions';
 import type { TokenService } from './tokens';
@@ -19,8 +19,18 @@ interface CodeRecord {
   nonce?: string;
   codeChallenge?: string;
   authTime: number;
+  amr?: string[];
+  /** The session's sid for this app. */
+  sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
+}
+
+/** What the id_token says about the sign-in behind it. */
+interface SignInClaims {
+  authTime: number;
+  amr?: string[];
+  sid?: string;
 }
 
 export interface TokenResponse {
@@ -66,6 +76,7 @@ export class Grants {
     if (!user || user.disabledAt) throw new AppError('login_required', 400, 'The signed-in user no longer exists or is disabled.');
     const types = request.responseType.split(' ');
     const sub = await this.subjectFor(request.clientId, user.id);
+    const signIn: SignInClaims = { authTime: session.authTime, amr: session.amr, sid: pairwiseSid(this.options.secret, request.clientId, session.id) };
     const out: Record<string, string> = {};
     const jtis: string[] = [];
     if (types.includes('token')) {
@@ -84,13 +95,15 @@ export class Grants {
         nonce: request.nonce,
         codeChallenge: request.codeChallenge,
         authTime: session.authTime,
+        amr: signIn.amr,
+        sid: signIn.sid,
         jtis,
       };
       await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
       out.code = code;
     }
     if (types.includes('id_token')) {
-      out.id_token = await this.idToken(user, sub, request.clientId, request.scopes, session.authTime, request.nonce, {
+      out.id_token = await this.idToken(user, sub, request.clientId, request.scopes, signIn, request.nonce, {
         at_hash: out.access_token ? halfHash(out.access_token) : undefined,
         c_hash: out.code ? halfHash(out.code) : undefined,
       });
@@ -122,7 +135,7 @@ export class Grants {
         jtis: [...record.jtis, claims.jti],
         expiresAt: new Date(claims.exp * 1000),
       }),
-      this.idToken(user, record.sub, record.clientId, record.scopes, record.authTime, record.nonce, {
+      this.idToken(user, record.sub, record.clientId, record.scopes, { authTime: record.authTime, amr: record.amr, sid: record.sid }, record.nonce, {
         at_hash: halfHash(token),
       }),
     ]);
@@ -157,7 +170,7 @@ export class Grants {
     sub: string,
     clientId: string,
     scopes: string[],
-    authTime: number,
+    signIn: SignInClaims,
     nonce: string | undefined,
     hashes: { at_hash?: string; c_hash?: string },
   ): Promise<string> {
@@ -166,7 +179,9 @@ export class Grants {
       ...claims,
       sub,
       aud: clientId,
-      auth_time: authTime,
+      auth_time: signIn.authTime,
+      ...(signIn.amr ? { amr: signIn.amr } : {}),
+      ...(signIn.sid ? { sid: signIn.sid } : {}),
       ...(nonce === undefined ? {} : { nonce }),
       ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
       ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),

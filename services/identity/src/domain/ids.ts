@@ -14,3 +14,9 @@ export const hashClientSecret = (serverSecret: string, clientSecret: string) => 
 
 /** Pairwise subject: stable for one person in one app, unlinkable across apps without the server secret. */
 export const pairwiseSubject = (serverSecret: string, appId: string, userId: string) => `0x${hmacHex(serverSecret, `pairwise:${appId}:${userId}`)}`;
+
+/**
+ * The `sid` an app sees for a session (id_token, logout_token): per app like the subject, so two apps
+ * cannot link their users through a shared session id.
+ */
+export const pairwiseSid = (serverSecret: string, appId: string, sessionId: string) => hmacHex(serverSecret, `sid:${appId}:${sessionId}`).slice(0, 32);

@@ -4,6 +4,9 @@ import type { SigningKeys } from './signing-keys';
 import { VerifiedTokens } from './verified-tokens';
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
+export const LOGOUT_TOKEN_TYP = 'logout+jwt';
+const LOGOUT_TOKEN_TTL_SECONDS = 120;
+export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
 export interface AccessTokenClaims {
   iss: string;
@@ -59,6 +62,42 @@ export class TokenService {
     const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
     const key = await this.keys.signingKey();
     return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: 'JWT' } });
+  }
+
+  /** OpenID Connect Back-Channel Logout 1.0 §2.4: typ logout+jwt, the logout event, sid and sub, never a nonce. */
+  async logoutToken(input: { aud: string; sub: string; sid: string }): Promise<string> {
+    const iat = nowSeconds();
+    const payload = {
+      iss: this.issuer,
+      aud: input.aud,
+      sub: input.sub,
+      sid: input.sid,
+      iat,
+      exp: iat + LOGOUT_TOKEN_TTL_SECONDS,
+      jti: newOpaqueId(),
+      events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
+    };
+    const key = await this.keys.signingKey();
+    return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: LOGOUT_TOKEN_TYP } });
+  }
+
+  /**
+   * An id_token we signed, for logout's id_token_hint: signature (by kid) and issuer are checked, and
+   * expiry is not (OpenID Connect RP-Initiated Logout 1.0 §2 lets a hint be expired).
+   */
+  async verifyIdTokenHint(token: string): Promise<IdTokenClaims | null> {
+    const decoded = jwt.decode(token, { complete: true });
+    if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid || decoded.header.typ === ACCESS_TOKEN_TYP) return null;
+    const key = await this.keys.verificationKey(decoded.header.kid);
+    if (!key) return null;
+    try {
+      jwt.verify(token, key, { algorithms: ['RS256'], issuer: this.issuer, ignoreExpiration: true });
+    } catch {
+      return null;
+    }
+    const payload = decoded.payload as Partial<IdTokenClaims>;
+    if (typeof payload.sub !== 'string' || typeof payload.aud !== 'string' || payload.events !== undefined) return null;
+    return payload as IdTokenClaims;
   }
 
   /**

@@ -1,17 +1,11 @@
-import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/authorization-request';
-import { constantTimeEqual } from '@attest/common';
 import { nextStep } from '../domain/authorization-step';
 import { redirectErrors, type RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage } from '../views/pages';
 import type { IdentityContext } from './context';
-
-export const SESSION_COOKIE = 'attest_session';
-export const CSRF_COOKIE = 'attest_csrf';
-
-const secureCookies = (ctx: IdentityContext) => ctx.config.BASE_URL.startsWith('https:');
+import { csrfValid } from './csrf';
 
 /** Sends the authorization response (or error) to the app in the request's response mode. */
 export function respondToApp(res: Response, target: { redirectUri: string; responseMode: ResponseMode }, values: Record<string, string>, status = 302): void {
@@ -29,36 +23,6 @@ export function respondWithError(res: Response, target: ErrorTarget, error: Redi
   const values: Record<string, string> = { error: error.error, error_description: error.description };
   if (target.state !== undefined) values.state = target.state;
   respondToApp(res, target, values, status);
-}
-
-/** The browser's session, unless its user has since been deleted or disabled (a memory lookup once warm). */
-export async function currentSession(ctx: IdentityContext, req: Request): Promise<{ id: string; session: Session } | null> {
-  const id = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
-  const session = await ctx.sessions.find(id);
-  if (!session || !id) return null;
-  const user = await ctx.users.findById(session.userId);
-  return user && !user.disabledAt ? { id, session } : null;
-}
-
-export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {
-  res.cookie(SESSION_COOKIE, id, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/', maxAge: ctx.config.SESSION_TTL_SECONDS * 1000 });
-}
-
-/** Double-submit CSRF token: an HttpOnly browser cookie, and a form field that is its MAC bound to the interaction. */
-export function csrfToken(ctx: IdentityContext, req: Request, res: Response, interactionId: string): string {
-  let browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
-  if (!browser || !/^[0-9a-f]{64}$/.test(browser)) {
-    browser = randomBytes(32).toString('hex');
-    res.cookie(CSRF_COOKIE, browser, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
-  }
-  return createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
-}
-
-export function csrfValid(ctx: IdentityContext, req: Request, interactionId: string, presented: string | undefined): boolean {
-  const browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
-  if (!browser || !presented) return false;
-  const expected = createHmac('sha256', ctx.config.secret).update(`csrf:${browser}:${interactionId}`).digest('hex');
-  return constantTimeEqual(expected, presented);
 }
 
 export function expiredInteraction(res: Response): void {
@@ -98,7 +62,7 @@ export async function begin(
 ): Promise<void> {
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
-  if (step === 'finish') return respondToApp(res, request, await ctx.grants.authorize(request, session!), 302);
+  if (step === 'finish') return respondToApp(res, request, await authorizeInSession(ctx, request, session!), 302);
   if (step === 'login_required' || step === 'consent_required') {
     return respondWithError(res, request, stepErrors[step](), 302);
   }
@@ -122,8 +86,15 @@ export async function proceed(ctx: IdentityContext, res: Response, interactionId
   if (!(await ctx.interactions.finish(interactionId))) {
     return void res.redirect(status, `/signin?interaction=${interactionId}`);
   }
-  const values = await ctx.grants.authorize(request, session!);
+  const values = await authorizeInSession(ctx, request, session!);
   respondToApp(res, request, values, status);
+}
+
+/** The app's code and tokens; the session remembers the app (for back-channel logout) the first time only. */
+async function authorizeInSession(ctx: IdentityContext, request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
+  const values = await ctx.grants.authorize(request, session);
+  await ctx.sessions.recordClient(session, request.clientId);
+  return values;
 }
 
 export async function finishWithError(ctx: IdentityContext, res: Response, interactionId: string, request: AuthorizationRequest, error: RedirectError, status: 302 | 303): Promise<void> {

@@ -3,8 +3,9 @@ import cookieParser from 'cookie-parser';
 import { AppError, endpoint, formBody } from '@attest/common';
 import { errorTarget, identifyClient, pageError, parseAuthorizationRequest, singleParams } from '../domain/authorization-request';
 import { RedirectError } from '../domain/oauth-error';
-import { begin, currentSession, respondWithError } from './authorization-flow';
+import { begin, respondWithError } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { currentSession } from './session-cookie';
 import { pageErrors, showPageError } from './page-errors';
 
 /** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */

@@ -3,8 +3,10 @@ import cookieParser from 'cookie-parser';
 import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
-import { csrfToken, currentSession, expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
+import { expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { csrfToken } from './csrf';
+import { currentSession } from './session-cookie';
 import { pageErrors } from './page-errors';
 import { requireFormContentType } from './steps';
 

@@ -1,8 +1,10 @@
 import type { AuditLog, Cache, Logger } from '@attest/common';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../domain/directories';
 import type { Grants } from '../domain/grants';
+import type { NewPasskey, PasskeyFailure, Passkeys, Ceremony } from '../domain/passkeys';
 import type { Revocations } from '../domain/revocations';
-import type { InteractionStore, SessionStore } from '../domain/sessions';
+import type { BackChannelLogout } from '../domain/backchannel-logout';
+import type { InteractionStore, Sessions } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
 import type { IdentityConfig } from '../config';
@@ -21,8 +23,12 @@ export interface IdentityContext {
   tokens: TokenService;
   revocations: Revocations;
   grants: Grants;
-  sessions: SessionStore;
+  sessions: Sessions;
+  backChannelLogout: BackChannelLogout;
   interactions: InteractionStore;
   limits: IdentityLimits;
   audit: AuditLog;
+  passkeys: Passkeys;
+  /** Self sign-up: the new account and its first passkey, in one transaction. */
+  createPasskeyAccount(account: NonNullable<Ceremony['account']>, passkey: NewPasskey): Promise<PasskeyFailure | null>;
 }

@@ -25,7 +25,13 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     introspection_endpoint: `${base}/introspect`,
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'email', 'name', 'given_name', 'family_name', `${base}/v1`, `${base}/beta`],
+    revocation_endpoint: `${base}/revoke`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
+    end_session_endpoint: `${base}/logout`,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: false,
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'sid', 'nonce', 'at_hash', 'c_hash', 'email', 'name', 'given_name', 'family_name', `${base}/v1`, `${base}/beta`],
   });
   const cors = openCors('GET');
   endpoint(router, '/.well-known/openid-configuration', {

@@ -74,6 +74,48 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
           },
         },
       },
+      '/revoke': {
+        post: {
+          summary: 'Revoke an access token of the calling app (RFC 7009)',
+          security: basicAuth,
+          requestBody: form({ token: { type: 'string' }, token_type_hint: { type: 'string', description: 'read, not trusted: access tokens are the only kind' } }, ['token']),
+          responses: {
+            200: { description: 'Empty. Also for an unknown, malformed or expired token, and for another app’s token (which stays active)' },
+            400: errorResponse('invalid_content_type, required, invalid_request (a parameter given twice), invalid_body'),
+            401: countedErrorResponse('unauthenticated'),
+            405: errorResponse('method_not_allowed'),
+            429: tooManyRequestsResponse('wrong client credentials'),
+          },
+        },
+      },
+      '/logout': {
+        get: {
+          summary: 'End the browser session (OpenID Connect RP-Initiated Logout 1.0, the end_session_endpoint); also accepts POST form',
+          parameters: ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales', 'logout_hint'].map((name) => ({
+            name,
+            in: 'query',
+            required: false,
+            schema: { type: 'string' },
+          })),
+          responses: {
+            302: { description: 'To post_logout_redirect_uri (registered for the app, exact match) with state, after the session ended (303 after a POST)' },
+            200: { description: 'A confirmation page (no valid id_token_hint for the signed-in user), or a signed-out page when no post_logout_redirect_uri was given' },
+            400: errorResponse('invalid_request (id_token_hint not ours, client_id not its audience, post_logout_redirect_uri unregistered or without a client, a parameter given twice), invalid_client: an HTML page, never a redirect'),
+          },
+        },
+      },
+      '/logout/confirm': {
+        post: {
+          summary: 'The confirmation page’s form: decision=logout|stay, with its CSRF token',
+          requestBody: form({ csrf: { type: 'string' }, decision: { enum: ['logout', 'stay'] }, client_id: { type: 'string' }, post_logout_redirect_uri: { type: 'string' }, state: { type: 'string' } }, ['csrf', 'decision']),
+          responses: {
+            303: { description: 'To post_logout_redirect_uri with state, or to the signed-out page' },
+            200: { description: 'Signed-out (or still signed-in) page when no post_logout_redirect_uri was given' },
+            400: errorResponse('invalid_parameter (decision), or the /logout checks'),
+            403: errorResponse('invalid_csrf'),
+          },
+        },
+      },
       '/userinfo': {
         get: {
           summary: 'Claims of the approved scopes (also POST)',

@@ -1,46 +1,54 @@
 import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, failureFields, formBody, refusalFields, requestActor } from '@attest/common';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
-import { signInPage } from '../views/pages';
-import {
-  csrfToken,
-  expiredInteraction,
-  postedInteraction,
-  proceed,
-  SESSION_COOKIE,
-  setSessionCookie,
-} from './authorization-flow';
+import { parseCredential, passkeyAmr } from '../domain/passkeys';
+import { formAction } from '../views/pages';
+import { signInPage } from '../views/signin-page';
 import type { IdentityContext } from './context';
 import { signInKeys } from './failure-limits';
+import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
+import { completeSignIn } from './sign-in-service';
+import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
 import { requireFormContentType } from './steps';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
 
-/** GET|POST /signin: the username + password page of an authorization request. */
+/** GET|POST /signin: a password or a passkey, for an authorization request or for the account page. */
 export function signInRoute(router: Router, ctx: IdentityContext): void {
-  const appName = async (clientId: string) => (await ctx.apps.find(clientId))?.name ?? clientId;
-
-  const show = async (req: Request, res: Response) => {
-    const id = String(req.query.interaction ?? '');
-    const interaction = await ctx.interactions.find(id);
-    if (!interaction) return expiredInteraction(res);
-    signInPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: await appName(interaction.request.clientId), redirectUri: interaction.request.redirectUri, username: interaction.request.loginHint });
+  const appName = async (t: SignInTarget) => {
+    if (t.kind === 'account') return null;
+    return (await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId;
   };
 
-  const submit = async (req: Request, res: Response) => {
-    const posted = await postedInteraction(ctx, req, res);
-    if (!posted) return;
-    const { id, interaction } = posted;
+  /** The page, with a fresh passkey ceremony bound to this browser's CSRF token. */
+  const render = async (req: Request, res: Response, t: SignInTarget, extra: { username?: string; error?: string } = {}, status = 200, headers: Record<string, string> = {}) => {
+    const csrf = targetCsrf(ctx, req, res, t);
+    const passkey = await ctx.passkeys.authenticationOptions(csrf);
+    const page = {
+      fields: { ...targetFields(t), csrf },
+      appName: await appName(t),
+      formAction: t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri),
+      passkey,
+      signupUrl: ctx.config.signupEnabled ? `/signup?${targetQuery(t)}` : null,
+      username: extra.username ?? (t.kind === 'interaction' ? t.interaction.request.loginHint : undefined),
+      error: extra.error,
+    };
+    signInPage(res.set(headers), page, status);
+  };
+
+  const show = async (req: Request, res: Response) => {
+    const target = await readTarget(ctx, res, req.query as Record<string, unknown>);
+    if (target) await render(req, res, target);
+  };
+
+  const withPassword = async (req: Request, res: Response, target: SignInTarget) => {
     const body = req.body as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const name = await appName(interaction.request.clientId);
-    const again = (error: string, status: number, headers: Record<string, string> = {}) => {
-      const page = { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: name, username, error };
-      signInPage(res.set(headers), { ...page, redirectUri: interaction.request.redirectUri }, status);
-    };
+    const again = (error: string, status: number, headers: Record<string, string> = {}) => render(req, res, target, { username, error }, status, headers);
     if (!username || !password) return again('Enter your username and password.', 400);
 
     // Passwords are weak secrets: the limit is checked in the shared store too, not only in this process.
@@ -49,14 +57,15 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     if (blocked) return again(TOO_MANY, 429, refusalFields(blocked));
     const user = await ctx.users.findByUsername(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
     const audited = (type: 'signin.succeeded' | 'signin.failed', reason?: string) =>
       ctx.audit.record({
         type,
         actor: requestActor(req, user && ok ? 'user' : 'anonymous', user && ok ? user.id : null),
         subject: user?.id ?? null,
-        detail: { method: 'password', username, app_id: interaction.request.clientId, ...(reason ? { reason } : {}) },
+        detail: { method: 'password', username, app_id: appId, ...(reason ? { reason } : {}) },
       });
-    if (!user || !ok) {
+    if (!user?.passwordHash || !ok) {
       await audited('signin.failed', user ? 'wrong_password' : 'unknown_username');
       const count = await ctx.limits.signIn.recordFailure(keys);
       if (count.exceeded) return again(TOO_MANY, 429, refusalFields(count.exceeded));
@@ -69,12 +78,32 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     }
     await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
     await audited('signin.succeeded');
-    const session = { userId: user.id, authTime: Math.floor(Date.now() / 1000) };
-    const previous = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
-    setSessionCookie(ctx, res, await ctx.sessions.rotate(previous, session));
-    const updated = { ...interaction, signedIn: true };
-    await ctx.interactions.update(id, updated);
-    await proceed(ctx, res, id, updated, session, 303);
+    await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: ['pwd'] });
+  };
+
+  const withPasskey = async (req: Request, res: Response, target: SignInTarget, csrf: string) => {
+    const body = req.body as Record<string, unknown>;
+    const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
+    const result = await ctx.passkeys.authenticate(body.ceremony, csrf, parseCredential<AuthenticationResponseJSON>(body.credential));
+    if (!result.ok) {
+      await ctx.audit.record({ type: 'signin.failed', actor: requestActor(req, 'anonymous', null), subject: null, detail: { method: 'passkey', app_id: appId, reason: result.failure } });
+      return render(req, res, target, { error: passkeyMessage(result.failure) }, 400);
+    }
+    const user = await ctx.users.findById(result.value.userId);
+    if (!user) return render(req, res, target, { error: passkeyMessage('unknown_credential') }, 400);
+    if (user.disabledAt) {
+      await ctx.audit.record({ type: 'signin.failed', actor: requestActor(req, 'anonymous', null), subject: user.id, detail: { method: 'passkey', app_id: appId, reason: 'user_disabled' } });
+      return render(req, res, target, { error: 'This account is disabled. Contact the operator of this service.' }, 403);
+    }
+    await ctx.audit.record({ type: 'signin.succeeded', actor: requestActor(req, 'user', user.id), subject: user.id, detail: { method: 'passkey', app_id: appId } });
+    await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: passkeyAmr(result.value.userVerified) });
+  };
+
+  const submit = async (req: Request, res: Response) => {
+    const posted = await postedTarget(ctx, req, res);
+    if (!posted) return;
+    if ((req.body as Record<string, unknown>).method === 'passkey') return withPasskey(req, res, posted.target, posted.csrf);
+    await withPassword(req, res, posted.target);
   };
 
   endpoint(router, '/signin', {

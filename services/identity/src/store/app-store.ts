@@ -5,17 +5,28 @@ export interface App {
   name: string;
   secretHash: string;
   redirectUris: string[];
+  /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
+  postLogoutRedirectUris: string[];
+  /** Where Back-Channel Logout POSTs a logout_token when a session that signed in to the app ends. */
+  backchannelLogoutUri: string | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
 
-/** The fields an administrator may change; absent ones stay as they are. */
-export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris'>>;
+export interface AppLogoutSettings {
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string | null;
+}
+
+/** The fields an administrator may change; absent ones stay as they are (a null logout URI clears it). */
+export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>>;
 
 /** Each changeable field's column: a new field is one line here and one in the admin schema. */
 const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   name: 'name',
   redirectUris: 'redirect_uris',
+  postLogoutRedirectUris: 'post_logout_redirect_uris',
+  backchannelLogoutUri: 'backchannel_logout_uri',
 };
 
 interface AppRow {
@@ -23,6 +34,8 @@ interface AppRow {
   name: string;
   secret_hash: string;
   redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  backchannel_logout_uri: string | null;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -32,18 +45,32 @@ const toApp = (r: AppRow): App => ({
   name: r.name,
   secretHash: r.secret_hash,
   redirectUris: r.redirect_uris,
+  postLogoutRedirectUris: r.post_logout_redirect_uris,
+  backchannelLogoutUri: r.backchannel_logout_uri,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
 
 export function appStore(db: Queryable) {
   return {
-    async insert(app: { id: string; name: string; secretHash: string; redirectUris: string[] }): Promise<App> {
+    async insert(app: { id: string; name: string; secretHash: string; redirectUris: string[] } & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        'INSERT INTO apps (id, name, secret_hash, redirect_uris) VALUES ($1, $2, $3, $4) RETURNING *',
-        [app.id, app.name, app.secretHash, app.redirectUris],
+        `INSERT INTO apps (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, backchannel_logout_uri)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+        [app.id, app.name, app.secretHash, app.redirectUris, app.postLogoutRedirectUris ?? [], app.backchannelLogoutUri ?? null],
       );
       return toApp(row);
+    },
+    /** Changes the logout settings given; null when there is no such app. */
+    async setLogoutSettings(id: string, settings: AppLogoutSettings): Promise<App | null> {
+      const [row] = await db.query<AppRow>(
+        `UPDATE apps SET
+           post_logout_redirect_uris = coalesce($2, post_logout_redirect_uris),
+           backchannel_logout_uri = CASE WHEN $3 THEN $4 ELSE backchannel_logout_uri END
+         WHERE id = $1 RETURNING *`,
+        [id, settings.postLogoutRedirectUris ?? null, settings.backchannelLogoutUri !== undefined, settings.backchannelLogoutUri ?? null],
+      );
+      return row ? toApp(row) : null;
     },
     async find(id: string): Promise<App | null> {
       const [row] = await db.query<AppRow>('SELECT * FROM apps WHERE id = $1', [id]);

@@ -6,6 +6,15 @@ export function consentStore(db: Queryable) {
       const [row] = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND app_id = $2', [userId, appId]);
       return row?.scopes ?? [];
     },
+    /** Every app the user approved, with the app's name, newest first. */
+    async listForUser(userId: string): Promise<{ appId: string; appName: string; scopes: string[]; grantedAt: Date }[]> {
+      const rows = await db.query<{ app_id: string; name: string; scopes: string[]; granted_at: Date }>(
+        `SELECT c.app_id, a.name, c.scopes, c.granted_at FROM consents c JOIN apps a ON a.id = c.app_id
+         WHERE c.user_id = $1 ORDER BY c.granted_at DESC, c.app_id`,
+        [userId],
+      );
+      return rows.map((r) => ({ appId: r.app_id, appName: r.name, scopes: r.scopes, grantedAt: r.granted_at }));
+    },
     /** Adds to what was granted before. */
     async grant(userId: string, appId: string, scopes: string[]): Promise<void> {
       await db.query(
@@ -14,13 +23,6 @@ export function consentStore(db: Queryable) {
            SET scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes) ORDER BY 1), granted_at = now()`,
         [userId, appId, scopes],
       );
-    },
-    async listForUser(userId: string): Promise<{ appId: string; scopes: string[]; grantedAt: Date }[]> {
-      const rows = await db.query<{ app_id: string; scopes: string[]; granted_at: Date }>(
-        'SELECT app_id, scopes, granted_at FROM consents WHERE user_id = $1 ORDER BY app_id',
-        [userId],
-      );
-      return rows.map((r) => ({ appId: r.app_id, scopes: r.scopes, grantedAt: r.granted_at }));
     },
     async withdraw(userId: string, appId: string): Promise<boolean> {
       const rows = await db.query('DELETE FROM consents WHERE user_id = $1 AND app_id = $2 RETURNING 1', [

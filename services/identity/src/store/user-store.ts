@@ -5,7 +5,8 @@ export type VerificationLevel = 'orb' | 'device';
 export interface User {
   id: string;
   username: string;
-  passwordHash: string;
+  /** Null for an account made by passkey sign-up. */
+  passwordHash: string | null;
   verificationLevel: VerificationLevel;
   name: string | null;
   givenName: string | null;
@@ -20,7 +21,7 @@ export type UserUpdate = Partial<Pick<User, 'verificationLevel' | 'name' | 'give
 interface UserRow {
   id: string;
   username: string;
-  password_hash: string;
+  password_hash: string | null;
   verification_level: VerificationLevel;
   name: string | null;
   given_name: string | null;
@@ -84,6 +85,10 @@ export function userStore(db: Queryable) {
       );
       return row ? toUser(row) : null;
     },
+    async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
+      const rows = await db.query('UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING 1', [id, passwordHash]);
+      return rows.length === 1;
+    },
     async findByUsername(username: string): Promise<User | null> {
       const [row] = await db.query<UserRow>('SELECT * FROM users WHERE username = $1', [username]);
       return row ? toUser(row) : null;
@@ -103,9 +108,6 @@ export function userStore(db: Queryable) {
         [id, disabled],
       );
       return row ? toUser(row) : null;
-    },
-    async setPasswordHash(id: string, passwordHash: string): Promise<boolean> {
-      return (await db.query('UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING 1', [id, passwordHash])).length === 1;
     },
     /** Deletes the user with their consents and subjects (in one statement); null when there was none. */
     async remove(id: string): Promise<RemovedUser | null> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -21,22 +22,30 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center}
-main{background:#fff;padding:2rem;border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.08);width:min(24rem,90vw)}
-h1{font-size:1.3rem;margin:0 0 1rem}label{display:block;margin:.8rem 0 .3rem;font-weight:600}
-input{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #ccd;border-radius:6px;font-size:1rem}
-button{margin-top:1.2rem;padding:.65rem 1.2rem;border:0;border-radius:6px;font-size:1rem;cursor:pointer;background:#1f4fd1;color:#fff}
-button.secondary{background:#e4e6eb;color:#222;margin-left:.5rem}.error{color:#b00020;margin:.5rem 0}ul{padding-left:1.2rem}code{background:#f0f0f0;padding:0 .2rem}`;
-
-export function page(title: string, body: Html): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><main>${body.value}</main></body></html>`;
+export interface PageOptions {
+  /** CSP form-action: where the page's forms may post (and, in Chrome, redirect to). */
+  formAction?: string;
+  /** The nonce of the page's scripts (the WebAuthn pages); none: no script may run. */
+  scriptNonce?: string;
 }
 
-/** Pages are never cached, never framed, and may only post back to us. */
-export function sendPage(res: Response, status: number, title: string, body: Html, formAction = "'self'"): void {
+export const newNonce = () => randomBytes(16).toString('base64');
+
+/** The scripts of a passkey page: the @simplewebauthn/browser bundle and ours, both carrying the nonce. */
+export const passkeyScripts = (nonce: string) =>
+  html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script><script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
+
+export function page(title: string, body: Html, scripts: Html | '' = ''): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title><link rel="stylesheet" href="/assets/style.css"></head>
+<body><main>${body.value}</main>${scripts ? scripts.value : ''}</body></html>`;
+}
+
+/** Pages are never cached, never framed, send no referrer, and may only post back to us. */
+export function sendPage(res: Response, status: number, title: string, body: Html, options: PageOptions = {}): void {
+  const { formAction = "'self'", scriptNonce } = options;
+  const script = scriptNonce ? `script-src 'nonce-${scriptNonce}'; connect-src 'self'` : "script-src 'none'";
   res
     .status(status)
     .set({
@@ -46,7 +55,7 @@ export function sendPage(res: Response, status: number, title: string, body: Htm
       'X-Frame-Options': 'DENY',
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
-      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      'Content-Security-Policy': `default-src 'none'; style-src 'self'; img-src 'self'; ${script}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(title, body));
+    .send(page(title, body, scriptNonce ? passkeyScripts(scriptNonce) : ''));
 }

@@ -1,35 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { SCOPE_DESCRIPTIONS, type Scope } from '../domain/scopes';
-import { escapeHtml, html, sendPage } from './html';
+import { escapeHtml, html, sendPage, type Html } from './html';
+
+/** Hidden inputs, one per field. */
+export const hiddenFields = (fields: Record<string, string>): Html[] =>
+  Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 
 /**
  * CSP form-action for our forms: Chrome applies it to the redirect that follows a form POST too,
  * so the page must also allow the origin of the request's (registered) redirect URI.
  */
-const formAction = (redirectUri: string) => `'self' ${new URL(redirectUri).origin}`;
-
-export function signInPage(
-  res: Response,
-  input: { interaction: string; csrf: string; appName: string; redirectUri: string; username?: string; error?: string },
-  status = 200,
-): void {
-  sendPage(
-    res,
-    status,
-    'Sign in',
-    html`<h1>Sign in to continue to ${input.appName}</h1>
-${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
-<form method="post" action="/signin">
-<input type="hidden" name="interaction" value="${input.interaction}">
-<input type="hidden" name="csrf" value="${input.csrf}">
-<label for="username">Username</label><input id="username" name="username" autocomplete="username" required value="${input.username ?? ''}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
-</form>`,
-    formAction(input.redirectUri),
-  );
-}
+export const formAction = (redirectUri: string) => `'self' ${new URL(redirectUri).origin}`;
 
 export function consentPage(res: Response, input: { interaction: string; csrf: string; appName: string; redirectUri: string; scopes: Scope[] }): void {
   sendPage(
@@ -44,7 +26,7 @@ export function consentPage(res: Response, input: { interaction: string; csrf: s
 <button type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>`,
-    formAction(input.redirectUri),
+    { formAction: formAction(input.redirectUri) },
   );
 }
 
@@ -85,3 +67,34 @@ ${inputs}
     .send(body);
 }
 
+/** RP-Initiated Logout without a valid id_token_hint: the user confirms (a CSRF-protected POST). */
+export function logoutConfirmPage(
+  res: Response,
+  input: { csrf: string; appName?: string; clientId?: string; postLogoutRedirectUri?: string; state?: string },
+): void {
+  const hidden = (name: string, value: string | undefined) =>
+    value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`;
+  sendPage(
+    res,
+    200,
+    'Sign out',
+    html`<h1>Sign out?</h1>
+<p>${input.appName ? html`${input.appName} asks to sign you out.` : 'Do you want to sign out?'} You will need to sign in again to use apps with this account.</p>
+<form method="post" action="/logout/confirm">
+<input type="hidden" name="csrf" value="${input.csrf}">
+${hidden('client_id', input.clientId)}${hidden('post_logout_redirect_uri', input.postLogoutRedirectUri)}${hidden('state', input.state)}
+<button type="submit" name="decision" value="logout">Sign out</button>
+<button type="submit" name="decision" value="stay" class="secondary">Stay signed in</button>
+</form>`,
+    { formAction: input.postLogoutRedirectUri ? formAction(input.postLogoutRedirectUri) : "'self'" },
+  );
+}
+
+export function signedOutPage(res: Response, signedOut: boolean): void {
+  sendPage(
+    res,
+    200,
+    signedOut ? 'Signed out' : 'Still signed in',
+    signedOut ? html`<h1>You are signed out</h1><p>You can close this window.</p>` : html`<h1>You are still signed in</h1><p>You can close this window.</p>`,
+  );
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@attest/common';
+import { ensureDemoClient } from './registration';
+import { demoPage, type DemoView } from './page';
+
+type OpenIdClient = typeof import('openid-client');
+
+export interface DemoOptions {
+  issuer: string;
+  adminUrl: string;
+  adminToken: string;
+  port: number;
+  dataDir: string;
+  logger: Logger;
+}
+
+export interface RunningDemo {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const COOKIE = 'attest_demo';
+const PENDING_MS = 10 * 60 * 1000;
+
+interface Pending {
+  verifier: string;
+  nonce: string;
+  at: number;
+}
+interface Signed {
+  claims: Record<string, unknown>;
+  idToken: string;
+}
+
+const cookieOf = (req: http.IncomingMessage) => /(?:^|;\s*)attest_demo=([0-9a-f]{64})/.exec(req.headers.cookie ?? '')?.[1];
+
+/**
+ * The demo relying party of `pnpm start`: "Sign in" runs the code flow with PKCE (openid-client)
+ * against the local provider and shows the verified claims; "Sign out" ends the provider's session too
+ * (RP-Initiated Logout through the discovery's end_session_endpoint, back to the registered /signed-out).
+ * Its state lives in memory: a restart signs everyone out.
+ */
+export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  const oidc: OpenIdClient = await import('openid-client');
+  const url = `http://localhost:${options.port}`;
+  const signedOutUri = `${url}/signed-out`;
+  const client = await ensureDemoClient(options, options.dataDir, { redirectUri: `${url}/callback`, postLogoutRedirectUri: signedOutUri });
+  const insecure = new URL(options.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
+  const config = await oidc.discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure);
+  const pending = new Map<string, Pending>();
+  /** Sign-outs sent to the provider (state → when): only the demo's own land as "signed out". */
+  const logouts = new Map<string, number>();
+  const sessions = new Map<string, Signed>();
+
+  const send = (res: http.ServerResponse, status: number, view: DemoView) =>
+    void res
+      .writeHead(status, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' " + new URL(options.issuer).origin + "; frame-ancestors 'none'",
+        'referrer-policy': 'no-referrer',
+      })
+      .end(demoPage(view));
+  const redirect = (res: http.ServerResponse, location: string, cookie?: string) =>
+    void res.writeHead(303, { location, 'cache-control': 'no-store', ...(cookie ? { 'set-cookie': cookie } : {}) }).end();
+  const sessionCookie = (id: string) => `${COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax`;
+  const account = `${options.issuer}/account`;
+
+  const login = async (res: http.ServerResponse, query: URLSearchParams) => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    for (const [key, p] of pending) if (Date.now() - p.at > PENDING_MS) pending.delete(key);
+    pending.set(state, { verifier, nonce, at: Date.now() });
+    const params: Record<string, string> = {
+      redirect_uri: client.redirect_uri,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    };
+    if (query.get('prompt') === 'none') params.prompt = 'none';
+    redirect(res, oidc.buildAuthorizationUrl(config, params).href);
+  };
+
+  const callback = async (req: http.IncomingMessage, res: http.ServerResponse, current: URL) => {
+    const state = current.searchParams.get('state') ?? '';
+    const started = pending.get(state);
+    pending.delete(state);
+    const error = current.searchParams.get('error');
+    if (error) return send(res, 200, { signedIn: null, account, error: `${error}: ${current.searchParams.get('error_description') ?? ''}` });
+    if (!started) return send(res, 400, { signedIn: null, account, error: 'This sign-in was not started here, or it expired. Sign in again.' });
+    const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: started.verifier, expectedState: state, expectedNonce: started.nonce, idTokenExpected: true });
+    const idClaims = tokens.claims()!;
+    const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+    const id = randomBytes(32).toString('hex');
+    sessions.set(id, { claims: { ...idClaims, ...userinfo }, idToken: tokens.id_token! });
+    const previous = cookieOf(req);
+    if (previous) sessions.delete(previous);
+    redirect(res, '/', sessionCookie(id));
+  };
+
+  /**
+   * Sign-out: forgets the demo's session, then (RP-Initiated Logout) sends the browser to the provider's
+   * end_session_endpoint with the id_token as the hint, so the provider's session ends too; the provider
+   * sends it back to the registered /signed-out with the state.
+   */
+  const logout = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const id = cookieOf(req);
+    const signed = id ? sessions.get(id) : undefined;
+    if (id) sessions.delete(id);
+    const cleared = `${COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
+    if (signed && config.serverMetadata().end_session_endpoint) {
+      const state = oidc.randomState();
+      for (const [key, at] of logouts) if (Date.now() - at > PENDING_MS) logouts.delete(key);
+      logouts.set(state, Date.now());
+      const end = oidc.buildEndSessionUrl(config, { id_token_hint: signed.idToken, post_logout_redirect_uri: signedOutUri, state });
+      return redirect(res, end.href, cleared);
+    }
+    redirect(res, '/?signed_out=1', cleared);
+  };
+
+  /** Back from the provider's end_session_endpoint: a state the demo did not send is not shown as a sign-out. */
+  const signedOut = (res: http.ServerResponse, current: URL) => {
+    const state = current.searchParams.get('state') ?? '';
+    const ours = logouts.delete(state);
+    redirect(res, ours ? '/?signed_out=1' : '/');
+  };
+
+  const server = http.createServer((req, res) => {
+    const current = new URL(req.url ?? '/', url);
+    const route = `${req.method} ${current.pathname}`;
+    const handle = async () => {
+      if (route === 'GET /') {
+        const id = cookieOf(req);
+        return send(res, 200, { signedIn: (id && sessions.get(id)?.claims) || null, account, signedOut: current.searchParams.has('signed_out'), issuer: options.issuer });
+      }
+      if (route === 'GET /login') return login(res, current.searchParams);
+      if (route === 'GET /callback') return callback(req, res, current);
+      if (route === 'POST /logout') return logout(req, res);
+      if (route === 'GET /signed-out') return signedOut(res, current);
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    };
+    handle().catch((err: Error) => {
+      options.logger.warn('demo request failed', { path: current.pathname, error: err.message });
+      if (!res.headersSent) send(res, 502, { signedIn: null, account, error: `Sign-in failed: ${err.message}` });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: `http://localhost:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

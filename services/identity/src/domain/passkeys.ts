@@ -1,0 +1,197 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import type { Cache } from '@attest/common';
+import type { Passkey, PasskeyStore } from '../store/passkey-store';
+import { newOpaqueId } from './ids';
+
+/**
+ * A started WebAuthn ceremony: its challenge and what it is bound to (an interaction, the account
+ * page of one session), plus, for sign-up, the account it will create.
+ */
+export interface Ceremony {
+  kind: 'signup' | 'signin' | 'add';
+  challenge: string;
+  binding: string;
+  account?: { userId: string; username: string; name: string | null };
+}
+
+export interface RelyingParty {
+  id: string;
+  name: string;
+  origin: string;
+  ttlSeconds: number;
+}
+
+/** Why a ceremony failed; each has its own message on the page. */
+export type PasskeyFailure = 'expired' | 'unknown_credential' | 'not_verified' | 'already_registered' | 'username_taken';
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: PasskeyFailure };
+
+export type NewPasskey = Parameters<PasskeyStore['insert']>[0];
+
+const fail = <T>(failure: PasskeyFailure): Outcome<T> => ({ ok: false, failure });
+
+/** RFC 8176 methods for a passkey: `hwk` always, `user` when the authenticator verified the user. */
+export const passkeyAmr = (userVerified: boolean): string[] => (userVerified ? ['hwk', 'user'] : ['hwk']);
+
+/** The posted credential (JSON from the browser), or null when it is not one. */
+export function parseCredential<T extends RegistrationResponseJSON | AuthenticationResponseJSON>(raw: unknown): T | null {
+  if (typeof raw !== 'string' || raw.length > 20000) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as Record<string, unknown>;
+  const ok = typeof v.id === 'string' && typeof v.rawId === 'string' && v.type === 'public-key' && typeof v.response === 'object' && v.response !== null;
+  return ok ? (value as T) : null;
+}
+
+/** Challenges live in the cache for a few minutes and are taken once: a second use finds nothing. */
+export class PasskeyCeremonies {
+  constructor(
+    private readonly cache: Cache,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  async start(ceremony: Ceremony): Promise<string> {
+    const id = newOpaqueId();
+    await this.cache.set(`webauthn:${id}`, JSON.stringify(ceremony), this.ttlSeconds * 1000);
+    return id;
+  }
+
+  /** The ceremony, once, if it is of this kind and bound to this binding. */
+  async take(id: unknown, kind: Ceremony['kind'], binding: string): Promise<Ceremony | null> {
+    if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return null;
+    const raw = await this.cache.take(`webauthn:${id}`);
+    const ceremony = raw ? (JSON.parse(raw) as Ceremony) : null;
+    return ceremony && ceremony.kind === kind && ceremony.binding === binding ? ceremony : null;
+  }
+}
+
+/** Passkey registration and sign-in over @simplewebauthn/server; the routes only carry the JSON. */
+export class Passkeys {
+  constructor(
+    private readonly store: PasskeyStore,
+    private readonly ceremonies: PasskeyCeremonies,
+    private readonly rp: RelyingParty,
+  ) {}
+
+  listForUser(userId: string): Promise<Passkey[]> {
+    return this.store.listForUser(userId);
+  }
+
+  insert(passkey: NewPasskey): Promise<boolean> {
+    return this.store.insert(passkey);
+  }
+
+  remove(userId: string, id: string): Promise<boolean> {
+    return this.store.remove(userId, id);
+  }
+
+  /** Creation options for a discoverable credential; existing passkeys of the account are excluded. */
+  async registrationOptions(
+    kind: 'signup' | 'add',
+    binding: string,
+    account: NonNullable<Ceremony['account']>,
+  ): Promise<{ ceremony: string; options: PublicKeyCredentialCreationOptionsJSON }> {
+    const existing = kind === 'add' ? await this.store.listForUser(account.userId) : [];
+    const options = await generateRegistrationOptions({
+      rpName: this.rp.name,
+      rpID: this.rp.id,
+      userName: account.username,
+      userDisplayName: account.name ?? account.username,
+      userID: new TextEncoder().encode(account.userId),
+      timeout: this.rp.ttlSeconds * 1000,
+      attestationType: 'none',
+      excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
+    });
+    const ceremony = await this.ceremonies.start({ kind, challenge: options.challenge, binding, account });
+    return { ceremony, options };
+  }
+
+  /** Request options with no allowed list: the authenticator offers the user's discoverable passkeys. */
+  async authenticationOptions(binding: string): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+    const options = await generateAuthenticationOptions({ rpID: this.rp.id, timeout: this.rp.ttlSeconds * 1000, userVerification: 'preferred' });
+    const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
+    return { ceremony, options };
+  }
+
+  /**
+   * Verifies a new credential against its ceremony (taken, so never twice). `store` saves it: for
+   * sign-up, together with the new account; it answers a failure, or null once saved.
+   */
+  async register(
+    kind: 'signup' | 'add',
+    ceremonyId: unknown,
+    binding: string,
+    response: RegistrationResponseJSON | null,
+    name: string,
+    store: (account: NonNullable<Ceremony['account']>, passkey: NewPasskey) => Promise<PasskeyFailure | null>,
+  ): Promise<Outcome<{ account: NonNullable<Ceremony['account']>; userVerified: boolean }>> {
+    const ceremony = await this.ceremonies.take(ceremonyId, kind, binding);
+    if (!ceremony?.account) return fail('expired');
+    if (!response) return fail('not_verified');
+    let verified;
+    try {
+      verified = await verifyRegistrationResponse({
+        response,
+        expectedChallenge: ceremony.challenge,
+        expectedOrigin: this.rp.origin,
+        expectedRPID: this.rp.id,
+        requireUserVerification: false,
+      });
+    } catch {
+      return fail('not_verified');
+    }
+    if (!verified.verified) return fail('not_verified');
+    const { credential, userVerified } = verified.registrationInfo;
+    const passkey = {
+      id: credential.id,
+      userId: ceremony.account.userId,
+      publicKey: credential.publicKey,
+      counter: credential.counter,
+      transports: credential.transports ?? [],
+      name,
+    };
+    const failure = await store(ceremony.account, passkey);
+    if (failure) return fail(failure);
+    return { ok: true, value: { account: ceremony.account, userVerified } };
+  }
+
+  /** Verifies a sign-in assertion: the ceremony (taken once), a known credential, its signature and counter. */
+  async authenticate(ceremonyId: unknown, binding: string, response: AuthenticationResponseJSON | null): Promise<Outcome<{ userId: string; userVerified: boolean }>> {
+    const ceremony = await this.ceremonies.take(ceremonyId, 'signin', binding);
+    if (!ceremony) return fail('expired');
+    if (!response) return fail('not_verified');
+    const passkey = await this.store.find(response.id);
+    if (!passkey) return fail('unknown_credential');
+    let verified;
+    try {
+      verified = await verifyAuthenticationResponse({
+        response,
+        expectedChallenge: ceremony.challenge,
+        expectedOrigin: this.rp.origin,
+        expectedRPID: this.rp.id,
+        credential: { id: passkey.id, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+        requireUserVerification: false,
+      });
+    } catch {
+      return fail('not_verified');
+    }
+    if (!verified.verified) return fail('not_verified');
+    await this.store.recordUse(passkey.id, verified.authenticationInfo.newCounter);
+    return { ok: true, value: { userId: passkey.userId, userVerified: verified.authenticationInfo.userVerified } };
+  }
+}

@@ -1,0 +1,153 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { hashPassword, verifyPassword } from '../domain/crypto';
+import { parseCredential } from '../domain/passkeys';
+import type { Session } from '../domain/sessions';
+import type { User } from '../store/user-store';
+import { accountPage } from '../views/account-page';
+import { errorPage } from '../views/pages';
+import type { IdentityContext } from './context';
+import { csrfToken, csrfValid } from './csrf';
+import { signInKeys } from './failure-limits';
+import { passkeyMessage } from './passkey-messages';
+import { pageErrors } from './page-errors';
+import { clearSessionCookie, currentSession } from './session-cookie';
+import { requireFormContentType } from './steps';
+
+/** Notices after a change (Post/Redirect/Get): a fixed list, so nothing from the URL is reflected. */
+const NOTICES: Record<string, string> = {
+  withdrawn: 'Access withdrawn. The app must ask you again.',
+  'passkey-added': 'Passkey added.',
+  'passkey-removed': 'Passkey removed.',
+  'password-changed': 'Password changed.',
+  'session-ended': 'Session ended: that browser is signed out.',
+  'sessions-ended': 'Your other sessions ended: only this browser is signed in.',
+};
+
+interface Signed {
+  /** The server-side session this browser is signed in with (its public id is the CSRF purpose). */
+  session: Session;
+  user: User;
+}
+const signed = (res: Response) => res.locals.account as Signed;
+
+/** The account page and its forms: approved apps (withdraw), sessions (end), passkeys (add, remove), password change. */
+export function accountRoute(router: Router, ctx: IdentityContext): void {
+  const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).session.id}`);
+
+  /** A signed-in user, or: GET → the sign-in page (then back here); POST → 303 there too. */
+  const requireSession = async (req: Request, res: Response, next: NextFunction) => {
+    const current = await currentSession(ctx, req);
+    const user = current ? await ctx.users.findById(current.session.userId) : null;
+    if (!current || !user) return res.redirect(req.method === 'GET' ? 302 : 303, '/signin?next=account');
+    res.locals.account = { session: current.session, user } satisfies Signed;
+    next();
+  };
+
+  const requireCsrf = (req: Request, res: Response, next: NextFunction) => {
+    const presented = (req.body as Record<string, unknown>).csrf;
+    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, typeof presented === 'string' ? presented : undefined)) return next();
+    errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+  };
+
+  const render = async (req: Request, res: Response, extra: { notice?: string; error?: string } = {}, status = 200, headers: Record<string, string> = {}) => {
+    const { user } = signed(res);
+    const csrf = csrfOf(req, res);
+    const [consents, passkeys, addPasskey, sessions] = await Promise.all([
+      ctx.consents.listForUser(user.id),
+      ctx.passkeys.listForUser(user.id),
+      ctx.passkeys.registrationOptions('add', csrf, { userId: user.id, username: user.username, name: user.name }),
+      ctx.sessions.listForUser(user.id),
+    ]);
+    const current = signed(res).session.id;
+    const listed = sessions.map((s) => ({ id: s.id, device: s.device, amr: s.amr, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === current }));
+    accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
+  };
+
+  const show = (req: Request, res: Response) => render(req, res, { notice: NOTICES[String(req.query.notice)] });
+  const done = (res: Response, notice: keyof typeof NOTICES) => res.redirect(303, `/account?notice=${notice}`);
+  const field = (req: Request, name: string) => {
+    const value = (req.body as Record<string, unknown>)[name];
+    return typeof value === 'string' ? value : '';
+  };
+
+  const withdraw = async (req: Request, res: Response) => {
+    const { user } = signed(res);
+    const appId = field(req, 'app_id');
+    if (!(await ctx.consents.withdraw(user.id, appId))) return render(req, res, { error: 'That app has no access to withdraw.' }, 404);
+    ctx.logger.info('consent withdrawn by the user', { user_id: user.id, app_id: appId });
+    done(res, 'withdrawn');
+  };
+
+  const addPasskey = async (req: Request, res: Response) => {
+    const { user } = signed(res);
+    const name = field(req, 'name').trim().slice(0, 100) || `Passkey added ${new Date().toISOString().slice(0, 10)}`;
+    const credential = parseCredential<RegistrationResponseJSON>(field(req, 'credential'));
+    const result = await ctx.passkeys.register('add', field(req, 'ceremony'), field(req, 'csrf'), credential, name, async (account, passkey) =>
+      account.userId === user.id && (await ctx.passkeys.insert(passkey)) ? null : 'already_registered',
+    );
+    if (!result.ok) return render(req, res, { error: passkeyMessage(result.failure) }, result.failure === 'already_registered' ? 409 : 400);
+    done(res, 'passkey-added');
+  };
+
+  const removePasskey = async (req: Request, res: Response) => {
+    const { user } = signed(res);
+    const id = field(req, 'passkey_id');
+    const passkeys = await ctx.passkeys.listForUser(user.id);
+    if (!passkeys.some((p) => p.id === id)) return render(req, res, { error: 'No such passkey on your account.' }, 404);
+    if (passkeys.length === 1 && !user.passwordHash) {
+      return render(req, res, { error: 'This is your only passkey and your account has no password: add another passkey first.' }, 409);
+    }
+    await ctx.passkeys.remove(user.id, id);
+    done(res, 'passkey-removed');
+  };
+
+  /** Ends one of the user's sessions (back-channel logout included); ending this browser's is a sign-out. */
+  const endSession = async (req: Request, res: Response) => {
+    const { user, session } = signed(res);
+    const id = field(req, 'session_id');
+    if (!(await ctx.sessions.end(user.id, id))) return render(req, res, { error: 'That session has already ended.' }, 404);
+    ctx.logger.info('session ended', { user_id: user.id, by: 'user' });
+    if (id !== session.id) return done(res, 'session-ended');
+    clearSessionCookie(ctx, res);
+    res.redirect(303, '/signin?next=account');
+  };
+
+  const endOtherSessions = async (req: Request, res: Response) => {
+    const { user, session } = signed(res);
+    const ended = await ctx.sessions.endAll(user.id, session.id);
+    ctx.logger.info('sessions ended', { user_id: user.id, count: ended, by: 'user' });
+    done(res, 'sessions-ended');
+  };
+
+  const changePassword = async (req: Request, res: Response) => {
+    const { user } = signed(res);
+    if (!user.passwordHash) return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
+    const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((n) => field(req, n));
+    const keys = signInKeys(req, user.username);
+    const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
+    if (blocked) return render(req, res, { error: 'Too many failed attempts. Wait a few minutes and try again.' }, 429, refusalFields(blocked));
+    if (!current || !(await verifyPassword(current, user.passwordHash))) {
+      const count = await ctx.limits.signIn.recordFailure(keys);
+      if (count.exceeded) return render(req, res, { error: 'Too many failed attempts. Wait a few minutes and try again.' }, 429, refusalFields(count.exceeded));
+      return render(req, res, { error: 'Your current password is wrong.' }, 400, failureFields(count));
+    }
+    if (next.length < 8 || next.length > 1024) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
+    if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
+    await ctx.users.setPasswordHash(user.id, await hashPassword(next));
+    ctx.logger.info('password changed by the user', { user_id: user.id });
+    done(res, 'password-changed');
+  };
+
+  const form = [cookieParser(), requireSession, requireFormContentType, formBody(ctx.config.BODY_LIMIT), requireCsrf];
+  endpoint(router, '/account', { GET: [cookieParser(), requireSession, show] });
+  endpoint(router, '/account/consents/withdraw', { POST: [...form, withdraw] });
+  endpoint(router, '/account/passkeys', { POST: [...form, addPasskey] });
+  endpoint(router, '/account/passkeys/remove', { POST: [...form, removePasskey] });
+  endpoint(router, '/account/password', { POST: [...form, changePassword] });
+  endpoint(router, '/account/sessions/end', { POST: [...form, endSession] });
+  endpoint(router, '/account/sessions/end-others', { POST: [...form, endOtherSessions] });
+  router.use('/account', pageErrors);
+}

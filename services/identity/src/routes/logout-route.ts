@@ -1,0 +1,83 @@
+import type { Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { endpoint, formBody } from '@attest/common';
+import { singleParams } from '../domain/authorization-request';
+import { pairwiseSubject } from '../domain/ids';
+import { logoutError, parseLogoutRequest, type LogoutRequest } from '../domain/logout-request';
+import { errorPage, logoutConfirmPage, signedOutPage } from '../views/pages';
+import type { IdentityContext } from './context';
+import { csrfToken, csrfValid } from './csrf';
+import { pageErrors } from './page-errors';
+import { clearSessionCookie, currentSession, sessionCookieOf } from './session-cookie';
+import { requireFormContentType } from './steps';
+
+const CSRF_PURPOSE = 'logout';
+
+/**
+ * GET|POST /logout: OpenID Connect RP-Initiated Logout 1.0 (the end_session_endpoint), and POST
+ * /logout/confirm, the confirmation page's form. With a valid id_token_hint for the signed-in user the
+ * session ends at once; otherwise the user confirms first. ui_locales is accepted (pages are English).
+ */
+export function logoutRoute(router: Router, ctx: IdentityContext): void {
+  const parse = async (source: unknown): Promise<LogoutRequest> => {
+    const { params, duplicate } = singleParams((source ?? {}) as Record<string, unknown>);
+    if (duplicate) throw logoutError.duplicate(duplicate);
+    return parseLogoutRequest(params, ctx);
+  };
+
+  const done = (req: Request, res: Response, request: LogoutRequest, signedOut: boolean) => {
+    if (!request.postLogoutRedirectUri) return signedOutPage(res, signedOut);
+    const url = new URL(request.postLogoutRedirectUri);
+    if (request.state !== undefined) url.searchParams.set('state', request.state);
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(req.method === 'GET' ? 302 : 303, url.toString());
+  };
+
+  const endSession = async (req: Request, res: Response) => {
+    const ended = await ctx.sessions.endByCookie(sessionCookieOf(req));
+    clearSessionCookie(ctx, res);
+    if (ended) ctx.logger.info('session ended', { user_id: ended.userId, by: 'logout' });
+  };
+
+  const logout = async (req: Request, res: Response) => {
+    const request = await parse(req.method === 'POST' ? req.body : req.query);
+    const current = await currentSession(ctx, req);
+    if (!current) {
+      if (sessionCookieOf(req)) clearSessionCookie(ctx, res);
+      return done(req, res, request, true);
+    }
+    const hint = request.hint;
+    if (hint && pairwiseSubject(ctx.config.secret, hint.aud, current.session.userId) === hint.sub) {
+      await endSession(req, res);
+      return done(req, res, request, true);
+    }
+    logoutConfirmPage(res, {
+      csrf: csrfToken(ctx, req, res, CSRF_PURPOSE),
+      appName: request.app?.name,
+      clientId: request.app?.id,
+      postLogoutRedirectUri: request.postLogoutRedirectUri,
+      state: request.state,
+    });
+  };
+
+  const confirm = async (req: Request, res: Response) => {
+    const body = req.body as Record<string, unknown>;
+    if (!csrfValid(ctx, req, CSRF_PURPOSE, typeof body.csrf === 'string' ? body.csrf : undefined)) {
+      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    }
+    const { csrf: _csrf, decision, ...rest } = body;
+    const request = await parse(rest);
+    if (decision !== 'logout' && decision !== 'stay')
+      return errorPage(res, 400, { code: 'invalid_parameter', detail: 'decision must be logout or stay.', attribute: 'decision' });
+    if (decision === 'logout') await endSession(req, res);
+    done(req, res, request, decision === 'logout');
+  };
+
+  endpoint(router, '/logout', {
+    GET: [cookieParser(), logout],
+    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), logout],
+  });
+  endpoint(router, '/logout/confirm', {
+    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), confirm],
+  });
+  router.use('/logout', pageErrors);
+}

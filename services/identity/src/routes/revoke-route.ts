@@ -1,0 +1,39 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { endpoint, errors } from '@attest/common';
+import type { IdentityContext } from './context';
+import { refuseBlockedClient } from './failure-limits';
+import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
+
+const requireToken = (req: Request, _res: Response, next: NextFunction) => next(field(req, 'token') ? undefined : errors.required('token'));
+const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
+  next(req.get('authorization') ? undefined : missingAppCredentials());
+
+/**
+ * POST /revoke: OAuth 2.0 Token Revocation (RFC 7009), with app authentication exactly as at /introspect.
+ * Access tokens are the only tokens issued, so token_type_hint is read but never narrows the search.
+ * An unknown, malformed or expired token, and another app's token, all answer 200 and change nothing;
+ * a revoked token is inactive on every replica within a second, durably (domain/revocations.ts).
+ */
+export function revokeRoute(router: Router, ctx: IdentityContext): void {
+  const revoke = async (req: Request, res: Response) => {
+    field(req, 'token_type_hint');
+    const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
+    if (result.ok && result.claims.client_id === authenticatedApp(res).id) {
+      await ctx.revocations.revoke([result.claims.jti], new Date(result.claims.exp * 1000));
+      ctx.logger.info('access token revoked', { app_id: result.claims.client_id });
+    }
+    res.status(200).end();
+  };
+  endpoint(router, '/revoke', {
+    POST: [
+      noStore,
+      requireFormContentType,
+      parseForm(ctx.config.BODY_LIMIT),
+      requireToken,
+      requireAuthorizationHeader,
+      refuseBlockedClient(ctx.limits),
+      authenticateApp(ctx, { allowPost: false }),
+      revoke,
+    ],
+  });
+}

@@ -1,0 +1,77 @@
+import type { Request, Response, Router } from 'express';
+import cookieParser from 'cookie-parser';
+import { endpoint, formBody } from '@attest/common';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { newUserId } from '../domain/ids';
+import { parseCredential, passkeyAmr } from '../domain/passkeys';
+import { errorPage, formAction } from '../views/pages';
+import { signUpPage, signUpPasskeyPage } from '../views/signup-page';
+import type { IdentityContext } from './context';
+import { passkeyMessage } from './passkey-messages';
+import { pageErrors } from './page-errors';
+import { completeSignIn } from './sign-in-service';
+import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
+import { requireFormContentType } from './steps';
+
+export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
+
+/** GET|POST /signup: self sign-up with a passkey (step 1: username; step 2: the passkey), when SIGNUP_ENABLED. */
+export function signUpRoute(router: Router, ctx: IdentityContext): void {
+  const appName = async (t: SignInTarget) =>
+    t.kind === 'account' ? null : ((await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId);
+  const formActionOf = (t: SignInTarget) => (t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri));
+
+  const enabled = (_req: Request, res: Response, next: (err?: unknown) => void) => {
+    if (ctx.config.signupEnabled) return next();
+    errorPage(res, 403, { code: 'signup_disabled', detail: 'Creating an account here is turned off. Ask the operator for an account.', attribute: null });
+  };
+
+  const details = async (req: Request, res: Response, t: SignInTarget, input: { username?: string; name?: string; error?: string } = {}, status = 200) => {
+    const csrf = targetCsrf(ctx, req, res, t);
+    signUpPage(res, { fields: { ...targetFields(t), csrf }, appName: await appName(t), signInUrl: `/signin?${targetQuery(t)}`, ...input }, status);
+  };
+
+  const show = async (req: Request, res: Response) => {
+    const target = await readTarget(ctx, res, req.query as Record<string, unknown>);
+    if (target) await details(req, res, target);
+  };
+
+  const submitDetails = async (req: Request, res: Response, t: SignInTarget, csrf: string) => {
+    const body = req.body as Record<string, unknown>;
+    const username = typeof body.username === 'string' ? body.username.trim() : '';
+    const name = typeof body.name === 'string' ? body.name.trim().slice(0, 200) : '';
+    if (!USERNAME.test(username)) {
+      return details(req, res, t, { username, name, error: 'Choose a username of 3 to 64 letters, digits or . _ - @ +' }, 400);
+    }
+    if (await ctx.users.findByUsername(username)) return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409);
+    const passkey = await ctx.passkeys.registrationOptions('signup', csrf, { userId: newUserId(), username, name: name || null });
+    signUpPasskeyPage(res, { fields: { ...targetFields(t), csrf }, username, formAction: formActionOf(t), passkey });
+  };
+
+  const submitPasskey = async (req: Request, res: Response, t: SignInTarget, csrf: string) => {
+    const body = req.body as Record<string, unknown>;
+    const credential = parseCredential<RegistrationResponseJSON>(body.credential);
+    const result = await ctx.passkeys.register('signup', body.ceremony, csrf, credential, 'Passkey created at sign-up', ctx.createPasskeyAccount);
+    if (!result.ok) {
+      const status = result.failure === 'username_taken' || result.failure === 'already_registered' ? 409 : 400;
+      return details(req, res, t, { error: passkeyMessage(result.failure) }, status);
+    }
+    const userId = result.value.account.userId;
+    ctx.logger.info('account created by passkey sign-up', { user_id: userId });
+    await completeSignIn(ctx, req, res, { ...afterSignIn(t), userId, amr: passkeyAmr(result.value.userVerified) });
+  };
+
+  const submit = async (req: Request, res: Response) => {
+    const posted = await postedTarget(ctx, req, res);
+    if (!posted) return;
+    const step = (req.body as Record<string, unknown>).step;
+    if (step === 'passkey') return submitPasskey(req, res, posted.target, posted.csrf);
+    await submitDetails(req, res, posted.target, posted.csrf);
+  };
+
+  endpoint(router, '/signup', {
+    GET: [enabled, cookieParser(), show],
+    POST: [enabled, cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+  });
+  router.use('/signup', pageErrors);
+}

@@ -1,0 +1,65 @@
+import type { Queryable } from '@attest/common';
+
+export interface Passkey {
+  /** Credential id, base64url. */
+  id: string;
+  userId: string;
+  publicKey: Uint8Array<ArrayBuffer>;
+  counter: number;
+  transports: string[];
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+interface PasskeyRow {
+  id: string;
+  user_id: string;
+  public_key: Buffer;
+  counter: string;
+  transports: string[];
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const toPasskey = (r: PasskeyRow): Passkey => ({
+  id: r.id,
+  userId: r.user_id,
+  publicKey: new Uint8Array(r.public_key),
+  counter: Number(r.counter),
+  transports: r.transports,
+  name: r.name,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+});
+
+export function passkeyStore(db: Queryable) {
+  return {
+    /** False when the credential id is already registered. */
+    async insert(p: Pick<Passkey, 'id' | 'userId' | 'publicKey' | 'counter' | 'transports' | 'name'>): Promise<boolean> {
+      const rows = await db.query(
+        `INSERT INTO passkeys (id, user_id, public_key, counter, transports, name) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (id) DO NOTHING RETURNING 1`,
+        [p.id, p.userId, Buffer.from(p.publicKey), p.counter, p.transports, p.name],
+      );
+      return rows.length === 1;
+    },
+    async find(id: string): Promise<Passkey | null> {
+      const [row] = await db.query<PasskeyRow>('SELECT * FROM passkeys WHERE id = $1', [id]);
+      return row ? toPasskey(row) : null;
+    },
+    async listForUser(userId: string): Promise<Passkey[]> {
+      const rows = await db.query<PasskeyRow>('SELECT * FROM passkeys WHERE user_id = $1 ORDER BY created_at, id', [userId]);
+      return rows.map(toPasskey);
+    },
+    async recordUse(id: string, counter: number): Promise<void> {
+      await db.query('UPDATE passkeys SET counter = $2, last_used_at = now() WHERE id = $1', [id, counter]);
+    },
+    async remove(userId: string, id: string): Promise<boolean> {
+      const rows = await db.query('DELETE FROM passkeys WHERE user_id = $1 AND id = $2 RETURNING 1', [userId, id]);
+      return rows.length === 1;
+    },
+  };
+}
+export type PasskeyStore = ReturnType<typeof passkeyStore>;
