@@ -52,8 +52,8 @@ describe('transactions admin API and audit trail', () => {
     await h.admin('post', `/transactions/${t.transaction_id}/status`).send({ status: 'failed' }).expect(200);
     const shown = await h.admin('get', `/transactions/${t.transaction_id}`).expect(200);
     expect(shown.body.history).toEqual([
-      { from_status: null, to_status: 'pending', source: 'admin', changed_at: expect.any(String) },
-      { from_status: 'pending', to_status: 'failed', source: 'admin', changed_at: expect.any(String) },
+      { from_status: null, to_status: 'pending', source: 'admin', changed_at: expect.any(String), reason: null, reason_detail: null },
+      { from_status: 'pending', to_status: 'failed', source: 'admin', changed_at: expect.any(String), reason: null, reason_detail: null },
     ]);
   });
 
