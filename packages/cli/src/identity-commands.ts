@@ -2,6 +2,14 @@ import { CliError, queryString } from './admin-client';
 import { nullable, pageOptions, path, str, type Command } from './command';
 
 const appId = ['APP_ID'];
+
+interface AppCreated {
+  app_id: string;
+  client_secret?: string;
+  redirect_uris: string[];
+  token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  web_origins: string[];
+}
 const userId = ['USER_ID'];
 
 /** RP-Initiated and Back-Channel Logout registration. */
@@ -16,13 +24,17 @@ export const appCommands: Record<string, Command> = {
     options: {
       name: { type: 'string', value: 'NAME', description: 'the name people see on the sign-in page' },
       'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-in returns to (https, or http on localhost); repeat for more' },
+      public: { type: 'boolean', description: 'a single-page or native app: no secret, code flow with PKCE S256 only' },
+      'web-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more' },
       ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
-      const app = await client.call<{ app_id: string; client_secret: string; redirect_uris: string[] }>('identity', 'POST', '/apps', {
+      const app = await client.call<AppCreated>('identity', 'POST', '/apps', {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        ...(values.public ? { token_endpoint_auth_method: 'none' } : {}),
+        ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
       });
@@ -30,12 +42,16 @@ export const appCommands: Record<string, Command> = {
       try {
         key = await client.call<{ api_key: string }>('transactions', 'POST', `/apps/${app.app_id}/api-keys`, { name: 'default' });
       } catch (err) {
+        const secret = app.client_secret ? ` (client_secret ${app.client_secret})` : '';
         throw new CliError(
-          `App ${app.app_id} was created (client_secret ${app.client_secret}), but its API key was not: ${(err as Error).message}. ` +
+          `App ${app.app_id} was created${secret}, but its API key was not: ${(err as Error).message}. ` +
             `Run: pnpm manage api-key create --app-id ${app.app_id}`,
         );
       }
-      return { app_id: app.app_id, client_secret: app.client_secret, api_key: key.api_key, redirect_uris: app.redirect_uris };
+      const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
+      return client_secret
+        ? { app_id, client_secret, api_key: key.api_key, redirect_uris, ...(web_origins.length ? { web_origins } : {}) }
+        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins };
     },
   },
   'app list': {
@@ -50,10 +66,11 @@ export const appCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
   },
   'app update': {
-    summary: 'change the name, redirect URIs or logout settings (a list given replaces the old one)',
+    summary: 'change the name, redirect URIs, web origins or logout settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'the new redirect URIs; repeat for more' },
+      'web-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'the new web origins (CORS on /token); repeat for more' },
       ...logoutOptions,
     },
     positionals: appId,
@@ -61,6 +78,7 @@ export const appCommands: Record<string, Command> = {
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
       };

@@ -75,8 +75,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(seen).toEqual(expect.arrayContaining(made.map((m) => m.app_id)));
       expect(new Set(seen).size).toBe(seen.length);
       const one = await admin('get', `/admin/apps/${made[1].app_id}`).expect(200);
-      expect(one.body).toEqual({ app_id: made[1].app_id, name: 'Page B', redirect_uris: [REDIRECT_URI], post_logout_redirect_uris: [], backchannel_logout_uri: null, created_at: expect.any(String), disabled: false, disabled_at: null });
-      expect(JSON.stringify(one.body)).not.toContain('secret');
+      expect(one.body).toEqual({ app_id: made[1].app_id, name: 'Page B', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic', web_origins: [], post_logout_redirect_uris: [], backchannel_logout_uri: null, created_at: expect.any(String), disabled: false, disabled_at: null });
+      expect(JSON.stringify(one.body)).not.toMatch(/sk_|"client_secret"|secret_hash/);
       expect((await admin('get', '/admin/apps/app_00000000000000000000000000000000')).body).toMatchObject({ code: 'not_found', attribute: 'app_id' });
       expect((await admin('get', '/admin/apps?limit=0')).body).toMatchObject({ code: 'invalid_parameter', attribute: 'limit' });
       expect((await admin('get', '/admin/apps?cursor=nope')).body).toMatchObject({ code: 'invalid_parameter', attribute: 'cursor' });

@@ -30,7 +30,7 @@ describe('discovery, JWKS and signing keys', () => {
       id_token_signing_alg_values_supported: ['RSA', 'RS256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint: `${b}/introspect`,
       revocation_endpoint: `${b}/revoke`,
       revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
@@ -140,7 +140,8 @@ describe('identity admin API', () => {
     expect(row.secret_hash).not.toContain(res.body.client_secret);
     expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     const list = await admin('get', '/admin/apps');
-    expect(JSON.stringify(list.body)).not.toContain('secret');
+    // token_endpoint_auth_method names client_secret_basic; no secret or hash is listed
+    expect(JSON.stringify(list.body)).not.toMatch(/sk_|"client_secret"|secret_hash|[0-9a-f]{64}/);
   });
 
   it.each([

@@ -24,6 +24,27 @@ const redirectUri = Joi.string()
     return problem ? helpers.message({ custom: `redirect_uris ${problem}: ${value}` }) : value;
   });
 
+/** An origin as browsers send it: scheme://host[:port], https or http on a loopback host. */
+export function webOriginProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an origin such as https://app.example.com';
+  }
+  if (url.origin !== value) return `must be an origin, without path or trailing slash (${url.origin})`;
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return null;
+  return 'must use https (http is allowed only on localhost, 127.0.0.1 or [::1])';
+}
+
+const webOrigin = Joi.string()
+  .max(500)
+  .custom((value: string, helpers) => {
+    const problem = webOriginProblem(value);
+    return problem ? helpers.message({ custom: `web_origins ${problem}: ${value}` }) : value;
+  });
+const webOrigins = Joi.array().items(webOrigin).max(50).unique();
+
 const appUri = (field: string) =>
   Joi.string()
     .max(2000)
@@ -44,6 +65,8 @@ const logoutSettings = {
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
+  token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
+  web_origins: webOrigins.default([]),
   ...logoutSettings,
 });
 
@@ -51,6 +74,7 @@ export const createAppSchema = Joi.object({
 export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
+  web_origins: webOrigins,
   ...logoutSettings,
 }).min(1);
 

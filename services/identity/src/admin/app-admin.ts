@@ -11,12 +11,17 @@ export const appJson = (app: App) => ({
   app_id: app.id,
   name: app.name,
   redirect_uris: app.redirectUris,
+  token_endpoint_auth_method: app.public ? 'none' : 'client_secret_basic',
+  web_origins: app.webOrigins,
   post_logout_redirect_uris: app.postLogoutRedirectUris,
   backchannel_logout_uri: app.backchannelLogoutUri,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
   disabled_at: app.disabledAt?.toISOString() ?? null,
 });
+
+const publicClientHasNoSecret = () =>
+  errors.conflict('public_client', 'This app is a public client (token_endpoint_auth_method none): it has no secret.', 'app_id');
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
@@ -27,25 +32,19 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
 
   router.post('/apps', async (req, res) => {
     const body = validate(createAppSchema, req.body);
-    const secret = newClientSecret();
+    const secret = body.token_endpoint_auth_method === 'none' ? null : newClientSecret();
     const app = await ctx.apps.insert({
       id: newAppId(),
       name: body.name,
-      secretHash: hashClientSecret(ctx.config.secret, secret),
+      secretHash: secret && hashClientSecret(ctx.config.secret, secret),
       redirectUris: body.redirect_uris,
+      webOrigins: body.web_origins,
       postLogoutRedirectUris: body.post_logout_redirect_uris,
       backchannelLogoutUri: body.backchannel_logout_uri,
     });
-    ctx.logger.info('app created', { app_id: app.id });
+    ctx.logger.info('app created', { app_id: app.id, public: app.public });
     await audit(req, res, 'app.created', app.id, { name: app.name, redirect_uris: app.redirectUris, post_logout_redirect_uris: app.postLogoutRedirectUris, backchannel_logout_uri: app.backchannelLogoutUri });
-    res.status(201).json({
-      app_id: app.id,
-      client_secret: secret,
-      redirect_uris: app.redirectUris,
-      post_logout_redirect_uris: app.postLogoutRedirectUris,
-      backchannel_logout_uri: app.backchannelLogoutUri,
-      name: app.name,
-    });
+    res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
   router.get('/apps', async (req, res) => {
@@ -66,6 +65,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     const changes: AppUpdate = {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),
+      ...(body.web_origins === undefined ? {} : { webOrigins: body.web_origins }),
       ...(body.post_logout_redirect_uris === undefined ? {} : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
     };
@@ -76,6 +76,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   });
 
   router.post('/apps/:id/rotate-secret', async (req, res) => {
+    if ((await ctx.apps.find(req.params.id))?.public) throw publicClientHasNoSecret();
     const secret = newClientSecret();
     if (!(await ctx.apps.setSecretHash(req.params.id, hashClientSecret(ctx.config.secret, secret)))) throw noApp();
     ctx.logger.info('app secret rotated', { app_id: req.params.id });

@@ -80,7 +80,18 @@ export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
-export function parseAuthorizationRequest(params: Params, clientId: string, redirectUri: string): AuthorizationRequest {
+/** A public client (no secret) may use only the code flow, and only with PKCE S256 (RFC 8252 §8.1, RFC 9700). */
+function checkPublicClient(responseType: string, codeChallenge: string | undefined): void {
+  if (responseType !== 'code') throw redirectErrors.unauthorizedClient('A public client may use only response_type=code.');
+  if (!codeChallenge) throw redirectErrors.invalidRequest('A public client must send code_challenge with code_challenge_method=S256 (PKCE).');
+}
+
+export function parseAuthorizationRequest(
+  params: Params,
+  clientId: string,
+  redirectUri: string,
+  client: { public: boolean } = { public: false },
+): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const) if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
   if (!params.response_type) throw redirectErrors.invalidRequest('response_type is required.');
   const responseType = normaliseResponseType(params.response_type);
@@ -110,6 +121,8 @@ export function parseAuthorizationRequest(params: Params, clientId: string, redi
     if (!PKCE_CHALLENGE.test(params.code_challenge)) throw redirectErrors.invalidRequest('code_challenge must be a base64url SHA-256 value (43 characters).');
     codeChallenge = params.code_challenge;
   }
+
+  if (client.public) checkPublicClient(responseType, codeChallenge);
 
   const prompt = (params.prompt ?? '').split(' ').filter(Boolean) as Prompt[];
   if (prompt.some((p) => !['none', 'login', 'consent'].includes(p))) throw redirectErrors.invalidRequest('prompt may hold only none, login and consent.');

@@ -32,6 +32,7 @@ export class AppDirectory {
           ...app,
           redirectUris: Object.freeze([...app.redirectUris]) as string[],
           postLogoutRedirectUris: Object.freeze([...app.postLogoutRedirectUris]) as string[],
+          webOrigins: Object.freeze([...app.webOrigins]) as string[],
         })
       );
     });
@@ -45,6 +46,11 @@ export class AppDirectory {
     const app = await this.store.update(id, changes);
     await this.cache.invalidate(id);
     return app;
+  }
+
+  /** Whether an enabled app registered this web origin (CORS preflights of /token; not a hot path). */
+  originRegistered(origin: string): Promise<boolean> {
+    return this.store.originRegistered(origin);
   }
 
   async insert(app: Parameters<AppStore['insert']>[0]): Promise<App> {

@@ -10,6 +10,7 @@ export const redirectErrors = {
   invalidRequest: (description: string) => new RedirectError('invalid_request', description),
   unsupportedResponseType: (value: string) => new RedirectError('unsupported_response_type', `response_type '${value}' is not supported.`),
   invalidScope: (description: string) => new RedirectError('invalid_scope', description),
+  unauthorizedClient: (description: string) => new RedirectError('unauthorized_client', description),
   accessDenied: () => new RedirectError('access_denied', 'The user denied the request.'),
   loginRequired: () => new RedirectError('login_required', 'The user is not signed in and prompt=none was requested.'),
   consentRequired: () => new RedirectError('consent_required', 'The user has not consented and prompt=none was requested.'),

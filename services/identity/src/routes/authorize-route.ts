@@ -25,7 +25,7 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
     let request;
     try {
       if (duplicate) throw new RedirectError('invalid_request', `The ${duplicate} parameter must be given once.`);
-      request = parseAuthorizationRequest(params, client.app.id, client.redirectUri);
+      request = parseAuthorizationRequest(params, client.app.id, client.redirectUri, client.app);
     } catch (err) {
       if (err instanceof RedirectError) return respondWithError(res, target, err);
       throw err;

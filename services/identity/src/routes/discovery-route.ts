@@ -23,7 +23,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     id_token_signing_alg_values_supported: ['RSA', 'RS256'],
     response_modes_supported: [...RESPONSE_MODES],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint: `${base}/introspect`,
     revocation_endpoint: `${base}/revoke`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic'],

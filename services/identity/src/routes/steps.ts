@@ -29,8 +29,15 @@ export const authenticatedApp = (res: Response): App => res.locals.app as App;
 export async function verifyClient(ctx: IdentityContext, clientId: string, secret: string): Promise<App | null> {
   const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
   const presented = hashClientSecret(ctx.config.secret, secret);
+  // a public client has no secret: compare against the placeholder too, and never accept
   const matches = constantTimeEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
-  return app && matches && !app.disabledAt ? app : null;
+  return app && app.secretHash !== null && matches && !app.disabledAt ? app : null;
+}
+
+/** A public client (token_endpoint_auth_method none) identifies itself by client_id alone. */
+async function publicClient(ctx: IdentityContext, clientId: string): Promise<App | null> {
+  const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  return app && app.public && !app.disabledAt ? app : null;
 }
 
 const BASIC_CHALLENGE = 'Basic realm="attest", charset="UTF-8"';
@@ -83,12 +90,13 @@ function passportStep(
 }
 
 /**
- * App authentication: client_secret_basic (passport-http) or client_secret_post.
+ * App authentication: client_secret_basic (passport-http) or client_secret_post; with `allowPublic`, a
+ * public client's client_id alone (`none`: its proof is the PKCE verifier the exchange requires).
  * `allowPost` is false where SPEC asks for the Basic header only. A client_id given twice in the form is
  * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
  * (refuseBlockedClient runs first); a missing or malformed header does not.
  */
-export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean }): RequestHandler {
+export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean; allowPublic?: boolean }): RequestHandler {
   const refuse = (res: Response, next: NextFunction) => {
     countFailure(ctx.limits.credentials, res, invalidAppCredentials()).then(next, next);
   };
@@ -102,6 +110,12 @@ export function authenticateApp(ctx: IdentityContext, options: { allowPost: bool
   const post = async (req: Request, res: Response, next: NextFunction) => {
     const clientId = field(req, 'client_id');
     const secret = field(req, 'client_secret');
+    if (options.allowPublic && clientId && !secret) {
+      const app = await publicClient(ctx, clientId);
+      if (!app) return next(missingAppCredentials());
+      res.locals.app = app;
+      return next();
+    }
     if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
     const app = await verifyClient(ctx, clientId, secret);
     if (!app) return refuse(res, next);

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, countFailure, endpoint, errors, requestActor, sendJson, toAppError } from '@attest/common';
+import { APP_ID } from '../domain/ids';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
@@ -33,9 +34,44 @@ const requireFields =
     next(missing ? errors.required(missing) : undefined);
   };
 
+/** CORS for a page of one of the app's registered web origins (a public client in a browser). */
+const webOriginCors = (ctx: IdentityContext) => async (req: Request, res: Response, next: NextFunction) => {
+  const origin = req.get('origin');
+  if (!origin) return next();
+  res.vary('Origin');
+  const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
+  const app = typeof clientId === 'string' && APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  if (app?.webOrigins.includes(origin)) res.set('Access-Control-Allow-Origin', origin);
+  next();
+};
+
+/** A preflight is answered for an origin some app registered; anything else gets the plain OPTIONS answer. */
+const preflight = (ctx: IdentityContext) => async (req: Request, res: Response) => {
+  const origin = req.get('origin');
+  res.set('Allow', 'POST, OPTIONS');
+  if (origin && req.get('access-control-request-method')) {
+    res.vary('Origin');
+    if (await ctx.apps.originRegistered(origin)) {
+      res.set({
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'POST',
+        'Access-Control-Allow-Headers': 'Content-Type, Authorization, Accept',
+        'Access-Control-Max-Age': '600',
+      });
+    }
+  }
+  res.status(204).end();
+};
+
+/** A public client proves itself with the PKCE verifier: without one there is nothing to check. */
+const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunction) => {
+  next(authenticatedApp(res).public && !field(req, 'code_verifier') ? errors.required('code_verifier') : undefined);
+};
+
 /**
  * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
- * redirect_uri → code failure limits → exchange. A failed exchange counts against the client's code limit.
+ * redirect_uri → (public client) code_verifier → code failure limits → exchange. A public client (no secret)
+ * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the client's code limit.
  */
 export function tokenRoute(router: Router, ctx: IdentityContext): void {
   const exchange = async (req: Request, res: Response) => {
@@ -58,14 +94,16 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
       noStore,
       requireFormContentType,
       parseForm(ctx.config.BODY_LIMIT),
+      webOriginCors(ctx),
       refuseBlockedClient(ctx.limits),
-      authenticateApp(ctx, { allowPost: true }),
+      authenticateApp(ctx, { allowPost: true, allowPublic: true }),
       checkGrantType,
       requireFields('code', 'redirect_uri'),
+      requirePublicClientVerifier,
       refuseBlockedCodes(ctx.limits),
       exchange,
     ],
-    OPTIONS: [(_req, res) => void res.set('Allow', 'POST, OPTIONS').status(204).end()],
+    OPTIONS: [preflight(ctx)],
   });
   router.use('/token', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });

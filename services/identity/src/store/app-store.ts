@@ -3,12 +3,17 @@ import type { Queryable } from '@attest/common';
 export interface App {
   id: string;
   name: string;
-  secretHash: string;
+  /** null for a public client (token_endpoint_auth_method none). */
+  secretHash: string | null;
+  /** true: no secret, PKCE S256 required, code flow only (RFC 8252, OAuth for browser-based apps). */
+  public: boolean;
   redirectUris: string[];
   /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
   postLogoutRedirectUris: string[];
   /** Where Back-Channel Logout POSTs a logout_token when a session that signed in to the app ends. */
   backchannelLogoutUri: string | null;
+  /** Origins whose pages may call /token (CORS). */
+  webOrigins: string[];
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -19,7 +24,7 @@ export interface AppLogoutSettings {
 }
 
 /** The fields an administrator may change; absent ones stay as they are (a null logout URI clears it). */
-export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>>;
+export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins'>>;
 
 /** Each changeable field's column: a new field is one line here and one in the admin schema. */
 const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
@@ -27,15 +32,18 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   redirectUris: 'redirect_uris',
   postLogoutRedirectUris: 'post_logout_redirect_uris',
   backchannelLogoutUri: 'backchannel_logout_uri',
+  webOrigins: 'web_origins',
 };
 
 interface AppRow {
   id: string;
   name: string;
-  secret_hash: string;
+  secret_hash: string | null;
+  token_endpoint_auth_method: 'client_secret_basic' | 'none';
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
+  web_origins: string[];
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -44,20 +52,40 @@ const toApp = (r: AppRow): App => ({
   id: r.id,
   name: r.name,
   secretHash: r.secret_hash,
+  public: r.token_endpoint_auth_method === 'none',
   redirectUris: r.redirect_uris,
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
+  webOrigins: r.web_origins,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
 
+/** A new app: secretHash null makes a public client. */
+export interface NewApp {
+  id: string;
+  name: string;
+  secretHash: string | null;
+  redirectUris: string[];
+  webOrigins?: string[];
+}
+
 export function appStore(db: Queryable) {
   return {
-    async insert(app: { id: string; name: string; secretHash: string; redirectUris: string[] } & AppLogoutSettings): Promise<App> {
+    async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, backchannel_logout_uri)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-        [app.id, app.name, app.secretHash, app.redirectUris, app.postLogoutRedirectUris ?? [], app.backchannelLogoutUri ?? null],
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+        [
+          app.id,
+          app.name,
+          app.secretHash,
+          app.secretHash === null ? 'none' : 'client_secret_basic',
+          app.redirectUris,
+          app.webOrigins ?? [],
+          app.postLogoutRedirectUris ?? [],
+          app.backchannelLogoutUri ?? null,
+        ],
       );
       return toApp(row);
     },
@@ -92,8 +120,13 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>(`UPDATE apps SET ${set} WHERE id = $1 RETURNING *`, [id, ...fields.map((k) => changes[k])]);
       return row ? toApp(row) : null;
     },
+    async originRegistered(origin: string): Promise<boolean> {
+      const sql = 'SELECT 1 FROM apps WHERE $1 = ANY (web_origins) AND disabled_at IS NULL LIMIT 1';
+      return (await db.query(sql, [origin])).length === 1;
+    },
     async setSecretHash(id: string, secretHash: string): Promise<boolean> {
-      return (await db.query('UPDATE apps SET secret_hash = $2 WHERE id = $1 RETURNING id', [id, secretHash])).length === 1;
+      const sql = "UPDATE apps SET secret_hash = $2 WHERE id = $1 AND token_endpoint_auth_method <> 'none' RETURNING id";
+      return (await db.query(sql, [id, secretHash])).length === 1;
     },
     async setDisabled(id: string, disabled: boolean): Promise<App | null> {
       const [row] = await db.query<AppRow>(
