@@ -48,7 +48,14 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const signedOutUri = `${url}/signed-out`;
   const client = await ensureDemoClient(options, options.dataDir, { redirectUri: `${url}/callback`, postLogoutRedirectUri: signedOutUri });
   const insecure = new URL(options.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
-  const config = await oidc.discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure);
+  // Discovered on first use, not at start: the issuer's public address may be a gateway that comes up
+  // after this process (and a failed discovery is tried again at the next request).
+  let discovered: ReturnType<typeof oidc.discovery> | undefined;
+  const discover = () =>
+    (discovered ??= oidc.discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure).catch((err: unknown) => {
+      discovered = undefined;
+      throw err;
+    }));
   const pending = new Map<string, Pending>();
   /** Sign-outs sent to the provider (state → when): only the demo's own land as "signed out". */
   const logouts = new Map<string, number>();
@@ -83,7 +90,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       nonce,
     };
     if (query.get('prompt') === 'none') params.prompt = 'none';
-    redirect(res, oidc.buildAuthorizationUrl(config, params).href);
+    redirect(res, oidc.buildAuthorizationUrl(await discover(), params).href);
   };
 
   const callback = async (req: http.IncomingMessage, res: http.ServerResponse, current: URL) => {
@@ -93,6 +100,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const error = current.searchParams.get('error');
     if (error) return send(res, 200, { signedIn: null, account, error: `${error}: ${current.searchParams.get('error_description') ?? ''}` });
     if (!started) return send(res, 400, { signedIn: null, account, error: 'This sign-in was not started here, or it expired. Sign in again.' });
+    const config = await discover();
     const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: started.verifier, expectedState: state, expectedNonce: started.nonce, idTokenExpected: true });
     const idClaims = tokens.claims()!;
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
@@ -108,11 +116,12 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
    * end_session_endpoint with the id_token as the hint, so the provider's session ends too; the provider
    * sends it back to the registered /signed-out with the state.
    */
-  const logout = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const logout = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const id = cookieOf(req);
     const signed = id ? sessions.get(id) : undefined;
     if (id) sessions.delete(id);
     const cleared = `${COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
+    const config = await discover();
     if (signed && config.serverMetadata().end_session_endpoint) {
       const state = oidc.randomState();
       for (const [key, at] of logouts) if (Date.now() - at > PENDING_MS) logouts.delete(key);

@@ -9,6 +9,7 @@ import { httpFeed } from './feeds/http-feed';
 import { seedFeed } from './feeds/seed-feed';
 import { pricesOpenApi } from './routes/openapi-document';
 import { pricesRoute } from './routes/prices-route';
+import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
 
 export function configuredFeeds(config: PricesConfig): Feed[] {
@@ -60,6 +61,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
       pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS });
+      widgetRoute(router);
       openApiRoute(router, pricesOpenApi(config.PRICES_URL, config.NATIVE_TOKEN));
     },
     adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner, audit, maxAgeMs: config.PRICE_MAX_AGE_SECONDS * 1000 }),

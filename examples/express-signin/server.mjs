@@ -1,0 +1,92 @@
+// A server-side app that signs users in with Attest: openid-client, authorization code + PKCE.
+//   APP_ID=app_… CLIENT_SECRET=sk_… node examples/express-signin/server.mjs
+// Register http://localhost:3000/callback as the app's redirect URI (pnpm manage app create … --redirect-uri).
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import * as oidc from 'openid-client';
+
+const ISSUER = process.env.ISSUER ?? 'http://localhost:4000';
+const PORT = Number(process.env.PORT ?? 3000);
+const APP_URL = process.env.APP_URL ?? `http://localhost:${PORT}`;
+const { APP_ID, CLIENT_SECRET } = process.env;
+if (!APP_ID || !CLIENT_SECRET) {
+  console.error('Set APP_ID and CLIENT_SECRET (from: pnpm --silent manage app create --name … --redirect-uri ' + `${APP_URL}/callback)`);
+  process.exit(1);
+}
+
+// http is allowed only for a provider on localhost; a real deployment uses https
+const options = new URL(ISSUER).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
+const config = await oidc.discovery(new URL(ISSUER), APP_ID, undefined, oidc.ClientSecretBasic(CLIENT_SECRET), options);
+const redirectUri = `${APP_URL}/callback`;
+
+// Sessions in memory, keyed by a random cookie: enough for an example (use a session store in production).
+const sessions = new Map();
+const sessionOf = (req) => sessions.get(/(?:^|;\s*)sid=([0-9a-f]{32})/.exec(req.headers.cookie ?? '')?.[1]);
+const startSession = (res, data) => {
+  const sid = randomBytes(16).toString('hex');
+  sessions.set(sid, data);
+  res.cookie('sid', sid, { httpOnly: true, sameSite: 'lax', path: '/' });
+  return sid;
+};
+const escape = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const app = express();
+
+app.get('/', (req, res) => {
+  const session = sessionOf(req);
+  if (!session?.claims) return res.send('<h1>Example app</h1><p><a href="/login">Sign in with Attest</a></p>');
+  const level = session.claims[`${ISSUER}/v1`]?.verification_level;
+  res.send(
+    `<h1>Signed in</h1><p id="sub">sub: ${escape(session.claims.sub)}</p><p id="level">verification level: ${escape(level)}</p>` +
+      `<pre id="claims">${escape(JSON.stringify(session.claims, null, 2))}</pre><form method="post" action="/logout"><button>Sign out</button></form>`,
+  );
+});
+
+app.get('/login', async (_req, res) => {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  startSession(res, { verifier, state, nonce });
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid email profile',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  res.redirect(url.href);
+});
+
+app.get('/callback', async (req, res) => {
+  const session = sessionOf(req);
+  if (!session?.verifier) return res.status(400).send('No sign-in in progress. <a href="/">Start again</a>');
+  try {
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(req.originalUrl, APP_URL), {
+      pkceCodeVerifier: session.verifier,
+      expectedState: session.state,
+      expectedNonce: session.nonce,
+    });
+    // the id_token's signature, issuer, audience and nonce are checked by openid-client
+    Object.assign(session, { verifier: undefined, claims: tokens.claims(), idToken: tokens.id_token });
+    res.redirect('/');
+  } catch (err) {
+    res.status(400).send(`Sign-in failed: ${escape(err.error ?? err.message)}`);
+  }
+});
+
+app.post('/logout', (req, res) => {
+  const sid = /(?:^|;\s*)sid=([0-9a-f]{32})/.exec(req.headers.cookie ?? '')?.[1];
+  const session = sessions.get(sid);
+  sessions.delete(sid);
+  res.clearCookie('sid', { path: '/' });
+  // RP-initiated logout when the provider offers it (end_session_endpoint); otherwise a local sign-out
+  const endSession = config.serverMetadata().end_session_endpoint;
+  if (endSession && session?.idToken) {
+    const url = oidc.buildEndSessionUrl(config, { id_token_hint: session.idToken, post_logout_redirect_uri: `${APP_URL}/` });
+    return res.redirect(url.href);
+  }
+  res.redirect('/');
+});
+
+app.listen(PORT, () => console.log(`express-signin listening on ${APP_URL}`));

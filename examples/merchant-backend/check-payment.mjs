@@ -1,0 +1,63 @@
+// A merchant backend: records a payment, then checks it with the lookup API before "shipping".
+//   APP_ID=app_… API_KEY=api_… node examples/merchant-backend/check-payment.mjs [REFERENCE]
+// It polls while the payment is pending (every POLL_SECONDS, at most ATTEMPTS times); exit code 0 when
+// mined, 2 when failed, 3 when still pending. Mark it mined meanwhile with:
+//   pnpm --silent manage transaction set-status <transaction_id> mined
+import crypto from 'node:crypto';
+
+const API_URL = process.env.API_URL ?? 'http://localhost:4001';
+const { APP_ID, API_KEY } = process.env;
+const ATTEMPTS = Number(process.env.ATTEMPTS ?? 30);
+const POLL_SECONDS = Number(process.env.POLL_SECONDS ?? 2);
+const reference = process.argv[2] ?? `order-${Date.now()}`;
+if (!APP_ID || !API_KEY) {
+  console.error('Set APP_ID and API_KEY (both printed by: pnpm --silent manage app create …)');
+  process.exit(1);
+}
+
+// 1. The payment. The user's wallet makes it; the backend records it with the app's API key (the
+//    same reference again with the same values answers the same transaction). TX_HASH is the
+//    transaction's hash from the wallet; without one, this example makes up a hash, which no chain
+//    knows: with a chain watcher configured it would fail as dropped, without one it stays pending
+//    until an operator sets its status.
+const transactionHash = process.env.TX_HASH ?? `0x${crypto.randomBytes(32).toString('hex')}`;
+const recorded = await fetch(`${API_URL}/api/v2/client/transaction`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+  body: JSON.stringify({
+    app_id: APP_ID,
+    type: 'pay',
+    reference,
+    transaction_hash: transactionHash,
+    from: '0x1111111111111111111111111111111111111111',
+    to: '0x2222222222222222222222222222222222222222',
+    chain: 'worldchain',
+    token: 'USDCE',
+    token_amount: '1500000', // 1.5 USDCE: amounts are integers with 6 decimals
+  }),
+});
+if (recorded.status !== 201) throw new Error(`recording failed: ${recorded.status} ${await recorded.text()}`);
+const { transaction_id: transactionId } = await recorded.json();
+console.log(JSON.stringify({ event: 'recorded', transaction_id: transactionId, reference }));
+
+// 2. The check a merchant backend makes before it ships: with the app's API key, compare the reference,
+//    read transaction_status; retry while pending.
+async function lookup() {
+  const url = `${API_URL}/api/v2/client/transaction/${transactionId}?app_id=${encodeURIComponent(APP_ID)}&type=pay`;
+  const res = await fetch(url, { headers: { authorization: `Bearer ${API_KEY}` } });
+  if (!res.ok) throw new Error(`lookup failed: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+  const tx = await lookup();
+  if (tx.reference !== reference) throw new Error(`reference mismatch: ${tx.reference}`);
+  console.log(JSON.stringify({ event: 'status', attempt, transaction_status: tx.transaction_status, token_amount: tx.token_amount, token: tx.token }));
+  if (tx.transaction_status === 'mined') {
+    console.log(JSON.stringify({ event: 'paid', amount: `${Number(tx.token_amount) / 1e6} ${tx.token}` }));
+    process.exit(0);
+  }
+  if (tx.transaction_status === 'failed') process.exit(2);
+  await new Promise((resolve) => setTimeout(resolve, POLL_SECONDS * 1000));
+}
+process.exit(3);

@@ -1,0 +1,179 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser as Chromium } from 'playwright-core';
+import { Browser } from '../services/identity/test/browser';
+import { describeNeeding, freePort } from '../packages/common/test/support';
+import { manage, ROOT, stackEnv, startStack, type Stack } from './support';
+
+type Json = Record<string, string>;
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const PASSWORD = 'correct horse battery';
+
+/** An example started as the README says (`node examples/…`), with its output kept for the test. */
+function runExample(script: string, env: NodeJS.ProcessEnv, args: string[] = []): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'examples', script), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, output: () => output, exited };
+}
+
+async function listening(example: ReturnType<typeof runExample>, marker: string): Promise<void> {
+  for (let i = 0; i < 300 && !example.output().includes(marker); i++) {
+    if (example.child.exitCode !== null) throw new Error(`example exited: ${example.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!example.output().includes(marker)) throw new Error(`example did not start: ${example.output()}`);
+}
+
+describe('examples/ against pnpm start', () => {
+  let stack: Stack;
+  const run = async (...args: string[]) => {
+    const result = await manage(args, stack.env);
+    if (result.code !== 0) throw new Error(`manage ${args.join(' ')} failed: ${result.stderr}`);
+    return JSON.parse(result.stdout) as Json;
+  };
+  const examples: ReturnType<typeof runExample>[] = [];
+  const start = (script: string, env: NodeJS.ProcessEnv, args: string[] = []) => {
+    const example = runExample(script, env, args);
+    examples.push(example);
+    return example;
+  };
+
+  beforeAll(async () => {
+    // a loaded machine may need minutes to start three services on embedded Postgres
+    stack = await startStack(await stackEnv(), 400000);
+    await run('user', 'create', '--username', 'alice', '--password', PASSWORD, '--verification-level', 'orb', '--name', 'Alice');
+  }, 500000);
+
+  afterAll(async () => {
+    for (const e of examples) if (e.child.exitCode === null) e.child.kill('SIGTERM');
+    await Promise.all(examples.map((e) => e.exited));
+    await stack?.stop();
+  }, 60000);
+
+  it('express-signin: signs alice in (code + PKCE with openid-client), shows her claims, signs her out', async () => {
+    const port = await freePort();
+    const appUrl = `http://localhost:${port}`;
+    const app = await run('app', 'create', '--name', 'Express example', '--redirect-uri', `${appUrl}/callback`);
+    const example = start('express-signin/server.mjs', { APP_ID: app.app_id, CLIENT_SECRET: app.client_secret, ISSUER: stack.urls.identity, PORT: String(port) });
+    await listening(example, 'listening');
+    const rp = new Browser(appUrl);
+    const login = await rp.request('/login');
+    expect(login.status).toBe(302);
+    const { location } = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, { username: 'alice', password: PASSWORD });
+    expect(location).toMatch(new RegExp(`^${appUrl}/callback\\?code=`));
+    const callback = await rp.request(location!);
+    expect(callback.status).toBe(302);
+    const home = await (await rp.request('/')).text();
+    expect(home).toContain('verification level: orb');
+    expect(home).toMatch(/sub: 0x[0-9a-f]{64}/);
+    expect(home).toContain('&#34;name&#34;: &#34;Alice&#34;');
+    const logout = await rp.request('/logout', { method: 'POST', form: {} });
+    expect(logout.status).toBe(302);
+    expect(await (await rp.request('/')).text()).toContain('Sign in with Attest');
+  }, 120000);
+
+  it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {
+    const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
+    const example = start('merchant-backend/check-payment.mjs', {
+      APP_ID: app.app_id,
+      API_KEY: app.api_key,
+      API_URL: stack.urls.transactions,
+      POLL_SECONDS: '0.2',
+      ATTEMPTS: '600',
+    }, ['order-42']);
+    await listening(example, '"transaction_status":"pending"');
+    const recorded = JSON.parse(example.output().split('\n')[0]) as Json;
+    expect(recorded).toMatchObject({ event: 'recorded', reference: 'order-42' });
+    await run('transaction', 'set-status', recorded.transaction_id, 'mined');
+    expect(await example.exited).toBe(0);
+    const lines = example.output().trim().split('\n').map((l) => JSON.parse(l) as Json);
+    expect(lines.at(-2)).toMatchObject({ event: 'status', transaction_status: 'mined', token_amount: '1500000', token: 'USDCE' });
+    expect(lines.at(-1)).toEqual({ event: 'paid', amount: '1.5 USDCE' });
+  }, 120000);
+
+  describeNeeding([CHROMIUM], 'in headless Chromium', () => {
+    let browser: Chromium;
+    beforeAll(async () => {
+      fs.mkdirSync(ARTIFACTS, { recursive: true });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    }, 60000);
+    afterAll(() => browser?.close());
+
+    it('spa-signin: a public client signs alice in with oidc-client-ts (code + PKCE, no secret)', async () => {
+      const port = await freePort();
+      const origin = `http://localhost:${port}`;
+      const app = await run('app', 'create', '--name', 'SPA example', '--public', '--redirect-uri', `${origin}/`, '--web-origin', origin);
+      expect(app).not.toHaveProperty('client_secret');
+      const example = start('spa-signin/server.mjs', { APP_ID: app.app_id, ISSUER: stack.urls.identity, PORT: String(port) });
+      await listening(example, 'listening');
+      const page = await browser.newPage();
+      try {
+        await page.goto(origin);
+        await page.waitForSelector('#login:not([hidden])', { timeout: 30000 }).catch(async (err: Error) => {
+          throw new Error(`${err.message}; the page says: ${await page.textContent('#status')}`);
+        });
+        await page.click('#login');
+        await page.fill('input[name=username]', 'alice');
+        await page.fill('input[name=password]', PASSWORD);
+        await page.click('button[type=submit]');
+        await page.click('button[name=decision][value=approve]');
+        await page.waitForFunction("document.getElementById('status').textContent.startsWith('Signed in')", undefined, { timeout: 30000 });
+        expect(await page.textContent('#status')).toMatch(/^Signed in: 0x[0-9a-f]{64} \(verification level orb\)$/);
+        expect(JSON.parse((await page.textContent('#claims'))!)).toMatchObject({ name: 'Alice' });
+        await page.click('#logout');
+        await page.waitForSelector('#login:not([hidden])');
+      } finally {
+        await page.close();
+      }
+    }, 120000);
+
+    it('price-widget: a page on another origin shows the price the API gives, in the locale’s format', async () => {
+      const port = await freePort();
+      const example = start('price-widget/server.mjs', { PRICES_URL: stack.urls.prices, PORT: String(port) });
+      await listening(example, 'listening');
+      const api = await fetch(`${stack.urls.prices}/public/v1/miniapps/prices?cryptoCurrencies=WLD,USDCE&fiatCurrencies=USD,EUR`);
+      const prices = ((await api.json()) as { result: { prices: Record<string, Record<string, { amount: string; decimals: number }>> } }).result.prices;
+      const page = await browser.newPage();
+      try {
+        await page.goto(`http://localhost:${port}/`);
+        await page.waitForSelector('attest-price#wld[data-state=ready]');
+        await page.waitForSelector('attest-price#usdce[data-state=ready]');
+        // the page's own view: each price element the widget rendered in its shadow root
+        const shown = (await page.evaluate(`[...document.querySelectorAll('attest-price')].flatMap((el) =>
+          [...el.shadowRoot.querySelectorAll('[part=price]')].map((s) => ({ id: el.id, fiat: s.getAttribute('data-fiat'), amount: s.getAttribute('data-amount'), text: s.textContent })))`)) as Json[];
+        const expected = (token: string, fiat: string, locale: string) => {
+          const { amount, decimals } = prices[token][fiat];
+          const value = Number(amount) / 10 ** decimals;
+          const text = new Intl.NumberFormat(locale, { style: 'currency', currency: fiat, minimumFractionDigits: 2, maximumFractionDigits: value < 1 ? 4 : 2 }).format(value);
+          return { amount, text };
+        };
+        expect(shown).toEqual([
+          { id: 'wld', fiat: 'USD', ...expected('WLD', 'USD', 'en-US') },
+          { id: 'wld', fiat: 'EUR', ...expected('WLD', 'EUR', 'en-US') },
+          { id: 'usdce', fiat: 'EUR', ...expected('USDCE', 'EUR', 'de-DE') },
+        ]);
+        expect(shown[0].text).toMatch(/^\$\d/);
+        expect(shown[2].text).toMatch(/€$/);
+        await page.screenshot({ path: path.join(ARTIFACTS, 'price-widget.png') });
+      } finally {
+        await page.close();
+      }
+    }, 120000);
+
+    it('the widget shows a clear state when prices are unavailable', async () => {
+      const page = await browser.newPage();
+      try {
+        await page.setContent(`<script src="${stack.urls.prices}/widget.js"></script><attest-price token="NOPE" fiat="USD" refresh="0"></attest-price>`);
+        await page.waitForSelector('attest-price[data-state=unavailable]');
+        expect(await page.evaluate("document.querySelector('attest-price').shadowRoot.textContent")).toContain('price unavailable');
+      } finally {
+        await page.close();
+      }
+    }, 60000);
+  });
+});
