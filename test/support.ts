@@ -63,6 +63,14 @@ async function waitReady(url: string, deadline: number): Promise<void> {
 }
 
 /** `pnpm start`'s program, with its own ports and data directory; resolves once all three are ready. */
+/** Resolves once pnpm start printed its "Attest is running" banner; fails at the deadline. */
+async function startedBanner(output: () => string, deadline: number): Promise<void> {
+  while (!output().includes('Attest is running')) {
+    if (Date.now() > deadline) throw new Error(`pnpm start did not finish starting in time: ${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 60000): Promise<Stack & { readyMs: number }> {
   const started = Date.now();
   const child = spawn(TSX, ['scripts/start.ts'], { cwd: ROOT, env });
@@ -76,7 +84,8 @@ export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 60000): Pro
   const deadline = Date.now() + timeoutMs;
   try {
     await Promise.race([
-      Promise.all(local.map((u) => waitReady(u, deadline))),
+      // ready, and pnpm start done starting (its banner comes once the demo app is up too)
+      Promise.all([...local.map((u) => waitReady(u, deadline)), startedBanner(() => output, deadline)]),
       exited.then((code) => {
         throw new Error(`pnpm start exited with ${code}: ${output}`);
       }),
