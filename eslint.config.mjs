@@ -20,7 +20,44 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
-    languageOptions: { globals: { module: 'readonly', require: 'readonly', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'module',
+          'require',
+          'process',
+          '__dirname',
+          'console',
+          'URL',
+          'URLSearchParams',
+          'fetch',
+          'setTimeout',
+          'clearTimeout',
+          'Buffer',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
+  // scripts that run in the browser: the SPA example and the sign-in pages' passkey script
+  {
+    files: ['examples/spa-signin/public/**/*.js', 'services/identity/assets/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'location',
+          'history',
+          'navigator',
+          'fetch',
+          'URL',
+          'URLSearchParams',
+          'console',
+          'oidc',
+          'SimpleWebAuthnBrowser',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
   },
   // last: turns off the rules that formatting decides (e.g. no-unexpected-multiline on Prettier's line breaks)
   prettier,

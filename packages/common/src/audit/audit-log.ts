@@ -55,7 +55,8 @@ export class AuditLog {
 
   /** Purges now and then every `purgeEveryMs` (hourly); many replicas purging at once is harmless. */
   start(): void {
-    const purge = () => void this.purge().catch((err: Error) => this.logger.warn('audit events not purged', { error: err.message }));
+    const purge = () =>
+      void this.purge().catch((err: Error) => this.logger.warn('audit events not purged', { error: err.message }));
     purge();
     this.purgeTimer = setInterval(purge, this.options.purgeEveryMs ?? HOUR);
     this.purgeTimer.unref();
@@ -95,16 +96,22 @@ export class AuditLog {
       return;
     }
     this.pending.push(event);
-    this.logger.warn('audit event not stored yet; retrying', { type: event.type, error: err.message, pending: this.pending.length });
+    this.logger.warn('audit event not stored yet; retrying', {
+      type: event.type,
+      error: err.message,
+      pending: this.pending.length,
+    });
     this.scheduleRetry();
   }
 
   private scheduleRetry(): void {
     if (this.retryTimer) return;
-    this.retryTimer = setTimeout(async () => {
-      const done = await this.flush();
-      this.retryTimer = undefined;
-      if (!done) this.scheduleRetry();
+    this.retryTimer = setTimeout(() => {
+      // flush never rejects: it reports whether the events were stored
+      void this.flush().then((done) => {
+        this.retryTimer = undefined;
+        if (!done) this.scheduleRetry();
+      });
     }, this.options.retryMs ?? 1000);
     this.retryTimer.unref();
   }
