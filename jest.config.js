@@ -3,7 +3,15 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/test/**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs', ignoreDynamic: true } }] },
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
+        module: { type: 'commonjs', ignoreDynamic: true },
+      },
+    ],
+  },
   moduleNameMapper: {
     '^@attest/common$': '<rootDir>/packages/common/src/index.ts',
     '^@attest/common/tracing$': '<rootDir>/packages/common/src/tracing.ts',

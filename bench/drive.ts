@@ -68,7 +68,8 @@ const round = (n: number, digits = 2) => (Number.isFinite(n) ? Math.round(n * 10
 
 function assertLoopback(origin: string): URL {
   const url = new URL(origin);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`refusing to load a non-loopback address: ${origin}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    throw new Error(`refusing to load a non-loopback address: ${origin}`);
   return url;
 }
 
@@ -124,7 +125,8 @@ export async function runOnce(work: Workload, connections: number, seconds: numb
     onResponse(status: number, body: string, context: object, headers: autocannon.Request['headers']) {
       const state = context as ConnectionState;
       const flat: Headers = {};
-      for (const [k, v] of Object.entries(headers ?? {})) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+      for (const [k, v] of Object.entries(headers ?? {}))
+        flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
       const problem = step.check(status, body, flat, state);
       if (problem) {
         fail(problem, `${step.method} ${step.path} → ${status} ${body}`);
@@ -142,7 +144,10 @@ export async function runOnce(work: Workload, connections: number, seconds: numb
       { url: url.origin, connections, duration: seconds, requests, timeout: 10, excludeErrorStats: false },
       (err: Error | null, res: autocannon.Result) => (err ? reject(err) : resolve(res)),
     );
-    if (work.unit === 'request') instance.on('response', (_client: autocannon.Client, _status: number, _bytes: number, ms: number) => latencies.push(ms));
+    if (work.unit === 'request')
+      instance.on('response', (_client: autocannon.Client, _status: number, _bytes: number, ms: number) =>
+        latencies.push(ms),
+      );
   });
   const transportErrors = result.errors;
   if (transportErrors) {
@@ -170,12 +175,18 @@ function median(values: number[]): number {
 }
 
 /** Warm-up + measurement, `repetitions` times; medians of rate and p99; errors summed over the measured runs. */
-export async function measure(work: Workload, options: DriveOptions, progress: (line: string) => void = () => undefined): Promise<Measurement> {
+export async function measure(
+  work: Workload,
+  options: DriveOptions,
+  progress: (line: string) => void = () => undefined,
+): Promise<Measurement> {
   const reps: RunResult[] = [];
   for (let r = 0; r < options.repetitions; r++) {
     if (options.warmupSeconds > 0) await runOnce(work, options.connections, options.warmupSeconds);
     const rep = await runOnce(work, options.connections, options.seconds);
-    progress(`    rep ${r + 1}/${options.repetitions}: ${rep.rate}/s p99 ${rep.p99} ms${rep.errors ? `, ${rep.errors} errors` : ''}`);
+    progress(
+      `    rep ${r + 1}/${options.repetitions}: ${rep.rate}/s p99 ${rep.p99} ms${rep.errors ? `, ${rep.errors} errors` : ''}`,
+    );
     reps.push(rep);
   }
   const errorKinds: Record<string, number> = {};

@@ -31,7 +31,8 @@ export class CookieJar {
   };
 }
 
-export const basicAuth = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+export const basicAuth = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** A PKCE pair (S256); one pair is reused for every trip, as the cost per trip is the same. */
 export function pkce(): { verifier: string; challenge: string } {

@@ -35,7 +35,12 @@ export class MemoryWatch {
 
   readings(): MemoryReading[] {
     this.sample();
-    return this.targets.map(({ name, pid }) => ({ process: name, pid, peakMb: mb(this.peak.get(pid)), lastMb: mb(this.last.get(pid)) }));
+    return this.targets.map(({ name, pid }) => ({
+      process: name,
+      pid,
+      peakMb: mb(this.peak.get(pid)),
+      lastMb: mb(this.last.get(pid)),
+    }));
   }
 
   stop(): MemoryReading[] {

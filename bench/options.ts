@@ -66,7 +66,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     }
   }
   const databaseName = env.BENCH_DATABASE ?? 'attest_bench';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseName)) throw new Error(`BENCH_DATABASE must be a plain lower-case name (got ${databaseName})`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseName))
+    throw new Error(`BENCH_DATABASE must be a plain lower-case name (got ${databaseName})`);
   return {
     seconds: positive('--seconds', values.get('--seconds') ?? env.BENCH_SECONDS, 10),
     warmupSeconds: positive('--warmup', values.get('--warmup') ?? env.BENCH_WARMUP, 2, 0),

@@ -58,8 +58,12 @@ export interface Report {
   notes: string[];
 }
 
-const fmt = (n: number | undefined, digits = 0) => (n === undefined || !Number.isFinite(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const ratio = (a: Measurement | undefined, b: Measurement | undefined) => (a && b && b.rate > 0 ? a.rate / b.rate : undefined);
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || !Number.isFinite(n)
+    ? '—'
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const ratio = (a: Measurement | undefined, b: Measurement | undefined) =>
+  a && b && b.rate > 0 ? a.rate / b.rate : undefined;
 
 function referenceOf(row: ScenarioRow, floor: Measurement | undefined, reference: Reference): Measurement | undefined {
   return reference === 'floor' ? floor : reference === 'oidc-provider' ? row.oidc : undefined;
@@ -78,7 +82,10 @@ export function evaluate(report: Omit<Report, 'verdicts'>): Verdict[] {
       const ref = referenceOf(row, report.floor, spec.reference);
       const r = ratio(m, ref);
       if (r === undefined) continue;
-      const p99ok = mode === 'embedded' && row.scenario.embedded.maxP99Ms !== undefined ? m.p99 <= row.scenario.embedded.maxP99Ms : true;
+      const p99ok =
+        mode === 'embedded' && row.scenario.embedded.maxP99Ms !== undefined
+          ? m.p99 <= row.scenario.embedded.maxP99Ms
+          : true;
       const target = `≥ ${spec.minRatio} × ${refName(spec.reference)}${mode === 'embedded' && row.scenario.embedded.maxP99Ms !== undefined ? `, p99 ≤ ${row.scenario.embedded.maxP99Ms} ms` : ''}`;
       const clean = m.errors === 0 && (ref?.errors ?? 0) === 0;
       verdicts.push({
@@ -92,7 +99,12 @@ export function evaluate(report: Omit<Report, 'verdicts'>): Verdict[] {
   for (const mem of report.memory) {
     if (mem.limitMb === undefined) continue;
     if (mem.mode === 'embedded' && mem.mb !== undefined) {
-      verdicts.push({ what: `memory: ${mem.process} (embedded)`, measured: `${fmt(mem.mb, 1)} MB`, target: `≤ ${mem.limitMb} MB`, met: mem.mb <= mem.limitMb });
+      verdicts.push({
+        what: `memory: ${mem.process} (embedded)`,
+        measured: `${fmt(mem.mb, 1)} MB`,
+        target: `≤ ${mem.limitMb} MB`,
+        met: mem.mb <= mem.limitMb,
+      });
     }
     if (mem.mode === 'real' && mem.atEndMb !== undefined && mem.atHalfMb !== undefined) {
       const flat = mem.atEndMb <= mem.atHalfMb * 1.1;
@@ -133,15 +145,28 @@ export function markdown(report: Report): string {
   const met = report.verdicts.filter((v) => v.met).length;
   lines.push(`# Attest benchmark — ${report.startedAt}`, '');
   lines.push(`- command: \`${report.command}\`; commit ${report.commit}`);
-  lines.push(`- machine: ${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memory} RAM, ${report.machine.os}, Node ${report.machine.node}`);
+  lines.push(
+    `- machine: ${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memory} RAM, ${report.machine.os}, Node ${report.machine.node}`,
+  );
   lines.push(`- lscpu: ${report.machine.lscpu}`);
   lines.push(`- pinning: ${report.pinning}`);
-  lines.push(`- load: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up (not counted) + ${o.seconds} s measured, median of ${o.repetitions} repetition${o.repetitions === 1 ? '' : 's'}; loopback only; only correct responses count`);
-  lines.push(`- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`);
-  if (report.rows.some((r) => r.real)) lines.push(`- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`);
-  lines.push(`- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`);
+  lines.push(
+    `- load: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up (not counted) + ${o.seconds} s measured, median of ${o.repetitions} repetition${o.repetitions === 1 ? '' : 's'}; loopback only; only correct responses count`,
+  );
+  lines.push(
+    `- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`,
+  );
+  if (report.rows.some((r) => r.real))
+    lines.push(
+      `- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
+    );
+  lines.push(
+    `- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`,
+  );
   lines.push('', `**targets met: ${met} of ${report.verdicts.length}**`, '');
-  lines.push('| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? |');
+  lines.push(
+    '| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? |',
+  );
   lines.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|---|');
   for (const row of report.rows) {
     const s = row.scenario;
@@ -150,7 +175,10 @@ export function markdown(report: Report): string {
     const rRef = referenceOf(row, report.floor, s.real.reference);
     const eRatio = ratio(row.embedded, eRef);
     const rRatio = ratio(row.real, rRef);
-    const eTarget = s.embedded.minRatio !== undefined ? `≥ ${s.embedded.minRatio}× ${refName(s.embedded.reference)}${s.embedded.maxP99Ms !== undefined ? `, p99 ≤ ${s.embedded.maxP99Ms}` : ''}` : '';
+    const eTarget =
+      s.embedded.minRatio !== undefined
+        ? `≥ ${s.embedded.minRatio}× ${refName(s.embedded.reference)}${s.embedded.maxP99Ms !== undefined ? `, p99 ≤ ${s.embedded.maxP99Ms}` : ''}`
+        : '';
     const rTarget = s.real.minRatio !== undefined ? `≥ ${s.real.minRatio}× ${refName(s.real.reference)}` : '';
     lines.push(
       `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${fmt(row.embedded?.errors)} | ${cell(row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${fmt(row.real?.errors)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} |`,
@@ -172,20 +200,38 @@ export function markdown(report: Report): string {
   const errored = measured.filter((x): x is [string, string, Measurement] => !!x[2] && x[2].errors > 0);
   if (errored.length) {
     lines.push('', '### Errors (not counted as throughput)', '');
-    for (const [who, key, m] of errored) lines.push(`- ${who} ${key}: ${Object.entries(m.errorKinds).map(([k, n]) => `${k} × ${n}`).join(', ')}; e.g. \`${(m.errorSample ?? '').replace(/`/g, "'")}\``);
+    for (const [who, key, m] of errored)
+      lines.push(
+        `- ${who} ${key}: ${Object.entries(m.errorKinds)
+          .map(([k, n]) => `${k} × ${n}`)
+          .join(', ')}; e.g. \`${(m.errorSample ?? '').replace(/`/g, "'")}\``,
+      );
   }
   if (report.memory.length) {
     lines.push('', '### Memory (RSS of the node process running the program)', '');
-    lines.push('| mode | process | when | RSS MB | soak: half-time MB | soak: end MB | limit MB |', '|---|---|---|---:|---:|---:|---:|');
-    for (const m of report.memory) lines.push(`| ${m.mode} | ${m.process} | ${m.when} | ${fmt(m.mb, 1)} | ${fmt(m.atHalfMb, 1)} | ${fmt(m.atEndMb, 1)} | ${m.limitMb ?? ''} |`);
+    lines.push(
+      '| mode | process | when | RSS MB | soak: half-time MB | soak: end MB | limit MB |',
+      '|---|---|---|---:|---:|---:|---:|',
+    );
+    for (const m of report.memory)
+      lines.push(
+        `| ${m.mode} | ${m.process} | ${m.when} | ${fmt(m.mb, 1)} | ${fmt(m.atHalfMb, 1)} | ${fmt(m.atEndMb, 1)} | ${m.limitMb ?? ''} |`,
+      );
   }
   if (report.growth.length) {
     lines.push('', '### Growth (same lookup, more stored rows)', '');
-    lines.push('| mode | scenario | small rows | /s | p99 ms | large rows | /s | p99 ms | ratio |', '|---|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const g of report.growth) lines.push(`| ${g.mode} | ${g.scenario} | ${fmt(g.smallRows)} | ${cell(g.small, '')} | ${fmt(g.small.p99, 2)} | ${fmt(g.largeRows)} | ${cell(g.large, '')} | ${fmt(g.large.p99, 2)} | ${(g.large.rate / g.small.rate).toFixed(2)}× |`);
+    lines.push(
+      '| mode | scenario | small rows | /s | p99 ms | large rows | /s | p99 ms | ratio |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const g of report.growth)
+      lines.push(
+        `| ${g.mode} | ${g.scenario} | ${fmt(g.smallRows)} | ${cell(g.small, '')} | ${fmt(g.small.p99, 2)} | ${fmt(g.largeRows)} | ${cell(g.large, '')} | ${fmt(g.large.p99, 2)} | ${(g.large.rate / g.small.rate).toFixed(2)}× |`,
+      );
   }
   lines.push('', '### Targets', '', '| what | measured | target | met? |', '|---|---|---|---|');
-  for (const v of report.verdicts) lines.push(`| ${v.what} | ${v.measured} | ${v.target} | ${v.met ? 'yes' : '**no**'} |`);
+  for (const v of report.verdicts)
+    lines.push(`| ${v.what} | ${v.measured} | ${v.target} | ${v.met ? 'yes' : '**no**'} |`);
   lines.push('', `**targets met: ${met} of ${report.verdicts.length}**`);
   if (report.notes.length) lines.push('', ...report.notes.map((n) => `- ${n}`));
   lines.push('', `Finished ${report.finishedAt}.`, '');
@@ -197,7 +243,23 @@ export function writeReport(report: Report, dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
   const stamp = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
   const md = markdown(report);
-  const json = JSON.stringify({ ...report, rows: report.rows.map((r) => ({ ...r, scenario: { key: r.scenario.key, name: r.scenario.name, unit: r.scenario.unit, embedded: r.scenario.embedded, real: r.scenario.real } })) }, null, 2);
+  const json = JSON.stringify(
+    {
+      ...report,
+      rows: report.rows.map((r) => ({
+        ...r,
+        scenario: {
+          key: r.scenario.key,
+          name: r.scenario.name,
+          unit: r.scenario.unit,
+          embedded: r.scenario.embedded,
+          real: r.scenario.real,
+        },
+      })),
+    },
+    null,
+    2,
+  );
   const files = [path.join(dir, `${stamp}.md`), path.join(dir, `${stamp}.json`), path.join(dir, 'latest.md')];
   fs.writeFileSync(files[0], md);
   fs.writeFileSync(files[1], `${json}\n`);

@@ -14,10 +14,26 @@ import { MemoryWatch } from './memory';
 import { parseOptions, type BenchOptions } from './options';
 import { startExpressFloor } from './peers/express-floor';
 import { startOidcPeer } from './peers/oidc-provider';
-import { evaluate, markdown, writeReport, type GrowthRow, type MemoryRow, type Report, type ScenarioRow } from './report';
+import {
+  evaluate,
+  markdown,
+  writeReport,
+  type GrowthRow,
+  type MemoryRow,
+  type Report,
+  type ScenarioRow,
+} from './report';
 import { floorWorkload, scenario, selectScenarios, type AttestTarget, type Scenario } from './scenarios';
 import { countRows, insertQuotes, insertTransactions, seedAttest, signIn } from './seed';
-import { dropDatabase, recreateDatabase, startEmbedded, startReal, startRedis, type Deployment, type Mode } from './stack';
+import {
+  dropDatabase,
+  recreateDatabase,
+  startEmbedded,
+  startReal,
+  startRedis,
+  type Deployment,
+  type Mode,
+} from './stack';
 import { describeMachine, mb, pinDriver, rss, type Pinning } from './system';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -50,7 +66,10 @@ function onCleanup(fn: () => Promise<void>): () => Promise<void> {
 function gitCommit(): string {
   try {
     const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${hash} (with uncommitted changes)` : hash;
   } catch {
     return 'unknown';
@@ -60,7 +79,9 @@ function gitCommit(): string {
 async function timed(label: string, work: Workload, drive: DriveOptions): Promise<Measurement> {
   log(`  ${label}`);
   const m = await measure(work, drive, log);
-  log(`  → ${m.rate}/s, p99 ${m.p99} ms${m.errors ? `, ${m.errors} ERRORS (${Object.keys(m.errorKinds).join(', ')})` : ''}`);
+  log(
+    `  → ${m.rate}/s, p99 ${m.p99} ms${m.errors ? `, ${m.errors} ERRORS (${Object.keys(m.errorKinds).join(', ')})` : ''}`,
+  );
   return m;
 }
 
@@ -102,12 +123,20 @@ async function deployAttest(
         return countRows(db, 'quotes');
       });
     }
-    log(`  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`);
+    log(
+      `  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`,
+    );
   }
   const session = await signIn(deploy.origins.identity, basics.appId, basics.clientSecret);
   return {
     deploy,
-    target: { origins: deploy.origins, issuer: deploy.env.BASE_URL!, seed: { ...basics, ...session }, missSet: bulk.missSet ?? 1, growthSet: GROWTH_LOOKUP_SET },
+    target: {
+      origins: deploy.origins,
+      issuer: deploy.env.BASE_URL!,
+      seed: { ...basics, ...session },
+      missSet: bulk.missSet ?? 1,
+      growthSet: GROWTH_LOOKUP_SET,
+    },
     stored,
   };
 }
@@ -125,12 +154,20 @@ async function soak(deploy: Deployment, target: AttestTarget, options: BenchOpti
   const pids = servers.map((s) => s.nodePid());
   const half: (number | undefined)[] = [];
   const end: (number | undefined)[] = [];
-  const halfTimer = setTimeout(() => pids.forEach((pid, i) => (half[i] = mb(rss(pid)))), (options.memorySeconds / 2) * 1000);
-  const endTimer = setTimeout(() => pids.forEach((pid, i) => (end[i] = mb(rss(pid)))), (options.memorySeconds - 0.5) * 1000);
+  const halfTimer = setTimeout(
+    () => pids.forEach((pid, i) => (half[i] = mb(rss(pid)))),
+    (options.memorySeconds / 2) * 1000,
+  );
+  const endTimer = setTimeout(
+    () => pids.forEach((pid, i) => (end[i] = mb(rss(pid)))),
+    (options.memorySeconds - 0.5) * 1000,
+  );
   const results = await Promise.all(loads.map((w) => runOnce(w, per, options.memorySeconds)));
   clearTimeout(halfTimer);
   clearTimeout(endTimer);
-  log(`  soak load: ${results.map((r, i) => `${servers[i].name} ${r.rate}/s${r.errors ? ` (${r.errors} errors)` : ''}`).join(', ')}`);
+  log(
+    `  soak load: ${results.map((r, i) => `${servers[i].name} ${r.rate}/s${r.errors ? ` (${r.errors} errors)` : ''}`).join(', ')}`,
+  );
   return servers.map((s, i) => ({
     mode: 'real' as const,
     process: s.name,
@@ -148,7 +185,12 @@ async function main(): Promise<void> {
   const pinning = pinDriver();
   const machine = describeMachine();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-bench-'));
-  const drive: DriveOptions = { connections: options.connections, seconds: options.seconds, warmupSeconds: options.warmupSeconds, repetitions: options.repetitions };
+  const drive: DriveOptions = {
+    connections: options.connections,
+    seconds: options.seconds,
+    warmupSeconds: options.warmupSeconds,
+    repetitions: options.repetitions,
+  };
   const chosen = selectScenarios(options.scenarios);
   const rows: ScenarioRow[] = chosen.map((s) => ({ scenario: s, notes: [] }));
   const memory: MemoryRow[] = [];
@@ -157,7 +199,9 @@ async function main(): Promise<void> {
   const modes: Mode[] = options.embeddedOnly ? ['embedded'] : ['embedded', 'real'];
   const needsFloor = chosen.some((s) => s.embedded.reference === 'floor' || s.real.reference === 'floor');
   const withPeer = chosen.filter((s): s is Scenario & { oidc: NonNullable<Scenario['oidc']> } => !!s.oidc);
-  log(`Attest bench: ${chosen.map((s) => s.key).join(', ')}; modes: ${modes.join(', ')}${options.memory ? '; memory soak' : ''}${options.growth ? '; growth' : ''}`);
+  log(
+    `Attest bench: ${chosen.map((s) => s.key).join(', ')}; modes: ${modes.join(', ')}${options.memory ? '; memory soak' : ''}${options.growth ? '; growth' : ''}`,
+  );
   log(`pinning: ${pinning.note}`);
 
   let floor: Measurement | undefined;
@@ -166,7 +210,12 @@ async function main(): Promise<void> {
     const peer = await startExpressFloor(pinning, logDir);
     const stop = onCleanup(() => peer.stop());
     floor = await timed('GET / → hello', floorWorkload(peer.origin), drive);
-    memory.push({ mode: 'reference', process: 'express hello world', when: 'after its load', mb: mb(rss(peer.server.nodePid())) });
+    memory.push({
+      mode: 'reference',
+      process: 'express hello world',
+      when: 'after its load',
+      mb: mb(rss(peer.server.nodePid())),
+    });
     await stop();
   }
 
@@ -178,25 +227,40 @@ async function main(): Promise<void> {
     // would evict the token that /introspect and /userinfo use, so the round trip runs last
     const ordered = [...withPeer.filter((s) => s.key !== 'signin'), ...withPeer.filter((s) => s.key === 'signin')];
     for (const s of ordered) rows.find((r) => r.scenario === s)!.oidc = await timed(s.name, s.oidc(peer), drive);
-    memory.push({ mode: 'reference', process: 'oidc-provider', when: 'after its load', mb: mb(rss(peer.server.nodePid())) });
+    memory.push({
+      mode: 'reference',
+      process: 'oidc-provider',
+      when: 'after its load',
+      mb: mb(rss(peer.server.nodePid())),
+    });
     await stop();
   }
 
   for (const mode of modes) {
     log(`\nAttest, ${mode === 'embedded' ? 'embedded (pnpm start)' : 'Postgres + Redis (one process per service)'}`);
-    const missSet = chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
+    const missSet =
+      chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
     const { deploy, target } = await deployAttest(mode, options, pinning, logDir, { missSet });
     const watch = new MemoryWatch(deploy.servers());
     for (const row of rows) {
       const m = await timed(row.scenario.name, row.scenario.attest(target), drive);
       row[mode] = m;
       if (row.scenario.key === 'tx-miss') {
-        row.notes.push(`${mode}: ${options.missSet.toLocaleString('en-US')} distinct pending transactions looked up in turn; at the measured rate one cycle takes ${(options.missSet / Math.max(1, m.rate)).toFixed(1)} s`);
+        row.notes.push(
+          `${mode}: ${options.missSet.toLocaleString('en-US')} distinct pending transactions looked up in turn; at the measured rate one cycle takes ${(options.missSet / Math.max(1, m.rate)).toFixed(1)} s`,
+        );
       }
     }
     const readings = watch.stop();
     for (const r of readings) {
-      if (mode === 'embedded') memory.push({ mode, process: 'pnpm start (all three services)', when: 'peak over the embedded scenarios', mb: r.peakMb, limitMb: EMBEDDED_LIMIT_MB });
+      if (mode === 'embedded')
+        memory.push({
+          mode,
+          process: 'pnpm start (all three services)',
+          when: 'peak over the embedded scenarios',
+          mb: r.peakMb,
+          limitMb: EMBEDDED_LIMIT_MB,
+        });
       else memory.push({ mode, process: r.process, when: 'peak over the scenarios', mb: r.peakMb });
     }
     if (mode === 'real' && options.memory) {
@@ -210,10 +274,21 @@ async function main(): Promise<void> {
   if (options.growth) {
     const sizes = [GROWTH_SMALL, { transactions: options.growthLarge, quotes: options.growthLarge }];
     for (const mode of modes) {
-      const results: { size: { transactions: number; quotes: number }; tx: Measurement; prices: Measurement; counted: { transactions: number; quotes: number } }[] = [];
+      const results: {
+        size: { transactions: number; quotes: number };
+        tx: Measurement;
+        prices: Measurement;
+        counted: { transactions: number; quotes: number };
+      }[] = [];
       for (const size of sizes) {
-        log(`\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes`);
-        const { deploy, target, stored: counted } = await deployAttest(mode, options, pinning, logDir, { growth: size });
+        log(
+          `\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes`,
+        );
+        const {
+          deploy,
+          target,
+          stored: counted,
+        } = await deployAttest(mode, options, pinning, logDir, { growth: size });
         const tx = await timed(scenario('tx-growth').name, scenario('tx-growth').attest(target), drive);
         const prices = await timed(scenario('prices').name, scenario('prices').attest(target), drive);
         results.push({ size, tx, prices, counted });
@@ -221,17 +296,39 @@ async function main(): Promise<void> {
         await cleanupAll();
       }
       const [small, large] = results;
-      growth.push({ mode, scenario: 'transaction lookup (1,000 ids in turn)', smallRows: small.counted.transactions, largeRows: large.counted.transactions, small: small.tx, large: large.tx });
-      growth.push({ mode, scenario: 'price lookup (2 × 3)', smallRows: small.counted.quotes, largeRows: large.counted.quotes, small: small.prices, large: large.prices });
+      growth.push({
+        mode,
+        scenario: 'transaction lookup (1,000 ids in turn)',
+        smallRows: small.counted.transactions,
+        largeRows: large.counted.transactions,
+        small: small.tx,
+        large: large.tx,
+      });
+      growth.push({
+        mode,
+        scenario: 'price lookup (2 × 3)',
+        smallRows: small.counted.quotes,
+        largeRows: large.counted.quotes,
+        small: small.prices,
+        large: large.prices,
+      });
     }
-    notes.push("growth: rows counted in the service's tables after the bulk insert (the seeded transaction and the seed feed's quotes included); the added quotes are older observations, so the latest price is unchanged");
+    notes.push(
+      "growth: rows counted in the service's tables after the bulk insert (the seeded transaction and the seed feed's quotes included); the added quotes are older observations, so the latest price is unchanged",
+    );
   }
 
   const partial: Omit<Report, 'verdicts'> = {
     startedAt,
     finishedAt: new Date().toISOString(),
     commit: gitCommit(),
-    command: [...Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`), 'pnpm bench', ...process.argv.slice(2)].join(' '),
+    command: [
+      ...Object.entries(process.env)
+        .filter(([k]) => k.startsWith('BENCH_'))
+        .map(([k, v]) => `${k}=${v}`),
+      'pnpm bench',
+      ...process.argv.slice(2),
+    ].join(' '),
     machine,
     pinning: pinning.note,
     options,
@@ -241,12 +338,18 @@ async function main(): Promise<void> {
     growth,
     notes: [...notes, `total time ${elapsed(t0)}`],
   };
-  const errors = [floor, ...rows.flatMap((r) => [r.embedded, r.real, r.oidc]), ...growth.flatMap((g) => [g.small, g.large])].some((m) => m && m.errors > 0);
+  const errors = [
+    floor,
+    ...rows.flatMap((r) => [r.embedded, r.real, r.oidc]),
+    ...growth.flatMap((g) => [g.small, g.large]),
+  ].some((m) => m && m.errors > 0);
   if (errors || process.env.BENCH_KEEP_LOGS) partial.notes.unshift(`server logs of this run: ${logDir}`);
   else fs.rmSync(logDir, { recursive: true, force: true });
   const report: Report = { ...partial, verdicts: evaluate(partial) };
   log(`\n${markdown(report)}`);
-  if (options.write) for (const file of writeReport(report, path.join(ROOT, 'bench', 'results'))) log(`wrote ${path.relative(ROOT, file)}`);
+  if (options.write)
+    for (const file of writeReport(report, path.join(ROOT, 'bench', 'results')))
+      log(`wrote ${path.relative(ROOT, file)}`);
 }
 
 process.on('SIGINT', () => {

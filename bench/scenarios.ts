@@ -65,15 +65,44 @@ function redirectWithCode(redirectUri: string): Check {
   };
 }
 
-const tokenResponse = json((b) => (!isJwt(b.access_token) ? 'access_token is not a JWT' : !isJwt(b.id_token) ? 'no id_token' : String(b.token_type).toLowerCase() !== 'bearer' ? 'token_type is not Bearer' : null));
+const tokenResponse = json((b) =>
+  !isJwt(b.access_token)
+    ? 'access_token is not a JWT'
+    : !isJwt(b.id_token)
+      ? 'no id_token'
+      : String(b.token_type).toLowerCase() !== 'bearer'
+        ? 'token_type is not Bearer'
+        : null,
+);
 
-const discoveryCheck = (issuer: string) => json((b) => (b.issuer !== issuer ? 'wrong issuer' : typeof b.jwks_uri !== 'string' ? 'no jwks_uri' : null));
-const jwksCheck = json((b) => (Array.isArray(b.keys) && b.keys.length > 0 && (b.keys as Json[]).every((k) => k.kty === 'RSA' && typeof k.n === 'string') ? null : 'no RSA keys'));
-const activeCheck = (clientId: string) => json((b) => (b.active !== true ? 'not active' : b.client_id !== clientId ? 'wrong client_id' : typeof b.sub !== 'string' ? 'no sub' : null));
-const userinfoCheck = json((b) => (typeof b.sub === 'string' && b.sub.length > 0 && typeof b.email === 'string' ? null : 'no sub/email'));
+const discoveryCheck = (issuer: string) =>
+  json((b) => (b.issuer !== issuer ? 'wrong issuer' : typeof b.jwks_uri !== 'string' ? 'no jwks_uri' : null));
+const jwksCheck = json((b) =>
+  Array.isArray(b.keys) &&
+  b.keys.length > 0 &&
+  (b.keys as Json[]).every((k) => k.kty === 'RSA' && typeof k.n === 'string')
+    ? null
+    : 'no RSA keys',
+);
+const activeCheck = (clientId: string) =>
+  json((b) =>
+    b.active !== true
+      ? 'not active'
+      : b.client_id !== clientId
+        ? 'wrong client_id'
+        : typeof b.sub !== 'string'
+          ? 'no sub'
+          : null,
+  );
+const userinfoCheck = json((b) =>
+  typeof b.sub === 'string' && b.sub.length > 0 && typeof b.email === 'string' ? null : 'no sub/email',
+);
 
 const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
-const formHeaders = (auth: string): Headers => ({ authorization: auth, 'content-type': 'application/x-www-form-urlencoded' });
+const formHeaders = (auth: string): Headers => ({
+  authorization: auth,
+  'content-type': 'application/x-www-form-urlencoded',
+});
 
 const transactionPath = (id: string, appId: string) => `/api/v2/client/transaction/${id}?app_id=${appId}&type=pay`;
 
@@ -84,7 +113,8 @@ const pricesPath = `/public/v1/prices/latest/wld?cryptoCurrencies=${PRICE_TOKENS
 const pricesCheck = json((b) => {
   const prices = (b.result as Json | undefined)?.prices as Record<string, Record<string, Json>> | undefined;
   if (!prices) return 'no result.prices';
-  for (const token of PRICE_TOKENS) for (const fiat of PRICE_FIATS) if (typeof prices[token]?.[fiat]?.amount !== 'string') return `no ${token}/${fiat}`;
+  for (const token of PRICE_TOKENS)
+    for (const fiat of PRICE_FIATS) if (typeof prices[token]?.[fiat]?.amount !== 'string') return `no ${token}/${fiat}`;
   return null;
 });
 
@@ -106,7 +136,9 @@ function rotatingLookup(t: AttestTarget, tag: number, size: number): Workload {
           return { path: transactionPath(bulkTransactionId(tag, next), t.seed.appId) };
         },
         check: (status, body, headers, state) =>
-          json((b) => (b.reference !== expected(state.i) ? 'wrong transaction' : b.app_id !== t.seed.appId ? 'wrong app_id' : null))(status, body, headers, state),
+          json((b) =>
+            b.reference !== expected(state.i) ? 'wrong transaction' : b.app_id !== t.seed.appId ? 'wrong app_id' : null,
+          )(status, body, headers, state),
       },
     ],
   };
@@ -117,8 +149,16 @@ export const SCENARIOS: Scenario[] = [
     key: 'discovery',
     name: 'discovery (GET /.well-known/openid-configuration)',
     unit: 'request',
-    attest: (t) => ({ origin: t.origins.identity, unit: 'request', steps: [get('/.well-known/openid-configuration', discoveryCheck(t.issuer))] }),
-    oidc: (p) => ({ origin: p.origin, unit: 'request', steps: [get('/.well-known/openid-configuration', discoveryCheck(p.origin))] }),
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [get('/.well-known/openid-configuration', discoveryCheck(t.issuer))],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [get('/.well-known/openid-configuration', discoveryCheck(p.origin))],
+    }),
     embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
     real: { reference: 'none' },
   },
@@ -139,12 +179,24 @@ export const SCENARIOS: Scenario[] = [
       origin: t.origins.identity,
       unit: 'trip',
       steps: [
-        get(authorizePath(t.seed.appId, t.seed.pkce.challenge), redirectWithCode(REDIRECT_URI), { cookie: t.seed.sessionCookie }),
+        get(authorizePath(t.seed.appId, t.seed.pkce.challenge), redirectWithCode(REDIRECT_URI), {
+          cookie: t.seed.sessionCookie,
+        }),
         {
           method: 'POST',
           path: '/token',
           headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)),
-          prepare: (state) => (state.code ? { body: form({ grant_type: 'authorization_code', code: String(state.code), redirect_uri: REDIRECT_URI, code_verifier: t.seed.pkce.verifier }) } : null),
+          prepare: (state) =>
+            state.code
+              ? {
+                  body: form({
+                    grant_type: 'authorization_code',
+                    code: String(state.code),
+                    redirect_uri: REDIRECT_URI,
+                    code_verifier: t.seed.pkce.verifier,
+                  }),
+                }
+              : null,
           check: tokenResponse,
         },
       ],
@@ -173,12 +225,28 @@ export const SCENARIOS: Scenario[] = [
     attest: (t) => ({
       origin: t.origins.identity,
       unit: 'request',
-      steps: [{ method: 'POST', path: '/introspect', headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)), body: form({ token: t.seed.accessToken }), check: activeCheck(t.seed.appId) }],
+      steps: [
+        {
+          method: 'POST',
+          path: '/introspect',
+          headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)),
+          body: form({ token: t.seed.accessToken }),
+          check: activeCheck(t.seed.appId),
+        },
+      ],
     }),
     oidc: (p) => ({
       origin: p.origin,
       unit: 'request',
-      steps: [{ method: 'POST', path: '/token/introspection', headers: formHeaders(basicAuth(p.clientId, p.clientSecret)), body: form({ token: p.opaqueAccessToken }), check: activeCheck(p.clientId) }],
+      steps: [
+        {
+          method: 'POST',
+          path: '/token/introspection',
+          headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
+          body: form({ token: p.opaqueAccessToken }),
+          check: activeCheck(p.clientId),
+        },
+      ],
     }),
     embedded: { reference: 'oidc-provider', minRatio: 1.3 },
     real: { reference: 'oidc-provider', minRatio: 1.0 },
@@ -187,8 +255,16 @@ export const SCENARIOS: Scenario[] = [
     key: 'userinfo',
     name: 'GET /userinfo (Bearer)',
     unit: 'request',
-    attest: (t) => ({ origin: t.origins.identity, unit: 'request', steps: [get('/userinfo', userinfoCheck, { authorization: `Bearer ${t.seed.accessToken}` })] }),
-    oidc: (p) => ({ origin: p.origin, unit: 'request', steps: [get('/me', userinfoCheck, { authorization: `Bearer ${p.opaqueAccessToken}` })] }),
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [get('/userinfo', userinfoCheck, { authorization: `Bearer ${t.seed.accessToken}` })],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [get('/me', userinfoCheck, { authorization: `Bearer ${p.opaqueAccessToken}` })],
+    }),
     embedded: { reference: 'oidc-provider', minRatio: 1.3 },
     real: { reference: 'oidc-provider', minRatio: 1.0 },
   },
@@ -240,12 +316,22 @@ export const SCENARIOS: Scenario[] = [
 export const floorWorkload = (origin: string): Workload => ({
   origin,
   unit: 'request',
-  steps: [get('/', (status, body) => (status !== 200 ? `status ${status}` : body !== 'hello' ? 'body is not hello' : null))],
+  steps: [
+    get('/', (status, body) => (status !== 200 ? `status ${status}` : body !== 'hello' ? 'body is not hello' : null)),
+  ],
 });
 
 export function selectScenarios(filters: string[]): Scenario[] {
-  const chosen = SCENARIOS.filter((s) => !s.growthOnly && (!filters.length || filters.some((f) => s.key.includes(f) || s.name.toLowerCase().includes(f))));
-  if (!chosen.length && filters.length) throw new Error(`no scenario matches ${filters.join(', ')}; keys: ${SCENARIOS.filter((s) => !s.growthOnly).map((s) => s.key).join(', ')}`);
+  const chosen = SCENARIOS.filter(
+    (s) =>
+      !s.growthOnly && (!filters.length || filters.some((f) => s.key.includes(f) || s.name.toLowerCase().includes(f))),
+  );
+  if (!chosen.length && filters.length)
+    throw new Error(
+      `no scenario matches ${filters.join(', ')}; keys: ${SCENARIOS.filter((s) => !s.growthOnly)
+        .map((s) => s.key)
+        .join(', ')}`,
+    );
   return chosen;
 }
 

@@ -36,16 +36,52 @@ export function authorizePath(appId: string, challenge: string): string {
 }
 
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
-export async function seedAttest(deploy: Deployment): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+export async function seedAttest(
+  deploy: Deployment,
+): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
-  await run(deploy, 'user', 'create', '--username', USER.username, '--password', USER.password, '--verification-level', 'orb');
-  const tx = await run(deploy, 'transaction', 'record', '--app-id', app.app_id, '--type', 'pay', '--reference', 'bench-hit', '--from', `0x${'1'.repeat(40)}`, '--to', `0x${'2'.repeat(40)}`, '--chain', 'worldchain', '--token', 'USDCE', '--token-amount', '1500000');
+  await run(
+    deploy,
+    'user',
+    'create',
+    '--username',
+    USER.username,
+    '--password',
+    USER.password,
+    '--verification-level',
+    'orb',
+  );
+  const tx = await run(
+    deploy,
+    'transaction',
+    'record',
+    '--app-id',
+    app.app_id,
+    '--type',
+    'pay',
+    '--reference',
+    'bench-hit',
+    '--from',
+    `0x${'1'.repeat(40)}`,
+    '--to',
+    `0x${'2'.repeat(40)}`,
+    '--chain',
+    'worldchain',
+    '--token',
+    'USDCE',
+    '--token-amount',
+    '1500000',
+  );
   await run(deploy, 'transaction', 'set-status', tx.transaction_id, 'mined');
   return { appId: app.app_id, clientSecret: app.client_secret, apiKey: app.api_key, transactionId: tx.transaction_id };
 }
 
 /** Signs in once through the pages (sign-in, consent), keeps the session cookie, and gets an access token. */
-export async function signIn(identity: string, appId: string, clientSecret: string): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+export async function signIn(
+  identity: string,
+  appId: string,
+  clientSecret: string,
+): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
   const jar = new CookieJar();
   const pair = pkce();
   const browser = new Browser(identity, jar.fetch);
@@ -69,7 +105,13 @@ export function bulkTransactionId(tag: number, i: number): string {
 }
 
 /** Inserts transactions 1..count of set `tag` for the app (status as given, no hash so no chain watching). */
-export async function insertTransactions(db: Queryable, appId: string, tag: number, count: number, status: 'pending' | 'mined'): Promise<void> {
+export async function insertTransactions(
+  db: Queryable,
+  appId: string,
+  tag: number,
+  count: number,
+  status: 'pending' | 'mined',
+): Promise<void> {
   const chunk = 100_000;
   for (let start = 1; start <= count; start += chunk) {
     const end = Math.min(count, start + chunk - 1);
@@ -85,7 +127,9 @@ export async function insertTransactions(db: Queryable, appId: string, tag: numb
 
 /** Inserts `count` older observations spread over the pairs the seed feed provides (never the latest: an hour old and more). */
 export async function insertQuotes(db: Queryable, count: number): Promise<void> {
-  const pairs = await db.query<{ token: string; fiat: string }>('SELECT DISTINCT token, fiat FROM quotes ORDER BY token, fiat');
+  const pairs = await db.query<{ token: string; fiat: string }>(
+    'SELECT DISTINCT token, fiat FROM quotes ORDER BY token, fiat',
+  );
   if (!pairs.length) throw new Error('no quotes yet: the seed feed has not run');
   const tokens = pairs.map((p) => p.token);
   const fiats = pairs.map((p) => p.fiat);

@@ -18,7 +18,13 @@ export interface ServerProcess {
 
 let started = 0;
 
-export function startServer(pinning: Pinning, name: string, script: string, env: NodeJS.ProcessEnv, logDir: string): ServerProcess {
+export function startServer(
+  pinning: Pinning,
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+): ServerProcess {
   const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
   // BENCH_CPU_PROF=DIR: each server runs in node itself (tsx as a loader, not its CLI, which would run
   // the program in a child process that node's profiling flags do not reach) and writes a V8 CPU
@@ -27,7 +33,19 @@ export function startServer(pinning: Pinning, name: string, script: string, env:
   const profileDir = process.env.BENCH_CPU_PROF;
   const profileName = `${path.basename(logFile, '.log')}.cpuprofile`;
   const child = profileDir
-    ? spawnServer({ pinned: false, note: 'profiling' }, process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, `--cpu-prof-name=${profileName}`, '--import', 'tsx', script], { cwd: ROOT, env, logFile })
+    ? spawnServer(
+        { pinned: false, note: 'profiling' },
+        process.execPath,
+        [
+          '--cpu-prof',
+          `--cpu-prof-dir=${path.resolve(profileDir)}`,
+          `--cpu-prof-name=${profileName}`,
+          '--import',
+          'tsx',
+          script,
+        ],
+        { cwd: ROOT, env, logFile },
+      )
     : spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
@@ -57,12 +75,18 @@ const tail = (file: string) => {
 };
 
 /** Resolves once `url` answers `ok(status)` from a socket of this server; fails when the process exits first or after timeoutMs. */
-export async function waitReady(server: ServerProcess, url: string, timeoutMs = 120000, ok = (status: number) => status === 200): Promise<void> {
+export async function waitReady(
+  server: ServerProcess,
+  url: string,
+  timeoutMs = 120000,
+  ok = (status: number) => status === 200,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.child.exitCode !== null) {
       const output = tail(server.logFile);
-      if (/EADDRINUSE|port .* (is )?(taken|in use)/i.test(output)) throw new PortTaken(`${server.name}: a port was taken meanwhile:\n${output}`);
+      if (/EADDRINUSE|port .* (is )?(taken|in use)/i.test(output))
+        throw new PortTaken(`${server.name}: a port was taken meanwhile:\n${output}`);
       throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${output}`);
     }
     try {

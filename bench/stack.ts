@@ -30,7 +30,11 @@ export interface Deployment {
 
 const quiet = createLogger('bench', 'silent');
 
-async function deployEnv(mode: Mode, logLevel: string | undefined, real?: { databaseUrl: string; redisUrl: string }): Promise<NodeJS.ProcessEnv> {
+async function deployEnv(
+  mode: Mode,
+  logLevel: string | undefined,
+  real?: { databaseUrl: string; redisUrl: string },
+): Promise<NodeJS.ProcessEnv> {
   const env = await stackEnv();
   // the services' own default (info: one log line per request) unless BENCH_LOG_LEVEL says otherwise
   if (logLevel) env.LOG_LEVEL = logLevel;
@@ -68,7 +72,9 @@ async function withRetries<T>(what: string, start: () => Promise<T>): Promise<T>
       return await start();
     } catch (err) {
       if (attempt >= 3) throw err;
-      process.stdout.write(`  ${what} did not start (${(err instanceof Error ? err.message : String(err)).split('\n')[0]}); trying again\n`);
+      process.stdout.write(
+        `  ${what} did not start (${(err instanceof Error ? err.message : String(err)).split('\n')[0]}); trying again\n`,
+      );
     }
   }
 }
@@ -102,7 +108,11 @@ export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: strin
       async withDatabase<T>(service: ServiceName, fn: (db: Db) => Promise<T>): Promise<T> {
         await server.stop();
         // pnpm start keeps one embedded database for its services, a schema each (DATA_DIR/pg)
-        const db = await createDatabase({ embeddedDir: path.resolve(env.DATA_DIR!, 'pg'), schema: service, logger: quiet });
+        const db = await createDatabase({
+          embeddedDir: path.resolve(env.DATA_DIR!, 'pg'),
+          schema: service,
+          logger: quiet,
+        });
         try {
           return await fn(db);
         } finally {
@@ -149,7 +159,13 @@ export async function startRedis(): Promise<ThrowawayRedis> {
 }
 
 /** The three services standalone, one process each, on the given Postgres database and Redis. */
-export function startReal(pinning: Pinning, logDir: string, databaseUrl: string, redisUrl: string, logLevel?: string): Promise<Deployment> {
+export function startReal(
+  pinning: Pinning,
+  logDir: string,
+  databaseUrl: string,
+  redisUrl: string,
+  logLevel?: string,
+): Promise<Deployment> {
   return withRetries('the services', async () => {
     const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
     const o = origins(env);

@@ -25,17 +25,29 @@ function hasTaskset(): boolean {
 /** Pins this process (the autocannon driver, all its threads) to DRIVER_CORE, if taskset and two cores are there. */
 export function pinDriver(): Pinning {
   if (!hasTaskset()) return { pinned: false, note: 'taskset not found (util-linux): servers and driver run UNPINNED' };
-  if (os.cpus().length < 2) return { pinned: false, note: `only ${os.cpus().length} CPU: servers and driver run UNPINNED` };
+  if (os.cpus().length < 2)
+    return { pinned: false, note: `only ${os.cpus().length} CPU: servers and driver run UNPINNED` };
   try {
     execFileSync('taskset', ['-a', '-cp', String(DRIVER_CORE), String(process.pid)], { stdio: 'ignore' });
   } catch (err) {
-    return { pinned: false, note: `taskset could not pin (${(err as Error).message.split('\n')[0]}): servers and driver run UNPINNED` };
+    return {
+      pinned: false,
+      note: `taskset could not pin (${(err as Error).message.split('\n')[0]}): servers and driver run UNPINNED`,
+    };
   }
-  return { pinned: true, note: `servers on core ${SERVER_CORE} (taskset -c ${SERVER_CORE}), autocannon driver on core ${DRIVER_CORE}` };
+  return {
+    pinned: true,
+    note: `servers on core ${SERVER_CORE} (taskset -c ${SERVER_CORE}), autocannon driver on core ${DRIVER_CORE}`,
+  };
 }
 
 /** Spawns a server program, under `taskset -c SERVER_CORE` when pinning, with its output to a file. */
-export function spawnServer(pinning: Pinning, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string }): ChildProcess {
+export function spawnServer(
+  pinning: Pinning,
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string },
+): ChildProcess {
   const out = fs.openSync(options.logFile, 'a');
   const [cmd, argv] = pinning.pinned ? ['taskset', ['-c', String(SERVER_CORE), command, ...args]] : [command, args];
   const child = spawn(cmd, argv, { cwd: options.cwd, env: options.env, stdio: ['ignore', out, out] });
@@ -170,7 +182,11 @@ export function describeMachine(): Machine {
   try {
     lscpu = execFileSync('lscpu', { encoding: 'utf8' })
       .split('\n')
-      .filter((l) => /^(Architecture|CPU\(s\)|Model name|Thread\(s\) per core|Core\(s\) per socket|Hypervisor vendor|L2 cache|L3 cache|CPU max MHz|BogoMIPS):/.test(l))
+      .filter((l) =>
+        /^(Architecture|CPU\(s\)|Model name|Thread\(s\) per core|Core\(s\) per socket|Hypervisor vendor|L2 cache|L3 cache|CPU max MHz|BogoMIPS):/.test(
+          l,
+        ),
+      )
       .map((l) => l.replace(/\s{2,}/g, ' '))
       .join('; ');
   } catch {
@@ -186,4 +202,5 @@ export function describeMachine(): Machine {
   };
 }
 
-export const mb = (bytes: number | undefined) => (bytes === undefined ? undefined : Math.round((bytes / 2 ** 20) * 10) / 10);
+export const mb = (bytes: number | undefined) =>
+  bytes === undefined ? undefined : Math.round((bytes / 2 ** 20) * 10) / 10;

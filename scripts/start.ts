@@ -40,7 +40,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger('attest', configs[0].LOG_LEVEL);
-  const sharedDatabase = sharedEmbeddedDatabase(configs[0], services.map((s) => s.name), logger);
+  const sharedDatabase = sharedEmbeddedDatabase(
+    configs[0],
+    services.map((s) => s.name),
+    logger,
+  );
   const started: RunningService[] = [];
   let demo: RunningDemo | undefined;
   const stopAll = async () => {
@@ -74,8 +78,15 @@ async function main(): Promise<void> {
   const lines = [
     '',
     'Attest is running:',
-    ...started.map((s) => `  ${s.name.padEnd(13)} ${s.publicUrl.padEnd(24)} admin ${s.adminUrl}  data: ${s.storage.database}; ${s.storage.cache}`),
-    ...(demo ? [`  ${'demo'.padEnd(13)} ${demo.url.padEnd(24)} open it to sign up with a passkey and sign in (DEMO_ENABLED=false turns it off)`] : []),
+    ...started.map(
+      (s) =>
+        `  ${s.name.padEnd(13)} ${s.publicUrl.padEnd(24)} admin ${s.adminUrl}  data: ${s.storage.database}; ${s.storage.cache}`,
+    ),
+    ...(demo
+      ? [
+          `  ${'demo'.padEnd(13)} ${demo.url.padEnd(24)} open it to sign up with a passkey and sign in (DEMO_ENABLED=false turns it off)`,
+        ]
+      : []),
     '',
     configs[0].DATABASE_URL ? '' : `Data lives in ${dataDir} (delete it to start afresh).`,
     'Manage apps, users, transactions and prices with, for example:',
@@ -90,13 +101,20 @@ async function main(): Promise<void> {
 }
 
 /** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */
-function sharedEmbeddedDatabase(config: CommonConfig, services: string[], logger: Logger): SharedEmbeddedPostgres | undefined {
+function sharedEmbeddedDatabase(
+  config: CommonConfig,
+  services: string[],
+  logger: Logger,
+): SharedEmbeddedPostgres | undefined {
   if (config.DATABASE_URL) return undefined;
   const layout = embeddedLayout(config.DATA_DIR, services);
   if (layout.kind === 'shared') return new SharedEmbeddedPostgres(layout.dir);
-  logger.warn('keeping the embedded databases of an earlier version, one per service (more memory); see README "Upgrading"', {
-    directories: layout.found,
-  });
+  logger.warn(
+    'keeping the embedded databases of an earlier version, one per service (more memory); see README "Upgrading"',
+    {
+      directories: layout.found,
+    },
+  );
   return undefined;
 }
 

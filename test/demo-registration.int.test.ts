@@ -7,7 +7,10 @@ import request from 'supertest';
 import { ensureDemoClient } from '../apps/demo/src/registration';
 import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from '../services/identity/test/support';
 
-const URIS = { redirectUri: 'http://localhost:4003/callback', postLogoutRedirectUri: 'http://localhost:4003/signed-out' };
+const URIS = {
+  redirectUri: 'http://localhost:4003/callback',
+  postLogoutRedirectUri: 'http://localhost:4003/signed-out',
+};
 
 /** The demo's registration against a real identity admin API: first start, restart, and a registration from before sign-out. */
 describe('demo app registration', () => {
@@ -41,7 +44,10 @@ describe('demo app registration', () => {
   it('registers once with its callback and post-logout redirect URI, and reuses the registration on restart', async () => {
     const dir = dataDir();
     const first = await ensureDemoClient(admin, dir, URIS);
-    expect(await app(first.app_id)).toMatchObject({ redirect_uris: [URIS.redirectUri], post_logout_redirect_uris: [URIS.postLogoutRedirectUri] });
+    expect(await app(first.app_id)).toMatchObject({
+      redirect_uris: [URIS.redirectUri],
+      post_logout_redirect_uris: [URIS.postLogoutRedirectUri],
+    });
     expect(fs.statSync(path.join(dir, 'demo', 'client.json')).mode & 0o777).toBe(0o600);
     const again = await ensureDemoClient(admin, dir, URIS);
     expect(again).toEqual(first);
@@ -52,14 +58,25 @@ describe('demo app registration', () => {
     const old = await request(h.adminApp)
       .post('/admin/apps')
       .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-      .send({ name: 'Attest demo', redirect_uris: [URIS.redirectUri], post_logout_redirect_uris: ['http://localhost:4003/elsewhere'] });
+      .send({
+        name: 'Attest demo',
+        redirect_uris: [URIS.redirectUri],
+        post_logout_redirect_uris: ['http://localhost:4003/elsewhere'],
+      });
     expect(old.status).toBe(201);
-    const stored = { app_id: old.body.app_id as string, client_secret: old.body.client_secret as string, redirect_uri: URIS.redirectUri };
+    const stored = {
+      app_id: old.body.app_id as string,
+      client_secret: old.body.client_secret as string,
+      redirect_uri: URIS.redirectUri,
+    };
     fs.mkdirSync(path.join(dir, 'demo'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'demo', 'client.json'), JSON.stringify(stored));
 
     expect(await ensureDemoClient(admin, dir, URIS)).toEqual(stored);
-    expect((await app(stored.app_id)).post_logout_redirect_uris).toEqual(['http://localhost:4003/elsewhere', URIS.postLogoutRedirectUri]);
+    expect((await app(stored.app_id)).post_logout_redirect_uris).toEqual([
+      'http://localhost:4003/elsewhere',
+      URIS.postLogoutRedirectUri,
+    ]);
     await ensureDemoClient(admin, dir, URIS);
     expect((await app(stored.app_id)).post_logout_redirect_uris).toHaveLength(2);
   });

@@ -12,8 +12,15 @@ const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const PASSWORD = 'correct horse battery';
 
 /** An example started as the README says (`node examples/…`), with its output kept for the test. */
-function runExample(script: string, env: NodeJS.ProcessEnv, args: string[] = []): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [path.join(ROOT, 'examples', script), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+function runExample(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'examples', script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -46,7 +53,18 @@ describe('examples/ against pnpm start', () => {
   beforeAll(async () => {
     // a loaded machine may need minutes to start three services on embedded Postgres
     stack = await startStack(await stackEnv(), 400000);
-    await run('user', 'create', '--username', 'alice', '--password', PASSWORD, '--verification-level', 'orb', '--name', 'Alice');
+    await run(
+      'user',
+      'create',
+      '--username',
+      'alice',
+      '--password',
+      PASSWORD,
+      '--verification-level',
+      'orb',
+      '--name',
+      'Alice',
+    );
   }, 500000);
 
   afterAll(async () => {
@@ -59,12 +77,20 @@ describe('examples/ against pnpm start', () => {
     const port = await freePort();
     const appUrl = `http://localhost:${port}`;
     const app = await run('app', 'create', '--name', 'Express example', '--redirect-uri', `${appUrl}/callback`);
-    const example = start('express-signin/server.mjs', { APP_ID: app.app_id, CLIENT_SECRET: app.client_secret, ISSUER: stack.urls.identity, PORT: String(port) });
+    const example = start('express-signin/server.mjs', {
+      APP_ID: app.app_id,
+      CLIENT_SECRET: app.client_secret,
+      ISSUER: stack.urls.identity,
+      PORT: String(port),
+    });
     await listening(example, 'listening');
     const rp = new Browser(appUrl);
     const login = await rp.request('/login');
     expect(login.status).toBe(302);
-    const { location } = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, { username: 'alice', password: PASSWORD });
+    const { location } = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, {
+      username: 'alice',
+      password: PASSWORD,
+    });
     expect(location).toMatch(new RegExp(`^${appUrl}/callback\\?code=`));
     const callback = await rp.request(location!);
     expect(callback.status).toBe(302);
@@ -79,20 +105,33 @@ describe('examples/ against pnpm start', () => {
 
   it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {
     const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
-    const example = start('merchant-backend/check-payment.mjs', {
-      APP_ID: app.app_id,
-      API_KEY: app.api_key,
-      API_URL: stack.urls.transactions,
-      POLL_SECONDS: '0.2',
-      ATTEMPTS: '600',
-    }, ['order-42']);
+    const example = start(
+      'merchant-backend/check-payment.mjs',
+      {
+        APP_ID: app.app_id,
+        API_KEY: app.api_key,
+        API_URL: stack.urls.transactions,
+        POLL_SECONDS: '0.2',
+        ATTEMPTS: '600',
+      },
+      ['order-42'],
+    );
     await listening(example, '"transaction_status":"pending"');
     const recorded = JSON.parse(example.output().split('\n')[0]) as Json;
     expect(recorded).toMatchObject({ event: 'recorded', reference: 'order-42' });
     await run('transaction', 'set-status', recorded.transaction_id, 'mined');
     expect(await example.exited).toBe(0);
-    const lines = example.output().trim().split('\n').map((l) => JSON.parse(l) as Json);
-    expect(lines.at(-2)).toMatchObject({ event: 'status', transaction_status: 'mined', token_amount: '1500000', token: 'USDCE' });
+    const lines = example
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    expect(lines.at(-2)).toMatchObject({
+      event: 'status',
+      transaction_status: 'mined',
+      token_amount: '1500000',
+      token: 'USDCE',
+    });
     expect(lines.at(-1)).toEqual({ event: 'paid', amount: '1.5 USDCE' });
   }, 120000);
 
@@ -100,16 +139,33 @@ describe('examples/ against pnpm start', () => {
     let browser: Chromium;
     beforeAll(async () => {
       fs.mkdirSync(ARTIFACTS, { recursive: true });
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      });
     }, 60000);
     afterAll(() => browser?.close());
 
     it('spa-signin: a public client signs alice in with oidc-client-ts (code + PKCE, no secret)', async () => {
       const port = await freePort();
       const origin = `http://localhost:${port}`;
-      const app = await run('app', 'create', '--name', 'SPA example', '--public', '--redirect-uri', `${origin}/`, '--web-origin', origin);
+      const app = await run(
+        'app',
+        'create',
+        '--name',
+        'SPA example',
+        '--public',
+        '--redirect-uri',
+        `${origin}/`,
+        '--web-origin',
+        origin,
+      );
       expect(app).not.toHaveProperty('client_secret');
-      const example = start('spa-signin/server.mjs', { APP_ID: app.app_id, ISSUER: stack.urls.identity, PORT: String(port) });
+      const example = start('spa-signin/server.mjs', {
+        APP_ID: app.app_id,
+        ISSUER: stack.urls.identity,
+        PORT: String(port),
+      });
       await listening(example, 'listening');
       const page = await browser.newPage();
       try {
@@ -122,7 +178,9 @@ describe('examples/ against pnpm start', () => {
         await page.fill('input[name=password]', PASSWORD);
         await page.click('button[type=submit]');
         await page.click('button[name=decision][value=approve]');
-        await page.waitForFunction("document.getElementById('status').textContent.startsWith('Signed in')", undefined, { timeout: 30000 });
+        await page.waitForFunction("document.getElementById('status').textContent.startsWith('Signed in')", undefined, {
+          timeout: 30000,
+        });
         expect(await page.textContent('#status')).toMatch(/^Signed in: 0x[0-9a-f]{64} \(verification level orb\)$/);
         expect(JSON.parse((await page.textContent('#claims'))!)).toMatchObject({ name: 'Alice' });
         await page.click('#logout');
@@ -136,8 +194,14 @@ describe('examples/ against pnpm start', () => {
       const port = await freePort();
       const example = start('price-widget/server.mjs', { PRICES_URL: stack.urls.prices, PORT: String(port) });
       await listening(example, 'listening');
-      const api = await fetch(`${stack.urls.prices}/public/v1/miniapps/prices?cryptoCurrencies=WLD,USDCE&fiatCurrencies=USD,EUR`);
-      const prices = ((await api.json()) as { result: { prices: Record<string, Record<string, { amount: string; decimals: number }>> } }).result.prices;
+      const api = await fetch(
+        `${stack.urls.prices}/public/v1/miniapps/prices?cryptoCurrencies=WLD,USDCE&fiatCurrencies=USD,EUR`,
+      );
+      const prices = (
+        (await api.json()) as {
+          result: { prices: Record<string, Record<string, { amount: string; decimals: number }>> };
+        }
+      ).result.prices;
       const page = await browser.newPage();
       try {
         await page.goto(`http://localhost:${port}/`);
@@ -149,7 +213,12 @@ describe('examples/ against pnpm start', () => {
         const expected = (token: string, fiat: string, locale: string) => {
           const { amount, decimals } = prices[token][fiat];
           const value = Number(amount) / 10 ** decimals;
-          const text = new Intl.NumberFormat(locale, { style: 'currency', currency: fiat, minimumFractionDigits: 2, maximumFractionDigits: value < 1 ? 4 : 2 }).format(value);
+          const text = new Intl.NumberFormat(locale, {
+            style: 'currency',
+            currency: fiat,
+            minimumFractionDigits: 2,
+            maximumFractionDigits: value < 1 ? 4 : 2,
+          }).format(value);
           return { amount, text };
         };
         expect(shown).toEqual([
@@ -168,9 +237,13 @@ describe('examples/ against pnpm start', () => {
     it('the widget shows a clear state when prices are unavailable', async () => {
       const page = await browser.newPage();
       try {
-        await page.setContent(`<script src="${stack.urls.prices}/widget.js"></script><attest-price token="NOPE" fiat="USD" refresh="0"></attest-price>`);
+        await page.setContent(
+          `<script src="${stack.urls.prices}/widget.js"></script><attest-price token="NOPE" fiat="USD" refresh="0"></attest-price>`,
+        );
         await page.waitForSelector('attest-price[data-state=unavailable]');
-        expect(await page.evaluate("document.querySelector('attest-price').shadowRoot.textContent")).toContain('price unavailable');
+        expect(await page.evaluate("document.querySelector('attest-price').shadowRoot.textContent")).toContain(
+          'price unavailable',
+        );
       } finally {
         await page.close();
       }

@@ -43,13 +43,20 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     expect(conf).not.toMatch(/\$\{[A-Z_]+\}/);
     fs.writeFileSync(path.join(dir, 'attest.conf'), conf);
     fs.copyFileSync(path.join(ROOT, 'gateway', 'nginx.conf'), path.join(dir, 'nginx.conf'));
-    nginx = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    nginx = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let errors = '';
     nginx.stderr!.on('data', (d) => (errors += d));
 
     // every *.attest.test name resolves to this machine; the gateway tells them apart by Host
-    const dispatcher = new Agent({ connect: { lookup: (_host, _opts, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]) } });
-    gw = ((input: string | URL, init: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1])) as unknown as FetchLike;
+    const dispatcher = new Agent({
+      connect: { lookup: (_host, _opts, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]) },
+    });
+    gw = ((input: string | URL, init: RequestInit) =>
+      undiciFetch(input, { ...(init as object), dispatcher } as Parameters<
+        typeof undiciFetch
+      >[1])) as unknown as FetchLike;
     const deadline = Date.now() + 10000;
     for (;;) {
       try {
@@ -70,7 +77,9 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
   const url = (host: keyof typeof hosts, p: string) => `http://${hosts[host]}:${gatewayPort}${p}`;
 
   it('serves discovery by host name with the configured issuer, whatever X-Forwarded-Host says', async () => {
-    const res = await gw(url('identity', '/.well-known/openid-configuration'), { headers: { 'x-forwarded-host': 'evil.example', 'x-request-id': 'gw-test-1' } });
+    const res = await gw(url('identity', '/.well-known/openid-configuration'), {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-request-id': 'gw-test-1' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('gw-test-1');
     const body = (await res.json()) as { issuer: string; token_endpoint: string };
@@ -85,29 +94,81 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     const run = async (...args: string[]) => JSON.parse((await manage(args, env)).stdout) as Record<string, string>;
     const redirect = 'http://localhost:3000/cb';
     const app = await run('app', 'create', '--name', 'Gateway', '--redirect-uri', redirect);
-    await run('user', 'create', '--username', 'gwuser', '--password', 'correct horse battery', '--verification-level', 'device');
+    await run(
+      'user',
+      'create',
+      '--username',
+      'gwuser',
+      '--password',
+      'correct horse battery',
+      '--verification-level',
+      'device',
+    );
     const oidc = await import('openid-client');
-    const config = await oidc.discovery(new URL(`http://${hosts.identity}:${gatewayPort}`), app.app_id, undefined, oidc.ClientSecretBasic(app.client_secret), {
-      execute: [oidc.allowInsecureRequests],
-      [oidc.customFetch]: gw as never,
-    });
+    const config = await oidc.discovery(
+      new URL(`http://${hosts.identity}:${gatewayPort}`),
+      app.app_id,
+      undefined,
+      oidc.ClientSecretBasic(app.client_secret),
+      {
+        execute: [oidc.allowInsecureRequests],
+        [oidc.customFetch]: gw as never,
+      },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
-    const authUrl = oidc.buildAuthorizationUrl(config, { redirect_uri: redirect, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-    const { location } = await new Browser(`http://${hosts.identity}:${gatewayPort}`, gw).signIn(authUrl.toString(), { username: 'gwuser', password: 'correct horse battery' });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), { pkceCodeVerifier: verifier, idTokenExpected: true });
+    const authUrl = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirect,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const { location } = await new Browser(`http://${hosts.identity}:${gatewayPort}`, gw).signIn(authUrl.toString(), {
+      username: 'gwuser',
+      password: 'correct horse battery',
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), {
+      pkceCodeVerifier: verifier,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()![`http://${hosts.identity}:${gatewayPort}/v1`]).toEqual({ verification_level: 'device' });
 
-    const tx = await run('transaction', 'record', '--app-id', app.app_id, '--type', 'pay', '--reference', 'gw-1', '--from', `0x${'1'.repeat(40)}`, '--to', `0x${'2'.repeat(40)}`, '--chain', 'worldchain', '--token', 'WLD', '--token-amount', '42');
-    const lookup = await gw(url('api', `/api/v2/client/transaction/${tx.transaction_id}?app_id=${app.app_id}&type=pay`), { headers: { authorization: `Bearer ${app.api_key}` } });
+    const tx = await run(
+      'transaction',
+      'record',
+      '--app-id',
+      app.app_id,
+      '--type',
+      'pay',
+      '--reference',
+      'gw-1',
+      '--from',
+      `0x${'1'.repeat(40)}`,
+      '--to',
+      `0x${'2'.repeat(40)}`,
+      '--chain',
+      'worldchain',
+      '--token',
+      'WLD',
+      '--token-amount',
+      '42',
+    );
+    const lookup = await gw(
+      url('api', `/api/v2/client/transaction/${tx.transaction_id}?app_id=${app.app_id}&type=pay`),
+      { headers: { authorization: `Bearer ${app.api_key}` } },
+    );
     expect(lookup.status).toBe(200);
     expect(((await lookup.json()) as Record<string, string>).reference).toBe('gw-1');
   });
 
   it('serves prices by host name with CORS', async () => {
-    const res = await gw(url('prices', '/public/v1/prices/latest/wld?fiatCurrencies=USD'), { headers: { origin: 'https://widget.example' } });
+    const res = await gw(url('prices', '/public/v1/prices/latest/wld?fiatCurrencies=USD'), {
+      headers: { origin: 'https://widget.example' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(((await res.json()) as { result: { prices: { WLD: { USD: { amount: string } } } } }).result.prices.WLD.USD.amount).toBe('1510763');
+    expect(
+      ((await res.json()) as { result: { prices: { WLD: { USD: { amount: string } } } } }).result.prices.WLD.USD.amount,
+    ).toBe('1510763');
   });
 
   it('never routes admin paths, and serves only each host’s own API', async () => {
@@ -116,12 +177,17 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     expect((await gw(url('prices', '/admin/prices'), { method: 'POST' })).status).toBe(404);
     expect((await gw(url('api', '/.well-known/openid-configuration'), {})).status).toBe(404);
     expect((await gw(url('prices', '/authorize'), {})).status).toBe(404);
-    for (const host of ['identity', 'api', 'prices'] as const) expect((await gw(url(host, '/openapi.json'), {})).status).toBe(200);
+    for (const host of ['identity', 'api', 'prices'] as const)
+      expect((await gw(url(host, '/openapi.json'), {})).status).toBe(200);
     await expect(gw(`http://unknown.attest.test:${gatewayPort}/healthz`, {})).rejects.toThrow();
   });
 
   it('limits request bodies', async () => {
-    const res = await gw(url('identity', '/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x='.padEnd(200000, 'a') });
+    const res = await gw(url('identity', '/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'x='.padEnd(200000, 'a'),
+    });
     expect(res.status).toBe(413);
   });
 });

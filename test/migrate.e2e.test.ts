@@ -25,15 +25,28 @@ const secrets = (): NodeJS.ProcessEnv => ({
   LOG_LEVEL: 'warn',
 });
 
-const migrationFiles = (name: string) => fs.readdirSync(path.join(ROOT, 'services', name, 'migrations')).filter((f) => f.endsWith('.sql')).sort();
+const migrationFiles = (name: string) =>
+  fs
+    .readdirSync(path.join(ROOT, 'services', name, 'migrations'))
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
 
 /** The migrations recorded in the service's schema of that database; null when it was never migrated. */
 async function recorded(name: string, env: NodeJS.ProcessEnv): Promise<string[] | null> {
-  const db = await createDatabase({ url: env.DATABASE_URL, embeddedDir: path.resolve(env.DATA_DIR!, name, 'pg'), schema: name, logger: createLogger('test', 'silent') });
+  const db = await createDatabase({
+    url: env.DATABASE_URL,
+    embeddedDir: path.resolve(env.DATA_DIR!, name, 'pg'),
+    schema: name,
+    logger: createLogger('test', 'silent'),
+  });
   try {
-    const [table] = await db.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [`${name}.schema_migrations`]);
+    const [table] = await db.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [
+      `${name}.schema_migrations`,
+    ]);
     if (!table.name) return null;
-    return (await db.query<{ name: string }>(`SELECT name FROM ${name}.schema_migrations ORDER BY version`)).map((r) => r.name);
+    return (await db.query<{ name: string }>(`SELECT name FROM ${name}.schema_migrations ORDER BY version`)).map(
+      (r) => r.name,
+    );
   } finally {
     await db.close();
   }
@@ -42,7 +55,14 @@ async function recorded(name: string, env: NodeJS.ProcessEnv): Promise<string[] 
 async function serviceEnv(name: string, database: FreshDatabase): Promise<NodeJS.ProcessEnv> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const upper = name.toUpperCase();
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...database.env, ...secrets(), [`${upper}_PORT`]: String(port), [`${upper}_ADMIN_PORT`]: String(adminPort) };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...database.env,
+    ...secrets(),
+    [`${upper}_PORT`]: String(port),
+    [`${upper}_ADMIN_PORT`]: String(adminPort),
+  };
 }
 
 // The mechanism is shared (packages/common); prices goes through the whole cycle, the others through the command.
@@ -96,12 +116,23 @@ describe.each(SERVICES.filter((s) => s.name !== 'prices'))('$name: the migrate c
 
 describe('the service command line', () => {
   it('refuses unknown arguments', async () => {
-    const run = await runTsx('services/prices/src/main.ts', ['migrat'], { PATH: process.env.PATH, HOME: process.env.HOME });
-    expect(run).toMatchObject({ code: 2, stderr: 'prices: unknown arguments: migrat\nUsage: node dist/main.js [migrate]\n' });
+    const run = await runTsx('services/prices/src/main.ts', ['migrat'], {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+    });
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: 'prices: unknown arguments: migrat\nUsage: node dist/main.js [migrate]\n',
+    });
   }, 60000);
 
   it('refuses to run prices on a real database with the seed (demo) feed unless PRICE_FEEDS_ALLOW_SEED=true', async () => {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: 'postgres://attest@127.0.0.1:1/attest', ...secrets() };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: 'postgres://attest@127.0.0.1:1/attest',
+      ...secrets(),
+    };
     delete env.PRICE_FEEDS_ALLOW_SEED;
     const run = await runTsx('services/prices/src/main.ts', [], env);
     expect(run.code).toBe(1);

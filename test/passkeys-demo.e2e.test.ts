@@ -35,7 +35,15 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
     issuer = stack.urls.identity;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 240000);
 
@@ -66,13 +74,24 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
   }
 
   /** A tab with Chromium's virtual authenticator: a platform authenticator that keeps discoverable credentials and verifies the user. */
-  async function tabWithAuthenticator(): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
+  async function tabWithAuthenticator(): Promise<{
+    context: BrowserContext;
+    page: Page;
+    cdp: CDPSession;
+    authenticatorId: string;
+  }> {
     const context = await browser.newContext();
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+      },
     });
     return { context, page, cdp, authenticatorId };
   }

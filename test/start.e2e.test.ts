@@ -9,14 +9,21 @@ describe('pnpm start', () => {
     const first = await startStack(env);
     expect(first.output()).toContain('Attest is running');
     // one embedded database for the three services, each in its own schema
-    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema identity)`);
-    expect(first.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema prices)`);
-    expect(['identity', 'transactions', 'prices'].filter((s) => fs.existsSync(path.join(env.DATA_DIR!, s, 'pg')))).toEqual([]);
+    expect(first.output()).toContain(
+      `data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema identity)`,
+    );
+    expect(first.output()).toContain(
+      `data: embedded Postgres in ${path.join(env.DATA_DIR!, 'pg')} (shared, schema prices)`,
+    );
+    expect(
+      ['identity', 'transactions', 'prices'].filter((s) => fs.existsSync(path.join(env.DATA_DIR!, s, 'pg'))),
+    ).toEqual([]);
     expect(first.output()).toContain('pnpm --silent manage app create');
     for (const [name, url] of Object.entries(first.urls)) {
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       // prices can also serve from its cache: it reports whether that holds a fresh price
-      const checks = name === 'prices' ? { database: 'ok', cache: 'ok', price_snapshot: 'ok' } : { database: 'ok', cache: 'ok' };
+      const checks =
+        name === 'prices' ? { database: 'ok', cache: 'ok', price_snapshot: 'ok' } : { database: 'ok', cache: 'ok' };
       expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready', checks });
     }
     const tokenFile = path.join(env.DATA_DIR!, 'admin-token');
@@ -35,12 +42,19 @@ describe('pnpm start', () => {
   it('keeps the per-service databases an earlier version left, and their data', async () => {
     const env = await stackEnv();
     // an earlier layout: prices alone, as before, in DATA_DIR/prices/pg, with a price set by hand
-    const earlier = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['services/prices/src/main.ts'], { cwd: ROOT, env, stdio: 'ignore' });
+    const earlier = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['services/prices/src/main.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: 'ignore',
+    });
     const exited = new Promise((r) => earlier.on('exit', r));
     try {
-      for (let ready = false, deadline = Date.now() + 60000; !ready; ) {
+      for (let ready = false, deadline = Date.now() + 60000; !ready;) {
         if (Date.now() > deadline) throw new Error('prices did not start');
-        ready = await fetch(`http://127.0.0.1:${env.PRICES_PORT}/readyz`).then((r) => r.ok, () => false);
+        ready = await fetch(`http://127.0.0.1:${env.PRICES_PORT}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (!ready) await new Promise((r) => setTimeout(r, 100));
       }
       const set = await manage(['price', 'set', '--token', 'ETH', '--fiat', 'EUR', '--amount', '3000.5'], env);
@@ -54,8 +68,15 @@ describe('pnpm start', () => {
       expect(stack.output()).toContain('keeping the embedded databases of an earlier version');
       expect(stack.output()).toContain(`data: embedded Postgres in ${path.join(env.DATA_DIR!, 'prices', 'pg')}`);
       expect(fs.existsSync(path.join(env.DATA_DIR!, 'pg'))).toBe(false);
-      const res = await fetch(`${stack.urls.prices}/public/v1/prices/latest/wld?fiatCurrencies=EUR&cryptoCurrencies=ETH`);
-      expect(((await res.json()) as { result: { prices: { ETH: { EUR: unknown } } } }).result.prices.ETH.EUR).toEqual({ asset: 'EUR', amount: '3000500000', decimals: 6, symbol: 'EUR' });
+      const res = await fetch(
+        `${stack.urls.prices}/public/v1/prices/latest/wld?fiatCurrencies=EUR&cryptoCurrencies=ETH`,
+      );
+      expect(((await res.json()) as { result: { prices: { ETH: { EUR: unknown } } } }).result.prices.ETH.EUR).toEqual({
+        asset: 'EUR',
+        amount: '3000500000',
+        decimals: 6,
+        symbol: 'EUR',
+      });
     } finally {
       expect((await stack.stop('SIGTERM')).code).toBe(0);
     }
@@ -82,12 +103,16 @@ describe('pnpm start', () => {
     [{ IDENTITY_PORT: 'abc' }, 'IDENTITY_PORT must be a port number (got abc)'],
     [{ DATABASE_URL: 'nonsense' }, 'DATABASE_URL must be a postgres:// URL'],
     [{ REDIS_URL: 'nonsense' }, 'REDIS_URL must be a redis:// URL'],
-  ])('refuses a bad environment %p with one clear message', async (bad, message) => {
-    const env = await stackEnv(bad);
-    const result = await runTsx('scripts/start.ts', [], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Invalid environment:');
-    expect(result.stderr).toContain(message);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-  }, 30000);
+  ])(
+    'refuses a bad environment %p with one clear message',
+    async (bad, message) => {
+      const env = await stackEnv(bad);
+      const result = await runTsx('scripts/start.ts', [], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('Invalid environment:');
+      expect(result.stderr).toContain(message);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    30000,
+  );
 });

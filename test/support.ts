@@ -37,7 +37,11 @@ export async function stackEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.Pr
   };
 }
 
-export function runTsx(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runTsx(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(TSX, [script, ...args], { cwd: ROOT, env });
     let stdout = '';

@@ -17,9 +17,12 @@ async function main(): Promise<void> {
   const config = transactionsService.loadConfig(process.env);
   const service = await startService(transactionsService, config);
   const apiKey = `api_${Buffer.from(`key_${randomBytes(16).toString('hex')}:sk_${randomBytes(24).toString('hex')}`).toString('base64url')}`;
-  const res = await fetch(`http://127.0.0.1:${config.TRANSACTIONS_PORT}/api/v2/client/transaction/0x${'ab'.repeat(32)}?app_id=app_${'0'.repeat(32)}&type=pay`, {
-    headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': process.env.TRACE_TEST_REQUEST_ID ?? 'none' },
-  });
+  const res = await fetch(
+    `http://127.0.0.1:${config.TRANSACTIONS_PORT}/api/v2/client/transaction/0x${'ab'.repeat(32)}?app_id=app_${'0'.repeat(32)}&type=pay`,
+    {
+      headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': process.env.TRACE_TEST_REQUEST_ID ?? 'none' },
+    },
+  );
   await res.text();
   await service.stop();
   const spans = exporter.getFinishedSpans().map((s) => ({

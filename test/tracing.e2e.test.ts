@@ -3,7 +3,15 @@ import { freePort } from '../packages/common/test/support/throwaway';
 import { freshDatabase, type FreshDatabase } from './fresh-database';
 import { runTsx } from './support';
 
-type SpanLine = { name: string; scope: string; kind: number; traceId: string; spanId: string; parentSpanId?: string; attributes: Record<string, unknown> };
+type SpanLine = {
+  name: string;
+  scope: string;
+  kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  attributes: Record<string, unknown>;
+};
 const SERVER = 1;
 
 describe('tracing (OpenTelemetry, in-memory exporter)', () => {
@@ -46,25 +54,39 @@ describe('tracing (OpenTelemetry, in-memory exporter)', () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     expect(output().status).toBe(401);
     const { server, trace } = requestTrace();
-    expect(server).toMatchObject({ scope: '@opentelemetry/instrumentation-http', name: 'GET /api/v2/client/transaction/:transaction_id' });
+    expect(server).toMatchObject({
+      scope: '@opentelemetry/instrumentation-http',
+      name: 'GET /api/v2/client/transaction/:transaction_id',
+    });
     expect(server?.parentSpanId).toBeUndefined();
-    const handler = trace.find((s) => s.scope === '@opentelemetry/instrumentation-express' && s.attributes['express.type'] === 'request_handler');
-    expect(handler).toMatchObject({ parentSpanId: server?.spanId, attributes: { 'http.route': '/api/v2/client/transaction/:transaction_id' } });
+    const handler = trace.find(
+      (s) => s.scope === '@opentelemetry/instrumentation-express' && s.attributes['express.type'] === 'request_handler',
+    );
+    expect(handler).toMatchObject({
+      parentSpanId: server?.spanId,
+      attributes: { 'http.route': '/api/v2/client/transaction/:transaction_id' },
+    });
   });
 
   it('puts the database query of that request in the same trace (pg, also under embedded PGlite: it is reached through pg)', () => {
     const { trace } = requestTrace();
-    const query = trace.find((s) => s.scope === '@opentelemetry/instrumentation-pg' && /FROM api_keys/.test(String(s.attributes['db.query.text'])));
+    const query = trace.find(
+      (s) =>
+        s.scope === '@opentelemetry/instrumentation-pg' && /FROM api_keys/.test(String(s.attributes['db.query.text'])),
+    );
     const handler = trace.find((s) => s.attributes['express.type'] === 'request_handler');
     expect(query?.parentSpanId).toBe(handler?.spanId);
   });
 
   // embedded storage has an in-process cache, so no Redis client to trace: this part runs with TEST_REDIS_URL
-  (redis ? it : it.skip)(`puts the cache commands of that request in the same trace (ioredis${redis ? '' : ': skipped, embedded storage has no Redis client'})`, () => {
-    const { trace } = requestTrace();
-    const cacheSpans = trace.filter((s) => s.scope === '@opentelemetry/instrumentation-ioredis');
-    expect(cacheSpans.length).toBeGreaterThan(0);
-  });
+  (redis ? it : it.skip)(
+    `puts the cache commands of that request in the same trace (ioredis${redis ? '' : ': skipped, embedded storage has no Redis client'})`,
+    () => {
+      const { trace } = requestTrace();
+      const cacheSpans = trace.filter((s) => s.scope === '@opentelemetry/instrumentation-ioredis');
+      expect(cacheSpans.length).toBeGreaterThan(0);
+    },
+  );
 
   it('writes the trace id into the request log line: the request id and the trace id correlate logs and traces', () => {
     const { server } = requestTrace();

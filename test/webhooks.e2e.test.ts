@@ -47,14 +47,27 @@ describe('webhooks with pnpm start and the documented receiver', () => {
     };
     const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
     const port = await freePort();
-    const hook = await run('webhook', 'add', '--app-id', String(app.app_id), '--url', `http://127.0.0.1:${port}/webhooks/attest`);
-    expect(hook).toMatchObject({ webhook_id: expect.stringMatching(/^wh_/), url: `http://127.0.0.1:${port}/webhooks/attest`, secret: expect.stringMatching(/^whsec_/) });
+    const hook = await run(
+      'webhook',
+      'add',
+      '--app-id',
+      String(app.app_id),
+      '--url',
+      `http://127.0.0.1:${port}/webhooks/attest`,
+    );
+    expect(hook).toMatchObject({
+      webhook_id: expect.stringMatching(/^wh_/),
+      url: `http://127.0.0.1:${port}/webhooks/attest`,
+      secret: expect.stringMatching(/^whsec_/),
+    });
 
     let output = '';
     receiver = spawn(process.execPath, [docsReceiver()], {
       env: {
         PATH: process.env.PATH,
-        NODE_PATH: [path.join(ROOT, 'services', 'transactions', 'node_modules'), path.join(ROOT, 'node_modules')].join(path.delimiter),
+        NODE_PATH: [path.join(ROOT, 'services', 'transactions', 'node_modules'), path.join(ROOT, 'node_modules')].join(
+          path.delimiter,
+        ),
         WEBHOOK_SECRET: String(hook.secret),
         API_URL: stack.urls.transactions,
         API_KEY: String(app.api_key),
@@ -65,7 +78,26 @@ describe('webhooks with pnpm start and the documented receiver', () => {
     receiver.stderr!.on('data', (d) => (output += d));
     await until(() => (output.includes(`listening on ${port}`) ? true : undefined));
 
-    const tx = await run('transaction', 'record', '--app-id', String(app.app_id), '--type', 'pay', '--reference', 'order-7', '--from', `0x${'1'.repeat(40)}`, '--to', `0x${'2'.repeat(40)}`, '--chain', 'worldchain', '--token', 'USDCE', '--token-amount', '1500000');
+    const tx = await run(
+      'transaction',
+      'record',
+      '--app-id',
+      String(app.app_id),
+      '--type',
+      'pay',
+      '--reference',
+      'order-7',
+      '--from',
+      `0x${'1'.repeat(40)}`,
+      '--to',
+      `0x${'2'.repeat(40)}`,
+      '--chain',
+      'worldchain',
+      '--token',
+      'USDCE',
+      '--token-amount',
+      '1500000',
+    );
     await run('transaction', 'set-status', String(tx.transaction_id), 'mined');
     await until(() => (output.includes('ship order-7') ? true : undefined));
 
@@ -83,18 +115,33 @@ describe('webhooks with pnpm start and the documented receiver', () => {
     const again = await run('webhook', 'redeliver', String(mined.delivery_id));
     expect(again).toMatchObject({ event_id: mined.event_id, status: 'pending' });
     await settled(3);
-    const replay = await run('webhook', 'replay', '--app-id', String(app.app_id), '--since', new Date(Date.now() - 3600000).toISOString());
+    const replay = await run(
+      'webhook',
+      'replay',
+      '--app-id',
+      String(app.app_id),
+      '--since',
+      new Date(Date.now() - 3600000).toISOString(),
+    );
     expect(replay).toMatchObject({ deliveries: 2, events: 2 });
     await settled(5);
     expect(output.match(/ship order-7/g)).toHaveLength(1);
 
     const rotated = await run('webhook', 'rotate-secret', String(hook.webhook_id));
     expect(rotated.secret).not.toBe(hook.secret);
-    expect((await run('webhook', 'list', '--app-id', String(app.app_id))).map((e) => e.webhook_id)).toEqual([hook.webhook_id]);
-    expect(await run('webhook', 'remove', String(hook.webhook_id))).toMatchObject({ webhook_id: hook.webhook_id, removed: true });
+    expect((await run('webhook', 'list', '--app-id', String(app.app_id))).map((e) => e.webhook_id)).toEqual([
+      hook.webhook_id,
+    ]);
+    expect(await run('webhook', 'remove', String(hook.webhook_id))).toMatchObject({
+      webhook_id: hook.webhook_id,
+      removed: true,
+    });
     expect(await run('webhook', 'list', '--app-id', String(app.app_id))).toEqual([]);
 
-    const bad = await manage(['webhook', 'add', '--app-id', String(app.app_id), '--url', 'http://shop.example/hooks'], env);
+    const bad = await manage(
+      ['webhook', 'add', '--app-id', String(app.app_id), '--url', 'http://shop.example/hooks'],
+      env,
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('url must be https');
     const usage = await manage(['webhook', 'replay', '--app-id', String(app.app_id)], env);

@@ -12,7 +12,13 @@ export interface FloorPeer {
 export async function startExpressFloor(pinning: Pinning, logDir: string): Promise<FloorPeer> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const server = startServer(pinning, 'express-floor', 'bench/peers/express-floor-server.ts', { PATH: process.env.PATH, HOME: process.env.HOME, PEER_PORT: String(port) }, logDir);
+  const server = startServer(
+    pinning,
+    'express-floor',
+    'bench/peers/express-floor-server.ts',
+    { PATH: process.env.PATH, HOME: process.env.HOME, PEER_PORT: String(port) },
+    logDir,
+  );
   try {
     await waitReady(server, `${origin}/`);
   } catch (err) {

@@ -44,12 +44,15 @@ const configuration: Configuration = {
   ],
   jwks: { keys: [signingKey] },
   subjectTypes: ['pairwise'],
-  pairwiseIdentifier: async (_ctx, accountId, client) => createHash('sha256').update(`${client.sectorIdentifier}|${accountId}|${pairwiseSalt}`).digest('hex'),
+  pairwiseIdentifier: async (_ctx, accountId, client) =>
+    createHash('sha256').update(`${client.sectorIdentifier}|${accountId}|${pairwiseSalt}`).digest('hex'),
   cookies: { keys: [randomBytes(32).toString('hex')] },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
   scopes: ['openid', 'email'],
   findAccount: async (_ctx, id) =>
-    id === ACCOUNT ? { accountId: id, claims: async () => ({ sub: id, email: `${id}@bench.invalid`, email_verified: true }) } : undefined,
+    id === ACCOUNT
+      ? { accountId: id, claims: async () => ({ sub: id, email: `${id}@bench.invalid`, email_verified: true }) }
+      : undefined,
   features: {
     devInteractions: { enabled: false },
     introspection: { enabled: true },
@@ -59,7 +62,13 @@ const configuration: Configuration = {
       useGrantedResource: () => false,
       getResourceServerInfo: (_ctx, resource) => {
         if (resource !== RESOURCE) throw new Error(`unknown resource ${resource}`);
-        return { scope: RESOURCE_SCOPE, audience: RESOURCE, accessTokenFormat: 'jwt', accessTokenTTL: 3600, jwt: { sign: { alg: 'RS256' } } };
+        return {
+          scope: RESOURCE_SCOPE,
+          audience: RESOURCE,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: 3600,
+          jwt: { sign: { alg: 'RS256' } },
+        };
       },
     },
   },
@@ -79,7 +88,12 @@ async function finishInteraction(req: http.IncomingMessage, res: http.ServerResp
   grant.addOIDCScope('openid email');
   grant.addResourceScope(RESOURCE, RESOURCE_SCOPE);
   const grantId = await grant.save();
-  await provider.interactionFinished(req, res, { login: { accountId: ACCOUNT }, consent: { grantId } }, { mergeWithLastSubmission: false });
+  await provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId: ACCOUNT }, consent: { grantId } },
+    { mergeWithLastSubmission: false },
+  );
 }
 
 const server = http.createServer((req, res) => {

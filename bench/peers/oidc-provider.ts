@@ -35,7 +35,13 @@ export function peerAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>, res
 }
 
 export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
-  return form({ grant_type: 'authorization_code', code, redirect_uri: PEER_REDIRECT_URI, code_verifier: peer.pkce.verifier, ...(resource ? { resource: PEER_RESOURCE } : {}) });
+  return form({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: PEER_REDIRECT_URI,
+    code_verifier: peer.pkce.verifier,
+    ...(resource ? { resource: PEER_RESOURCE } : {}),
+  });
 }
 
 /** Follows redirects within the provider (carrying cookies) until it sends the browser back to the app. */
@@ -45,9 +51,11 @@ async function authorize(origin: string, jar: CookieJar, path: string): Promise<
     const res = await jar.fetch(url);
     const body = await res.text();
     const location = res.headers.get('location');
-    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`oidc-provider ${url}: ${res.status} ${body.slice(0, 300)}`);
+    if (res.status < 300 || res.status >= 400 || !location)
+      throw new Error(`oidc-provider ${url}: ${res.status} ${body.slice(0, 300)}`);
     const next = new URL(location, url);
-    if (process.env.BENCH_DEBUG) process.stderr.write(`${res.status} ${url} -> ${location} ${JSON.stringify(res.headers.getSetCookie())}\n`);
+    if (process.env.BENCH_DEBUG)
+      process.stderr.write(`${res.status} ${url} -> ${location} ${JSON.stringify(res.headers.getSetCookie())}\n`);
     if (next.origin !== origin) {
       const { code, problem } = codeFrom(next.toString());
       if (!code) throw new Error(`oidc-provider redirect without a code (${problem}): ${location}`);
@@ -89,10 +97,26 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
     await authorize(origin, jar, peerAuthorizePath(base, true));
     const code = await authorize(origin, jar, peerAuthorizePath(base, false));
     const tokens = await expectJson<{ access_token: string }>(
-      await fetch(`${origin}/token`, { method: 'POST', headers: { authorization: basicAuth(clientId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' }, body: peerTokenBody(base, code, false) }),
+      await fetch(`${origin}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: basicAuth(clientId, clientSecret),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: peerTokenBody(base, code, false),
+      }),
       'oidc-provider /token',
     );
-    return { server, origin, clientId, clientSecret, sessionCookie: jar.header('_session'), pkce: pair, opaqueAccessToken: tokens.access_token, stop: () => server.stop() };
+    return {
+      server,
+      origin,
+      clientId,
+      clientSecret,
+      sessionCookie: jar.header('_session'),
+      pkce: pair,
+      opaqueAccessToken: tokens.access_token,
+      stop: () => server.stop(),
+    };
   } catch (err) {
     await server.stop();
     throw err;

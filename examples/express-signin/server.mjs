@@ -10,7 +10,10 @@ const PORT = Number(process.env.PORT ?? 3000);
 const APP_URL = process.env.APP_URL ?? `http://localhost:${PORT}`;
 const { APP_ID, CLIENT_SECRET } = process.env;
 if (!APP_ID || !CLIENT_SECRET) {
-  console.error('Set APP_ID and CLIENT_SECRET (from: pnpm --silent manage app create --name … --redirect-uri ' + `${APP_URL}/callback)`);
+  console.error(
+    'Set APP_ID and CLIENT_SECRET (from: pnpm --silent manage app create --name … --redirect-uri ' +
+      `${APP_URL}/callback)`,
+  );
   process.exit(1);
 }
 
@@ -83,7 +86,10 @@ app.post('/logout', (req, res) => {
   // RP-initiated logout when the provider offers it (end_session_endpoint); otherwise a local sign-out
   const endSession = config.serverMetadata().end_session_endpoint;
   if (endSession && session?.idToken) {
-    const url = oidc.buildEndSessionUrl(config, { id_token_hint: session.idToken, post_logout_redirect_uri: `${APP_URL}/` });
+    const url = oidc.buildEndSessionUrl(config, {
+      id_token_hint: session.idToken,
+      post_logout_redirect_uri: `${APP_URL}/`,
+    });
     return res.redirect(url.href);
   }
   res.redirect('/');

@@ -52,7 +52,15 @@ async function lookup() {
 for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
   const tx = await lookup();
   if (tx.reference !== reference) throw new Error(`reference mismatch: ${tx.reference}`);
-  console.log(JSON.stringify({ event: 'status', attempt, transaction_status: tx.transaction_status, token_amount: tx.token_amount, token: tx.token }));
+  console.log(
+    JSON.stringify({
+      event: 'status',
+      attempt,
+      transaction_status: tx.transaction_status,
+      token_amount: tx.token_amount,
+      token: tx.token,
+    }),
+  );
   if (tx.transaction_status === 'mined') {
     console.log(JSON.stringify({ event: 'paid', amount: `${Number(tx.token_amount) / 1e6} ${tx.token}` }));
     process.exit(0);

@@ -12,15 +12,24 @@ const ISSUER = process.env.ISSUER ?? 'http://localhost:4000';
 const PORT = Number(process.env.PORT ?? 3001);
 const { APP_ID } = process.env;
 if (!APP_ID) {
-  console.error(`Set APP_ID (a public app: pnpm --silent manage app create --name SPA --public --redirect-uri http://localhost:${PORT}/ --web-origin http://localhost:${PORT})`);
+  console.error(
+    `Set APP_ID (a public app: pnpm --silent manage app create --name SPA --public --redirect-uri http://localhost:${PORT}/ --web-origin http://localhost:${PORT})`,
+  );
   process.exit(1);
 }
 // the package's main file is dist/umd/…; the browser bundle (global `oidc`) sits in dist/browser/
-const bundle = path.join(path.dirname(createRequire(import.meta.url).resolve('oidc-client-ts')), '..', 'browser', 'oidc-client-ts.min.js');
+const bundle = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('oidc-client-ts')),
+  '..',
+  'browser',
+  'oidc-client-ts.min.js',
+);
 
 const app = express();
 // the page reads its settings from here; nothing secret: a public client has no secret
-app.get('/config.js', (_req, res) => res.type('js').send(`window.ATTEST = ${JSON.stringify({ issuer: ISSUER, clientId: APP_ID })};`));
+app.get('/config.js', (_req, res) =>
+  res.type('js').send(`window.ATTEST = ${JSON.stringify({ issuer: ISSUER, clientId: APP_ID })};`),
+);
 const bundleSource = fs.readFileSync(bundle);
 app.get('/oidc-client-ts.min.js', (_req, res) => res.type('js').send(bundleSource));
 app.use(express.static(path.join(path.dirname(fileURLToPath(import.meta.url)), 'public')));

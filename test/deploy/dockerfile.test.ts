@@ -3,8 +3,14 @@ import path from 'node:path';
 import { ROOT } from '../support';
 
 const SERVICES = ['identity', 'transactions', 'prices'];
-const cliPackage = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as { name: string; bin: Record<string, string>; files: string[] };
-const cliBuild = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { rootDir: string; outDir: string } };
+const cliPackage = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as {
+  name: string;
+  bin: Record<string, string>;
+  files: string[];
+};
+const cliBuild = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'tsconfig.build.json'), 'utf8')) as {
+  compilerOptions: { rootDir: string; outDir: string };
+};
 
 /** Dockerfile instructions, continuation lines joined, comments dropped. */
 function instructions(file: string): string[] {
@@ -41,6 +47,8 @@ describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engi
 
   it('runs the service by default; `node dist/main.js migrate` is the separate migration step', () => {
     expect(finalStage[finalStage.length - 1]).toBe('CMD ["node", "dist/main.js"]');
-    expect(fs.readFileSync(path.join(ROOT, 'services', name, 'src', 'main.ts'), 'utf8')).toMatch(/^import '\.\/tracing';\n/);
+    expect(fs.readFileSync(path.join(ROOT, 'services', name, 'src', 'main.ts'), 'utf8')).toMatch(
+      /^import '\.\/tracing';\n/,
+    );
   });
 });

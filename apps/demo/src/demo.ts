@@ -34,7 +34,8 @@ interface Signed {
   idToken: string;
 }
 
-const cookieOf = (req: http.IncomingMessage) => /(?:^|;\s*)attest_demo=([0-9a-f]{64})/.exec(req.headers.cookie ?? '')?.[1];
+const cookieOf = (req: http.IncomingMessage) =>
+  /(?:^|;\s*)attest_demo=([0-9a-f]{64})/.exec(req.headers.cookie ?? '')?.[1];
 
 /**
  * The demo relying party of `pnpm start`: "Sign in" runs the code flow with PKCE (openid-client)
@@ -46,16 +47,21 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const oidc: OpenIdClient = await import('openid-client');
   const url = `http://localhost:${options.port}`;
   const signedOutUri = `${url}/signed-out`;
-  const client = await ensureDemoClient(options, options.dataDir, { redirectUri: `${url}/callback`, postLogoutRedirectUri: signedOutUri });
+  const client = await ensureDemoClient(options, options.dataDir, {
+    redirectUri: `${url}/callback`,
+    postLogoutRedirectUri: signedOutUri,
+  });
   const insecure = new URL(options.issuer).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
   // Discovered on first use, not at start: the issuer's public address may be a gateway that comes up
   // after this process (and a failed discovery is tried again at the next request).
   let discovered: ReturnType<typeof oidc.discovery> | undefined;
   const discover = () =>
-    (discovered ??= oidc.discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure).catch((err: unknown) => {
-      discovered = undefined;
-      throw err;
-    }));
+    (discovered ??= oidc
+      .discovery(new URL(options.issuer), client.app_id, client.client_secret, undefined, insecure)
+      .catch((err: unknown) => {
+        discovered = undefined;
+        throw err;
+      }));
   const pending = new Map<string, Pending>();
   /** Sign-outs sent to the provider (state → when): only the demo's own land as "signed out". */
   const logouts = new Map<string, number>();
@@ -66,12 +72,17 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       .writeHead(status, {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
-        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' " + new URL(options.issuer).origin + "; frame-ancestors 'none'",
+        'content-security-policy':
+          "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' " +
+          new URL(options.issuer).origin +
+          "; frame-ancestors 'none'",
         'referrer-policy': 'no-referrer',
       })
       .end(demoPage(view));
   const redirect = (res: http.ServerResponse, location: string, cookie?: string) =>
-    void res.writeHead(303, { location, 'cache-control': 'no-store', ...(cookie ? { 'set-cookie': cookie } : {}) }).end();
+    void res
+      .writeHead(303, { location, 'cache-control': 'no-store', ...(cookie ? { 'set-cookie': cookie } : {}) })
+      .end();
   const sessionCookie = (id: string) => `${COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax`;
   const account = `${options.issuer}/account`;
 
@@ -98,10 +109,25 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const started = pending.get(state);
     pending.delete(state);
     const error = current.searchParams.get('error');
-    if (error) return send(res, 200, { signedIn: null, account, error: `${error}: ${current.searchParams.get('error_description') ?? ''}` });
-    if (!started) return send(res, 400, { signedIn: null, account, error: 'This sign-in was not started here, or it expired. Sign in again.' });
+    if (error)
+      return send(res, 200, {
+        signedIn: null,
+        account,
+        error: `${error}: ${current.searchParams.get('error_description') ?? ''}`,
+      });
+    if (!started)
+      return send(res, 400, {
+        signedIn: null,
+        account,
+        error: 'This sign-in was not started here, or it expired. Sign in again.',
+      });
     const config = await discover();
-    const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: started.verifier, expectedState: state, expectedNonce: started.nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, current, {
+      pkceCodeVerifier: started.verifier,
+      expectedState: state,
+      expectedNonce: started.nonce,
+      idTokenExpected: true,
+    });
     const idClaims = tokens.claims()!;
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
     const id = randomBytes(32).toString('hex');
@@ -126,7 +152,11 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       const state = oidc.randomState();
       for (const [key, at] of logouts) if (Date.now() - at > PENDING_MS) logouts.delete(key);
       logouts.set(state, Date.now());
-      const end = oidc.buildEndSessionUrl(config, { id_token_hint: signed.idToken, post_logout_redirect_uri: signedOutUri, state });
+      const end = oidc.buildEndSessionUrl(config, {
+        id_token_hint: signed.idToken,
+        post_logout_redirect_uri: signedOutUri,
+        state,
+      });
       return redirect(res, end.href, cleared);
     }
     redirect(res, '/?signed_out=1', cleared);
@@ -145,7 +175,12 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const handle = async () => {
       if (route === 'GET /') {
         const id = cookieOf(req);
-        return send(res, 200, { signedIn: (id && sessions.get(id)?.claims) || null, account, signedOut: current.searchParams.has('signed_out'), issuer: options.issuer });
+        return send(res, 200, {
+          signedIn: (id && sessions.get(id)?.claims) || null,
+          account,
+          signedOut: current.searchParams.has('signed_out'),
+          issuer: options.issuer,
+        });
       }
       if (route === 'GET /login') return login(res, current.searchParams);
       if (route === 'GET /callback') return callback(req, res, current);

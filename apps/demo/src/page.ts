@@ -18,7 +18,10 @@ a.button,button{display:inline-block;padding:.65rem 1.2rem;border:0;border-radiu
 /** The demo's one page: a sign-in button, or the claims the provider vouched for. */
 export function demoPage(view: DemoView): string {
   const claims = view.signedIn;
-  const level = claims && view.issuer ? (claims[`${view.issuer}/v1`] as { verification_level?: string } | undefined)?.verification_level : undefined;
+  const level =
+    claims && view.issuer
+      ? (claims[`${view.issuer}/v1`] as { verification_level?: string } | undefined)?.verification_level
+      : undefined;
   const body = claims
     ? `<h1>You are signed in</h1>
 <p>The provider verified these claims (id_token and <code>/userinfo</code>):</p>

@@ -45,7 +45,9 @@ async function registered(admin: Admin, client: DemoClient): Promise<RegisteredA
 async function allowSignOut(admin: Admin, client: DemoClient, app: RegisteredApp, uri: string): Promise<void> {
   const current = app.post_logout_redirect_uris ?? [];
   if (current.includes(uri)) return;
-  const res = await adminCall(admin, 'PATCH', `/apps/${encodeURIComponent(client.app_id)}`, { post_logout_redirect_uris: [...current, uri] });
+  const res = await adminCall(admin, 'PATCH', `/apps/${encodeURIComponent(client.app_id)}`, {
+    post_logout_redirect_uris: [...current, uri],
+  });
   if (!res.ok) throw new Error(`demo: registering its sign-out address failed with ${res.status}: ${await res.text()}`);
 }
 

@@ -26,7 +26,9 @@ export function adminToken(env: NodeJS.ProcessEnv): string {
   try {
     return fs.readFileSync(file, 'utf8').trim();
   } catch {
-    throw new CliError(`No admin token: set ADMIN_TOKEN, or start the services once (pnpm start) so they create ${file}.`);
+    throw new CliError(
+      `No admin token: set ADMIN_TOKEN, or start the services once (pnpm start) so they create ${file}.`,
+    );
   }
 }
 
@@ -52,7 +54,10 @@ export function createAdminClient(env: NodeJS.ProcessEnv): AdminClient {
       try {
         response = await fetch(url, {
           method,
-          headers: { authorization: `Bearer ${adminToken(env)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            authorization: `Bearer ${adminToken(env)}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(15000),
         });

@@ -14,8 +14,17 @@ const userId = ['USER_ID'];
 
 /** RP-Initiated and Back-Channel Logout registration. */
 const logoutOptions = {
-  'post-logout-redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-out may return to (exact match); repeat for more' },
-  'backchannel-logout-uri': { type: 'string', value: 'URI', description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)" },
+  'post-logout-redirect-uri': {
+    type: 'string',
+    multiple: true,
+    value: 'URI',
+    description: 'where sign-out may return to (exact match); repeat for more',
+  },
+  'backchannel-logout-uri': {
+    type: 'string',
+    value: 'URI',
+    description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
+  },
 } as const;
 
 export const appCommands: Record<string, Command> = {
@@ -23,9 +32,19 @@ export const appCommands: Record<string, Command> = {
     summary: 'create an app (client id and secret) and its first API key',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the name people see on the sign-in page' },
-      'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'where sign-in returns to (https, or http on localhost); repeat for more' },
+      'redirect-uri': {
+        type: 'string',
+        multiple: true,
+        value: 'URI',
+        description: 'where sign-in returns to (https, or http on localhost); repeat for more',
+      },
       public: { type: 'boolean', description: 'a single-page or native app: no secret, code flow with PKCE S256 only' },
-      'web-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more' },
+      'web-origin': {
+        type: 'string',
+        multiple: true,
+        value: 'ORIGIN',
+        description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
+      },
       ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
@@ -40,7 +59,9 @@ export const appCommands: Record<string, Command> = {
       });
       let key: { api_key: string };
       try {
-        key = await client.call<{ api_key: string }>('transactions', 'POST', `/apps/${app.app_id}/api-keys`, { name: 'default' });
+        key = await client.call<{ api_key: string }>('transactions', 'POST', `/apps/${app.app_id}/api-keys`, {
+          name: 'default',
+        });
       } catch (err) {
         const secret = app.client_secret ? ` (client_secret ${app.client_secret})` : '';
         throw new CliError(
@@ -57,7 +78,12 @@ export const appCommands: Record<string, Command> = {
   'app list': {
     summary: 'list apps, oldest first, a page at a time',
     options: pageOptions,
-    run: (client, values) => client.call('identity', 'GET', `/apps${queryString({ limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`),
+    run: (client, values) =>
+      client.call(
+        'identity',
+        'GET',
+        `/apps${queryString({ limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`,
+      ),
   },
   'app show': {
     summary: 'show one app',
@@ -69,8 +95,18 @@ export const appCommands: Record<string, Command> = {
     summary: 'change the name, redirect URIs, web origins or logout settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
-      'redirect-uri': { type: 'string', multiple: true, value: 'URI', description: 'the new redirect URIs; repeat for more' },
-      'web-origin': { type: 'string', multiple: true, value: 'ORIGIN', description: 'the new web origins (CORS on /token); repeat for more' },
+      'redirect-uri': {
+        type: 'string',
+        multiple: true,
+        value: 'URI',
+        description: 'the new redirect URIs; repeat for more',
+      },
+      'web-origin': {
+        type: 'string',
+        multiple: true,
+        value: 'ORIGIN',
+        description: 'the new web origins (CORS on /token); repeat for more',
+      },
       ...logoutOptions,
     },
     positionals: appId,
@@ -83,7 +119,9 @@ export const appCommands: Record<string, Command> = {
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
       };
       if (Object.values(body).every((v) => v === undefined))
-        throw new CliError('Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.');
+        throw new CliError(
+          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.',
+        );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },
   },
@@ -135,9 +173,16 @@ export const userCommands: Record<string, Command> = {
   },
   'user list': {
     summary: 'list users by username, a page at a time',
-    options: { username: { type: 'string', value: 'PREFIX', description: 'only usernames that start with this' }, ...pageOptions },
+    options: {
+      username: { type: 'string', value: 'PREFIX', description: 'only usernames that start with this' },
+      ...pageOptions,
+    },
     run: (client, values) =>
-      client.call('identity', 'GET', `/users${queryString({ username: str(values, 'username'), limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`),
+      client.call(
+        'identity',
+        'GET',
+        `/users${queryString({ username: str(values, 'username'), limit: str(values, 'limit'), cursor: str(values, 'cursor') })}`,
+      ),
   },
   'user show': {
     summary: 'show one user and the apps they consented to',
@@ -147,7 +192,10 @@ export const userCommands: Record<string, Command> = {
   },
   'user update': {
     summary: 'change names or the verification level',
-    options: { ...nameOptions, 'verification-level': { type: 'string', value: 'orb|device', description: 'how the person was verified' } },
+    options: {
+      ...nameOptions,
+      'verification-level': { type: 'string', value: 'orb|device', description: 'how the person was verified' },
+    },
     positionals: userId,
     run: (client, values, [id]) => {
       const body = Object.fromEntries(
@@ -158,7 +206,8 @@ export const userCommands: Record<string, Command> = {
           verification_level: str(values, 'verification-level'),
         }).filter(([, v]) => v !== undefined),
       );
-      if (Object.keys(body).length === 0) throw new CliError('Nothing to change: give --name, --given-name, --family-name or --verification-level.');
+      if (Object.keys(body).length === 0)
+        throw new CliError('Nothing to change: give --name, --given-name, --family-name or --verification-level.');
       return client.call('identity', 'PATCH', `/users/${path(id)}`, body);
     },
   },
@@ -185,9 +234,16 @@ export const userCommands: Record<string, Command> = {
   },
   'user reset-password': {
     summary: 'set a new password, or have one generated (printed once)',
-    options: { password: { type: 'string', value: 'P', description: 'the new password (at least 8 characters); left out, one is generated' } },
+    options: {
+      password: {
+        type: 'string',
+        value: 'P',
+        description: 'the new password (at least 8 characters); left out, one is generated',
+      },
+    },
     positionals: userId,
-    run: (client, values, [id]) => client.call('identity', 'POST', `/users/${path(id)}/reset-password`, { password: str(values, 'password') }),
+    run: (client, values, [id]) =>
+      client.call('identity', 'POST', `/users/${path(id)}/reset-password`, { password: str(values, 'password') }),
   },
   'user withdraw-consent': {
     summary: "withdraw a user's consent to an app; its tokens for them stop working",
@@ -214,7 +270,7 @@ export const userCommands: Record<string, Command> = {
     },
   },
   'user end-sessions': {
-    summary: "end every session of a user: they must sign in again everywhere",
+    summary: 'end every session of a user: they must sign in again everywhere',
     options: {},
     positionals: userId,
     run: (client, _v, [id]) => client.call('identity', 'DELETE', `/users/${path(id)}/sessions`),

@@ -17,20 +17,37 @@ function overview(): string {
     `${noun} — ${summary}`,
     ...byNoun(noun).map(([name, c]) => `  ${name.padEnd(28)} ${c.summary}`),
   ]);
-  return [HEADER, '', ...lines, '', 'Admin URLs: <SERVICE>_ADMIN_URL or loopback on <SERVICE>_ADMIN_PORT; token: ADMIN_TOKEN or DATA_DIR/admin-token.'].join('\n');
+  return [
+    HEADER,
+    '',
+    ...lines,
+    '',
+    'Admin URLs: <SERVICE>_ADMIN_URL or loopback on <SERVICE>_ADMIN_PORT; token: ADMIN_TOKEN or DATA_DIR/admin-token.',
+  ].join('\n');
 }
 
 function nounHelp(noun: string): string {
-  return [`${noun} — ${NOUN_SUMMARIES[noun]}`, '', ...byNoun(noun).flatMap(([name, c]) => [`  pnpm manage ${usageOf(name, c)}`, `      ${c.summary}`])].join('\n');
+  return [
+    `${noun} — ${NOUN_SUMMARIES[noun]}`,
+    '',
+    ...byNoun(noun).flatMap(([name, c]) => [`  pnpm manage ${usageOf(name, c)}`, `      ${c.summary}`]),
+  ].join('\n');
 }
 
 function commandHelp(name: string, command: Command): string {
   const options = Object.entries(command.options).map(([flag, o]) => {
     const left = `--${flag}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}`;
-    const notes = [(command.required ?? []).includes(flag) ? 'required' : '', o.multiple ? 'repeatable' : ''].filter(Boolean).join(', ');
+    const notes = [(command.required ?? []).includes(flag) ? 'required' : '', o.multiple ? 'repeatable' : '']
+      .filter(Boolean)
+      .join(', ');
     return `  ${left.padEnd(36)} ${o.description}${notes ? ` (${notes})` : ''}`;
   });
-  return [`Usage: pnpm manage ${usageOf(name, command)}`, '', command.summary, ...(options.length ? ['', 'Options:', ...options] : [])].join('\n');
+  return [
+    `Usage: pnpm manage ${usageOf(name, command)}`,
+    '',
+    command.summary,
+    ...(options.length ? ['', 'Options:', ...options] : []),
+  ].join('\n');
 }
 
 const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
@@ -53,10 +70,15 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<un
     throw new CliError(`${(err as Error).message}\nUsage: pnpm manage ${usageOf(name, command)}`);
   }
   const missing = (command.required ?? []).filter((k) => parsed.values[k] === undefined);
-  if (missing.length) throw new CliError(`Missing ${missing.map((m) => `--${m}`).join(', ')}\nUsage: pnpm manage ${usageOf(name, command)}`);
+  if (missing.length)
+    throw new CliError(
+      `Missing ${missing.map((m) => `--${m}`).join(', ')}\nUsage: pnpm manage ${usageOf(name, command)}`,
+    );
   const expected = command.positionals ?? [];
   if (parsed.positionals.length !== expected.length)
-    throw new CliError(`Expected ${expected.length ? expected.join(' ') : 'no positional arguments'}\nUsage: pnpm manage ${usageOf(name, command)}`);
+    throw new CliError(
+      `Expected ${expected.length ? expected.join(' ') : 'no positional arguments'}\nUsage: pnpm manage ${usageOf(name, command)}`,
+    );
   return command.run(createAdminClient(env), parsed.values, parsed.positionals);
 }
 

@@ -4,9 +4,15 @@ import { pageOptions, path, str, type Command } from './command';
 export const apiKeyCommands: Record<string, Command> = {
   'api-key create': {
     summary: "create an API key for an app's backend (printed once)",
-    options: { 'app-id': { type: 'string', value: 'APP_ID', description: 'the app' }, name: { type: 'string', value: 'NAME', description: 'a label' } },
+    options: {
+      'app-id': { type: 'string', value: 'APP_ID', description: 'the app' },
+      name: { type: 'string', value: 'NAME', description: 'a label' },
+    },
     required: ['app-id'],
-    run: (client, values) => client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/api-keys`, { name: str(values, 'name') }),
+    run: (client, values) =>
+      client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/api-keys`, {
+        name: str(values, 'name'),
+      }),
   },
   'api-key list': {
     summary: "list an app's API keys (never the keys themselves)",
@@ -22,7 +28,18 @@ export const apiKeyCommands: Record<string, Command> = {
   },
 };
 
-const TRANSACTION_FIELDS = ['app-id', 'type', 'reference', 'from', 'to', 'chain', 'token', 'token-amount', 'transaction-hash', 'status'] as const;
+const TRANSACTION_FIELDS = [
+  'app-id',
+  'type',
+  'reference',
+  'from',
+  'to',
+  'chain',
+  'token',
+  'token-amount',
+  'transaction-hash',
+  'status',
+] as const;
 const TRANSACTION_HELP: Record<(typeof TRANSACTION_FIELDS)[number], [string, string]> = {
   'app-id': ['ID', 'the app it belongs to'],
   type: ['pay|sendTransaction', 'a payment or another transaction'],
@@ -39,16 +56,27 @@ const TRANSACTION_HELP: Record<(typeof TRANSACTION_FIELDS)[number], [string, str
 export const transactionCommands: Record<string, Command> = {
   'transaction record': {
     summary: 'record a transaction',
-    options: Object.fromEntries(TRANSACTION_FIELDS.map((k) => [k, { type: 'string' as const, value: TRANSACTION_HELP[k][0], description: TRANSACTION_HELP[k][1] }])),
+    options: Object.fromEntries(
+      TRANSACTION_FIELDS.map((k) => [
+        k,
+        { type: 'string' as const, value: TRANSACTION_HELP[k][0], description: TRANSACTION_HELP[k][1] },
+      ]),
+    ),
     required: ['app-id', 'type', 'reference', 'from', 'to', 'chain', 'token', 'token-amount'],
     run: (client, values) =>
-      client.call('transactions', 'POST', '/transactions', Object.fromEntries(TRANSACTION_FIELDS.map((k) => [k.replace(/-/g, '_'), str(values, k)]))),
+      client.call(
+        'transactions',
+        'POST',
+        '/transactions',
+        Object.fromEntries(TRANSACTION_FIELDS.map((k) => [k.replace(/-/g, '_'), str(values, k)])),
+      ),
   },
   'transaction set-status': {
     summary: 'move a pending transaction to mined or failed',
     options: {},
     positionals: ['TRANSACTION_ID', 'STATUS'],
-    run: (client, _v, [id, status]) => client.call('transactions', 'POST', `/transactions/${path(id)}/status`, { status }),
+    run: (client, _v, [id, status]) =>
+      client.call('transactions', 'POST', `/transactions/${path(id)}/status`, { status }),
   },
   'transaction list': {
     summary: "list an app's transactions, newest first, a page at a time",
@@ -83,7 +111,11 @@ export const priceCommands: Record<string, Command> = {
     },
     required: ['token', 'fiat', 'amount'],
     run: (client, values) =>
-      client.call('prices', 'POST', '/prices', { token: str(values, 'token'), fiat: str(values, 'fiat'), amount: str(values, 'amount') }),
+      client.call('prices', 'POST', '/prices', {
+        token: str(values, 'token'),
+        fiat: str(values, 'fiat'),
+        amount: str(values, 'amount'),
+      }),
   },
   'price feeds': {
     summary: 'list the price feeds, their last run, and how fresh the values they set are',

@@ -6,9 +6,15 @@ const appId = { type: 'string', value: 'APP_ID', description: 'the app' } as con
 export const webhookCommands: Record<string, Command> = {
   'webhook add': {
     summary: 'add a webhook endpoint for an app; prints its signing secret (whsec_…) once',
-    options: { 'app-id': appId, url: { type: 'string', value: 'URL', description: 'https URL (or http on loopback) that receives the events' } },
+    options: {
+      'app-id': appId,
+      url: { type: 'string', value: 'URL', description: 'https URL (or http on loopback) that receives the events' },
+    },
     required: ['app-id', 'url'],
-    run: (client, values) => client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/webhooks`, { url: str(values, 'url') }),
+    run: (client, values) =>
+      client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/webhooks`, {
+        url: str(values, 'url'),
+      }),
   },
   'webhook list': {
     summary: "list an app's webhook endpoints (never their secrets)",
@@ -34,7 +40,11 @@ export const webhookCommands: Record<string, Command> = {
     positionals: ['WEBHOOK_ID'],
     run: (client, values, [id]) => {
       const limit = str(values, 'limit');
-      return client.call('transactions', 'GET', `/webhooks/${path(id)}/deliveries${limit ? `?limit=${encodeURIComponent(limit)}` : ''}`);
+      return client.call(
+        'transactions',
+        'GET',
+        `/webhooks/${path(id)}/deliveries${limit ? `?limit=${encodeURIComponent(limit)}` : ''}`,
+      );
     },
   },
   'webhook redeliver': {
@@ -44,9 +54,15 @@ export const webhookCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('transactions', 'POST', `/webhook-deliveries/${path(id)}/redeliver`, {}),
   },
   'webhook replay': {
-    summary: "send again every event of an app since a time, to each of its endpoints",
-    options: { 'app-id': appId, since: { type: 'string', value: 'TIME', description: 'ISO 8601, e.g. 2026-01-31T12:00:00Z' } },
+    summary: 'send again every event of an app since a time, to each of its endpoints',
+    options: {
+      'app-id': appId,
+      since: { type: 'string', value: 'TIME', description: 'ISO 8601, e.g. 2026-01-31T12:00:00Z' },
+    },
     required: ['app-id', 'since'],
-    run: (client, values) => client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/webhooks/replay`, { since: str(values, 'since') }),
+    run: (client, values) =>
+      client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/webhooks/replay`, {
+        since: str(values, 'since'),
+      }),
   },
 };

@@ -27,7 +27,16 @@ describe('pnpm manage --help', () => {
     expect(help).toBeInstanceOf(HelpText);
     for (const name of Object.keys(commands)) expect((help as HelpText).text).toContain(`  ${name} `);
     expect(Object.keys(commands)).toEqual(
-      expect.arrayContaining(['app update', 'user delete', 'user reset-password', 'signing-key rotate', 'transaction list', 'price feeds', 'audit list', 'admin-token create']),
+      expect.arrayContaining([
+        'app update',
+        'user delete',
+        'user reset-password',
+        'signing-key rotate',
+        'transaction list',
+        'price feeds',
+        'audit list',
+        'admin-token create',
+      ]),
     );
   });
 
@@ -37,14 +46,18 @@ describe('pnpm manage --help', () => {
     expect(noun.text).toContain('pnpm manage user withdraw-consent USER_ID APP_ID');
     expect(noun.text).not.toContain('app create');
     const one = (await runCli(['app', 'update', '--help'], {})) as HelpText;
-    expect(one.text).toMatch(/^Usage: pnpm manage app update APP_ID \[--name NAME\] \[--redirect-uri URI\] \[--redirect-uri URI \.\.\.\]/);
+    expect(one.text).toMatch(
+      /^Usage: pnpm manage app update APP_ID \[--name NAME\] \[--redirect-uri URI\] \[--redirect-uri URI \.\.\.\]/,
+    );
     expect(one.text).toMatch(/--redirect-uri URI\s+the new redirect URIs; repeat for more \(repeatable\)/);
     expect(((await runCli(['audit', 'list', '-h'], {})) as HelpText).text).toContain('--since TIME');
   });
 
   it('names unknown commands and missing arguments', async () => {
     expect(await failure(['app', 'explode'])).toMatch(/^Unknown command: app explode/);
-    expect(await failure(['user', 'create', '--username', 'x'])).toMatch(/^Missing --password, --verification-level\nUsage: pnpm manage user create/);
+    expect(await failure(['user', 'create', '--username', 'x'])).toMatch(
+      /^Missing --password, --verification-level\nUsage: pnpm manage user create/,
+    );
     expect(await failure(['user', 'disable'])).toMatch(/^Expected USER_ID/);
     expect(await failure(['app', 'show', 'a', '--bogus'])).toMatch(/Unknown option '--bogus'/);
   });
@@ -60,7 +73,9 @@ describe('pnpm manage', () => {
 
   const listen = (app: IdentityHarness['adminApp']) =>
     new Promise<string>((resolve) => {
-      const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+      const server = app.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+      );
       servers.push(server);
     });
 
@@ -80,7 +95,8 @@ describe('pnpm manage', () => {
     await Promise.all([identity?.close(), transactions?.close(), prices?.close()]);
   });
 
-  const manage = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => (await runCli(args, { ...env, ...extraEnv })) as Json;
+  const manage = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+    (await runCli(args, { ...env, ...extraEnv })) as Json;
   const failure = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => {
     const err = await runCli(args, { ...env, ...extraEnv }).then(
       () => null,
@@ -92,40 +108,93 @@ describe('pnpm manage', () => {
 
   it('apps: create, list, show, update, disable, enable, rotate the secret', async () => {
     const created = await manage(['app', 'create', '--name', 'CLI app', '--redirect-uri', 'https://cli.example/cb']);
-    expect(created).toMatchObject({ app_id: expect.stringMatching(/^app_/), client_secret: expect.stringMatching(/^sk_/), api_key: expect.stringMatching(/^api_/) });
+    expect(created).toMatchObject({
+      app_id: expect.stringMatching(/^app_/),
+      client_secret: expect.stringMatching(/^sk_/),
+      api_key: expect.stringMatching(/^api_/),
+    });
     const id = created.app_id as string;
     const list = await manage(['app', 'list', '--limit', '1000']);
     expect(list.apps.map((a: Json) => a.app_id)).toContain(id);
     expect((await manage(['app', 'show', id])).name).toBe('CLI app');
-    const updated = await manage(['app', 'update', id, '--name', 'Renamed', '--redirect-uri', 'https://a.example/cb', '--redirect-uri', 'https://b.example/cb']);
+    const updated = await manage([
+      'app',
+      'update',
+      id,
+      '--name',
+      'Renamed',
+      '--redirect-uri',
+      'https://a.example/cb',
+      '--redirect-uri',
+      'https://b.example/cb',
+    ]);
     expect(updated).toMatchObject({ name: 'Renamed', redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
     expect(await failure(['app', 'update', id])).toMatch(/Nothing to change/);
-    expect(await failure(['app', 'update', id, '--redirect-uri', 'http://evil.example/cb'])).toMatch(/must use https.*\(redirect_uris\.0\) \[invalid_parameter\]/);
+    expect(await failure(['app', 'update', id, '--redirect-uri', 'http://evil.example/cb'])).toMatch(
+      /must use https.*\(redirect_uris\.0\) \[invalid_parameter\]/,
+    );
     expect((await manage(['app', 'disable', id])).disabled).toBe(true);
-    const [row] = await identity.storage.db.query<{ disabled_at: Date | null }>('SELECT disabled_at FROM apps WHERE id = $1', [id]);
+    const [row] = await identity.storage.db.query<{ disabled_at: Date | null }>(
+      'SELECT disabled_at FROM apps WHERE id = $1',
+      [id],
+    );
     expect(row.disabled_at).not.toBeNull();
     expect((await manage(['app', 'enable', id])).disabled).toBe(false);
     const rotated = await manage(['app', 'rotate-secret', id]);
     expect(rotated.client_secret).not.toBe(created.client_secret);
-    expect(await failure(['app', 'show', 'app_00000000000000000000000000000000'])).toMatch(/No app with this app_id\. \(app_id\) \[not_found\]/);
+    expect(await failure(['app', 'show', 'app_00000000000000000000000000000000'])).toMatch(
+      /No app with this app_id\. \(app_id\) \[not_found\]/,
+    );
   });
 
   it('API keys: create, list, revoke', async () => {
     const appId = `app_${'1'.repeat(32)}`;
     const key = await manage(['api-key', 'create', '--app-id', appId, '--name', 'backend']);
     expect(key).toMatchObject({ api_key: expect.stringMatching(/^api_/), key_id: expect.any(String), name: 'backend' });
-    expect((await manage(['api-key', 'list', '--app-id', appId])) as unknown).toEqual([expect.objectContaining({ key_id: key.key_id, revoked_at: null })]);
+    expect((await manage(['api-key', 'list', '--app-id', appId])) as unknown).toEqual([
+      expect.objectContaining({ key_id: key.key_id, revoked_at: null }),
+    ]);
     expect((await manage(['api-key', 'revoke', key.key_id])).revoked_at).toEqual(expect.any(String));
   });
 
   it('users: create, list, show, update, disable, enable, reset the password, withdraw a consent, delete', async () => {
-    const user = await manage(['user', 'create', '--username', 'cli-ada', '--password', 'long enough pw', '--verification-level', 'orb', '--name', 'Ada', '--family-name', 'Lovelace']);
+    const user = await manage([
+      'user',
+      'create',
+      '--username',
+      'cli-ada',
+      '--password',
+      'long enough pw',
+      '--verification-level',
+      'orb',
+      '--name',
+      'Ada',
+      '--family-name',
+      'Lovelace',
+    ]);
     const id = user.user_id as string;
-    await manage(['user', 'create', '--username', 'cli-bob', '--password', 'long enough pw', '--verification-level', 'device']);
+    await manage([
+      'user',
+      'create',
+      '--username',
+      'cli-bob',
+      '--password',
+      'long enough pw',
+      '--verification-level',
+      'device',
+    ]);
     const page = await manage(['user', 'list', '--username', 'cli-', '--limit', '1']);
     expect(page.users.map((u: Json) => u.username)).toEqual(['cli-ada']);
-    expect((await manage(['user', 'list', '--username', 'cli-', '--cursor', page.next_cursor])).users.map((u: Json) => u.username)).toEqual(['cli-bob']);
-    expect(await manage(['user', 'update', id, '--family-name', '', '--verification-level', 'device'])).toMatchObject({ name: 'Ada', family_name: null, verification_level: 'device' });
+    expect(
+      (await manage(['user', 'list', '--username', 'cli-', '--cursor', page.next_cursor])).users.map(
+        (u: Json) => u.username,
+      ),
+    ).toEqual(['cli-bob']);
+    expect(await manage(['user', 'update', id, '--family-name', '', '--verification-level', 'device'])).toMatchObject({
+      name: 'Ada',
+      family_name: null,
+      verification_level: 'device',
+    });
     expect((await manage(['user', 'disable', id])).disabled).toBe(true);
     expect((await manage(['user', 'show', id])).disabled).toBe(true);
     expect((await manage(['user', 'enable', id])).disabled).toBe(false);
@@ -133,9 +202,16 @@ describe('pnpm manage', () => {
     expect(reset.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect(await manage(['user', 'reset-password', id, '--password', 'another long one'])).toEqual({ user_id: id });
     const app = await manage(['app', 'create', '--name', 'Consented', '--redirect-uri', 'https://c.example/cb']);
-    await identity.storage.db.query("INSERT INTO consents (user_id, app_id, scopes) VALUES ($1, $2, '{openid}')", [id, app.app_id]);
+    await identity.storage.db.query("INSERT INTO consents (user_id, app_id, scopes) VALUES ($1, $2, '{openid}')", [
+      id,
+      app.app_id,
+    ]);
     expect((await manage(['user', 'show', id])).consents).toEqual([expect.objectContaining({ app_id: app.app_id })]);
-    expect(await manage(['user', 'withdraw-consent', id, app.app_id])).toEqual({ user_id: id, app_id: app.app_id, withdrawn: true });
+    expect(await manage(['user', 'withdraw-consent', id, app.app_id])).toEqual({
+      user_id: id,
+      app_id: app.app_id,
+      withdrawn: true,
+    });
     expect((await manage(['user', 'show', id])).consents).toEqual([]);
     expect(await manage(['user', 'delete', id])).toEqual({ user_id: id, deleted: true });
     expect(await identity.storage.db.query('SELECT 1 FROM users WHERE id = $1', [id])).toHaveLength(0);
@@ -152,7 +228,22 @@ describe('pnpm manage', () => {
 
   it('transactions: record, set the status, list by app and status, show with history', async () => {
     const appId = `app_${'2'.repeat(32)}`;
-    const args = ['--app-id', appId, '--type', 'pay', '--from', ADDRESS, '--to', ADDRESS, '--chain', 'worldchain', '--token', 'USDCE', '--token-amount', '1500000'];
+    const args = [
+      '--app-id',
+      appId,
+      '--type',
+      'pay',
+      '--from',
+      ADDRESS,
+      '--to',
+      ADDRESS,
+      '--chain',
+      'worldchain',
+      '--token',
+      'USDCE',
+      '--token-amount',
+      '1500000',
+    ];
     const a = await manage(['transaction', 'record', ...args, '--reference', 'cli-1']);
     const b = await manage(['transaction', 'record', ...args, '--reference', 'cli-2']);
     expect((await manage(['transaction', 'set-status', a.transaction_id, 'mined'])).transaction_status).toBe('mined');
@@ -164,7 +255,12 @@ describe('pnpm manage', () => {
   });
 
   it('prices: set one, list the feeds and their freshness', async () => {
-    expect(await manage(['price', 'set', '--token', 'WLD', '--fiat', 'EUR', '--amount', '1.5'])).toEqual({ token: 'WLD', fiat: 'EUR', amount: '1500000', decimals: 6 });
+    expect(await manage(['price', 'set', '--token', 'WLD', '--fiat', 'EUR', '--amount', '1.5'])).toEqual({
+      token: 'WLD',
+      fiat: 'EUR',
+      amount: '1500000',
+      decimals: 6,
+    });
     const feeds = await manage(['price', 'feeds']);
     expect(feeds.feeds.map((f: Json) => f.name)).toEqual(['seed', 'manual']);
     expect(feeds.feeds[1].prices.values).toBeGreaterThanOrEqual(1);
@@ -173,9 +269,22 @@ describe('pnpm manage', () => {
   it('audit: lists one service’s trail or all three merged, with filters', async () => {
     await manage(['app', 'create', '--name', 'Audited by CLI', '--redirect-uri', 'https://d.example/cb']);
     const one = await manage(['audit', 'list', '--service', 'identity', '--type', 'app.created', '--limit', '1']);
-    expect(one.events).toEqual([expect.objectContaining({ service: 'identity', type: 'app.created', actor: { type: 'operator', id: 'admin' } })]);
+    expect(one.events).toEqual([
+      expect.objectContaining({ service: 'identity', type: 'app.created', actor: { type: 'operator', id: 'admin' } }),
+    ]);
     expect(one.next_cursor).toEqual(expect.any(String));
-    const next = await manage(['audit', 'list', '--service', 'identity', '--type', 'app.created', '--limit', '1', '--cursor', one.next_cursor]);
+    const next = await manage([
+      'audit',
+      'list',
+      '--service',
+      'identity',
+      '--type',
+      'app.created',
+      '--limit',
+      '1',
+      '--cursor',
+      one.next_cursor,
+    ]);
     expect(Number(next.events[0].id)).toBeLessThan(Number(one.events[0].id));
     const all = await manage(['audit', 'list', '--type', 'app.created,api_key.created,price.set']);
     expect(new Set(all.events.map((e: Json) => e.service))).toEqual(new Set(['identity', 'transactions', 'prices']));
@@ -183,25 +292,47 @@ describe('pnpm manage', () => {
     const times = all.events.map((e: Json) => e.at as string);
     expect([...times].sort().reverse()).toEqual(times);
     expect(await failure(['audit', 'list', '--cursor', '5'])).toMatch(/--cursor needs --service/);
-    expect(await failure(['audit', 'list', '--service', 'billing'])).toMatch(/--service must be identity, transactions or prices/);
-    expect(await failure(['audit', 'list', '--service', 'prices', '--since', 'last week'])).toMatch(/since must be an ISO 8601 date.*\(since\) \[invalid_parameter\]/);
+    expect(await failure(['audit', 'list', '--service', 'billing'])).toMatch(
+      /--service must be identity, transactions or prices/,
+    );
+    expect(await failure(['audit', 'list', '--service', 'prices', '--since', 'last week'])).toMatch(
+      /since must be an ISO 8601 date.*\(since\) \[invalid_parameter\]/,
+    );
   });
 
   it('admin tokens: one named token for all three services, named in the audit, revoked everywhere', async () => {
     const created = await manage(['admin-token', 'create', '--name', 'cli-ops']);
-    expect(created).toEqual({ name: 'cli-ops', token: expect.stringMatching(/^adm_/), services: ['identity', 'transactions', 'prices'] });
+    expect(created).toEqual({
+      name: 'cli-ops',
+      token: expect.stringMatching(/^adm_/),
+      services: ['identity', 'transactions', 'prices'],
+    });
     const asOps = { ADMIN_TOKEN: created.token as string };
     await manage(['price', 'set', '--token', 'WLD', '--fiat', 'USD', '--amount', '2'], asOps);
     const app = await manage(['app', 'create', '--name', 'By ops', '--redirect-uri', 'https://e.example/cb'], asOps);
-    const events = await manage(['audit', 'list', '--type', 'app.created,api_key.created,price.set', '--limit', '1000']);
+    const events = await manage([
+      'audit',
+      'list',
+      '--type',
+      'app.created,api_key.created,price.set',
+      '--limit',
+      '1000',
+    ]);
     const byOps = events.events.filter((e: Json) => e.actor.id === 'cli-ops');
     expect(new Set(byOps.map((e: Json) => e.service))).toEqual(new Set(['identity', 'transactions', 'prices']));
     expect(byOps.find((e: Json) => e.type === 'app.created').subject).toBe(app.app_id);
     const list = await manage(['admin-token', 'list']);
-    for (const service of ['identity', 'transactions', 'prices']) expect(list[service]).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'cli-ops', source: 'stored', created_by: 'admin' })]));
+    for (const service of ['identity', 'transactions', 'prices'])
+      expect(list[service]).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'cli-ops', source: 'stored', created_by: 'admin' })]),
+      );
     expect(JSON.stringify(list)).not.toContain(created.token);
     expect(await failure(['admin-token', 'create', '--name', 'cli-ops'])).toMatch(/^identity: .*\[name_taken\]/);
-    expect(await manage(['admin-token', 'revoke', 'cli-ops'])).toEqual({ name: 'cli-ops', revoked: ['identity', 'transactions', 'prices'], not_found: [] });
+    expect(await manage(['admin-token', 'revoke', 'cli-ops'])).toEqual({
+      name: 'cli-ops',
+      revoked: ['identity', 'transactions', 'prices'],
+      not_found: [],
+    });
     expect(await failure(['app', 'list'], asOps)).toMatch(/Invalid admin token\. \[unauthenticated\]/);
     expect(await failure(['admin-token', 'revoke', 'cli-ops'])).toMatch(/No stored admin token named cli-ops/);
   });

@@ -8,9 +8,16 @@ export const ADMIN_TOKEN_FILE = 'admin-token';
  * A secret from the environment when set; otherwise, in embedded mode only, one generated on first
  * start and kept at DATA_DIR/<file> with mode 0600 (safe when several services race to create it).
  */
-export function resolveSecret(variable: string, explicit: string | undefined, dataDir: string, file: string, embedded: boolean): string {
+export function resolveSecret(
+  variable: string,
+  explicit: string | undefined,
+  dataDir: string,
+  file: string,
+  embedded: boolean,
+): string {
   if (explicit) return explicit;
-  if (!embedded) throw new Error(`${variable} is required when DATABASE_URL is set (secrets are generated only in embedded mode)`);
+  if (!embedded)
+    throw new Error(`${variable} is required when DATABASE_URL is set (secrets are generated only in embedded mode)`);
   const target = path.join(dataDir, file);
   fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
   try {

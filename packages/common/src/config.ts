@@ -41,10 +41,16 @@ export function trustProxyProblem(value: string): string | null {
 export const commonEnv = {
   DATABASE_URL: Joi.string()
     .uri({ scheme: ['postgres', 'postgresql'] })
-    .messages({ 'string.uriCustomScheme': '{{#label}} must be a postgres:// URL', 'string.uri': '{{#label}} must be a postgres:// URL' }),
+    .messages({
+      'string.uriCustomScheme': '{{#label}} must be a postgres:// URL',
+      'string.uri': '{{#label}} must be a postgres:// URL',
+    }),
   REDIS_URL: Joi.string()
     .uri({ scheme: ['redis', 'rediss'] })
-    .messages({ 'string.uriCustomScheme': '{{#label}} must be a redis:// URL', 'string.uri': '{{#label}} must be a redis:// URL' }),
+    .messages({
+      'string.uriCustomScheme': '{{#label}} must be a redis:// URL',
+      'string.uri': '{{#label}} must be a redis:// URL',
+    }),
   DATA_DIR: Joi.string().default('.data'),
   LOG_LEVEL: Joi.string().valid('silent', 'error', 'warn', 'info', 'debug').default('info'),
   ADMIN_TOKEN: Joi.string().min(24).messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
@@ -60,21 +66,27 @@ export const commonEnv = {
     .messages({ 'any.invalid': TRUST_PROXY_MESSAGE }),
   SHUTDOWN_DELAY_MS: Joi.number().integer().min(0).max(120000).default(0),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120000).default(4000),
-  BODY_LIMIT: Joi.string().pattern(/^\d+(b|kb|mb)$/).default('100kb'),
+  BODY_LIMIT: Joi.string()
+    .pattern(/^\d+(b|kb|mb)$/)
+    .default('100kb'),
   MIGRATE_ON_START: Joi.boolean().default(true),
 };
 
-export const port = (fallback: number) => Joi.number().port().default(fallback).messages({
-  'number.base': '{{#label}} must be a port number (got {{#value}})',
-  'number.port': '{{#label}} must be a port number (got {{#value}})',
-});
+export const port = (fallback: number) =>
+  Joi.number().port().default(fallback).messages({
+    'number.base': '{{#label}} must be a port number (got {{#value}})',
+    'number.port': '{{#label}} must be a port number (got {{#value}})',
+  });
 
 export const publicUrl = (fallback: string) =>
   Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default(fallback)
     .custom((v: string) => v.replace(/\/+$/, ''))
-    .messages({ 'string.uriCustomScheme': '{{#label}} must be an http(s) URL', 'string.uri': '{{#label}} must be an http(s) URL' });
+    .messages({
+      'string.uriCustomScheme': '{{#label}} must be an http(s) URL',
+      'string.uri': '{{#label}} must be an http(s) URL',
+    });
 
 /** Validates the environment against one schema, naming every bad variable at once. */
 export function loadEnv<T>(keys: Record<string, Joi.Schema>, env: NodeJS.ProcessEnv): Readonly<T> {

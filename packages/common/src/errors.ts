@@ -72,7 +72,8 @@ export const errors = {
     new AppError('unsupported_charset', 415, `The charset '${charset}' is not supported; send the body as UTF-8.`),
   unauthenticated: (detail: string, scheme: string) =>
     new AppError('unauthenticated', 401, detail, null, { headers: { 'WWW-Authenticate': scheme } }),
-  conflict: (code: string, detail: string, attribute: string | null = null) => new AppError(code, 409, detail, attribute),
+  conflict: (code: string, detail: string, attribute: string | null = null) =>
+    new AppError(code, 409, detail, attribute),
   unavailable: (what: string, cause?: unknown) =>
     new AppError('service_unavailable', 503, `The ${what} is temporarily unavailable; try again shortly.`, null, {
       headers: { 'Retry-After': '5' },

@@ -39,8 +39,14 @@ function listen(app: Express, port: number, host: string | undefined, variable: 
     server.requestTimeout = 30000;
     server.on('clientError', answerClientError);
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use (is another instance running? set ${variable} to use another port)`));
-      else if (err.code === 'EACCES') reject(new Error(`no permission to listen on port ${port} (set ${variable} to a port above 1023)`));
+      if (err.code === 'EADDRINUSE')
+        reject(
+          new Error(
+            `port ${port} is already in use (is another instance running? set ${variable} to use another port)`,
+          ),
+        );
+      else if (err.code === 'EACCES')
+        reject(new Error(`no permission to listen on port ${port} (set ${variable} to a port above 1023)`));
       else reject(err);
     });
     server.listen(port, host, () => {

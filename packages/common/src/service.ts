@@ -28,7 +28,12 @@ export interface ServiceDefinition<C extends CommonConfig> {
   name: string;
   migrationsDir: string;
   loadConfig(env: NodeJS.ProcessEnv): Readonly<C>;
-  listen(config: C): { port: number; adminPort: number; publicUrl: string; portVariables?: { port: string; adminPort: string } };
+  listen(config: C): {
+    port: number;
+    adminPort: number;
+    publicUrl: string;
+    portVariables?: { port: string; adminPort: string };
+  };
   build(deps: ServiceDeps<C>): Promise<BuiltService>;
 }
 
@@ -97,13 +102,17 @@ export async function startService<C extends CommonConfig>(
 
 /** Prints a config problem as one line and exits non-zero; other start-up failures likewise. */
 export function exitOnStartupError(service: string, err: unknown): never {
-  const message = err instanceof ConfigError ? err.message : `Failed to start ${service}: ${(err as Error).message ?? String(err)}`;
+  const message =
+    err instanceof ConfigError ? err.message : `Failed to start ${service}: ${(err as Error).message ?? String(err)}`;
   process.stderr.write(`${service}: ${message}\n`);
   process.exit(1);
 }
 
 /** `node main.js migrate`: applies pending migrations and exits 0 (a Kubernetes init container, a release step). */
-export async function runMigrate<C extends CommonConfig>(def: ServiceDefinition<C>, env: NodeJS.ProcessEnv): Promise<number[]> {
+export async function runMigrate<C extends CommonConfig>(
+  def: ServiceDefinition<C>,
+  env: NodeJS.ProcessEnv,
+): Promise<number[]> {
   const config = def.loadConfig(env);
   const logger = createLogger(def.name, config.LOG_LEVEL);
   const applied = await migrateDatabase(def.name, config, def.migrationsDir, logger);
@@ -115,7 +124,10 @@ export async function runMigrate<C extends CommonConfig>(def: ServiceDefinition<
  * Entry point for running one service on its own (`node main.js`, the container command), or one of
  * its commands: `node main.js migrate`.
  */
-export async function runStandalone<C extends CommonConfig>(def: ServiceDefinition<C>, argv: string[] = process.argv.slice(2)): Promise<void> {
+export async function runStandalone<C extends CommonConfig>(
+  def: ServiceDefinition<C>,
+  argv: string[] = process.argv.slice(2),
+): Promise<void> {
   if (argv.length > 0 && (argv[0] !== 'migrate' || argv.length > 1)) {
     process.stderr.write(`${def.name}: unknown arguments: ${argv.join(' ')}\nUsage: node dist/main.js [migrate]\n`);
     process.exit(2);

@@ -58,7 +58,12 @@ async function prepareSchema(db: Db, config: CommonConfig, migrationsDir: string
  * The `migrate` command: applies the service's pending migrations to its own database (DATABASE_URL, or
  * the embedded one under DATA_DIR/<service>/pg) and closes it. Returns the versions applied.
  */
-export async function migrateDatabase(service: string, config: CommonConfig, migrationsDir: string, logger: Logger): Promise<number[]> {
+export async function migrateDatabase(
+  service: string,
+  config: CommonConfig,
+  migrationsDir: string,
+  logger: Logger,
+): Promise<number[]> {
   const embeddedDir = path.resolve(config.DATA_DIR, service, 'pg');
   const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema: service, logger });
   try {

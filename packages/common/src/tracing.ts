@@ -44,17 +44,25 @@ function tagRequestId(span: Span, _request: unknown, response: IncomingMessage |
  * Starts the SDK with the http, express, pg and ioredis instrumentations, once per process (the first
  * caller names the service unless OTEL_SERVICE_NAME does). Returns undefined when tracing is off.
  */
-export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, options: TracingOptions = {}): Tracing | undefined {
+export function startTracing(
+  serviceName: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: TracingOptions = {},
+): Tracing | undefined {
   if (started) return started;
   if (!options.exporter && !tracingWanted(env)) return undefined;
   /* eslint-disable @typescript-eslint/no-require-imports -- required only when tracing is on, and synchronously:
      the instrumentations must be registered before express, pg and ioredis are first required */
   const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
   const otel = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
-  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
-  const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation } =
+    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { PgInstrumentation } =
+    require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { IORedisInstrumentation } =
+    require('@opentelemetry/instrumentation-ioredis') as typeof import('@opentelemetry/instrumentation-ioredis');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const sdk = new otel.NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || serviceName,

@@ -1,6 +1,15 @@
 import express from 'express';
 import request from 'supertest';
-import { adminTokenHash, commonEnv, ConfigError, errorHandler, loadEnv, operatorName, parseAdminTokens, requireAdminToken } from '../src';
+import {
+  adminTokenHash,
+  commonEnv,
+  ConfigError,
+  errorHandler,
+  loadEnv,
+  operatorName,
+  parseAdminTokens,
+  requireAdminToken,
+} from '../src';
 import { testLogger } from './support';
 
 describe('ADMIN_TOKENS', () => {
@@ -36,9 +45,17 @@ describe('ADMIN_TOKENS', () => {
 });
 
 describe('requireAdminToken', () => {
-  const stored = { nameOf: async (hash: string) => (hash === adminTokenHash(`adm_${'s'.repeat(43)}`) ? 'stored-op' : null) };
+  const stored = {
+    nameOf: async (hash: string) => (hash === adminTokenHash(`adm_${'s'.repeat(43)}`) ? 'stored-op' : null),
+  };
   const app = express();
-  app.use(requireAdminToken({ adminToken: 'the-admin-token-0123456789', adminTokens: 'alice:alice-token-0123456789abcdef', stored }));
+  app.use(
+    requireAdminToken({
+      adminToken: 'the-admin-token-0123456789',
+      adminTokens: 'alice:alice-token-0123456789abcdef',
+      stored,
+    }),
+  );
   app.get('/who', (_req, res) => void res.json({ operator: operatorName(res) }));
   app.use(errorHandler(testLogger));
 

@@ -22,10 +22,20 @@ function capturingLogger() {
       done();
     },
   });
-  return { logger: winston.createLogger({ format: winston.format.json(), transports: [new winston.transports.Stream({ stream })] }), lines };
+  return {
+    logger: winston.createLogger({
+      format: winston.format.json(),
+      transports: [new winston.transports.Stream({ stream })],
+    }),
+    lines,
+  };
 }
 
-const event = (n: number): AuditEvent => ({ type: 'user.disabled', actor: { type: 'operator', id: 'alice' }, subject: `usr_${n}` });
+const event = (n: number): AuditEvent => ({
+  type: 'user.disabled',
+  actor: { type: 'operator', id: 'alice' },
+  subject: `usr_${n}`,
+});
 
 describe('AuditLog when the database refuses an event', () => {
   it('never fails the caller, keeps the event and stores it on a retry', async () => {
@@ -50,7 +60,8 @@ describe('AuditLog when the database refuses an event', () => {
     const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000, maxPending: 1 });
     await audit.record(event(1));
     await audit.record(event(2));
-    const dropped = () => lines.filter((l) => l.message === 'audit event not stored').map((l) => (l.audit_event as AuditEvent).subject);
+    const dropped = () =>
+      lines.filter((l) => l.message === 'audit event not stored').map((l) => (l.audit_event as AuditEvent).subject);
     expect(dropped()).toEqual(['usr_2']);
     await audit.stop();
     expect(dropped()).toEqual(['usr_2', 'usr_1']);

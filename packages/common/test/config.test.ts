@@ -1,11 +1,18 @@
 import Joi from 'joi';
 import { commonEnv, ConfigError, failureLimitEnv, loadEnv, port, publicUrl, trustProxySetting } from '../src';
 
-const schema = { ...commonEnv, IDENTITY_PORT: port(4000), BASE_URL: publicUrl('http://localhost:4000'), CODE_TTL_SECONDS: Joi.number().integer().default(60) };
+const schema = {
+  ...commonEnv,
+  IDENTITY_PORT: port(4000),
+  BASE_URL: publicUrl('http://localhost:4000'),
+  CODE_TTL_SECONDS: Joi.number().integer().default(60),
+};
 
 describe('config', () => {
   it('applies defaults and converts types', () => {
-    const config = loadEnv<{ IDENTITY_PORT: number; BASE_URL: string; DATA_DIR: string }>(schema, { BASE_URL: 'https://id.example.com/' });
+    const config = loadEnv<{ IDENTITY_PORT: number; BASE_URL: string; DATA_DIR: string }>(schema, {
+      BASE_URL: 'https://id.example.com/',
+    });
     expect(config).toMatchObject({ IDENTITY_PORT: 4000, BASE_URL: 'https://id.example.com', DATA_DIR: '.data' });
     expect(Object.isFrozen(config)).toBe(true);
   });

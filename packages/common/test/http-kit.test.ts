@@ -52,7 +52,11 @@ describe('http kit', () => {
     const res = await request(publicApp).delete('/things');
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST');
-    expect(res.body).toEqual({ code: 'method_not_allowed', detail: "HTTP method 'DELETE' is not allowed for this endpoint.", attribute: null });
+    expect(res.body).toEqual({
+      code: 'method_not_allowed',
+      detail: "HTTP method 'DELETE' is not allowed for this endpoint.",
+      attribute: null,
+    });
   });
 
   it('honours a sane X-Request-Id and makes one otherwise', async () => {
@@ -66,7 +70,10 @@ describe('http kit', () => {
   });
 
   it('refuses bodies over the limit with 413 and malformed JSON with 400', async () => {
-    const big = await request(publicApp).post('/things').set('content-type', 'application/json').send(JSON.stringify({ x: 'y'.repeat(2000) }));
+    const big = await request(publicApp)
+      .post('/things')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ x: 'y'.repeat(2000) }));
     expect(big.status).toBe(413);
     expect(big.body.code).toBe('payload_too_large');
     const bad = await request(publicApp).post('/things').set('content-type', 'application/json').send('{"x":');
@@ -85,7 +92,11 @@ describe('http kit', () => {
     const res = await request(publicApp).get('/async-unavailable');
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('5');
-    expect(res.body).toEqual({ code: 'service_unavailable', detail: 'The database is temporarily unavailable; try again shortly.', attribute: null });
+    expect(res.body).toEqual({
+      code: 'service_unavailable',
+      detail: 'The database is temporarily unavailable; try again shortly.',
+      attribute: null,
+    });
   });
 
   it('serves health on both listeners and the admin API only with the admin token', async () => {

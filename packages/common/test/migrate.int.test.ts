@@ -36,7 +36,9 @@ describe('migrations', () => {
     const db = await testDatabase('migtest');
     const url = process.env.TEST_DATABASE_URL;
     // against a real server: three separate pools, as three replicas would have
-    const replicas = url ? await Promise.all([1, 2, 3].map(() => createDatabase({ url, schema: db.schema, logger: testLogger }))) : [db, db, db];
+    const replicas = url
+      ? await Promise.all([1, 2, 3].map(() => createDatabase({ url, schema: db.schema, logger: testLogger })))
+      : [db, db, db];
     try {
       const dir = migrationsDir({
         '001_init.sql': 'CREATE TABLE counters (id int PRIMARY KEY); INSERT INTO counters VALUES (1);',
@@ -59,7 +61,10 @@ describe('migrations', () => {
         '002_bad.sql': 'CREATE TABLE half (id int); SELECT * FROM no_such_table;',
       });
       await expect(migrate(db, readMigrations(dir))).rejects.toThrow(/002_bad.sql failed/);
-      const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'half' AND table_schema = $1", [db.schema]);
+      const tables = await db.query(
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'half' AND table_schema = $1",
+        [db.schema],
+      );
       expect(tables).toHaveLength(0);
       const applied = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
       expect(applied.map((r) => r.version)).toEqual([1]);
@@ -80,7 +85,9 @@ describe('migrations', () => {
       ).rejects.toThrow('boom');
       expect(await db.query('SELECT * FROM amounts')).toEqual([]);
       await db.query('INSERT INTO amounts VALUES ($1)', ['123456789012345678901234567890123']);
-      expect((await db.query<{ v: string }>('SELECT v + 1 AS v FROM amounts'))[0].v).toBe('123456789012345678901234567890124');
+      expect((await db.query<{ v: string }>('SELECT v + 1 AS v FROM amounts'))[0].v).toBe(
+        '123456789012345678901234567890124',
+      );
     } finally {
       await db.close();
     }

@@ -12,7 +12,13 @@ function captured(level = 'info', transportLevel?: string) {
   return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
 }
 
-const fields = { request_id: 'r-1', method: 'GET', path: '/a "quoted" \\ päth/✓', status: 200, duration_ms: 0.30000000000000004 };
+const fields = {
+  request_id: 'r-1',
+  method: 'GET',
+  path: '/a "quoted" \\ päth/✓',
+  status: 200,
+  duration_ms: 0.30000000000000004,
+};
 const withoutTime = (line: string) => line.replace(/"timestamp":"[^"]+"/, '"timestamp":"T"');
 
 describe('the pre-formatted request line', () => {
@@ -23,7 +29,13 @@ describe('the pre-formatted request line', () => {
     await new Promise((r) => setImmediate(r));
     const [fast, slow] = lines();
     expect(withoutTime(fast)).toBe(withoutTime(slow));
-    expect(JSON.parse(fast)).toEqual({ ...fields, level: 'info', message: 'request', service: 'transactions', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(JSON.parse(fast)).toEqual({
+      ...fields,
+      level: 'info',
+      message: 'request',
+      service: 'transactions',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
   });
 
   it('adds trace_id when tracing is on, still byte for byte what the logger writes', async () => {
@@ -38,7 +50,11 @@ describe('the pre-formatted request line', () => {
   });
 
   it('respects the logger level, a transport level and silence', () => {
-    for (const [level, transportLevel] of [['warn', undefined], ['info', 'warn'], ['silent', undefined]] as const) {
+    for (const [level, transportLevel] of [
+      ['warn', undefined],
+      ['info', 'warn'],
+      ['silent', undefined],
+    ] as const) {
       const { logger, lines } = captured(level, transportLevel);
       requestLineWriter(logger)(fields);
       expect(lines()).toEqual([]);

@@ -13,8 +13,13 @@ describe('one embedded Postgres shared by the services of one process', () => {
   it('keeps each service in its own schema on the one connection, and keeps the data after the last close', async () => {
     const dir = path.join(tmp(), 'pg');
     const shared = new SharedEmbeddedPostgres(dir);
-    const [a, b] = await Promise.all(['svc_a', 'svc_b'].map((schema) => createDatabase({ schema, logger: testLogger, shared })));
-    for (const [db, value] of [[a, 'a'], [b, 'b']] as const) {
+    const [a, b] = await Promise.all(
+      ['svc_a', 'svc_b'].map((schema) => createDatabase({ schema, logger: testLogger, shared })),
+    );
+    for (const [db, value] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
       await db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
       await db.withClient(async (c) => {
         await c.query(`CREATE TABLE ${db.schema}.t (v text)`);
@@ -33,7 +38,11 @@ describe('one embedded Postgres shared by the services of one process', () => {
     expect(await read(b)).toBe('b');
     await b.close();
 
-    const again = await createDatabase({ schema: 'svc_a', logger: testLogger, shared: new SharedEmbeddedPostgres(dir) });
+    const again = await createDatabase({
+      schema: 'svc_a',
+      logger: testLogger,
+      shared: new SharedEmbeddedPostgres(dir),
+    });
     expect((await again.query<{ v: string }>('SELECT v FROM t ORDER BY v')).map((r) => r.v)).toEqual(['a', 'a2']);
     await again.close();
   }, 60000);
@@ -51,7 +60,10 @@ describe('embeddedLayout', () => {
     const dataDir = tmp();
     fs.mkdirSync(path.join(dataDir, 'identity', 'pg'), { recursive: true });
     fs.mkdirSync(path.join(dataDir, 'prices', 'pg'), { recursive: true });
-    expect(embeddedLayout(dataDir, services)).toEqual({ kind: 'per-service', found: [path.join(dataDir, 'identity', 'pg'), path.join(dataDir, 'prices', 'pg')] });
+    expect(embeddedLayout(dataDir, services)).toEqual({
+      kind: 'per-service',
+      found: [path.join(dataDir, 'identity', 'pg'), path.join(dataDir, 'prices', 'pg')],
+    });
     fs.mkdirSync(path.join(dataDir, 'pg'));
     expect(embeddedLayout(dataDir, services)).toEqual({ kind: 'shared', dir: path.join(dataDir, 'pg') });
   });

@@ -7,7 +7,12 @@ describe('WorkerLoop', () => {
   it('runs a pass at start, again at once while passes report more, and on wake()', async () => {
     const results = [true, true, false];
     let passes = 0;
-    const loop = new WorkerLoop({ name: 'test', intervalMs: 60000, logger: testLogger, pass: async () => (passes++, results.shift() ?? false) });
+    const loop = new WorkerLoop({
+      name: 'test',
+      intervalMs: 60000,
+      logger: testLogger,
+      pass: async () => (passes++, results.shift() ?? false),
+    });
     loop.start();
     while (passes < 3) await tick();
     for (let i = 0; i < 20; i++) await tick();

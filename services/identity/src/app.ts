@@ -98,12 +98,20 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     keys,
     tokens,
     revocations,
-    grants: new Grants(cache, tokens, users, subjects, revocations, {
-      issuer: config.issuer,
-      emailDomain: config.emailDomain,
-      secret: config.secret,
-      codeTtlSeconds: config.CODE_TTL_SECONDS,
-    }, audit),
+    grants: new Grants(
+      cache,
+      tokens,
+      users,
+      subjects,
+      revocations,
+      {
+        issuer: config.issuer,
+        emailDomain: config.emailDomain,
+        secret: config.secret,
+        codeTtlSeconds: config.CODE_TTL_SECONDS,
+      },
+      audit,
+    ),
     sessions,
     backChannelLogout,
     interactions: new InteractionStore(cache),
@@ -118,7 +126,10 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
 }
 
 /** Composition root: stores → domain → routes, for both the public and the admin listener. */
-export async function buildApp(deps: ServiceDeps<IdentityConfig>, ctx: IdentityContext = buildContext(deps)): Promise<BuiltService> {
+export async function buildApp(
+  deps: ServiceDeps<IdentityConfig>,
+  ctx: IdentityContext = buildContext(deps),
+): Promise<BuiltService> {
   await ctx.keys.signingKey();
   await ctx.revocations.start();
   ctx.audit.start();

@@ -96,7 +96,13 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
   return Object.freeze({
     ...base,
     secret: resolveSecret('IDENTITY_SECRET', base.IDENTITY_SECRET, base.DATA_DIR, 'identity/secret', embedded),
-    keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'identity/key-encryption-key', embedded),
+    keyEncryptionKey: resolveSecret(
+      'KEY_ENCRYPTION_KEY',
+      base.KEY_ENCRYPTION_KEY,
+      base.DATA_DIR,
+      'identity/key-encryption-key',
+      embedded,
+    ),
     issuer: base.BASE_URL,
     emailDomain: base.EMAIL_DOMAIN ?? new URL(base.BASE_URL).hostname,
     signupEnabled: base.SIGNUP_ENABLED ?? embedded,

@@ -1,11 +1,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ADMIN_TOKEN, browserFlow, callbackParams, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  ADMIN_TOKEN,
+  browserFlow,
+  callbackParams,
+  createUser,
+  hidden,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 type Agent = ReturnType<typeof request.agent>;
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
 /** An app backend that records the back-channel logout tokens it receives. */
 function receiver() {
@@ -40,7 +50,11 @@ describe('account page: the user sees and ends their sessions', () => {
     const created = await request(h.adminApp)
       .post('/admin/apps')
       .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-      .send({ name: 'Sessions app', redirect_uris: [REDIRECT_URI], backchannel_logout_uri: `http://127.0.0.1:${(rx.server.address() as AddressInfo).port}/bcl` });
+      .send({
+        name: 'Sessions app',
+        redirect_uris: [REDIRECT_URI],
+        backchannel_logout_uri: `http://127.0.0.1:${(rx.server.address() as AddressInfo).port}/bcl`,
+      });
     expect(created.status).toBe(201);
     app = created.body as { app_id: string };
   });
@@ -52,7 +66,15 @@ describe('account page: the user sees and ends their sessions', () => {
     await new Promise((r) => rx.server.close(r));
   });
 
-  const query = (extra: Record<string, string> = {}) => ({ response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI, state: 's', nonce: 'n', ...extra });
+  const query = (extra: Record<string, string> = {}) => ({
+    response_type: 'code',
+    scope: 'openid',
+    client_id: app.app_id,
+    redirect_uri: REDIRECT_URI,
+    state: 's',
+    nonce: 'n',
+    ...extra,
+  });
 
   /** A browser signed in to the app (its session takes part in back-channel logout). */
   async function inApp(userAgent = FIREFOX): Promise<Agent> {
@@ -64,7 +86,10 @@ describe('account page: the user sees and ends their sessions', () => {
   async function onAccountPage(userAgent = CHROME): Promise<{ agent: Agent; page: request.Response }> {
     const agent = request.agent(h.publicApp).set('User-Agent', userAgent);
     const signin = await agent.get('/signin?next=account');
-    const posted = await agent.post('/signin').type('form').send({ next: 'account', csrf: hidden(signin.text, 'csrf'), username: user.username, password: user.password });
+    const posted = await agent
+      .post('/signin')
+      .type('form')
+      .send({ next: 'account', csrf: hidden(signin.text, 'csrf'), username: user.username, password: user.password });
     expect(posted.headers.location).toBe('/account');
     const page = await agent.get('/account');
     expect(page.status).toBe(200);
@@ -102,13 +127,19 @@ describe('account page: the user sees and ends their sessions', () => {
     const someoneElse = await createUser(h);
     await browserFlow(request.agent(h.publicApp), query(), someoneElse);
     const [theirs] = await h.ctx.sessions.listForUser(someoneElse.user_id);
-    const notMine = await agent.post('/account/sessions/end').type('form').send({ csrf: hidden(page.text, 'csrf'), session_id: theirs.id });
+    const notMine = await agent
+      .post('/account/sessions/end')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), session_id: theirs.id });
     expect(notMine.status).toBe(404);
     expect(notMine.text).toContain('That session has already ended.');
     expect(await h.ctx.sessions.listForUser(someoneElse.user_id)).toHaveLength(1);
 
     rx.tokens.length = 0;
-    const ended = await agent.post('/account/sessions/end').type('form').send({ csrf: hidden(page.text, 'csrf'), session_id: other });
+    const ended = await agent
+      .post('/account/sessions/end')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), session_id: other });
     expect(ended.status).toBe(303);
     expect(ended.headers.location).toBe('/account?notice=session-ended');
     expect(await silent(phone)).toMatchObject({ error: 'login_required' });
@@ -130,7 +161,10 @@ describe('account page: the user sees and ends their sessions', () => {
     expect(sessionIds(page.text)).toHaveLength(3);
     rx.tokens.length = 0;
 
-    const ended = await agent.post('/account/sessions/end-others').type('form').send({ csrf: hidden(page.text, 'csrf') });
+    const ended = await agent
+      .post('/account/sessions/end-others')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf') });
     expect(ended.status).toBe(303);
     expect(ended.headers.location).toBe('/account?notice=sessions-ended');
     expect(await silent(phone)).toMatchObject({ error: 'login_required' });
@@ -140,7 +174,10 @@ describe('account page: the user sees and ends their sessions', () => {
     expect(still.status).toBe(200);
     expect(sessionIds(still.text)).toEqual([currentId(page.text)]);
 
-    const out = await agent.post('/account/sessions/end').type('form').send({ csrf: hidden(still.text, 'csrf'), session_id: currentId(page.text) });
+    const out = await agent
+      .post('/account/sessions/end')
+      .type('form')
+      .send({ csrf: hidden(still.text, 'csrf'), session_id: currentId(page.text) });
     expect(out.status).toBe(303);
     expect(out.headers.location).toBe('/signin?next=account');
     expect(String(out.headers['set-cookie'])).toMatch(/attest_session=;/);

@@ -26,14 +26,23 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
     request(h.adminApp)[method](path).set('Authorization', `Bearer ${token}`);
   const userinfo = (token: string) => request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
   const introspect = (a: { app_id: string; client_secret: string }, token: string) =>
-    request(h.publicApp).post('/introspect').set('Authorization', basic(a.app_id, a.client_secret)).type('form').send({ token });
+    request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(a.app_id, a.client_secret))
+      .type('form')
+      .send({ token });
   const exchange = (a: { app_id: string; client_secret: string }, code: string) =>
     request(h.publicApp)
       .post('/token')
       .set('Authorization', basic(a.app_id, a.client_secret))
       .type('form')
       .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
-  const authorizeQuery = (a: { app_id: string }) => ({ response_type: 'code', scope: 'openid profile', client_id: a.app_id, redirect_uri: REDIRECT_URI });
+  const authorizeQuery = (a: { app_id: string }) => ({
+    response_type: 'code',
+    scope: 'openid profile',
+    client_id: a.app_id,
+    redirect_uri: REDIRECT_URI,
+  });
 
   async function signIn(a: { app_id: string; client_secret: string }, u: { username: string; password: string }) {
     const agent = request.agent(h.publicApp);
@@ -49,7 +58,10 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
     const agent = request.agent(h.publicApp);
     let res = await agent.get('/authorize').query(authorizeQuery(a));
     res = await agent.get(res.headers.location as string);
-    return agent.post('/signin').type('form').send({ interaction: hidden(res.text, 'interaction'), csrf: hidden(res.text, 'csrf'), username, password });
+    return agent
+      .post('/signin')
+      .type('form')
+      .send({ interaction: hidden(res.text, 'interaction'), csrf: hidden(res.text, 'csrf'), username, password });
   }
 
   interface Entry {
@@ -63,11 +75,18 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
 
   describe('apps', () => {
     it('lists apps in pages with a cursor, shows one, and never shows a secret', async () => {
-      const made = [await createApp(h, [REDIRECT_URI], 'Page A'), await createApp(h, [REDIRECT_URI], 'Page B'), await createApp(h, [REDIRECT_URI], 'Page C')];
+      const made = [
+        await createApp(h, [REDIRECT_URI], 'Page A'),
+        await createApp(h, [REDIRECT_URI], 'Page B'),
+        await createApp(h, [REDIRECT_URI], 'Page C'),
+      ];
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: request.Response = await admin('get', `/admin/apps?limit=2${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
+        const page: request.Response = await admin(
+          'get',
+          `/admin/apps?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        ).expect(200);
         expect(page.body.apps.length).toBeLessThanOrEqual(2);
         seen.push(...page.body.apps.map((a: { app_id: string }) => a.app_id));
         cursor = page.body.next_cursor;
@@ -75,26 +94,55 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(seen).toEqual(expect.arrayContaining(made.map((m) => m.app_id)));
       expect(new Set(seen).size).toBe(seen.length);
       const one = await admin('get', `/admin/apps/${made[1].app_id}`).expect(200);
-      expect(one.body).toEqual({ app_id: made[1].app_id, name: 'Page B', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic', web_origins: [], post_logout_redirect_uris: [], backchannel_logout_uri: null, created_at: expect.any(String), disabled: false, disabled_at: null });
+      expect(one.body).toEqual({
+        app_id: made[1].app_id,
+        name: 'Page B',
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: 'client_secret_basic',
+        web_origins: [],
+        post_logout_redirect_uris: [],
+        backchannel_logout_uri: null,
+        created_at: expect.any(String),
+        disabled: false,
+        disabled_at: null,
+      });
       expect(JSON.stringify(one.body)).not.toMatch(/sk_|"client_secret"|secret_hash/);
-      expect((await admin('get', '/admin/apps/app_00000000000000000000000000000000')).body).toMatchObject({ code: 'not_found', attribute: 'app_id' });
-      expect((await admin('get', '/admin/apps?limit=0')).body).toMatchObject({ code: 'invalid_parameter', attribute: 'limit' });
-      expect((await admin('get', '/admin/apps?cursor=nope')).body).toMatchObject({ code: 'invalid_parameter', attribute: 'cursor' });
+      expect((await admin('get', '/admin/apps/app_00000000000000000000000000000000')).body).toMatchObject({
+        code: 'not_found',
+        attribute: 'app_id',
+      });
+      expect((await admin('get', '/admin/apps?limit=0')).body).toMatchObject({
+        code: 'invalid_parameter',
+        attribute: 'limit',
+      });
+      expect((await admin('get', '/admin/apps?cursor=nope')).body).toMatchObject({
+        code: 'invalid_parameter',
+        attribute: 'cursor',
+      });
     });
 
     it('updates the name and redirect URIs: the old redirect URI is refused at once, and the change is audited', async () => {
       const a = await createApp(h);
       const u = await createUser(h);
       await signIn(a, u); // warms the app cache
-      const res = await admin('patch', `/admin/apps/${a.app_id}`, OPS_TOKEN).send({ name: 'Renamed', redirect_uris: ['https://new.example/cb'] });
+      const res = await admin('patch', `/admin/apps/${a.app_id}`, OPS_TOKEN).send({
+        name: 'Renamed',
+        redirect_uris: ['https://new.example/cb'],
+      });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ app_id: a.app_id, name: 'Renamed', redirect_uris: ['https://new.example/cb'] });
-      const [row] = await h.storage.db.query<{ name: string; redirect_uris: string[] }>('SELECT name, redirect_uris FROM apps WHERE id = $1', [a.app_id]);
+      const [row] = await h.storage.db.query<{ name: string; redirect_uris: string[] }>(
+        'SELECT name, redirect_uris FROM apps WHERE id = $1',
+        [a.app_id],
+      );
       expect(row).toEqual({ name: 'Renamed', redirect_uris: ['https://new.example/cb'] });
       const old = await request(h.publicApp).get('/authorize').query(authorizeQuery(a));
       expect(old.status).toBe(400);
       const [event] = await auditOf('app.updated', a.app_id);
-      expect(event).toMatchObject({ actor: { type: 'operator', id: 'ops-alice' }, detail: { changed: ['name', 'redirect_uris'], name: 'Renamed' } });
+      expect(event).toMatchObject({
+        actor: { type: 'operator', id: 'ops-alice' },
+        detail: { changed: ['name', 'redirect_uris'], name: 'Renamed' },
+      });
     });
 
     it.each([
@@ -112,11 +160,21 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
 
     it('disables and enables an app, rotates its secret, each audited with the operator', async () => {
       const a = await createApp(h);
-      expect((await admin('post', `/admin/apps/${a.app_id}/disable`).expect(200)).body).toMatchObject({ disabled: true, disabled_at: expect.any(String) });
-      expect((await admin('post', `/admin/apps/${a.app_id}/enable`).expect(200)).body).toMatchObject({ disabled: false, disabled_at: null });
+      expect((await admin('post', `/admin/apps/${a.app_id}/disable`).expect(200)).body).toMatchObject({
+        disabled: true,
+        disabled_at: expect.any(String),
+      });
+      expect((await admin('post', `/admin/apps/${a.app_id}/enable`).expect(200)).body).toMatchObject({
+        disabled: false,
+        disabled_at: null,
+      });
       await admin('post', `/admin/apps/${a.app_id}/rotate-secret`, OPS_TOKEN).expect(200);
       expect(await auditOf('app.created', a.app_id)).toHaveLength(1);
-      expect((await auditOf('app.disabled', a.app_id))[0]).toMatchObject({ actor: { type: 'operator', id: 'admin' }, request_id: expect.any(String), client_address: expect.any(String) });
+      expect((await auditOf('app.disabled', a.app_id))[0]).toMatchObject({
+        actor: { type: 'operator', id: 'admin' },
+        request_id: expect.any(String),
+        client_address: expect.any(String),
+      });
       expect(await auditOf('app.enabled', a.app_id)).toHaveLength(1);
       expect((await auditOf('app.secret_rotated', a.app_id))[0]).toMatchObject({ actor: { id: 'ops-alice' } });
     });
@@ -125,7 +183,9 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
   describe('users', () => {
     it('lists users by username in pages, filtered by a username prefix', async () => {
       for (const name of ['pager-c', 'pager-a', 'pager-b', 'pager_x', 'other-1'])
-        await admin('post', '/admin/users').send({ username: name, password: 'long enough pw', verification_level: 'device' }).expect(201);
+        await admin('post', '/admin/users')
+          .send({ username: name, password: 'long enough pw', verification_level: 'device' })
+          .expect(201);
       const first = await admin('get', '/admin/users?username=pager-&limit=2').expect(200);
       expect(first.body.users.map((u: { username: string }) => u.username)).toEqual(['pager-a', 'pager-b']);
       expect(first.body.users[0]).toEqual({
@@ -139,11 +199,20 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         disabled: false,
         disabled_at: null,
       });
-      const second = await admin('get', `/admin/users?username=pager-&limit=2&cursor=${first.body.next_cursor}`).expect(200);
+      const second = await admin('get', `/admin/users?username=pager-&limit=2&cursor=${first.body.next_cursor}`).expect(
+        200,
+      );
       expect(second.body).toEqual({ users: [expect.objectContaining({ username: 'pager-c' })], next_cursor: null });
       // "_" is a character, not a LIKE wildcard
-      expect((await admin('get', '/admin/users?username=pager_').expect(200)).body.users.map((u: { username: string }) => u.username)).toEqual(['pager_x']);
-      expect((await admin('get', '/admin/users?limit=5000')).body).toMatchObject({ code: 'invalid_parameter', attribute: 'limit' });
+      expect(
+        (await admin('get', '/admin/users?username=pager_').expect(200)).body.users.map(
+          (u: { username: string }) => u.username,
+        ),
+      ).toEqual(['pager_x']);
+      expect((await admin('get', '/admin/users?limit=5000')).body).toMatchObject({
+        code: 'invalid_parameter',
+        attribute: 'limit',
+      });
     });
 
     it('shows a user with their consents; updates names and level', async () => {
@@ -151,11 +220,22 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       const u = await createUser(h);
       await signIn(a, u);
       const shown = await admin('get', `/admin/users/${u.user_id}`).expect(200);
-      expect(shown.body).toMatchObject({ user_id: u.user_id, username: u.username, name: 'Ada Lovelace', consents: [{ app_id: a.app_id, scopes: ['openid', 'profile'], granted_at: expect.any(String) }] });
-      const updated = await admin('patch', `/admin/users/${u.user_id}`).send({ family_name: null, verification_level: 'device' }).expect(200);
+      expect(shown.body).toMatchObject({
+        user_id: u.user_id,
+        username: u.username,
+        name: 'Ada Lovelace',
+        consents: [{ app_id: a.app_id, scopes: ['openid', 'profile'], granted_at: expect.any(String) }],
+      });
+      const updated = await admin('patch', `/admin/users/${u.user_id}`)
+        .send({ family_name: null, verification_level: 'device' })
+        .expect(200);
       expect(updated.body).toMatchObject({ family_name: null, given_name: 'Ada', verification_level: 'device' });
-      expect((await admin('patch', `/admin/users/${u.user_id}`).send({ verification_level: 'iris' })).body).toMatchObject({ code: 'invalid_parameter', attribute: 'verification_level' });
-      expect((await auditOf('user.updated', u.user_id))[0]).toMatchObject({ detail: { changed: ['family_name', 'verification_level'] } });
+      expect(
+        (await admin('patch', `/admin/users/${u.user_id}`).send({ verification_level: 'iris' })).body,
+      ).toMatchObject({ code: 'invalid_parameter', attribute: 'verification_level' });
+      expect((await auditOf('user.updated', u.user_id))[0]).toMatchObject({
+        detail: { changed: ['family_name', 'verification_level'] },
+      });
       expect((await admin('get', '/admin/users/usr_missing')).status).toBe(404);
     });
 
@@ -176,9 +256,13 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(refused.text).toContain('This account is disabled');
       await admin('post', `/admin/users/${u.user_id}/enable`).expect(200);
       expect((await userinfo(access)).status).toBe(200);
-      expect(await auditOf('user.disabled', u.user_id)).toEqual([expect.objectContaining({ actor: { type: 'operator', id: 'ops-alice' } })]);
+      expect(await auditOf('user.disabled', u.user_id)).toEqual([
+        expect.objectContaining({ actor: { type: 'operator', id: 'ops-alice' } }),
+      ]);
       expect(await auditOf('user.enabled', u.user_id)).toHaveLength(1);
-      expect((await auditOf('signin.failed', u.user_id))[0]).toMatchObject({ detail: { reason: 'user_disabled', method: 'password' } });
+      expect((await auditOf('signin.failed', u.user_id))[0]).toMatchObject({
+        detail: { reason: 'user_disabled', method: 'password' },
+      });
     });
 
     it('deleting a user removes their subjects and consents, ends their tokens and codes, and is audited', async () => {
@@ -202,14 +286,18 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
     it('resets a password: given or generated (returned once), the old one stops working, nothing logged in the audit', async () => {
       const a = await createApp(h);
       const u = await createUser(h);
-      const given = await admin('post', `/admin/users/${u.user_id}/reset-password`).send({ password: 'a brand new password' }).expect(200);
+      const given = await admin('post', `/admin/users/${u.user_id}/reset-password`)
+        .send({ password: 'a brand new password' })
+        .expect(200);
       expect(given.body).toEqual({ user_id: u.user_id });
       expect((await submitSignIn(a, u.username, u.password)).status).toBe(400);
       expect((await submitSignIn(a, u.username, 'a brand new password')).status).toBe(303);
       const generated = await admin('post', `/admin/users/${u.user_id}/reset-password`).send({}).expect(200);
       expect(generated.body.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
       expect((await submitSignIn(a, u.username, generated.body.password)).status).toBe(303);
-      expect((await admin('post', `/admin/users/${u.user_id}/reset-password`).send({ password: 'short' })).body).toMatchObject({ code: 'invalid_parameter', attribute: 'password' });
+      expect(
+        (await admin('post', `/admin/users/${u.user_id}/reset-password`).send({ password: 'short' })).body,
+      ).toMatchObject({ code: 'invalid_parameter', attribute: 'password' });
       const events = await auditOf('user.password_reset', u.user_id);
       expect(events).toHaveLength(2);
       expect(JSON.stringify(events)).not.toContain(generated.body.password);
@@ -221,14 +309,28 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
     it('lists the published keys with their dates, rotates now, audited', async () => {
       const before = await admin('get', '/admin/keys').expect(200);
       const active = before.body.keys.filter((k: { active: boolean }) => k.active);
-      expect(active).toEqual([expect.objectContaining({ kid: expect.any(String), kty: 'RSA', created_at: expect.any(String), retired_at: null })]);
+      expect(active).toEqual([
+        expect.objectContaining({
+          kid: expect.any(String),
+          kty: 'RSA',
+          created_at: expect.any(String),
+          retired_at: null,
+        }),
+      ]);
       const rotated = await admin('post', '/admin/keys/rotate', OPS_TOKEN).expect(200);
       const after = await admin('get', '/admin/keys').expect(200);
       const byKid = Object.fromEntries(after.body.keys.map((k: { kid: string }) => [k.kid, k]));
       expect(byKid[rotated.body.kid]).toMatchObject({ active: true });
-      expect(byKid[active[0].kid]).toMatchObject({ active: false, retired_at: expect.any(String), unpublish_at: expect.any(String) });
+      expect(byKid[active[0].kid]).toMatchObject({
+        active: false,
+        retired_at: expect.any(String),
+        unpublish_at: expect.any(String),
+      });
       expect(JSON.stringify(after.body)).not.toMatch(/"d"|private/);
-      expect((await auditOf('signing_key.rotated', rotated.body.kid))[0]).toMatchObject({ actor: { id: 'ops-alice' }, detail: { retired: active[0].kid } });
+      expect((await auditOf('signing_key.rotated', rotated.body.kid))[0]).toMatchObject({
+        actor: { id: 'ops-alice' },
+        detail: { retired: active[0].kid },
+      });
     });
   });
 
@@ -249,10 +351,19 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(JSON.stringify(failed)).not.toContain('wrong password!');
       const unknown = (await auditOf('signin.failed')).find((e) => e.detail.username === 'nobody-at-all');
       expect(unknown).toMatchObject({ subject: null, detail: { reason: 'unknown_username' } });
-      expect((await auditOf('signin.succeeded', u.user_id))[0]).toMatchObject({ actor: { type: 'user', id: u.user_id }, detail: { method: 'password', app_id: a.app_id } });
-      expect((await auditOf('consent.granted', u.user_id))[0]).toMatchObject({ actor: { type: 'user', id: u.user_id }, detail: { app_id: a.app_id, scopes: ['openid', 'profile'] } });
+      expect((await auditOf('signin.succeeded', u.user_id))[0]).toMatchObject({
+        actor: { type: 'user', id: u.user_id },
+        detail: { method: 'password', app_id: a.app_id },
+      });
+      expect((await auditOf('consent.granted', u.user_id))[0]).toMatchObject({
+        actor: { type: 'user', id: u.user_id },
+        detail: { app_id: a.app_id, scopes: ['openid', 'profile'] },
+      });
       await admin('delete', `/admin/users/${u.user_id}/consents/${a.app_id}`, OPS_TOKEN).expect(204);
-      expect((await auditOf('consent.withdrawn', u.user_id))[0]).toMatchObject({ actor: { type: 'operator', id: 'ops-alice' }, detail: { app_id: a.app_id } });
+      expect((await auditOf('consent.withdrawn', u.user_id))[0]).toMatchObject({
+        actor: { type: 'operator', id: 'ops-alice' },
+        detail: { app_id: a.app_id },
+      });
     });
 
     it('a silent sign-in writes no audit event', async () => {
@@ -273,14 +384,23 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect((await exchange(a, code)).body.code).toBe('invalid_grant');
       expect((await introspect(a, access)).body.active).toBe(false);
       const [event] = await auditOf('token.revoked', a.app_id);
-      expect(event).toMatchObject({ detail: { reason: 'authorization_code_replayed', token_ids: [expect.any(String)] } });
+      expect(event).toMatchObject({
+        detail: { reason: 'authorization_code_replayed', token_ids: [expect.any(String)] },
+      });
     });
 
     it('records app and user creation by the operator who did it', async () => {
-      const res = await admin('post', '/admin/apps', OPS_TOKEN).send({ name: 'Audited', redirect_uris: [REDIRECT_URI] }).expect(201);
-      expect((await auditOf('app.created', res.body.app_id))[0]).toMatchObject({ actor: { type: 'operator', id: 'ops-alice' }, detail: { name: 'Audited' } });
+      const res = await admin('post', '/admin/apps', OPS_TOKEN)
+        .send({ name: 'Audited', redirect_uris: [REDIRECT_URI] })
+        .expect(201);
+      expect((await auditOf('app.created', res.body.app_id))[0]).toMatchObject({
+        actor: { type: 'operator', id: 'ops-alice' },
+        detail: { name: 'Audited' },
+      });
       expect(JSON.stringify(await auditOf('app.created', res.body.app_id))).not.toContain(res.body.client_secret);
-      const user = await admin('post', '/admin/users').send({ username: 'audited-user', password: 'long enough pw', verification_level: 'orb' }).expect(201);
+      const user = await admin('post', '/admin/users')
+        .send({ username: 'audited-user', password: 'long enough pw', verification_level: 'orb' })
+        .expect(201);
       const [created] = await auditOf('user.created', user.body.user_id);
       expect(created).toMatchObject({ actor: { id: 'admin' }, detail: { username: 'audited-user' } });
       expect(JSON.stringify(created)).not.toContain('long enough pw');
@@ -291,15 +411,28 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       const first = await admin('get', '/admin/audit?type=app.created&limit=2').expect(200);
       expect(first.body.events).toHaveLength(2);
       expect(Number(first.body.events[0].id)).toBeGreaterThan(Number(first.body.events[1].id));
-      const second = await admin('get', `/admin/audit?type=app.created&limit=2&cursor=${first.body.next_cursor}`).expect(200);
+      const second = await admin(
+        'get',
+        `/admin/audit?type=app.created&limit=2&cursor=${first.body.next_cursor}`,
+      ).expect(200);
       expect(Number(second.body.events[0].id)).toBeLessThan(Number(first.body.events[1].id));
       const both = await admin('get', '/admin/audit?type=app.created,user.created&limit=1000').expect(200);
-      expect(new Set(both.body.events.map((e: { type: string }) => e.type))).toEqual(new Set(['app.created', 'user.created']));
+      expect(new Set(both.body.events.map((e: { type: string }) => e.type))).toEqual(
+        new Set(['app.created', 'user.created']),
+      );
       const future = await admin('get', '/admin/audit?since=2999-01-01T00:00:00Z').expect(200);
       expect(future.body).toEqual({ events: [], next_cursor: null });
-      const recent = await admin('get', `/admin/audit?since=${encodeURIComponent(new Date(Date.now() - 3600000).toISOString())}&limit=1`).expect(200);
+      const recent = await admin(
+        'get',
+        `/admin/audit?since=${encodeURIComponent(new Date(Date.now() - 3600000).toISOString())}&limit=1`,
+      ).expect(200);
       expect(recent.body.events).toHaveLength(1);
-      for (const [query, attribute] of [['since=yesterday', 'since'], ['type=DROP TABLE', 'type'], ['limit=-1', 'limit'], ['cursor=abc', 'cursor']]) {
+      for (const [query, attribute] of [
+        ['since=yesterday', 'since'],
+        ['type=DROP TABLE', 'type'],
+        ['limit=-1', 'limit'],
+        ['cursor=abc', 'cursor'],
+      ]) {
         const bad = await admin('get', `/admin/audit?${query}`);
         expect(bad.status).toBe(400);
         expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute });
@@ -314,7 +447,9 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       await expect(h.storage.db.query("UPDATE audit_events SET actor = 'someone else'")).rejects.toThrow(/append-only/);
       expect(h.config.AUDIT_RETENTION_DAYS).toBe(365);
       expect(await h.ctx.audit.purge()).toBe(1);
-      const actors = (await h.storage.db.query<{ actor: string }>("SELECT actor FROM audit_events WHERE actor IN ('old', 'kept')")).map((r) => r.actor);
+      const actors = (
+        await h.storage.db.query<{ actor: string }>("SELECT actor FROM audit_events WHERE actor IN ('old', 'kept')")
+      ).map((r) => r.actor);
       expect(actors).toEqual(['kept']);
     });
   });
@@ -322,12 +457,22 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
   describe('named admin tokens', () => {
     it('creates a stored token (hashed), names its holder in the audit, and a revoked one is refused at once', async () => {
       const created = await admin('post', '/admin/admin-tokens').send({ name: 'ci-bot' }).expect(201);
-      expect(created.body).toEqual({ name: 'ci-bot', token: expect.stringMatching(/^adm_[A-Za-z0-9_-]{43}$/), created_by: 'admin' });
-      const [row] = await h.storage.db.query<{ token_hash: string }>("SELECT token_hash FROM admin_tokens WHERE name = 'ci-bot'");
+      expect(created.body).toEqual({
+        name: 'ci-bot',
+        token: expect.stringMatching(/^adm_[A-Za-z0-9_-]{43}$/),
+        created_by: 'admin',
+      });
+      const [row] = await h.storage.db.query<{ token_hash: string }>(
+        "SELECT token_hash FROM admin_tokens WHERE name = 'ci-bot'",
+      );
       expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(row.token_hash).not.toContain(created.body.token);
-      const app = await admin('post', '/admin/apps', created.body.token).send({ name: 'By bot', redirect_uris: [REDIRECT_URI] }).expect(201);
-      expect((await auditOf('app.created', app.body.app_id))[0]).toMatchObject({ actor: { type: 'operator', id: 'ci-bot' } });
+      const app = await admin('post', '/admin/apps', created.body.token)
+        .send({ name: 'By bot', redirect_uris: [REDIRECT_URI] })
+        .expect(201);
+      expect((await auditOf('app.created', app.body.app_id))[0]).toMatchObject({
+        actor: { type: 'operator', id: 'ci-bot' },
+      });
       const list = await admin('get', '/admin/admin-tokens').expect(200);
       expect(list.body.tokens).toEqual(
         expect.arrayContaining([
@@ -347,10 +492,21 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       const token = `adm_${'A'.repeat(43)}`;
       await admin('post', '/admin/admin-tokens').send({ name: 'given', token }).expect(201);
       expect((await admin('get', '/admin/keys', token)).status).toBe(200);
-      expect((await admin('post', '/admin/admin-tokens').send({ name: 'given' })).body).toMatchObject({ code: 'name_taken', attribute: 'name' });
-      expect((await admin('post', '/admin/admin-tokens').send({ name: 'ops-alice' })).body).toMatchObject({ code: 'name_taken', attribute: 'name' });
-      expect((await admin('post', '/admin/admin-tokens').send({ name: 'Bad Name' })).body).toMatchObject({ code: 'invalid_parameter', attribute: 'name' });
-      expect((await admin('post', '/admin/admin-tokens').send({ name: 'short', token: 'adm_short' })).body).toMatchObject({ code: 'invalid_parameter', attribute: 'token' });
+      expect((await admin('post', '/admin/admin-tokens').send({ name: 'given' })).body).toMatchObject({
+        code: 'name_taken',
+        attribute: 'name',
+      });
+      expect((await admin('post', '/admin/admin-tokens').send({ name: 'ops-alice' })).body).toMatchObject({
+        code: 'name_taken',
+        attribute: 'name',
+      });
+      expect((await admin('post', '/admin/admin-tokens').send({ name: 'Bad Name' })).body).toMatchObject({
+        code: 'invalid_parameter',
+        attribute: 'name',
+      });
+      expect(
+        (await admin('post', '/admin/admin-tokens').send({ name: 'short', token: 'adm_short' })).body,
+      ).toMatchObject({ code: 'invalid_parameter', attribute: 'token' });
       expect((await admin('delete', '/admin/admin-tokens/nobody')).status).toBe(404);
       expect((await admin('get', '/admin/keys', `adm_${'B'.repeat(43)}`)).status).toBe(401);
     });

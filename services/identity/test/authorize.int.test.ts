@@ -1,5 +1,13 @@
 import request from 'supertest';
-import { browserFlow, callbackParams, createApp, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 describe('GET /authorize', () => {
   let h: IdentityHarness;
@@ -12,7 +20,13 @@ describe('GET /authorize', () => {
   });
   afterAll(() => h.close());
 
-  const base = () => ({ response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI, state: 'st-1' });
+  const base = () => ({
+    response_type: 'code',
+    scope: 'openid',
+    client_id: app.app_id,
+    redirect_uri: REDIRECT_URI,
+    state: 'st-1',
+  });
 
   describe('errors shown on a page, never redirected', () => {
     it.each([
@@ -30,19 +44,35 @@ describe('GET /authorize', () => {
     });
 
     it('unknown client → invalid_client; JSON when asked', async () => {
-      const res = await request(h.publicApp).get('/authorize').set('Accept', 'application/json').query({ ...base(), client_id: `app_${'0'.repeat(32)}` });
+      const res = await request(h.publicApp)
+        .get('/authorize')
+        .set('Accept', 'application/json')
+        .query({ ...base(), client_id: `app_${'0'.repeat(32)}` });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ code: 'invalid_client', detail: 'Unknown or disabled client_id.', attribute: 'client_id' });
+      expect(res.body).toEqual({
+        code: 'invalid_client',
+        detail: 'Unknown or disabled client_id.',
+        attribute: 'client_id',
+      });
     });
 
-    it.each(['http://localhost:3000/other', 'http://localhost:3000/callback/', 'http://localhost:3001/callback', 'http://LOCALHOST:3000/callback'])(
-      'unregistered redirect URI %s → invalid_redirect_uri (exact match)',
-      async (uri) => {
-        const res = await request(h.publicApp).get('/authorize').set('Accept', 'application/json').query({ ...base(), redirect_uri: uri });
-        expect(res.status).toBe(400);
-        expect(res.body).toEqual({ code: 'invalid_redirect_uri', detail: 'Invalid redirect_uri provided.', attribute: 'redirect_uri' });
-      },
-    );
+    it.each([
+      'http://localhost:3000/other',
+      'http://localhost:3000/callback/',
+      'http://localhost:3001/callback',
+      'http://LOCALHOST:3000/callback',
+    ])('unregistered redirect URI %s → invalid_redirect_uri (exact match)', async (uri) => {
+      const res = await request(h.publicApp)
+        .get('/authorize')
+        .set('Accept', 'application/json')
+        .query({ ...base(), redirect_uri: uri });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        code: 'invalid_redirect_uri',
+        detail: 'Invalid redirect_uri provided.',
+        attribute: 'redirect_uri',
+      });
+    });
 
     it('pages cannot be framed', async () => {
       const res = await request(h.publicApp).get('/authorize').query({});
@@ -58,10 +88,22 @@ describe('GET /authorize', () => {
       ['scope without openid', { scope: 'email' }, 'invalid_scope', /openid/, 'query'],
       ['unsupported response_type', { response_type: 'token' }, 'unsupported_response_type', /token/, 'fragment'],
       ['unknown response_mode', { response_mode: 'web_message' }, 'invalid_request', /response_mode/, 'query'],
-      ['query mode for implicit', { response_type: 'id_token', nonce: 'n', response_mode: 'query' }, 'invalid_request', /query/, 'fragment'],
+      [
+        'query mode for implicit',
+        { response_type: 'id_token', nonce: 'n', response_mode: 'query' },
+        'invalid_request',
+        /query/,
+        'fragment',
+      ],
       ['missing nonce for implicit', { response_type: 'id_token' }, 'invalid_request', /nonce/, 'fragment'],
       ['missing nonce for hybrid', { response_type: 'code id_token' }, 'invalid_request', /nonce/, 'fragment'],
-      ['plain PKCE', { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }, 'invalid_request', /S256/, 'query'],
+      [
+        'plain PKCE',
+        { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+        'invalid_request',
+        /S256/,
+        'query',
+      ],
       ['PKCE without method', { code_challenge: 'a'.repeat(43) }, 'invalid_request', /S256/, 'query'],
       ['bad prompt', { prompt: 'none login' }, 'invalid_request', /prompt/, 'query'],
       ['prompt=none without session', { prompt: 'none' }, 'login_required', /prompt=none/, 'query'],
@@ -87,7 +129,11 @@ describe('GET /authorize', () => {
       const agent = request.agent(h.publicApp);
       const res = await browserFlow(agent, base(), user, 'deny');
       expect(res.status).toBe(303);
-      expect(callbackParams(res)).toEqual({ error: 'access_denied', error_description: 'The user denied the request.', state: 'st-1' });
+      expect(callbackParams(res)).toEqual({
+        error: 'access_denied',
+        error_description: 'The user denied the request.',
+        state: 'st-1',
+      });
     });
   });
 
@@ -105,7 +151,9 @@ describe('GET /authorize', () => {
       expect(signin.headers['cache-control']).toBe('no-store');
       // the POST's redirect back to the app must be allowed (browsers apply form-action to it)
       expect(signin.headers['content-security-policy']).toContain("form-action 'self' http://localhost:3000;");
-      const csrfCookie = (signin.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='));
+      const csrfCookie = (signin.headers['set-cookie'] as unknown as string[]).find((c) =>
+        c.startsWith('attest_csrf='),
+      );
       expect(csrfCookie).toMatch(/HttpOnly/);
       expect(csrfCookie).toMatch(/SameSite=Lax/);
 
@@ -122,10 +170,20 @@ describe('GET /authorize', () => {
       let res = await agent.get('/authorize').query({ ...base(), scope: 'openid email' });
       res = await agent.get(res.headers.location);
       const { hidden } = await import('./support');
-      res = await agent.post('/signin').type('form').send({ interaction: hidden(res.text, 'interaction'), csrf: hidden(res.text, 'csrf'), username: other.username, password: other.password });
+      res = await agent
+        .post('/signin')
+        .type('form')
+        .send({
+          interaction: hidden(res.text, 'interaction'),
+          csrf: hidden(res.text, 'csrf'),
+          username: other.username,
+          password: other.password,
+        });
       expect(res.status).toBe(303);
       expect(res.headers.location).toMatch(/^\/consent\?interaction=/);
-      const sessionCookie = (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_session='));
+      const sessionCookie = (res.headers['set-cookie'] as unknown as string[]).find((c) =>
+        c.startsWith('attest_session='),
+      );
       expect(sessionCookie).toMatch(/HttpOnly/);
       expect(sessionCookie).toMatch(/SameSite=Lax/);
       expect(sessionCookie).not.toMatch(/Secure/);
@@ -135,7 +193,14 @@ describe('GET /authorize', () => {
       expect(consent.text).toContain('data-scope="email"');
       expect(consent.text).toContain('name="decision" value="approve"');
       expect(consent.text).toContain('name="decision" value="deny"');
-      res = await agent.post('/consent').type('form').send({ interaction: hidden(consent.text, 'interaction'), csrf: hidden(consent.text, 'csrf'), decision: 'approve' });
+      res = await agent
+        .post('/consent')
+        .type('form')
+        .send({
+          interaction: hidden(consent.text, 'interaction'),
+          csrf: hidden(consent.text, 'csrf'),
+          decision: 'approve',
+        });
       expect(callbackParams(res).code).toBeDefined();
 
       // same scopes again: straight back to the app, no pages
@@ -152,10 +217,16 @@ describe('GET /authorize', () => {
       const needConsent = await agent.get('/authorize').query({ ...base(), scope: 'openid profile', prompt: 'none' });
       expect(callbackParams(needConsent).error).toBe('consent_required');
       // prompt=login forces the sign-in page; prompt=consent forces the consent page
-      expect((await agent.get('/authorize').query({ ...base(), prompt: 'login' })).headers.location).toMatch(/^\/signin\?/);
-      expect((await agent.get('/authorize').query({ ...base(), prompt: 'consent' })).headers.location).toMatch(/^\/consent\?/);
+      expect((await agent.get('/authorize').query({ ...base(), prompt: 'login' })).headers.location).toMatch(
+        /^\/signin\?/,
+      );
+      expect((await agent.get('/authorize').query({ ...base(), prompt: 'consent' })).headers.location).toMatch(
+        /^\/consent\?/,
+      );
       // max_age=0 forces a fresh sign-in
-      expect((await agent.get('/authorize').query({ ...base(), max_age: '0' })).headers.location).toMatch(/^\/signin\?/);
+      expect((await agent.get('/authorize').query({ ...base(), max_age: '0' })).headers.location).toMatch(
+        /^\/signin\?/,
+      );
     });
 
     it('refuses a wrong password, and a sign-in form without a valid CSRF token', async () => {
@@ -164,11 +235,17 @@ describe('GET /authorize', () => {
       res = await agent.get(res.headers.location);
       const { hidden } = await import('./support');
       const interaction = hidden(res.text, 'interaction');
-      const bad = await agent.post('/signin').type('form').send({ interaction, csrf: hidden(res.text, 'csrf'), username: user.username, password: 'wrong password' });
+      const bad = await agent
+        .post('/signin')
+        .type('form')
+        .send({ interaction, csrf: hidden(res.text, 'csrf'), username: user.username, password: 'wrong password' });
       expect(bad.status).toBe(400);
       expect(bad.text).toContain('Unknown username or wrong password.');
       expect(bad.headers['set-cookie']?.toString() ?? '').not.toContain('attest_session');
-      const forged = await request(h.publicApp).post('/signin').type('form').send({ interaction, csrf: hidden(res.text, 'csrf'), username: user.username, password: user.password });
+      const forged = await request(h.publicApp)
+        .post('/signin')
+        .type('form')
+        .send({ interaction, csrf: hidden(res.text, 'csrf'), username: user.username, password: user.password });
       expect(forged.status).toBe(403);
       expect(forged.text).toContain('invalid_csrf');
     });
@@ -182,7 +259,17 @@ describe('GET /authorize', () => {
       expect(params.token_type).toBe('Bearer');
       expect(params.expires_in).toBe('3600');
 
-      const hybrid = await browserFlow(agent, { ...base(), response_type: 'code id_token', nonce: 'n-2', response_mode: 'form_post', state: '"><script>x</script>' }, user);
+      const hybrid = await browserFlow(
+        agent,
+        {
+          ...base(),
+          response_type: 'code id_token',
+          nonce: 'n-2',
+          response_mode: 'form_post',
+          state: '"><script>x</script>',
+        },
+        user,
+      );
       expect(hybrid.status).toBe(200);
       expect(hybrid.text).toContain(`<form method="post" action="${REDIRECT_URI}">`);
       expect(hybrid.text).not.toContain('<script>x</script>');

@@ -13,21 +13,30 @@ const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
 
 /** The relying party: records what reaches its callback (query or form_post). */
-function appServer(): Promise<{ url: string; callbacks: { method: string; params: Record<string, string> }[]; close(): Promise<void> }> {
+function appServer(): Promise<{
+  url: string;
+  callbacks: { method: string; params: Record<string, string> }[];
+  close(): Promise<void>;
+}> {
   const callbacks: { method: string; params: Record<string, string> }[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const params = req.method === 'POST' ? Object.fromEntries(new URLSearchParams(body)) : Object.fromEntries(url.searchParams);
+      const params =
+        req.method === 'POST' ? Object.fromEntries(new URLSearchParams(body)) : Object.fromEntries(url.searchParams);
       if (url.pathname === '/callback') callbacks.push({ method: req.method ?? '', params });
       res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="done">signed in</p>');
     });
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ url: `http://localhost:${(server.address() as AddressInfo).port}`, callbacks, close: () => new Promise((r) => server.close(() => r())) }),
+      resolve({
+        url: `http://localhost:${(server.address() as AddressInfo).port}`,
+        callbacks,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
     ),
   );
 }
@@ -44,16 +53,43 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     issuer = `http://localhost:${port}`;
     running = await startService(
       identityService,
-      identityService.loadConfig({ IDENTITY_PORT: String(port), IDENTITY_ADMIN_PORT: String(adminPort), BASE_URL: issuer, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-browser-')), ADMIN_TOKEN, LOG_LEVEL: 'silent' }),
+      identityService.loadConfig({
+        IDENTITY_PORT: String(port),
+        IDENTITY_ADMIN_PORT: String(adminPort),
+        BASE_URL: issuer,
+        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-browser-')),
+        ADMIN_TOKEN,
+        LOG_LEVEL: 'silent',
+      }),
     );
     rp = await appServer();
     const admin = (route: string, body: unknown) =>
-      fetch(`${running.adminUrl}/admin${route}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
-    app = (await admin('/apps', { name: 'Browser app', redirect_uris: [`${rp.url}/callback`] })) as { app_id: string; client_secret: string };
-    await admin('/users', { username: 'ada', password: 'correct horse battery', verification_level: 'orb', name: 'Ada' });
+      fetch(`${running.adminUrl}/admin${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
+    app = (await admin('/apps', { name: 'Browser app', redirect_uris: [`${rp.url}/callback`] })) as {
+      app_id: string;
+      client_secret: string;
+    };
+    await admin('/users', {
+      username: 'ada',
+      password: 'correct horse battery',
+      verification_level: 'orb',
+      name: 'Ada',
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60000);
 
@@ -75,7 +111,9 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     const page = await (await browser.newContext()).newPage();
     const violations = blockedByCsp(page);
     const redirect = `${rp.url}/callback`;
-    await page.goto(`${issuer}/authorize?response_type=code&scope=openid%20profile&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-1`);
+    await page.goto(
+      `${issuer}/authorize?response_type=code&scope=openid%20profile&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-1`,
+    );
     await page.fill('input[name=username]', 'ada');
     await page.fill('input[name=password]', 'correct horse battery');
     await page.click('button[type=submit]');
@@ -89,7 +127,10 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     expect(params.state).toBe('s-1');
     const token = await fetch(`${issuer}/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${app.app_id}:${app.client_secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${app.app_id}:${app.client_secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ grant_type: 'authorization_code', code: params.code, redirect_uri: redirect }),
     });
     expect(token.status).toBe(200);
@@ -103,7 +144,9 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     const violations = blockedByCsp(page);
     const redirect = `${rp.url}/callback`;
     const before = rp.callbacks.length;
-    await page.goto(`${issuer}/authorize?response_type=code%20id_token&response_mode=form_post&scope=openid&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-2&nonce=n-2`);
+    await page.goto(
+      `${issuer}/authorize?response_type=code%20id_token&response_mode=form_post&scope=openid&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-2&nonce=n-2`,
+    );
     await page.fill('input[name=username]', 'ada');
     await page.fill('input[name=password]', 'correct horse battery');
     await page.click('button[type=submit]');

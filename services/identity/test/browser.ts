@@ -5,7 +5,10 @@ export class Browser {
   private readonly cookies = new Map<string, string>();
 
   /** fetchFn lets a test route requests differently (e.g. resolve host names to a local gateway). */
-  constructor(private readonly origin: string, private readonly fetchFn: FetchLike = fetch) {}
+  constructor(
+    private readonly origin: string,
+    private readonly fetchFn: FetchLike = fetch,
+  ) {}
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -39,7 +42,10 @@ export class Browser {
    * Follows the sign-in and consent pages until the provider hands control back to the app.
    * Returns the redirect URL (query or fragment) or the form_post page's HTML.
    */
-  async signIn(authorizationUrl: string, user: { username: string; password: string }): Promise<{ location?: string; formPost?: { action: string; fields: Record<string, string> } }> {
+  async signIn(
+    authorizationUrl: string,
+    user: { username: string; password: string },
+  ): Promise<{ location?: string; formPost?: { action: string; fields: Record<string, string> } }> {
     let res = await this.request(authorizationUrl);
     for (let i = 0; i < 6; i++) {
       if (res.status >= 300 && res.status < 400) {
@@ -52,15 +58,25 @@ export class Browser {
       if (html.includes('document.forms[0].submit()')) {
         const action = /<form method="post" action="([^"]+)"/.exec(html)![1].replace(/&amp;/g, '&');
         const fields: Record<string, string> = {};
-        for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+        for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+          fields[m[1]] = m[2].replace(/&quot;/g, '"').replace(/&amp;/g, '&');
         return { formPost: { action, fields } };
       }
       const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
       if (res.status !== 200) throw new Error(`unexpected page ${res.status}: ${html.slice(0, 300)}`);
       if (html.includes('name="password"')) {
-        res = await this.request('/signin', { form: { interaction: hidden('interaction'), csrf: hidden('csrf'), username: user.username, password: user.password } });
+        res = await this.request('/signin', {
+          form: {
+            interaction: hidden('interaction'),
+            csrf: hidden('csrf'),
+            username: user.username,
+            password: user.password,
+          },
+        });
       } else if (html.includes('name="decision"')) {
-        res = await this.request('/consent', { form: { interaction: hidden('interaction'), csrf: hidden('csrf'), decision: 'approve' } });
+        res = await this.request('/consent', {
+          form: { interaction: hidden('interaction'), csrf: hidden('csrf'), decision: 'approve' },
+        });
       } else {
         throw new Error(`unexpected page: ${html.slice(0, 300)}`);
       }

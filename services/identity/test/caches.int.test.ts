@@ -109,7 +109,14 @@ describe('in-process caches never serve what was disabled, withdrawn or revoked'
       name: 'Ada King',
     });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ user_id: u.user_id, username: u.username, verification_level: 'device', name: 'Ada King', given_name: 'Ada', disabled: false });
+    expect(updated.body).toMatchObject({
+      user_id: u.user_id,
+      username: u.username,
+      verification_level: 'device',
+      name: 'Ada King',
+      given_name: 'Ada',
+      disabled: false,
+    });
     const info = await userinfo(access);
     expect(info.body).toMatchObject({
       name: 'Ada King',

@@ -24,7 +24,14 @@ describe('discovery, JWKS and signing keys', () => {
       userinfo_endpoint: `${b}/userinfo`,
       jwks_uri: `${b}/jwks`,
       scopes_supported: ['openid', 'email', 'profile'],
-      response_types_supported: ['code', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'],
+      response_types_supported: [
+        'code',
+        'id_token',
+        'id_token token',
+        'code id_token',
+        'code token',
+        'code id_token token',
+      ],
       grant_types_supported: ['authorization_code', 'implicit'],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256'],
@@ -38,7 +45,19 @@ describe('discovery, JWKS and signing keys', () => {
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
       frontchannel_logout_supported: false,
-      claims_supported: expect.arrayContaining(['sub', 'email', 'name', 'given_name', 'family_name', 'auth_time', 'amr', 'sid', 'nonce', `${b}/v1`, `${b}/beta`]),
+      claims_supported: expect.arrayContaining([
+        'sub',
+        'email',
+        'name',
+        'given_name',
+        'family_name',
+        'auth_time',
+        'amr',
+        'sid',
+        'nonce',
+        `${b}/v1`,
+        `${b}/beta`,
+      ]),
     });
   });
 
@@ -50,7 +69,9 @@ describe('discovery, JWKS and signing keys', () => {
       expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(Number(first.headers['content-length'])).toBe(Buffer.byteLength(first.text));
 
-      const notModified = await request(h.publicApp).get(path).set('If-None-Match', `"other", ${etag.slice(2)}`);
+      const notModified = await request(h.publicApp)
+        .get(path)
+        .set('If-None-Match', `"other", ${etag.slice(2)}`);
       expect(notModified.status).toBe(304);
       expect(notModified.headers.etag).toBe(etag);
       expect(notModified.headers['cache-control']).toBe(first.headers['cache-control']);
@@ -58,7 +79,10 @@ describe('discovery, JWKS and signing keys', () => {
       expect(notModified.text).toBe('');
       expect((await request(h.publicApp).get(path).set('If-None-Match', '*')).status).toBe(304);
       expect((await request(h.publicApp).get(path).set('If-None-Match', '"other"')).status).toBe(200);
-      const skipCache = await request(h.publicApp).get(path).set('If-None-Match', etag).set('Cache-Control', 'no-cache');
+      const skipCache = await request(h.publicApp)
+        .get(path)
+        .set('If-None-Match', etag)
+        .set('Cache-Control', 'no-cache');
       expect(skipCache.status).toBe(200);
       expect(skipCache.text).toBe(first.text);
 
@@ -73,7 +97,11 @@ describe('discovery, JWKS and signing keys', () => {
     expect((await request(h.publicApp).options('/.well-known/openid-configuration')).status).toBe(204);
     const post = await request(h.publicApp).post('/.well-known/openid-configuration');
     expect(post.status).toBe(405);
-    expect(post.body).toEqual({ code: 'method_not_allowed', detail: "HTTP method 'POST' is not allowed for this endpoint.", attribute: null });
+    expect(post.body).toEqual({
+      code: 'method_not_allowed',
+      detail: "HTTP method 'POST' is not allowed for this endpoint.",
+      attribute: null,
+    });
   });
 
   it('publishes RSA keys with kid, alg and use at /jwks and /jwks.json, with a max-age', async () => {
@@ -91,7 +119,9 @@ describe('discovery, JWKS and signing keys', () => {
   });
 
   it('keeps private keys encrypted at rest', async () => {
-    const rows = await h.storage.db.query<{ private_key_enc: string; public_jwk: Record<string, string> }>('SELECT private_key_enc, public_jwk FROM signing_keys');
+    const rows = await h.storage.db.query<{ private_key_enc: string; public_jwk: Record<string, string> }>(
+      'SELECT private_key_enc, public_jwk FROM signing_keys',
+    );
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(row.private_key_enc).toMatch(/^v1\./);
@@ -101,11 +131,18 @@ describe('discovery, JWKS and signing keys', () => {
   });
 
   it('rotates on schedule: replicas agree on one new key, and the old one stays published until its tokens expire', async () => {
-    const options = { keyEncryptionKey: h.config.keyEncryptionKey, rotationMs: 1000 * 60, maxTokenTtlMs: 3600 * 1000, refreshMs: 0 };
+    const options = {
+      keyEncryptionKey: h.config.keyEncryptionKey,
+      rotationMs: 1000 * 60,
+      maxTokenTtlMs: 3600 * 1000,
+      refreshMs: 0,
+    };
     const replicas = [0, 1, 2].map(() => new SigningKeys(keyStore(h.storage.db), options, testLogger));
     const before = await replicas[0].signingKey();
     // the active key turns 61 s old (by the database clock, which is what replicas agree on)
-    await h.storage.db.query("UPDATE signing_keys SET created_at = created_at - interval '61 seconds' WHERE retired_at IS NULL");
+    await h.storage.db.query(
+      "UPDATE signing_keys SET created_at = created_at - interval '61 seconds' WHERE retired_at IS NULL",
+    );
     const after = await Promise.all(replicas.map((r) => r.signingKey()));
     expect(new Set(after.map((k) => k.kid)).size).toBe(1);
     expect(after[0].kid).not.toBe(before.kid);
@@ -117,7 +154,9 @@ describe('discovery, JWKS and signing keys', () => {
     );
     expect(retired.published_for).toBeGreaterThanOrEqual(3600);
     // once its tokens have expired, the old key leaves the JWKS
-    await h.storage.db.query("UPDATE signing_keys SET unpublish_at = now() - interval '1 second' WHERE kid = $1", [before.kid]);
+    await h.storage.db.query("UPDATE signing_keys SET unpublish_at = now() - interval '1 second' WHERE kid = $1", [
+      before.kid,
+    ]);
     expect((await replicas[2].jwks()).map((k) => k.kid)).not.toContain(before.kid);
   });
 });
@@ -128,15 +167,21 @@ describe('identity admin API', () => {
     h = await identityHarness();
   });
   afterAll(() => h.close());
-  const admin = (method: 'get' | 'post', path: string) => request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+  const admin = (method: 'get' | 'post', path: string) =>
+    request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
 
   it('creates an app with app_/sk_ credentials, storing only a hash of the secret', async () => {
-    const res = await admin('post', '/admin/apps').send({ name: 'Shop', redirect_uris: ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'] });
+    const res = await admin('post', '/admin/apps').send({
+      name: 'Shop',
+      redirect_uris: ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'],
+    });
     expect(res.status).toBe(201);
     expect(res.body.app_id).toMatch(/^app_[0-9a-f]{32}$/);
     expect(res.body.client_secret).toMatch(/^sk_[0-9a-f]{48}$/);
     expect(res.body.redirect_uris).toEqual(['https://shop.example/cb', 'http://127.0.0.1:8080/cb']);
-    const [row] = await h.storage.db.query<{ secret_hash: string }>('SELECT secret_hash FROM apps WHERE id = $1', [res.body.app_id]);
+    const [row] = await h.storage.db.query<{ secret_hash: string }>('SELECT secret_hash FROM apps WHERE id = $1', [
+      res.body.app_id,
+    ]);
     expect(row.secret_hash).not.toContain(res.body.client_secret);
     expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     const list = await admin('get', '/admin/apps');
@@ -157,16 +202,34 @@ describe('identity admin API', () => {
   });
 
   it('creates users with scrypt hashes, refuses duplicates and bad levels', async () => {
-    const res = await admin('post', '/admin/users').send({ username: 'bob', password: 'long enough pw', verification_level: 'device' });
+    const res = await admin('post', '/admin/users').send({
+      username: 'bob',
+      password: 'long enough pw',
+      verification_level: 'device',
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ user_id: expect.stringMatching(/^usr_[0-9a-f]{32}$/), username: 'bob', verification_level: 'device' });
-    const [row] = await h.storage.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE username = 'bob'");
+    expect(res.body).toEqual({
+      user_id: expect.stringMatching(/^usr_[0-9a-f]{32}$/),
+      username: 'bob',
+      verification_level: 'device',
+    });
+    const [row] = await h.storage.db.query<{ password_hash: string }>(
+      "SELECT password_hash FROM users WHERE username = 'bob'",
+    );
     expect(row.password_hash).toMatch(/^scrypt\$/);
     expect(row.password_hash).not.toContain('long enough pw');
-    const dup = await admin('post', '/admin/users').send({ username: 'bob', password: 'long enough pw', verification_level: 'device' });
+    const dup = await admin('post', '/admin/users').send({
+      username: 'bob',
+      password: 'long enough pw',
+      verification_level: 'device',
+    });
     expect(dup.status).toBe(409);
     expect(dup.body).toMatchObject({ code: 'username_taken', attribute: 'username' });
-    const bad = await admin('post', '/admin/users').send({ username: 'carol', password: 'long enough pw', verification_level: 'iris' });
+    const bad = await admin('post', '/admin/users').send({
+      username: 'carol',
+      password: 'long enough pw',
+      verification_level: 'iris',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute: 'verification_level' });
   });
@@ -177,9 +240,17 @@ describe('identity admin API', () => {
     expect(rotated.body.client_secret).toMatch(/^sk_/);
     expect(rotated.body.client_secret).not.toBe(app.client_secret);
     const basic = (s: string) => `Basic ${Buffer.from(`${app.app_id}:${s}`).toString('base64')}`;
-    const old = await request(h.publicApp).post('/token').set('Authorization', basic(app.client_secret)).type('form').send({ grant_type: 'authorization_code', code: 'x' });
+    const old = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(app.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: 'x' });
     expect(old.status).toBe(401);
-    const fresh = await request(h.publicApp).post('/token').set('Authorization', basic(rotated.body.client_secret)).type('form').send({ grant_type: 'authorization_code', code: 'x' });
+    const fresh = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(rotated.body.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: 'x' });
     expect(fresh.status).toBe(400);
   });
 });

@@ -57,7 +57,11 @@ async function known(h: IdentityHarness): Promise<Known> {
   const interaction = new URL(started.headers.location as string, 'http://x').searchParams.get('interaction') ?? '';
   const signin = await request(h.publicApp).get('/signin').query({ interaction });
   const csrfCookie = String(signin.headers['set-cookie']?.[0] ?? '').split(';')[0];
-  const { cookie: session } = await h.ctx.sessions.create({ userId: user.user_id, authTime: Math.floor(Date.now() / 1000), amr: ['pwd'] });
+  const { cookie: session } = await h.ctx.sessions.create({
+    userId: user.user_id,
+    authTime: Math.floor(Date.now() / 1000),
+    amr: ['pwd'],
+  });
   const accessToken = exchanged.body.access_token as string;
   return { app, user, code, accessToken, interaction, csrf: hidden(signin.text, 'csrf'), csrfCookie, session };
 }

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { browserFlow, callbackParams, createApp, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  hidden,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 const half = (value: string) => createHash('sha256').update(value).digest().subarray(0, 16).toString('base64url');
 
@@ -19,16 +28,31 @@ describe('hybrid flows, login_hint and cookies', () => {
   const base = { scope: 'openid', redirect_uri: REDIRECT_URI, state: 's', nonce: 'n' };
 
   it('code token: code and access token in the fragment', async () => {
-    const res = await browserFlow(request.agent(h.publicApp), { ...base, client_id: app.app_id, response_type: 'code token' }, user);
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { ...base, client_id: app.app_id, response_type: 'code token' },
+      user,
+    );
     const params = callbackParams(res);
     expect(Object.keys(params).sort()).toEqual(['access_token', 'code', 'expires_in', 'state', 'token_type']);
     expect(new URL(res.headers.location).hash).not.toBe('');
   });
 
   it('code id_token token: the id_token binds both with c_hash and at_hash, and carries nonce and auth_time', async () => {
-    const res = await browserFlow(request.agent(h.publicApp), { ...base, client_id: app.app_id, response_type: 'code id_token token' }, user);
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { ...base, client_id: app.app_id, response_type: 'code id_token token' },
+      user,
+    );
     const params = callbackParams(res);
-    expect(Object.keys(params).sort()).toEqual(['access_token', 'code', 'expires_in', 'id_token', 'state', 'token_type']);
+    expect(Object.keys(params).sort()).toEqual([
+      'access_token',
+      'code',
+      'expires_in',
+      'id_token',
+      'state',
+      'token_type',
+    ]);
     const claims = jwt.decode(params.id_token) as Record<string, unknown>;
     expect(claims.c_hash).toBe(half(params.code));
     expect(claims.at_hash).toBe(half(params.access_token));
@@ -38,7 +62,11 @@ describe('hybrid flows, login_hint and cookies', () => {
   });
 
   it('id_token alone (implicit): no access token, no at_hash', async () => {
-    const res = await browserFlow(request.agent(h.publicApp), { ...base, client_id: app.app_id, response_type: 'id_token' }, user);
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { ...base, client_id: app.app_id, response_type: 'id_token' },
+      user,
+    );
     const params = callbackParams(res);
     expect(Object.keys(params).sort()).toEqual(['id_token', 'state']);
     expect((jwt.decode(params.id_token) as Record<string, unknown>).at_hash).toBeUndefined();
@@ -46,7 +74,9 @@ describe('hybrid flows, login_hint and cookies', () => {
 
   it('pre-fills the username from login_hint, escaped', async () => {
     const agent = request.agent(h.publicApp);
-    const start = await agent.get('/authorize').query({ ...base, client_id: app.app_id, response_type: 'code', login_hint: 'al"ice<' });
+    const start = await agent
+      .get('/authorize')
+      .query({ ...base, client_id: app.app_id, response_type: 'code', login_hint: 'al"ice<' });
     const page = await agent.get(start.headers.location);
     expect(page.text).toContain('value="al&quot;ice&lt;"');
     expect(hidden(page.text, 'interaction')).toMatch(/^[0-9a-f]{64}$/);
@@ -58,7 +88,9 @@ describe('hybrid flows, login_hint and cookies', () => {
       const a = await createApp(secure);
       const u = await createUser(secure);
       const agent = request.agent(secure.publicApp);
-      const start = await agent.get('/authorize').query({ response_type: 'code', scope: 'openid', client_id: a.app_id, redirect_uri: REDIRECT_URI });
+      const start = await agent
+        .get('/authorize')
+        .query({ response_type: 'code', scope: 'openid', client_id: a.app_id, redirect_uri: REDIRECT_URI });
       const page = await agent.get(start.headers.location);
       const csrf = (page.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='))!;
       expect(csrf).toMatch(/; Secure/);
@@ -66,8 +98,15 @@ describe('hybrid flows, login_hint and cookies', () => {
         .post('/signin')
         .set('Cookie', csrf.split(';')[0])
         .type('form')
-        .send({ interaction: hidden(page.text, 'interaction'), csrf: hidden(page.text, 'csrf'), username: u.username, password: u.password });
-      const session = (signin.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_session='))!;
+        .send({
+          interaction: hidden(page.text, 'interaction'),
+          csrf: hidden(page.text, 'csrf'),
+          username: u.username,
+          password: u.password,
+        });
+      const session = (signin.headers['set-cookie'] as unknown as string[]).find((c) =>
+        c.startsWith('attest_session='),
+      )!;
       expect(session).toMatch(/; Secure/);
       expect(session).toMatch(/HttpOnly/);
       const discovery = await request(secure.publicApp).get('/.well-known/openid-configuration');

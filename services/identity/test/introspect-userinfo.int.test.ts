@@ -1,7 +1,16 @@
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { generateKeyPairSync } from 'node:crypto';
-import { basic, browserFlow, callbackParams, createApp, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
 describe('POST /introspect and /userinfo', () => {
   let h: IdentityHarness;
@@ -11,8 +20,16 @@ describe('POST /introspect and /userinfo', () => {
   let tokens: { access_token: string; id_token: string };
 
   async function tokensFor(a: { app_id: string; client_secret: string }, scope: string, u = user) {
-    const res = await browserFlow(request.agent(h.publicApp), { response_type: 'code', scope, client_id: a.app_id, redirect_uri: REDIRECT_URI }, u);
-    const t = await request(h.publicApp).post('/token').set('Authorization', basic(a.app_id, a.client_secret)).type('form').send({ grant_type: 'authorization_code', code: callbackParams(res).code, redirect_uri: REDIRECT_URI });
+    const res = await browserFlow(
+      request.agent(h.publicApp),
+      { response_type: 'code', scope, client_id: a.app_id, redirect_uri: REDIRECT_URI },
+      u,
+    );
+    const t = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(a.app_id, a.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: callbackParams(res).code, redirect_uri: REDIRECT_URI });
     return t.body as { access_token: string; id_token: string };
   }
 
@@ -35,7 +52,12 @@ describe('POST /introspect and /userinfo', () => {
     it('answers SPEC 2.3 for an active token of this app', async () => {
       const res = await introspect({ token: tokens.access_token });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ active: true, client_id: app.app_id, scope: 'openid email', token_type: 'Bearer' });
+      expect(res.body).toMatchObject({
+        active: true,
+        client_id: app.app_id,
+        scope: 'openid email',
+        token_type: 'Bearer',
+      });
       expect(res.body.sub).toMatch(/^0x[0-9a-f]{64}$/);
       expect(res.body.exp - res.body.iat).toBe(3600);
     });
@@ -61,7 +83,11 @@ describe('POST /introspect and /userinfo', () => {
     it('401 invalid_token for malformed, forged and expired tokens, and for an id_token', async () => {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const kid = jwt.decode(tokens.access_token, { complete: true })!.header.kid;
-      const forged = jwt.sign({ iss: 'http://localhost:4000', client_id: app.app_id, jti: 'x', sub: '0x1', scope: 'openid' }, privateKey, { algorithm: 'RS256', keyid: kid, header: { alg: 'RS256', typ: 'at+jwt' } });
+      const forged = jwt.sign(
+        { iss: 'http://localhost:4000', client_id: app.app_id, jti: 'x', sub: '0x1', scope: 'openid' },
+        privateKey,
+        { algorithm: 'RS256', keyid: kid, header: { alg: 'RS256', typ: 'at+jwt' } },
+      );
       for (const token of ['not-a-jwt', forged, tokens.id_token]) {
         const res = await introspect({ token });
         expect(res.status).toBe(401);
@@ -79,7 +105,9 @@ describe('POST /introspect and /userinfo', () => {
   describe('userinfo', () => {
     it('answers SPEC 2.4 limited to the granted scopes, on GET and POST', async () => {
       for (const method of ['get', 'post'] as const) {
-        const res = await request(h.publicApp)[method]('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`);
+        const res = await request(h.publicApp)
+          [method]('/userinfo')
+          .set('Authorization', `Bearer ${tokens.access_token}`);
         expect(res.status).toBe(200);
         expect(res.headers['access-control-allow-origin']).toBe('*');
         const sub = res.body.sub as string;
@@ -106,11 +134,17 @@ describe('POST /introspect and /userinfo', () => {
       expect(ia['http://localhost:4000/beta']).toEqual({ likely_human: 'weak', credential_type: 'device' });
       expect(ia.sub).not.toBe(ib.sub);
       const again = await tokensFor(app, 'openid', device);
-      expect((await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${again.access_token}`)).body.sub).toBe(ia.sub);
+      expect(
+        (await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${again.access_token}`)).body.sub,
+      ).toBe(ia.sub);
     });
 
     it('answers the CORS preflight allowing the Authorization header', async () => {
-      const res = await request(h.publicApp).options('/userinfo').set('Origin', 'https://app.example').set('Access-Control-Request-Method', 'GET').set('Access-Control-Request-Headers', 'authorization');
+      const res = await request(h.publicApp)
+        .options('/userinfo')
+        .set('Origin', 'https://app.example')
+        .set('Access-Control-Request-Method', 'GET')
+        .set('Access-Control-Request-Headers', 'authorization');
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe('*');
       expect(res.headers['access-control-allow-headers']).toMatch(/Authorization/);
@@ -133,9 +167,16 @@ describe('POST /introspect and /userinfo', () => {
     it('stops serving a disabled app’s tokens', async () => {
       const a = await createApp(h);
       const t = await tokensFor(a, 'openid');
-      expect((await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${t.access_token}`)).status).toBe(200);
-      await request(h.adminApp).post(`/admin/apps/${a.app_id}/disable`).set('Authorization', 'Bearer test-admin-token-0123456789abcdef').expect(200);
-      expect((await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${t.access_token}`)).status).toBe(401);
+      expect(
+        (await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${t.access_token}`)).status,
+      ).toBe(200);
+      await request(h.adminApp)
+        .post(`/admin/apps/${a.app_id}/disable`)
+        .set('Authorization', 'Bearer test-admin-token-0123456789abcdef')
+        .expect(200);
+      expect(
+        (await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${t.access_token}`)).status,
+      ).toBe(401);
     });
   });
 });

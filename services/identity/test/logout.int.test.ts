@@ -58,9 +58,17 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     const port = (rx.server.address() as AddressInfo).port;
     h = await identityHarness({}, {}, { now: () => Date.now() + offsetMs });
     const create = async (body: Record<string, unknown>) => {
-      const res = await request(h.adminApp).post('/admin/apps').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send(body);
+      const res = await request(h.adminApp)
+        .post('/admin/apps')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .send(body);
       expect(res.status).toBe(201);
-      return res.body as { app_id: string; client_secret: string; post_logout_redirect_uris: string[]; backchannel_logout_uri: string | null };
+      return res.body as {
+        app_id: string;
+        client_secret: string;
+        post_logout_redirect_uris: string[];
+        backchannel_logout_uri: string | null;
+      };
     };
     const created = await create({
       name: 'Logout app',
@@ -99,7 +107,8 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     expect(token.status).toBe(200);
     return { agent, idToken: token.body.id_token as string };
   }
-  const silent = async (agent: Agent) => callbackParams(await agent.get('/authorize').query(query(app.app_id, { prompt: 'none' })));
+  const silent = async (agent: Agent) =>
+    callbackParams(await agent.get('/authorize').query(query(app.app_id, { prompt: 'none' })));
   const errorCode = (res: request.Response) => /id="error-code">([^<]*)</.exec(res.text)?.[1];
   const errorAttribute = (res: request.Response) => /id="error-attribute">([^<]*)</.exec(res.text)?.[1];
 
@@ -115,7 +124,9 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
 
   it('a valid id_token_hint for the signed-in user ends the session at once, redirects with state; prompt=none is then login_required', async () => {
     const { agent, idToken } = await signIn();
-    const res = await agent.get('/logout').query({ id_token_hint: idToken, post_logout_redirect_uri: SIGNED_OUT, state: 'st-1', ui_locales: 'fr en' });
+    const res = await agent
+      .get('/logout')
+      .query({ id_token_hint: idToken, post_logout_redirect_uri: SIGNED_OUT, state: 'st-1', ui_locales: 'fr en' });
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(`${SIGNED_OUT}?state=st-1`);
     expect((res.headers['set-cookie'] as unknown as string[]).some((c) => /^attest_session=;/.test(c))).toBe(true);
@@ -126,8 +137,14 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     const { agent, idToken } = await signIn();
     const claims = jwt.decode(idToken) as Record<string, unknown>;
     const key = await h.ctx.keys.signingKey();
-    const expired = jwt.sign({ ...claims, iat: 1000, exp: 2000 }, key.privateKey, { algorithm: 'RS256', keyid: key.kid });
-    const res = await agent.post('/logout').type('form').send({ id_token_hint: expired, client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT });
+    const expired = jwt.sign({ ...claims, iat: 1000, exp: 2000 }, key.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+    });
+    const res = await agent
+      .post('/logout')
+      .type('form')
+      .send({ id_token_hint: expired, client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe(SIGNED_OUT);
     expect((await silent(agent)).error).toBe('login_required');
@@ -136,19 +153,32 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
   it('refuses a hint we did not sign, a client_id that is not the hint’s audience, and unregistered redirects — without ending the session', async () => {
     const { agent, idToken } = await signIn();
     const { privateKey } = await jose.generateKeyPair('RS256');
-    const forged = await new jose.SignJWT(jwt.decode(idToken) as JWTPayload).setProtectedHeader({ alg: 'RS256', kid: (jwt.decode(idToken, { complete: true })!.header.kid)! }).sign(privateKey);
+    const forged = await new jose.SignJWT(jwt.decode(idToken) as JWTPayload)
+      .setProtectedHeader({ alg: 'RS256', kid: jwt.decode(idToken, { complete: true })!.header.kid! })
+      .sign(privateKey);
     const cases: [Record<string, string>, string, string][] = [
       [{ id_token_hint: 'not-a-jwt' }, 'invalid_request', 'id_token_hint'],
       [{ id_token_hint: forged }, 'invalid_request', 'id_token_hint'],
       [{ id_token_hint: idToken, client_id: other.app_id }, 'invalid_request', 'client_id'],
       [{ client_id: 'app_00000000000000000000000000000000' }, 'invalid_client', 'client_id'],
       [{ post_logout_redirect_uri: SIGNED_OUT }, 'invalid_request', 'post_logout_redirect_uri'],
-      [{ id_token_hint: idToken, post_logout_redirect_uri: `${SIGNED_OUT}/x` }, 'invalid_request', 'post_logout_redirect_uri'],
-      [{ client_id: other.app_id, post_logout_redirect_uri: SIGNED_OUT }, 'invalid_request', 'post_logout_redirect_uri'],
+      [
+        { id_token_hint: idToken, post_logout_redirect_uri: `${SIGNED_OUT}/x` },
+        'invalid_request',
+        'post_logout_redirect_uri',
+      ],
+      [
+        { client_id: other.app_id, post_logout_redirect_uri: SIGNED_OUT },
+        'invalid_request',
+        'post_logout_redirect_uri',
+      ],
       [{ id_token_hint: idToken, state: 'a' }, 'invalid_request', 'state'],
     ];
     for (const [params, code, attribute] of cases) {
-      const res = attribute === 'state' ? await agent.get(`/logout?id_token_hint=${idToken}&state=a&state=b`) : await agent.get('/logout').query(params);
+      const res =
+        attribute === 'state'
+          ? await agent.get(`/logout?id_token_hint=${idToken}&state=a&state=b`)
+          : await agent.get('/logout').query(params);
       expect([res.status, errorCode(res), errorAttribute(res)]).toEqual([400, code, attribute]);
       expect(res.headers.location).toBeUndefined();
     }
@@ -157,25 +187,39 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
 
   it('without a hint: a confirmation page; its POST needs the CSRF token; confirming ends the session and echoes state', async () => {
     const { agent } = await signIn();
-    const page = await agent.get('/logout').query({ client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT, state: 'st-2' });
+    const page = await agent
+      .get('/logout')
+      .query({ client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT, state: 'st-2' });
     expect(page.status).toBe(200);
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.text).toContain('Logout app asks to sign you out');
     const csrf = hidden(page.text, 'csrf');
     const form = { client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT, state: 'st-2', decision: 'logout' };
 
-    const forged = await agent.post('/logout/confirm').type('form').send({ ...form, csrf: 'f'.repeat(64) });
+    const forged = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({ ...form, csrf: 'f'.repeat(64) });
     expect([forged.status, errorCode(forged)]).toEqual([403, 'invalid_csrf']);
     expect((await silent(agent)).code).toMatch(/^[0-9a-f]{64}$/);
 
-    const stay = await agent.post('/logout/confirm').type('form').send({ ...form, decision: 'stay', csrf });
+    const stay = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({ ...form, decision: 'stay', csrf });
     expect(stay.status).toBe(303);
     expect((await silent(agent)).code).toMatch(/^[0-9a-f]{64}$/);
 
-    const tampered = await agent.post('/logout/confirm').type('form').send({ ...form, post_logout_redirect_uri: 'https://evil.example/', csrf });
+    const tampered = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({ ...form, post_logout_redirect_uri: 'https://evil.example/', csrf });
     expect([tampered.status, errorCode(tampered)]).toEqual([400, 'invalid_request']);
 
-    const res = await agent.post('/logout/confirm').type('form').send({ ...form, csrf });
+    const res = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({ ...form, csrf });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe(`${SIGNED_OUT}?state=st-2`);
     expect((await silent(agent)).error).toBe('login_required');
@@ -185,7 +229,11 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     const someone = await createUser(h);
     const theirs = await browserFlow(request.agent(h.publicApp), query(app.app_id), someone);
     const { code } = callbackParams(theirs);
-    const token = await request(h.publicApp).post('/token').set('Authorization', basic(app.app_id, app.client_secret)).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    const token = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
     const { agent } = await signIn();
     const res = await agent.get('/logout').query({ id_token_hint: token.body.id_token as string });
     expect(res.status).toBe(200);
@@ -202,7 +250,10 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     expect((await agent.get('/logout').query({ id_token_hint: idToken })).status).toBe(200);
 
     await waitFor(() => rx.received.length === 1);
-    await waitFor(async () => (await h.storage.db.query<{ attempts: number }>('SELECT attempts FROM logout_deliveries'))[0]?.attempts === 1);
+    await waitFor(
+      async () =>
+        (await h.storage.db.query<{ attempts: number }>('SELECT attempts FROM logout_deliveries'))[0]?.attempts === 1,
+    );
     offsetMs += 6000;
     await waitFor(async () => (await h.ctx.backChannelLogout.deliverDue()) === 1 || rx.received.length === 2);
     await waitFor(async () => rx.received.length === 2 && (await pendingDeliveries()) === 0);
@@ -211,7 +262,11 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     for (const delivery of rx.received) {
       expect(delivery.contentType).toBe('application/x-www-form-urlencoded');
       const logoutToken = new URLSearchParams(delivery.body).get('logout_token')!;
-      const { payload, protectedHeader } = await jose.jwtVerify(logoutToken, jwks, { issuer: BASE_URL, audience: app.app_id, typ: 'logout+jwt' });
+      const { payload, protectedHeader } = await jose.jwtVerify(logoutToken, jwks, {
+        issuer: BASE_URL,
+        audience: app.app_id,
+        typ: 'logout+jwt',
+      });
       expect(protectedHeader.alg).toBe('RS256');
       expect(payload).toEqual({
         iss: BASE_URL,

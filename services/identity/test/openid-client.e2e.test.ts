@@ -21,7 +21,11 @@ describe('a certified OpenID Connect client (openid-client) against the running 
   const user = { username: 'e2e-user', password: 'correct horse battery' };
 
   const admin = async (route: string, body: unknown): Promise<{ app_id: string; client_secret: string }> => {
-    const res = await fetch(`${running.adminUrl}/admin${route}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${running.adminUrl}/admin${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { app_id: string; client_secret: string };
   };
@@ -46,7 +50,9 @@ describe('a certified OpenID Connect client (openid-client) against the running 
   afterAll(() => running?.stop());
 
   const discover = async () =>
-    oidc.discovery(new URL(issuer), app.app_id, undefined, oidc.ClientSecretBasic(app.client_secret), { execute: [oidc.allowInsecureRequests] });
+    oidc.discovery(new URL(issuer), app.app_id, undefined, oidc.ClientSecretBasic(app.client_secret), {
+      execute: [oidc.allowInsecureRequests],
+    });
 
   async function verifyWithJwks(idToken: string) {
     const jwks = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
@@ -69,7 +75,11 @@ describe('a certified OpenID Connect client (openid-client) against the running 
       nonce,
     });
     const { location } = await new Browser(issuer).signIn(url.toString(), user);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+    });
     const claims = tokens.claims()!;
     expect(claims.sub).toMatch(/^0x[0-9a-f]{64}$/);
     expect(claims[`${issuer}/v1`]).toEqual({ verification_level: 'orb' });
@@ -91,7 +101,9 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     expect(new URL(location!).hash).toContain('id_token=');
     const claims = await oidc.implicitAuthentication(config, new URL(location!), nonce, { expectedState: state });
     expect(claims.nonce).toBe(nonce);
-    expect((await verifyWithJwks(new URLSearchParams(new URL(location!).hash.slice(1)).get('id_token')!)).nonce).toBe(nonce);
+    expect((await verifyWithJwks(new URLSearchParams(new URL(location!).hash.slice(1)).get('id_token')!)).nonce).toBe(
+      nonce,
+    );
   });
 
   it('hybrid flow (code id_token) with form_post', async () => {
@@ -99,11 +111,21 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     oidc.useCodeIdTokenResponseType(config);
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid email', state, nonce, response_mode: 'form_post' });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid email',
+      state,
+      nonce,
+      response_mode: 'form_post',
+    });
     const { formPost } = await new Browser(issuer).signIn(url.toString(), user);
     expect(formPost!.action).toBe(REDIRECT_URI);
     expect(Object.keys(formPost!.fields).sort()).toEqual(['code', 'id_token', 'state']);
-    const callback = new Request(REDIRECT_URI, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(formPost!.fields).toString() });
+    const callback = new Request(REDIRECT_URI, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(formPost!.fields).toString(),
+    });
     const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state, expectedNonce: nonce });
     expect(tokens.token_type).toBe('bearer');
     await verifyWithJwks(formPost!.fields.id_token);

@@ -1,11 +1,33 @@
 import request from 'supertest';
-import { basic, browserFlow, callbackParams, createApp, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import {
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  hidden,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
 
-const authorizeQuery = (clientId: string) => ({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'openid profile', state: 's' });
+const authorizeQuery = (clientId: string) => ({
+  response_type: 'code',
+  client_id: clientId,
+  redirect_uri: REDIRECT_URI,
+  scope: 'openid profile',
+  state: 's',
+});
 
 /** A credential-shaped answer from a "browser": right shape, but for a credential id we never registered. */
 const fakeCredential = (id = 'AAAAAAAAAAAAAAAAAAAAAA') =>
-  JSON.stringify({ id, rawId: id, type: 'public-key', response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' }, clientExtensionResults: {} });
+  JSON.stringify({
+    id,
+    rawId: id,
+    type: 'public-key',
+    response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' },
+    clientExtensionResults: {},
+  });
 
 describe('passkey routes and the account page', () => {
   let h: IdentityHarness;
@@ -23,7 +45,12 @@ describe('passkey routes and the account page', () => {
     const page = await agent.get(start.headers.location as string);
     expect(page.status).toBe(200);
     const ceremony = /name="ceremony" value="([0-9a-f]{64})"/.exec(page.text)?.[1];
-    return { page, interaction: hidden(page.text, 'interaction'), csrf: hidden(page.text, 'csrf'), ceremony: ceremony! };
+    return {
+      page,
+      interaction: hidden(page.text, 'interaction'),
+      csrf: hidden(page.text, 'csrf'),
+      ceremony: ceremony!,
+    };
   }
 
   it('serves the pages with a strict CSP: nonce scripts, no framing, no referrer, one stylesheet', async () => {
@@ -62,7 +89,10 @@ describe('passkey routes and the account page', () => {
     const agent = request.agent(h.publicApp);
     const { interaction, csrf, ceremony } = await signInPage(agent);
     await h.ctx.cache.del(`webauthn:${ceremony}`);
-    const expired = await agent.post('/signin').type('form').send({ interaction, csrf, method: 'passkey', ceremony, credential: fakeCredential() });
+    const expired = await agent
+      .post('/signin')
+      .type('form')
+      .send({ interaction, csrf, method: 'passkey', ceremony, credential: fakeCredential() });
     expect(expired.status).toBe(400);
     expect(expired.text).toContain('That passkey request has expired or was already used.');
 
@@ -70,7 +100,13 @@ describe('passkey routes and the account page', () => {
     const mine = await signInPage(agent);
     const other = request.agent(h.publicApp);
     const theirs = await signInPage(other);
-    const stolen = await other.post('/signin').type('form').send({ interaction: theirs.interaction, csrf: theirs.csrf, method: 'passkey', ceremony: mine.ceremony, credential: fakeCredential() });
+    const stolen = await other.post('/signin').type('form').send({
+      interaction: theirs.interaction,
+      csrf: theirs.csrf,
+      method: 'passkey',
+      ceremony: mine.ceremony,
+      credential: fakeCredential(),
+    });
     expect(stolen.text).toContain('That passkey request has expired or was already used.');
   });
 
@@ -78,14 +114,24 @@ describe('passkey routes and the account page', () => {
     const agent = request.agent(h.publicApp);
     const { interaction, csrf } = await signInPage(agent);
     const taken = await createUser(h);
-    const busy = await agent.post('/signup').type('form').send({ interaction, csrf, step: 'details', username: taken.username });
+    const busy = await agent
+      .post('/signup')
+      .type('form')
+      .send({ interaction, csrf, step: 'details', username: taken.username });
     expect(busy.status).toBe(409);
     expect(busy.text).toContain('That username is taken.');
     const bad = await agent.post('/signup').type('form').send({ interaction, csrf, step: 'details', username: 'a b' });
     expect(bad.status).toBe(400);
-    const step2 = await agent.post('/signup').type('form').send({ interaction, csrf, step: 'details', username: 'newcomer', name: 'New Comer' });
+    const step2 = await agent
+      .post('/signup')
+      .type('form')
+      .send({ interaction, csrf, step: 'details', username: 'newcomer', name: 'New Comer' });
     expect(step2.status).toBe(200);
-    const options = JSON.parse(/data-options="([^"]+)"/.exec(step2.text)![1].replace(/&quot;/g, '"')) as { rp: { id: string }; user: { name: string }; authenticatorSelection: { residentKey: string } };
+    const options = JSON.parse(/data-options="([^"]+)"/.exec(step2.text)![1].replace(/&quot;/g, '"')) as {
+      rp: { id: string };
+      user: { name: string };
+      authenticatorSelection: { residentKey: string };
+    };
     expect(options.rp.id).toBe('localhost');
     expect(options.user.name).toBe('newcomer');
     expect(options.authenticatorSelection.residentKey).toBe('required');
@@ -110,7 +156,15 @@ describe('passkey routes and the account page', () => {
       const res = await agent.get(`/signup?interaction=${hidden(page.text, 'interaction')}`);
       expect(res.status).toBe(403);
       expect(res.text).toContain('signup_disabled');
-      const posted = await agent.post('/signup').type('form').send({ interaction: hidden(page.text, 'interaction'), csrf: hidden(page.text, 'csrf'), step: 'details', username: 'someone' });
+      const posted = await agent
+        .post('/signup')
+        .type('form')
+        .send({
+          interaction: hidden(page.text, 'interaction'),
+          csrf: hidden(page.text, 'csrf'),
+          step: 'details',
+          username: 'someone',
+        });
       expect(posted.status).toBe(403);
     } finally {
       await off.close();
@@ -129,7 +183,10 @@ describe('passkey routes and the account page', () => {
     const user = await createUser(h);
     const page = await agent.get('/signin?next=account');
     expect(page.text).toContain('Sign in to your account');
-    const signedIn = await agent.post('/signin').type('form').send({ next: 'account', csrf: hidden(page.text, 'csrf'), username: user.username, password: user.password });
+    const signedIn = await agent
+      .post('/signin')
+      .type('form')
+      .send({ next: 'account', csrf: hidden(page.text, 'csrf'), username: user.username, password: user.password });
     expect(signedIn.status).toBe(303);
     expect(signedIn.headers.location).toBe('/account');
     const account = await agent.get('/account');
@@ -137,14 +194,25 @@ describe('passkey routes and the account page', () => {
     expect(account.text).toContain(user.username);
     expect(account.headers['content-security-policy']).toContain("frame-ancestors 'none'");
 
-    const noCsrf = await agent.post('/account/password').type('form').send({ current_password: user.password, new_password: 'a new password', confirm_password: 'a new password' });
+    const noCsrf = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ current_password: user.password, new_password: 'a new password', confirm_password: 'a new password' });
     expect(noCsrf.status).toBe(403);
     expect(noCsrf.text).toContain('invalid_csrf');
     const csrf = hidden(account.text, 'csrf');
-    const wrong = await agent.post('/account/password').type('form').send({ csrf, current_password: 'not it', new_password: 'a new password', confirm_password: 'a new password' });
+    const wrong = await agent
+      .post('/account/password')
+      .type('form')
+      .send({ csrf, current_password: 'not it', new_password: 'a new password', confirm_password: 'a new password' });
     expect(wrong.status).toBe(400);
     expect(wrong.text).toContain('Your current password is wrong.');
-    const changed = await agent.post('/account/password').type('form').send({ csrf, current_password: user.password, new_password: 'a new password', confirm_password: 'a new password' });
+    const changed = await agent.post('/account/password').type('form').send({
+      csrf,
+      current_password: user.password,
+      new_password: 'a new password',
+      confirm_password: 'a new password',
+    });
     expect(changed.status).toBe(303);
     expect(changed.headers.location).toBe('/account?notice=password-changed');
     const again = await request.agent(h.publicApp).get('/signin?next=account');
@@ -154,26 +222,39 @@ describe('passkey routes and the account page', () => {
     expect(await verifyPassword('a new password', stored!.passwordHash!)).toBe(true);
   });
 
-  it('withdrawing consent on the account page stops the app\'s tokens and the app must ask again', async () => {
+  it("withdrawing consent on the account page stops the app's tokens and the app must ask again", async () => {
     const user = await createUser(h);
     const agent = request.agent(h.publicApp);
     const done = await browserFlow(agent, authorizeQuery(app.app_id), user);
     const { code } = callbackParams(done);
-    const token = await request(h.publicApp).post('/token').set('Authorization', basic(app.app_id, app.client_secret)).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    const token = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
     expect(token.status).toBe(200);
     const accessToken = token.body.access_token as string;
-    expect((await request(h.publicApp).post('/userinfo').set('Authorization', `Bearer ${accessToken}`)).status).toBe(200);
+    expect((await request(h.publicApp).post('/userinfo').set('Authorization', `Bearer ${accessToken}`)).status).toBe(
+      200,
+    );
 
     const account = await agent.get('/account');
     expect(account.text).toContain('Account test app');
-    const withdrawn = await agent.post('/account/consents/withdraw').type('form').send({ csrf: hidden(account.text, 'csrf'), app_id: app.app_id });
+    const withdrawn = await agent
+      .post('/account/consents/withdraw')
+      .type('form')
+      .send({ csrf: hidden(account.text, 'csrf'), app_id: app.app_id });
     expect(withdrawn.status).toBe(303);
     expect(withdrawn.headers.location).toBe('/account?notice=withdrawn');
     expect(await h.ctx.consents.find(user.user_id, app.app_id)).toEqual([]);
 
     const userinfo = await request(h.publicApp).post('/userinfo').set('Authorization', `Bearer ${accessToken}`);
     expect(userinfo.status).toBe(401);
-    const introspect = await request(h.publicApp).post('/introspect').set('Authorization', basic(app.app_id, app.client_secret)).type('form').send({ token: accessToken });
+    const introspect = await request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ token: accessToken });
     expect(introspect.body).toEqual({ active: false });
     const asked = await agent.get('/authorize').query(authorizeQuery(app.app_id));
     expect(asked.headers.location).toMatch(/^\/consent\?interaction=/);

@@ -159,7 +159,9 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
     try {
       const expiresAt = new Date(Date.now() + 3600_000);
       const hashes = Array.from({ length: 40 }, (_, i) => `group-commit-${Date.now()}-${i}`);
-      await Promise.all(hashes.map((hash, i) => revocations.recordUsedCode(hash, { jtis: [`jti-a-${i}`, `jti-b-${i}`], expiresAt })));
+      await Promise.all(
+        hashes.map((hash, i) => revocations.recordUsedCode(hash, { jtis: [`jti-a-${i}`, `jti-b-${i}`], expiresAt })),
+      );
       expect(batches.reduce((a, b) => a + b, 0)).toBe(40);
       expect(batches.length).toBeLessThan(40);
       for (const [i, hash] of hashes.entries()) {
@@ -176,7 +178,11 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
         if (fail) throw new Error('database unavailable');
         return original(codes);
       };
-      const failing = await Promise.allSettled([1, 2, 3].map((i) => revocations.recordUsedCode(`group-fail-${Date.now()}-${i}`, { jtis: [`x-${i}`], expiresAt })));
+      const failing = await Promise.allSettled(
+        [1, 2, 3].map((i) =>
+          revocations.recordUsedCode(`group-fail-${Date.now()}-${i}`, { jtis: [`x-${i}`], expiresAt }),
+        ),
+      );
       expect(failing.every((r) => r.status === 'rejected')).toBe(true);
       fail = false;
       const after = `group-after-${Date.now()}`;
@@ -187,4 +193,3 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
     }
   });
 });
-

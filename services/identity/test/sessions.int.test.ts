@@ -53,7 +53,8 @@ describe('server-side sessions: lifetimes, sid/amr in the id_token, list and end
     expect(code).toMatch(/^[0-9a-f]{64}$/);
     return { agent, code };
   }
-  const silent = async (agent: ReturnType<typeof request.agent>) => callbackParams(await agent.get('/authorize').query(query({ prompt: 'none' })));
+  const silent = async (agent: ReturnType<typeof request.agent>) =>
+    callbackParams(await agent.get('/authorize').query(query({ prompt: 'none' })));
 
   it('puts auth_time, amr and a per-app sid in the id_token, and lists the session with its device and apps', async () => {
     await admin().delete(`/admin/users/${user.user_id}/sessions`).set(auth);
@@ -89,7 +90,10 @@ describe('server-side sessions: lifetimes, sid/amr in the id_token, list and end
     expect(Date.parse(list.body[0].expires_at as string) - created).toBe(3600 * 1000);
     // the sid an app sees is not the session id, and differs per app
     expect(claims.sid).not.toBe(list.body[0].session_id);
-    const [row] = await h.storage.db.query<{ cookie_hash: string; client_ids: string[] }>('SELECT cookie_hash, client_ids FROM sessions WHERE id = $1', [list.body[0].session_id]);
+    const [row] = await h.storage.db.query<{ cookie_hash: string; client_ids: string[] }>(
+      'SELECT cookie_hash, client_ids FROM sessions WHERE id = $1',
+      [list.body[0].session_id],
+    );
     expect(row.cookie_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.client_ids).toEqual([app.app_id]);
   });

@@ -40,7 +40,8 @@ async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
   const urls = { database: shared.database, redis: shared.redis };
   if (!shared.db && !shared.cache && !shared.bus) return testStorage('identity', migrations, urls);
   const redis = shared.redis ?? process.env.TEST_REDIS_URL;
-  const db = shared.db ?? (await testDatabase('identity', migrations, shared.database ?? process.env.TEST_DATABASE_URL));
+  const db =
+    shared.db ?? (await testDatabase('identity', migrations, shared.database ?? process.env.TEST_DATABASE_URL));
   const cache = shared.cache ?? testCache('identity', redis);
   const bus = shared.bus ?? testBus('identity', undefined, redis);
   return {
@@ -70,7 +71,13 @@ export async function identityHarness(
     ...env,
   });
   const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
-  const deps = { config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness, adminToken: ADMIN_TOKEN };
+  const deps = {
+    config,
+    storage: { ...storage, describe: { database: 'test', cache: 'test' } },
+    logger: testLogger,
+    readiness,
+    adminToken: ADMIN_TOKEN,
+  };
   const ctx = buildContext(deps, options);
   const built = await buildApp(deps, ctx);
   const close = async () => {
@@ -80,25 +87,44 @@ export async function identityHarness(
   return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close };
 }
 
-export async function createApp(h: IdentityHarness, redirectUris = [REDIRECT_URI], name = 'Test app'): Promise<{ app_id: string; client_secret: string }> {
-  const res = await request(h.adminApp).post('/admin/apps').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name, redirect_uris: redirectUris });
+export async function createApp(
+  h: IdentityHarness,
+  redirectUris = [REDIRECT_URI],
+  name = 'Test app',
+): Promise<{ app_id: string; client_secret: string }> {
+  const res = await request(h.adminApp)
+    .post('/admin/apps')
+    .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+    .send({ name, redirect_uris: redirectUris });
   if (res.status !== 201) throw new Error(`app create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 let userCounter = 0;
-export async function createUser(h: IdentityHarness, extra: Record<string, string> = {}): Promise<{ username: string; password: string; user_id: string }> {
+export async function createUser(
+  h: IdentityHarness,
+  extra: Record<string, string> = {},
+): Promise<{ username: string; password: string; user_id: string }> {
   const username = `user${++userCounter}-${Math.random().toString(36).slice(2, 8)}`;
   const password = 'correct horse battery';
   const res = await request(h.adminApp)
     .post('/admin/users')
     .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    .send({ username, password, verification_level: 'orb', name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', ...extra });
+    .send({
+      username,
+      password,
+      verification_level: 'orb',
+      name: 'Ada Lovelace',
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      ...extra,
+    });
   if (res.status !== 201) throw new Error(`user create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { username, password, user_id: res.body.user_id };
 }
 
-export const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+export const hidden = (html: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
 
 /** Drives the browser part: authorize → sign in → consent. Returns the last response (redirect to the app, or form_post page). */
 export async function browserFlow(
@@ -120,7 +146,10 @@ export async function browserFlow(
     const csrf = hidden(res.text, 'csrf');
     if (res.text.includes('name="password"')) {
       if (!user) return res;
-      res = await agent.post('/signin').type('form').send({ interaction, csrf, username: user.username, password: user.password });
+      res = await agent
+        .post('/signin')
+        .type('form')
+        .send({ interaction, csrf, username: user.username, password: user.password });
     } else {
       res = await agent.post('/consent').type('form').send({ interaction, csrf, decision });
     }
@@ -132,7 +161,13 @@ export async function browserFlow(
 export function callbackParams(res: request.Response): Record<string, string> {
   if (res.status === 200 && res.text.includes('document.forms[0].submit()')) {
     const out: Record<string, string> = {};
-    for (const m of res.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]] = m[2].replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+    for (const m of res.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+      out[m[1]] = m[2]
+        .replace(/&amp;/g, '&')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>');
     return out;
   }
   const url = new URL(res.headers.location as string);

@@ -13,7 +13,11 @@ import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
 
 export function configuredFeeds(config: PricesConfig): Feed[] {
-  const http = { timeoutMs: config.PRICE_HTTP_TIMEOUT_MS, retries: config.PRICE_HTTP_RETRIES, backoffMs: config.PRICE_HTTP_BACKOFF_MS };
+  const http = {
+    timeoutMs: config.PRICE_HTTP_TIMEOUT_MS,
+    retries: config.PRICE_HTTP_RETRIES,
+    backoffMs: config.PRICE_HTTP_BACKOFF_MS,
+  };
   const { PRICE_HTTP_HEADER_NAME: headerName, PRICE_HTTP_HEADER_VALUE: headerValue } = config;
   return config.PRICE_FEEDS.split(',').map((name) => {
     if (name === 'seed') return seedFeed(config.PRICE_SEED_FILE);
@@ -22,7 +26,9 @@ export function configuredFeeds(config: PricesConfig): Feed[] {
         ...http,
         headers: headerName && headerValue ? { [headerName]: headerValue } : undefined,
         url: config.PRICE_HTTP_URL!,
-        ids: Object.fromEntries(config.PRICE_HTTP_IDS.split(',').map((pair) => [pair.split('=')[0].toUpperCase(), pair.split('=')[1]])),
+        ids: Object.fromEntries(
+          config.PRICE_HTTP_IDS.split(',').map((pair) => [pair.split('=')[0].toUpperCase(), pair.split('=')[1]]),
+        ),
         fiats: config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
       });
     return fxFeed({ ...http, url: config.FX_HTTP_URL! });
@@ -41,9 +47,18 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
   const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000);
-  deps.readiness.checks.push({ name: 'price_snapshot', check: () => prices.assertFreshInSnapshot(config.NATIVE_TOKEN) });
+  deps.readiness.checks.push({
+    name: 'price_snapshot',
+    check: () => prices.assertFreshInSnapshot(config.NATIVE_TOKEN),
+  });
   deps.readiness.rule = pricesReady;
-  const runner = new FeedRunner(configuredFeeds(config), prices, storage.cache, config.PRICE_FEED_INTERVAL_SECONDS * 1000, logger);
+  const runner = new FeedRunner(
+    configuredFeeds(config),
+    prices,
+    storage.cache,
+    config.PRICE_FEED_INTERVAL_SECONDS * 1000,
+    logger,
+  );
   if (config.PRICE_FEEDS.split(',').includes('seed')) await runner.runOnce(true, ['seed']);
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
   if (others.length) void runner.runOnce(true, others);
@@ -60,11 +75,15 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
-      pricesRoute(router, prices, { nativeToken: config.NATIVE_TOKEN, cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS });
+      pricesRoute(router, prices, {
+        nativeToken: config.NATIVE_TOKEN,
+        cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS,
+      });
       widgetRoute(router);
       openApiRoute(router, pricesOpenApi(config.PRICES_URL, config.NATIVE_TOKEN));
     },
-    adminRoutes: (router) => pricesAdminRoutes(router, { prices, store, runner, audit, maxAgeMs: config.PRICE_MAX_AGE_SECONDS * 1000 }),
+    adminRoutes: (router) =>
+      pricesAdminRoutes(router, { prices, store, runner, audit, maxAgeMs: config.PRICE_MAX_AGE_SECONDS * 1000 }),
   });
   return {
     ...apps,

@@ -30,19 +30,28 @@ const schema = {
   PRICES_PORT: port(4002),
   PRICES_ADMIN_PORT: port(4102),
   PRICES_URL: publicUrl('http://localhost:4002'),
-  NATIVE_TOKEN: Joi.string().pattern(/^[A-Za-z0-9]{2,12}$/).uppercase().default('WLD'),
+  NATIVE_TOKEN: Joi.string()
+    .pattern(/^[A-Za-z0-9]{2,12}$/)
+    .uppercase()
+    .default('WLD'),
   PRICE_MAX_AGE_SECONDS: Joi.number().integer().min(1).default(900),
   PRICE_CACHE_MAX_AGE_SECONDS: Joi.number().integer().min(0).max(3600).default(30),
-  PRICE_FEEDS: Joi.string().pattern(/^(seed|http|fx)(,(seed|http|fx))*$/).default('seed'),
+  PRICE_FEEDS: Joi.string()
+    .pattern(/^(seed|http|fx)(,(seed|http|fx))*$/)
+    .default('seed'),
   PRICE_FEED_INTERVAL_SECONDS: Joi.number().integer().min(1).default(60),
   PRICE_SEED_FILE: Joi.string(),
   PRICE_HTTP_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   PRICE_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60000).default(5000),
   PRICE_HTTP_RETRIES: Joi.number().integer().min(0).max(10).default(3),
   PRICE_HTTP_BACKOFF_MS: Joi.number().integer().min(0).max(60000).default(250),
-  PRICE_HTTP_IDS: Joi.string().pattern(/^[A-Za-z0-9]+=[\w.-]+(,[A-Za-z0-9]+=[\w.-]+)*$/).default('WLD=worldcoin-wld,USDCE=usd-coin,USDC=usd-coin,ETH=ethereum,WETH=weth')
+  PRICE_HTTP_IDS: Joi.string()
+    .pattern(/^[A-Za-z0-9]+=[\w.-]+(,[A-Za-z0-9]+=[\w.-]+)*$/)
+    .default('WLD=worldcoin-wld,USDCE=usd-coin,USDC=usd-coin,ETH=ethereum,WETH=weth')
     .messages({ 'string.pattern.base': '{{#label}} must look like WLD=worldcoin-wld,USDCE=usd-coin' }),
-  PRICE_HTTP_FIATS: Joi.string().pattern(/^[A-Za-z]{3}(,[A-Za-z]{3})*$/).default('USD,EUR'),
+  PRICE_HTTP_FIATS: Joi.string()
+    .pattern(/^[A-Za-z]{3}(,[A-Za-z]{3})*$/)
+    .default('USD,EUR'),
   PRICE_HTTP_HEADER_NAME: Joi.string()
     .pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/)
     .messages({ 'string.pattern.base': '{{#label}} must be an HTTP header name' }),
@@ -57,8 +66,10 @@ export function loadPricesConfig(env: NodeJS.ProcessEnv): Readonly<PricesConfig>
   const config = loadEnv<PricesConfig>(schema, env);
   const feeds = config.PRICE_FEEDS.split(',');
   const problems: string[] = [];
-  if (feeds.includes('http') && !config.PRICE_HTTP_URL) problems.push('PRICE_HTTP_URL is required when PRICE_FEEDS includes http');
-  if (feeds.includes('fx') && !config.FX_HTTP_URL) problems.push('FX_HTTP_URL is required when PRICE_FEEDS includes fx');
+  if (feeds.includes('http') && !config.PRICE_HTTP_URL)
+    problems.push('PRICE_HTTP_URL is required when PRICE_FEEDS includes http');
+  if (feeds.includes('fx') && !config.FX_HTTP_URL)
+    problems.push('FX_HTTP_URL is required when PRICE_FEEDS includes fx');
   if (Boolean(config.PRICE_HTTP_HEADER_NAME) !== Boolean(config.PRICE_HTTP_HEADER_VALUE))
     problems.push('PRICE_HTTP_HEADER_NAME and PRICE_HTTP_HEADER_VALUE must be set together');
   if (feeds.includes('seed') && config.DATABASE_URL && !config.PRICE_FEEDS_ALLOW_SEED)

@@ -11,7 +11,10 @@ interface Entry {
 describe('prices admin API and audit trail', () => {
   let h: PricesHarness;
   beforeAll(async () => {
-    h = await pricesHarness({ ADMIN_TOKENS: 'ops-carol:ops-carol-token-0123456789abcdef', PRICE_MAX_AGE_SECONDS: '600' });
+    h = await pricesHarness({
+      ADMIN_TOKENS: 'ops-carol:ops-carol-token-0123456789abcdef',
+      PRICE_MAX_AGE_SECONDS: '600',
+    });
   });
   afterAll(() => h.close());
 
@@ -25,7 +28,9 @@ describe('prices admin API and audit trail', () => {
     await h.admin('post', '/feeds/run').expect(200);
     await h.admin('post', '/prices').send({ token: 'WLD', fiat: 'EUR', amount: '1.25' }).expect(201);
     // an old manual value, past PRICE_MAX_AGE_SECONDS
-    await h.storage.db.query("INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at) VALUES ('USDC', 'JPY', 150, 0, 'manual', now() - interval '1 hour')");
+    await h.storage.db.query(
+      "INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at) VALUES ('USDC', 'JPY', 150, 0, 'manual', now() - interval '1 hour')",
+    );
     const res = await h.admin('get', '/feeds').expect(200);
     expect(res.body.max_age_seconds).toBe(600);
     const byName = Object.fromEntries(res.body.feeds.map((f: { name: string }) => [f.name, f]));
@@ -41,9 +46,21 @@ describe('prices admin API and audit trail', () => {
     await asOps('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '2.5' }).expect(201);
     await h.admin('post', '/fx').send({ fiat: 'EUR', rate: '0.9' }).expect(201);
     await asOps('post', '/feeds/run').expect(200);
-    expect((await auditOf('price.set')).find((e) => e.subject === 'WLD/USD')).toMatchObject({ actor: { type: 'operator', id: 'ops-carol' }, detail: { amount: '2.5' } });
-    expect((await auditOf('fx_rate.set'))[0]).toMatchObject({ subject: 'USD/EUR', actor: { id: 'admin' }, detail: { rate: '0.9' } });
-    expect((await auditOf('feeds.run'))[0]).toMatchObject({ actor: { id: 'ops-carol' }, detail: { outcome: { seed: 'ok' } } });
-    expect((await request(h.adminApp).get('/admin/feeds').set('Authorization', `Bearer ${ADMIN_TOKEN}x`)).status).toBe(401);
+    expect((await auditOf('price.set')).find((e) => e.subject === 'WLD/USD')).toMatchObject({
+      actor: { type: 'operator', id: 'ops-carol' },
+      detail: { amount: '2.5' },
+    });
+    expect((await auditOf('fx_rate.set'))[0]).toMatchObject({
+      subject: 'USD/EUR',
+      actor: { id: 'admin' },
+      detail: { rate: '0.9' },
+    });
+    expect((await auditOf('feeds.run'))[0]).toMatchObject({
+      actor: { id: 'ops-carol' },
+      detail: { outcome: { seed: 'ok' } },
+    });
+    expect((await request(h.adminApp).get('/admin/feeds').set('Authorization', `Bearer ${ADMIN_TOKEN}x`)).status).toBe(
+      401,
+    );
   });
 });

@@ -28,7 +28,10 @@ describe('exact decimal arithmetic', () => {
     expect(multiply(wldUsd, parseDecimal('151.82')!, 6)).toEqual({ amount: 229364039n, decimals: 6 }); // 229.36403866
     expect(multiply(wldUsd, parseDecimal('0.9234')!, 6)).toEqual({ amount: 1395039n, decimals: 6 }); // 1.3950385542 → 1.395039
     expect(multiply(parseDecimal('2.5')!, parseDecimal('0.0000005')!, 6)).toEqual({ amount: 1n, decimals: 6 }); // 0.00000125 → 0.000001
-    expect(multiply(parseDecimal('1.000001')!, parseDecimal('15702')!, 6)).toEqual({ amount: 15702015702n, decimals: 6 });
+    expect(multiply(parseDecimal('1.000001')!, parseDecimal('15702')!, 6)).toEqual({
+      amount: 15702015702n,
+      decimals: 6,
+    });
     expect(rescale({ amount: 1234565n, decimals: 7 }, 6)).toEqual({ amount: 123457n, decimals: 6 });
   });
 

@@ -57,7 +57,15 @@ describe('price feeds against a local HTTP server', () => {
     await api.stop();
   });
 
-  const feed = () => httpFeed({ url: api.url, ids: { WLD: 'worldcoin-wld', USDCE: 'usd-coin' }, fiats: ['USD', 'EUR'], timeoutMs: 200, retries: 2, backoffMs: 10 });
+  const feed = () =>
+    httpFeed({
+      url: api.url,
+      ids: { WLD: 'worldcoin-wld', USDCE: 'usd-coin' },
+      fiats: ['USD', 'EUR'],
+      timeoutMs: 200,
+      retries: 2,
+      backoffMs: 10,
+    });
   const GOOD = '{"worldcoin-wld":{"usd":1.7890123456789012345,"eur":1.61},"usd-coin":{"usd":0.99998,"eur":0.92}}';
 
   it('reads the simple-price shape with exact numbers (no float rounding; past 18 decimals, half up)', async () => {
@@ -71,8 +79,15 @@ describe('price feeds against a local HTTP server', () => {
 
   it('sends the API key header PRICE_HTTP_HEADER_NAME / PRICE_HTTP_HEADER_VALUE configure (a CoinGecko demo key)', async () => {
     api.script({ body: GOOD }, { body: GOOD });
-    const env = { PRICE_FEEDS: 'http', PRICE_HTTP_URL: api.url, PRICE_HTTP_IDS: 'WLD=worldcoin-wld', PRICE_HTTP_FIATS: 'USD' };
-    const [keyed] = configuredFeeds(loadPricesConfig({ ...env, PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'CG-demo-123' }));
+    const env = {
+      PRICE_FEEDS: 'http',
+      PRICE_HTTP_URL: api.url,
+      PRICE_HTTP_IDS: 'WLD=worldcoin-wld',
+      PRICE_HTTP_FIATS: 'USD',
+    };
+    const [keyed] = configuredFeeds(
+      loadPricesConfig({ ...env, PRICE_HTTP_HEADER_NAME: 'x-cg-demo-api-key', PRICE_HTTP_HEADER_VALUE: 'CG-demo-123' }),
+    );
     const result = await keyed.fetch();
     expect(result.quotes.map((q) => `${q.token}/${q.fiat}`)).toEqual(['WLD/USD']);
     expect(api.headers[0]).toMatchObject({ 'x-cg-demo-api-key': 'CG-demo-123', accept: 'application/json' });
@@ -105,7 +120,9 @@ describe('price feeds against a local HTTP server', () => {
     const runner = new FeedRunner([feed()], prices, new MemoryCache(), 60000, testLogger);
     api.script({ body: GOOD });
     expect(await runner.runOnce(true)).toEqual({ http: 'ok' });
-    const served = async () => (await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' })).body.result.prices.WLD.USD;
+    const served = async () =>
+      (await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' })).body.result
+        .prices.WLD.USD;
     expect(await served()).toEqual({ asset: 'USD', amount: '1789012345678901235', decimals: 18, symbol: 'USD' });
     api.script({ status: 500 }, { status: 500 }, { status: 500 });
     expect(await runner.runOnce(true)).toEqual({ http: 'failed' });
@@ -129,7 +146,13 @@ describe('price feeds against a local HTTP server', () => {
     const prices = new PriceService(priceStore(h.storage.db), h.storage.bus, 900000);
     await h.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '1.510763' }).expect(201);
     api.script({ body: '{"amount":1.0,"base":"USD","date":"2026-11-20","rates":{"ISK":138.45,"XYZ":2,"MNT":3450.5}}' });
-    const runner = new FeedRunner([fxFeed({ url: `${api.url}/latest?from=USD`, timeoutMs: 500, retries: 0 })], prices, new MemoryCache(), 60000, testLogger);
+    const runner = new FeedRunner(
+      [fxFeed({ url: `${api.url}/latest?from=USD`, timeoutMs: 500, retries: 0 })],
+      prices,
+      new MemoryCache(),
+      60000,
+      testLogger,
+    );
     expect(await runner.runOnce(true)).toEqual({ fx: 'ok' });
     const res = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'ISK,MNT' });
     expect(res.body.result.prices.WLD).toEqual({
@@ -140,6 +163,8 @@ describe('price feeds against a local HTTP server', () => {
 
   it('refuses an FX answer on another base', async () => {
     api.script({ body: '{"base":"EUR","rates":{"USD":1.08}}' });
-    await expect(fxFeed({ url: `${api.url}/latest`, timeoutMs: 500, retries: 0 }).fetch()).rejects.toThrow('base must be USD');
+    await expect(fxFeed({ url: `${api.url}/latest`, timeoutMs: 500, retries: 0 }).fetch()).rejects.toThrow(
+      'base must be USD',
+    );
   });
 });

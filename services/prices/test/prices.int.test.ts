@@ -8,7 +8,8 @@ describe('GET /public/v1/prices/latest/wld', () => {
   });
   afterAll(() => h.close());
 
-  const get = (query: Record<string, string>, path = '/public/v1/prices/latest/wld') => request(h.publicApp).get(path).query(query);
+  const get = (query: Record<string, string>, path = '/public/v1/prices/latest/wld') =>
+    request(h.publicApp).get(path).query(query);
 
   it('serves SPEC 2.6 for the requested tokens and fiats (four prices)', async () => {
     const res = await get({ fiatCurrencies: 'USD,EUR', cryptoCurrencies: 'WLD,USDCE' });
@@ -16,8 +17,14 @@ describe('GET /public/v1/prices/latest/wld', () => {
     expect(res.body).toEqual({
       result: {
         prices: {
-          WLD: { USD: { asset: 'USD', amount: '1510763', decimals: 6, symbol: 'USD' }, EUR: { asset: 'EUR', amount: '1395112', decimals: 6, symbol: 'EUR' } },
-          USDCE: { USD: { asset: 'USD', amount: '1000120', decimals: 6, symbol: 'USD' }, EUR: { asset: 'EUR', amount: '923514', decimals: 6, symbol: 'EUR' } },
+          WLD: {
+            USD: { asset: 'USD', amount: '1510763', decimals: 6, symbol: 'USD' },
+            EUR: { asset: 'EUR', amount: '1395112', decimals: 6, symbol: 'EUR' },
+          },
+          USDCE: {
+            USD: { asset: 'USD', amount: '1000120', decimals: 6, symbol: 'USD' },
+            EUR: { asset: 'EUR', amount: '923514', decimals: 6, symbol: 'EUR' },
+          },
         },
       },
     });
@@ -45,12 +52,24 @@ describe('GET /public/v1/prices/latest/wld', () => {
   });
 
   it('errors: 400 required, 400 invalid_parameter naming the code, 404 for another token path', async () => {
-    expect((await get({})).body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'fiatCurrencies' });
+    expect((await get({})).body).toEqual({
+      code: 'required',
+      detail: 'This attribute is required.',
+      attribute: 'fiatCurrencies',
+    });
     const fiat = await get({ fiatCurrencies: 'USD,XYZ' });
     expect(fiat.status).toBe(400);
-    expect(fiat.body).toEqual({ code: 'invalid_parameter', detail: 'Unknown fiat currency code: XYZ.', attribute: 'fiatCurrencies' });
+    expect(fiat.body).toEqual({
+      code: 'invalid_parameter',
+      detail: 'Unknown fiat currency code: XYZ.',
+      attribute: 'fiatCurrencies',
+    });
     const token = await get({ fiatCurrencies: 'USD', cryptoCurrencies: 'WLD,DOGE' });
-    expect(token.body).toEqual({ code: 'invalid_parameter', detail: 'Unknown token code: DOGE.', attribute: 'cryptoCurrencies' });
+    expect(token.body).toEqual({
+      code: 'invalid_parameter',
+      detail: 'Unknown token code: DOGE.',
+      attribute: 'cryptoCurrencies',
+    });
     const other = await get({ fiatCurrencies: 'USD' }, '/public/v1/prices/latest/eth');
     expect(other.status).toBe(404);
     expect(other.body.code).toBe('not_found');
@@ -59,7 +78,11 @@ describe('GET /public/v1/prices/latest/wld', () => {
   it('503 price_unavailable for a known pair without a price, never a guess', async () => {
     const res = await get({ fiatCurrencies: 'USD,AFN' });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ code: 'price_unavailable', detail: 'No fresh price for WLD/AFN; try again later.', attribute: null });
+    expect(res.body).toEqual({
+      code: 'price_unavailable',
+      detail: 'No fresh price for WLD/AFN; try again later.',
+      attribute: null,
+    });
   });
 
   it('refuses stale prices: past PRICE_MAX_AGE_SECONDS a price is unavailable, not served', async () => {
@@ -86,7 +109,10 @@ describe('GET /public/v1/prices/latest/wld', () => {
     expect(byTag.text).toBe('');
     const byDate = await get({ fiatCurrencies: 'USD' }).set('If-Modified-Since', res.headers['last-modified']);
     expect(byDate.status).toBe(304);
-    const preflight = await request(h.publicApp).options('/public/v1/prices/latest/wld').set('Origin', 'https://widget.example').set('Access-Control-Request-Method', 'GET');
+    const preflight = await request(h.publicApp)
+      .options('/public/v1/prices/latest/wld')
+      .set('Origin', 'https://widget.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
   });

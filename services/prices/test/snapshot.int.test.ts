@@ -23,11 +23,18 @@ function countingDb(db: Db): { db: Db; statements: string[] } {
   });
   return {
     statements,
-    db: { ...db, schema: db.schema, query: count(db).query, transaction: (fn) => db.transaction((tx) => fn(count(tx))), withClient: (fn) => db.withClient((c) => fn(count(c))) },
+    db: {
+      ...db,
+      schema: db.schema,
+      query: count(db).query,
+      transaction: (fn) => db.transaction((tx) => fn(count(tx))),
+      withClient: (fn) => db.withClient((c) => fn(count(c))),
+    },
   };
 }
 
-const get = (h: PricesHarness, query: Record<string, string>) => request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
+const get = (h: PricesHarness, query: Record<string, string>) =>
+  request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
 
 describe('prices from a snapshot', () => {
   let db: Db;
@@ -55,12 +62,18 @@ describe('prices from a snapshot', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-length']).toBe(String(Buffer.byteLength(text)));
     expect(res.headers.etag).toBe(`"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`);
-    const [{ newest }] = await db.query<{ newest: Date }>("SELECT max(observed_at) AS newest FROM quotes WHERE token IN ('WLD', 'USDCE') AND fiat IN ('USD', 'EUR')");
+    const [{ newest }] = await db.query<{ newest: Date }>(
+      "SELECT max(observed_at) AS newest FROM quotes WHERE token IN ('WLD', 'USDCE') AND fiat IN ('USD', 'EUR')",
+    );
     expect(res.headers['last-modified']).toBe(new Date(Math.floor(newest.getTime() / 1000) * 1000).toUTCString());
   });
 
   it('once warm, answers found, cross-rate and absent pairs without touching the database', async () => {
-    const queries: Record<string, string>[] = [{ fiatCurrencies: 'USD,EUR', cryptoCurrencies: 'WLD,USDCE' }, { fiatCurrencies: 'JPY,IDR' }, { fiatCurrencies: 'USD,AFN' }];
+    const queries: Record<string, string>[] = [
+      { fiatCurrencies: 'USD,EUR', cryptoCurrencies: 'WLD,USDCE' },
+      { fiatCurrencies: 'JPY,IDR' },
+      { fiatCurrencies: 'USD,AFN' },
+    ];
     const first = await Promise.all(queries.map((q) => get(h, q)));
     expect(first.map((r) => r.status)).toEqual([200, 200, 503]);
     counted.statements.length = 0;
@@ -74,17 +87,20 @@ describe('prices from a snapshot', () => {
   it.each([
     ['latestQuotes', 'quotes_latest_idx'],
     ['latestFxRates', 'fx_rates_latest_idx'],
-  ] as const)('%s reads one row per pair through %s, whatever the history (1,000,000 rows cost what 100 do)', async (method, index) => {
-    const sql: string[] = [];
-    await priceStore({ query: async (text) => (sql.push(text), []) })[method]();
-    const plan = await db.transaction(async (tx) => {
-      await tx.query('SET LOCAL enable_seqscan = off');
-      const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql[0]}`);
-      return JSON.stringify(row['QUERY PLAN']);
-    });
-    expect(plan).toContain('"Node Type":"Limit"');
-    expect(plan).toMatch(new RegExp(`"Node Type":"Index (Only )?Scan"[^}]*"Index Name":"${index}"`));
-  });
+  ] as const)(
+    '%s reads one row per pair through %s, whatever the history (1,000,000 rows cost what 100 do)',
+    async (method, index) => {
+      const sql: string[] = [];
+      await priceStore({ query: async (text) => (sql.push(text), []) })[method]();
+      const plan = await db.transaction(async (tx) => {
+        await tx.query('SET LOCAL enable_seqscan = off');
+        const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql[0]}`);
+        return JSON.stringify(row['QUERY PLAN']);
+      });
+      expect(plan).toContain('"Node Type":"Limit"');
+      expect(plan).toMatch(new RegExp(`"Node Type":"Index (Only )?Scan"[^}]*"Index Name":"${index}"`));
+    },
+  );
 });
 
 describe('freshness is judged against the clock, not the snapshot', () => {
@@ -103,7 +119,12 @@ describe('freshness is judged against the clock, not the snapshot', () => {
     const t0 = Date.parse('2026-11-20T10:00:00.000Z');
     let now = t0;
     const prices = new PriceService(priceStore(db), bus, 60000, { now: () => now });
-    const at = (offsetMs: number, amount: string) => ({ amount, decimals: 6, source: 'manual', observedAt: new Date(t0 + offsetMs) });
+    const at = (offsetMs: number, amount: string) => ({
+      amount,
+      decimals: 6,
+      source: 'manual',
+      observedAt: new Date(t0 + offsetMs),
+    });
     await prices.record({
       quotes: [
         { token: 'WLD', fiat: 'EUR', observation: at(0, '1400000') },
@@ -112,7 +133,8 @@ describe('freshness is judged against the clock, not the snapshot', () => {
       fx: [{ fiat: 'EUR', observation: at(20000, '900000') }],
     });
     const [{ count }] = await db.query<{ count: string }>('SELECT count(*) FROM quotes');
-    const amount = async () => JSON.parse((await prices.answer(['WLD'], ['EUR'])).body.toString()).result.prices.WLD.EUR.amount;
+    const amount = async () =>
+      JSON.parse((await prices.answer(['WLD'], ['EUR'])).body.toString()).result.prices.WLD.EUR.amount;
     expect(await amount()).toBe('1400000');
     now = t0 + 60000;
     expect(await amount()).toBe('1400000');
@@ -120,7 +142,11 @@ describe('freshness is judged against the clock, not the snapshot', () => {
     expect(await amount()).toBe('1350000');
     now = t0 + 80001; // the EUR rate is stale too
     const stale = await prices.answer(['WLD'], ['EUR']).catch((err: unknown) => err);
-    expect(isAppError(stale) && [stale.status, stale.code, stale.detail]).toEqual([503, 'price_unavailable', 'No fresh price for WLD/EUR; try again later.']);
+    expect(isAppError(stale) && [stale.status, stale.code, stale.detail]).toEqual([
+      503,
+      'price_unavailable',
+      'No fresh price for WLD/EUR; try again later.',
+    ]);
     expect((await prices.answer(['WLD'], ['USD'])).body.toString()).toContain('"amount":"1500000"');
     now = t0 + 90001;
     await expect(prices.answer(['WLD'], ['USD'])).rejects.toMatchObject({ code: 'price_unavailable' });
@@ -147,13 +173,15 @@ describe('two instances sharing the database and the invalidation bus', () => {
   });
 
   it('a price set on one instance is served by it at the next request and by the other within 1 s', async () => {
-    const amount = async (h: PricesHarness) => (await get(h, { fiatCurrencies: 'GBP' })).body.result?.prices.WLD.GBP.amount as string;
+    const amount = async (h: PricesHarness) =>
+      (await get(h, { fiatCurrencies: 'GBP' })).body.result?.prices.WLD.GBP.amount as string;
     expect(await amount(b)).toBe('1189122'); // seed: 1.510763 × 0.7871, half up
     await a.admin('post', '/prices').send({ token: 'WLD', fiat: 'GBP', amount: '1.25' }).expect(201);
     expect(await amount(a)).toBe('1250000');
     const deadline = Date.now() + 1000;
     let seen = await amount(b);
-    while (seen !== '1250000' && Date.now() < deadline) seen = await new Promise((r) => setTimeout(r, 20)).then(() => amount(b));
+    while (seen !== '1250000' && Date.now() < deadline)
+      seen = await new Promise((r) => setTimeout(r, 20)).then(() => amount(b));
     expect(seen).toBe('1250000');
   });
 });

@@ -19,15 +19,29 @@ export interface PricesHarness {
   close(): Promise<void>;
 }
 
-export async function pricesHarness(env: NodeJS.ProcessEnv = {}, shared: TestStorageOptions = {}): Promise<PricesHarness> {
+export async function pricesHarness(
+  env: NodeJS.ProcessEnv = {},
+  shared: TestStorageOptions = {},
+): Promise<PricesHarness> {
   const storage = await testStorage('prices', path.join(__dirname, '..', 'migrations'), shared);
-  const config = loadPricesConfig({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')), LOG_LEVEL: 'silent', ...env });
-  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: storageChecks(storage) }, adminToken: ADMIN_TOKEN });
+  const config = loadPricesConfig({
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-prices-')),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const built = await buildApp({
+    config,
+    storage: { ...storage, describe: { database: 'test', cache: 'test' } },
+    logger: testLogger,
+    readiness: { shuttingDown: false, checks: storageChecks(storage) },
+    adminToken: ADMIN_TOKEN,
+  });
   return {
     publicApp: built.publicApp,
     adminApp: built.adminApp,
     storage,
-    admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
+    admin: (method, route) =>
+      request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
       await storage.close();

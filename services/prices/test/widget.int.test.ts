@@ -28,10 +28,15 @@ describe('GET /widget.js', () => {
   });
 
   it('the price API it calls answers browsers of any origin, exposing the ETag', async () => {
-    const preflight = await request(h.publicApp).options('/public/v1/miniapps/prices').set('Origin', 'https://shop.example').set('Access-Control-Request-Headers', 'if-none-match');
+    const preflight = await request(h.publicApp)
+      .options('/public/v1/miniapps/prices')
+      .set('Origin', 'https://shop.example')
+      .set('Access-Control-Request-Headers', 'if-none-match');
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-headers']).toMatch(/If-None-Match/);
-    const res = await request(h.publicApp).get('/public/v1/miniapps/prices?fiatCurrencies=USD').set('Origin', 'https://shop.example');
+    const res = await request(h.publicApp)
+      .get('/public/v1/miniapps/prices?fiatCurrencies=USD')
+      .set('Origin', 'https://shop.example');
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-expose-headers']).toMatch(/ETag/);
   });

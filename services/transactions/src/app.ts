@@ -31,7 +31,9 @@ export const transactionsReady = (ok: Record<string, boolean>) => ok.database;
 /** Composition root: stores → domain → routes, the admin API, the webhook delivery worker, and the chain watcher when configured. */
 export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
-  const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, { ttlMs: config.API_KEY_CACHE_SECONDS * 1000 });
+  const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, {
+    ttlMs: config.API_KEY_CACHE_SECONDS * 1000,
+  });
   const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
   const transactions = new TransactionService(storage.db, storage.bus, { audit });
@@ -52,7 +54,13 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     bodyLimit: config.BODY_LIMIT,
     publicRoutes: (router) => {
       transactionRoute(router, { apiKeys, transactions, failures });
-      recordTransactionRoute(router, { apiKeys, transactions, failures, tokens: config.CHAIN_TOKENS, bodyLimit: config.BODY_LIMIT });
+      recordTransactionRoute(router, {
+        apiKeys,
+        transactions,
+        failures,
+        tokens: config.CHAIN_TOKENS,
+        bodyLimit: config.BODY_LIMIT,
+      });
       openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
     adminRoutes: (router) => {

@@ -56,7 +56,9 @@ const schema = {
   API_KEY_SECRET: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
   API_KEY_CACHE_SECONDS: Joi.number().integer().min(0).max(60).default(5),
   CHAIN_RPC_URL: Joi.string().uri({ scheme: ['http', 'https', 'ws', 'wss'] }),
-  CHAIN_NAME: Joi.string().pattern(/^[a-z0-9-]{1,50}$/).default('worldchain'),
+  CHAIN_NAME: Joi.string()
+    .pattern(/^[a-z0-9-]{1,50}$/)
+    .default('worldchain'),
   CHAIN_CONFIRMATIONS: Joi.number().integer().min(1).max(1000),
   CHAIN_FINALITY: Joi.string()
     .custom((value: string, helpers) => {
@@ -64,7 +66,9 @@ const schema = {
       const confirmations = /^\d{1,4}$/.test(value) ? Number(value) : NaN;
       return confirmations >= 1 && confirmations <= 1000 ? confirmations : helpers.error('any.invalid');
     })
-    .messages({ 'any.invalid': '{{#label}} must be a number of confirmations (1 to 1000), safe or finalized (got {{#value}})' }),
+    .messages({
+      'any.invalid': '{{#label}} must be a number of confirmations (1 to 1000), safe or finalized (got {{#value}})',
+    }),
   CHAIN_TOKENS: Joi.string()
     .custom((value: string, helpers) => {
       const tokens = parseChainTokens(value);
@@ -77,7 +81,9 @@ const schema = {
   WEBHOOK_RETRY_SCHEDULE: Joi.string()
     .custom((v: string, helpers) => (parseRetrySchedule(v) ? v : helpers.error('any.invalid')))
     .default(DEFAULT_RETRY_SCHEDULE.join(','))
-    .messages({ 'any.invalid': '{{#label}} must be comma-separated whole seconds, such as 5,300,1800 (got {{#value}})' }),
+    .messages({
+      'any.invalid': '{{#label}} must be comma-separated whole seconds, such as 5,300,1800 (got {{#value}})',
+    }),
   WEBHOOK_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
   WEBHOOK_POLL_INTERVAL_MS: Joi.number().integer().min(10).max(60000).default(2000),
 };
@@ -85,12 +91,26 @@ const schema = {
 export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<TransactionsConfig> {
   const base = loadEnv<TransactionsEnv>(schema, env);
   if (base.CHAIN_RPC_URL && !base.CHAIN_TOKENS[base.CHAIN_NAME])
-    throw new ConfigError([`CHAIN_TOKENS has no tokens for CHAIN_NAME ${base.CHAIN_NAME}, so the watcher could verify no payment`]);
+    throw new ConfigError([
+      `CHAIN_TOKENS has no tokens for CHAIN_NAME ${base.CHAIN_NAME}, so the watcher could verify no payment`,
+    ]);
   return Object.freeze({
     ...base,
     chainFinality: base.CHAIN_FINALITY ?? base.CHAIN_CONFIRMATIONS ?? 'safe',
-    apiKeySecret: resolveSecret('API_KEY_SECRET', base.API_KEY_SECRET, base.DATA_DIR, 'transactions/api-key-secret', !base.DATABASE_URL),
-    keyEncryptionKey: resolveSecret('KEY_ENCRYPTION_KEY', base.KEY_ENCRYPTION_KEY, base.DATA_DIR, 'transactions/key-encryption-key', !base.DATABASE_URL),
+    apiKeySecret: resolveSecret(
+      'API_KEY_SECRET',
+      base.API_KEY_SECRET,
+      base.DATA_DIR,
+      'transactions/api-key-secret',
+      !base.DATABASE_URL,
+    ),
+    keyEncryptionKey: resolveSecret(
+      'KEY_ENCRYPTION_KEY',
+      base.KEY_ENCRYPTION_KEY,
+      base.DATA_DIR,
+      'transactions/key-encryption-key',
+      !base.DATABASE_URL,
+    ),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
     // embedded mode is local use: a receiver on this machine must work
     webhookAllowPrivate: base.WEBHOOK_ALLOW_PRIVATE ?? !base.DATABASE_URL,

@@ -1,5 +1,11 @@
 import { loadTransactionsConfig } from '../src/config';
-import { DEFAULT_CHAIN_TOKENS, parseChainTokens, representable, sameAmount, type TokenConfig } from '../src/chain/chain-tokens';
+import {
+  DEFAULT_CHAIN_TOKENS,
+  parseChainTokens,
+  representable,
+  sameAmount,
+  type TokenConfig,
+} from '../src/chain/chain-tokens';
 import { lastFinalBlock, TRANSFER_TOPIC, verifyTransfer, type ChainLog } from '../src/chain/verify-transfer';
 import { differingField } from '../src/domain/transactions';
 
@@ -19,13 +25,19 @@ const transferLog = (contract: string, from: string, to: string, value: bigint):
 });
 const recorded = { from: A, to: B, token: 'WLD', tokenAmount: '1500000' };
 const WEI_1_5 = 1_500_000_000_000_000_000n;
-const reasonOf = (token: TokenConfig | undefined, observed: Parameters<typeof verifyTransfer>[2], r = recorded) => verifyTransfer(r, token, observed)?.code ?? null;
+const reasonOf = (token: TokenConfig | undefined, observed: Parameters<typeof verifyTransfer>[2], r = recorded) =>
+  verifyTransfer(r, token, observed)?.code ?? null;
 
 describe('verifyTransfer', () => {
   it('accepts an exact ERC-20 transfer, converting 6 decimals to the token’s own, among other logs and in any address case', () => {
-    const logs = [transferLog(OTHER_TOKEN, A, C, 5n), transferLog(TOKEN.toUpperCase().replace('0X', '0x'), A, B, WEI_1_5)];
+    const logs = [
+      transferLog(OTHER_TOKEN, A, C, 5n),
+      transferLog(TOKEN.toUpperCase().replace('0X', '0x'), A, B, WEI_1_5),
+    ];
     expect(reasonOf(erc20, { status: 'success', logs })).toBeNull();
-    expect(reasonOf(erc20, { status: 'success', logs }, { ...recorded, from: A.toUpperCase().replace('0X', '0x') })).toBeNull();
+    expect(
+      reasonOf(erc20, { status: 'success', logs }, { ...recorded, from: A.toUpperCase().replace('0X', '0x') }),
+    ).toBeNull();
   });
 
   it.each([
@@ -47,13 +59,23 @@ describe('verifyTransfer', () => {
   });
 
   it('checks a native payment from the transaction itself', () => {
-    const tx = (from: string, to: string | null, value: bigint) => ({ status: 'success' as const, logs: [], transaction: { from, to, value } });
+    const tx = (from: string, to: string | null, value: bigint) => ({
+      status: 'success' as const,
+      logs: [],
+      transaction: { from, to, value },
+    });
     expect(reasonOf(native, tx(A, B, WEI_1_5))).toBeNull();
     expect(reasonOf(native, tx(A, B, WEI_1_5 - 1n))).toBe('wrong_amount');
     expect(reasonOf(native, tx(A, C, WEI_1_5))).toBe('wrong_recipient');
     expect(reasonOf(native, tx(A, null, WEI_1_5))).toBe('wrong_recipient');
     expect(reasonOf(native, tx(C, B, WEI_1_5))).toBe('wrong_sender');
-    expect(reasonOf(native, { status: 'success', logs: [transferLog(TOKEN, A, B, WEI_1_5)], transaction: { from: A, to: TOKEN, value: 0n } })).toBe('wrong_token');
+    expect(
+      reasonOf(native, {
+        status: 'success',
+        logs: [transferLog(TOKEN, A, B, WEI_1_5)],
+        transaction: { from: A, to: TOKEN, value: 0n },
+      }),
+    ).toBe('wrong_token');
   });
 });
 
@@ -92,7 +114,11 @@ describe('CHAIN_TOKENS', () => {
       local: { TST: { kind: 'erc20', address: TOKEN, decimals: 2 }, ETH: { kind: 'native', decimals: 18 } },
     });
     expect(Object.keys(DEFAULT_CHAIN_TOKENS.worldchain)).toEqual(['USDCE', 'WLD', 'ETH']);
-    expect(DEFAULT_CHAIN_TOKENS.worldchain.USDCE).toEqual({ kind: 'erc20', address: '0x79A02482A880bCE3F13e09Da970dC34db4CD24d1', decimals: 6 });
+    expect(DEFAULT_CHAIN_TOKENS.worldchain.USDCE).toEqual({
+      kind: 'erc20',
+      address: '0x79A02482A880bCE3F13e09Da970dC34db4CD24d1',
+      decimals: 6,
+    });
   });
 
   it.each([
@@ -111,9 +137,28 @@ describe('CHAIN_TOKENS', () => {
 });
 
 describe('a repeated record', () => {
-  const stored = { appId: 'app_1', type: 'pay' as const, reference: 'r', transactionHash: '0xab', status: 'pending' as const, from: A, to: B, chain: 'worldchain', token: 'USDCE', tokenAmount: '15' };
+  const stored = {
+    appId: 'app_1',
+    type: 'pay' as const,
+    reference: 'r',
+    transactionHash: '0xab',
+    status: 'pending' as const,
+    from: A,
+    to: B,
+    chain: 'worldchain',
+    token: 'USDCE',
+    tokenAmount: '15',
+  };
   it('is the same whatever the case of addresses, hash and token, and leading zeros of the amount', () => {
-    expect(differingField(stored, { ...stored, from: A.toUpperCase().replace('0X', '0x'), transactionHash: '0xAB', token: 'usdce', tokenAmount: '015' })).toBeNull();
+    expect(
+      differingField(stored, {
+        ...stored,
+        from: A.toUpperCase().replace('0X', '0x'),
+        transactionHash: '0xAB',
+        token: 'usdce',
+        tokenAmount: '015',
+      }),
+    ).toBeNull();
   });
   it('names the first field that differs', () => {
     expect(differingField(stored, { ...stored, tokenAmount: '16' })).toBe('token_amount');
@@ -123,7 +168,8 @@ describe('a repeated record', () => {
 });
 
 describe('chain settings in the environment', () => {
-  const load = (env: Record<string, string>) => loadTransactionsConfig({ DATA_DIR: '/nonexistent-attest-test', API_KEY_SECRET: 'x'.repeat(32), ...env });
+  const load = (env: Record<string, string>) =>
+    loadTransactionsConfig({ DATA_DIR: '/nonexistent-attest-test', API_KEY_SECRET: 'x'.repeat(32), ...env });
 
   it('CHAIN_FINALITY takes a number of confirmations, safe or finalized; CHAIN_CONFIRMATIONS is its older name; safe by default', () => {
     expect(load({}).chainFinality).toBe('safe');
@@ -134,10 +180,22 @@ describe('chain settings in the environment', () => {
   });
 
   it.each([
-    [{ CHAIN_FINALITY: 'soon' }, 'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got soon)'],
-    [{ CHAIN_FINALITY: '0' }, 'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got 0)'],
-    [{ CHAIN_TOKENS: '{"w":{"usdc":{"native":true}}}' }, 'CHAIN_TOKENS w has a token code that is not 2 to 12 upper-case letters or digits: usdc'],
-    [{ CHAIN_RPC_URL: 'http://127.0.0.1:8545', CHAIN_NAME: 'base' }, 'CHAIN_TOKENS has no tokens for CHAIN_NAME base, so the watcher could verify no payment'],
+    [
+      { CHAIN_FINALITY: 'soon' },
+      'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got soon)',
+    ],
+    [
+      { CHAIN_FINALITY: '0' },
+      'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got 0)',
+    ],
+    [
+      { CHAIN_TOKENS: '{"w":{"usdc":{"native":true}}}' },
+      'CHAIN_TOKENS w has a token code that is not 2 to 12 upper-case letters or digits: usdc',
+    ],
+    [
+      { CHAIN_RPC_URL: 'http://127.0.0.1:8545', CHAIN_NAME: 'base' },
+      'CHAIN_TOKENS has no tokens for CHAIN_NAME base, so the watcher could verify no payment',
+    ],
   ])('refuses %p naming the variable', (env, message) => {
     expect(() => load(env)).toThrow(`Invalid environment: ${message}`);
   });

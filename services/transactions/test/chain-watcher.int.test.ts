@@ -39,26 +39,56 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   const appId = newAppId();
   let apiKey: string;
 
-  const rpc = (method: string, params: unknown[] = []) => client.request({ method: method as 'eth_blockNumber', params: params as never });
+  const rpc = (method: string, params: unknown[] = []) =>
+    client.request({ method: method as 'eth_blockNumber', params: params as never });
 
   const send = (request: { to?: Address; value?: bigint; data?: Address; gas?: bigint }) =>
-    wallet.sendTransaction({ account: accounts[0], chain: null, ...request } as Parameters<typeof wallet.sendTransaction>[0]);
+    wallet.sendTransaction({ account: accounts[0], chain: null, ...request } as Parameters<
+      typeof wallet.sendTransaction
+    >[0]);
 
   // ganache gives eth_sendTransaction 90,000 gas unless told; explicit gas also keeps a reverting call from being refused at estimation
   const transfer = async (token: Address, to: Address, value: bigint, from?: Address) =>
-    wallet.writeContract({ address: token, abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [to, value], account: from ?? accounts[0], chain: null, gas: 100000n });
+    wallet.writeContract({
+      address: token,
+      abi: TEST_TOKEN_ABI,
+      functionName: 'transfer',
+      args: [to, value],
+      account: from ?? accounts[0],
+      chain: null,
+      gas: 100000n,
+    });
 
   async function deployToken(decimals: number): Promise<Address> {
-    const hash = await wallet.deployContract({ abi: TEST_TOKEN_ABI, bytecode: TEST_TOKEN_BYTECODE, args: [decimals], account: accounts[0], chain: null, gas: 1000000n });
+    const hash = await wallet.deployContract({
+      abi: TEST_TOKEN_ABI,
+      bytecode: TEST_TOKEN_BYTECODE,
+      args: [decimals],
+      account: accounts[0],
+      chain: null,
+      gas: 1000000n,
+    });
     const { contractAddress } = await client.getTransactionReceipt({ hash });
-    await wallet.writeContract({ address: contractAddress!, abi: TEST_TOKEN_ABI, functionName: 'mint', args: [accounts[0], 10n ** 30n], account: accounts[0], chain: null, gas: 100000n });
+    await wallet.writeContract({
+      address: contractAddress!,
+      abi: TEST_TOKEN_ABI,
+      functionName: 'mint',
+      args: [accounts[0], 10n ** 30n],
+      account: accounts[0],
+      chain: null,
+      gas: 100000n,
+    });
     return contractAddress!;
   }
 
   beforeAll(async () => {
     const port = await freePort();
     // ganache's bundled typings resolve ServerOptions to undefined under TS 5.9; the options are its documented ones.
-    const options = { logging: { quiet: true }, wallet: { deterministic: true, totalAccounts: 4 }, chain: { chainId: 1337 } };
+    const options = {
+      logging: { quiet: true },
+      wallet: { deterministic: true, totalAccounts: 4 },
+      chain: { chainId: 1337 },
+    };
     server = ganache.server(options as unknown as Parameters<typeof ganache.server>[0]);
     await server.listen(port, '127.0.0.1');
     rpcUrl = `http://127.0.0.1:${port}`;
@@ -68,7 +98,13 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     expect(privateKeyToAccount(ACCOUNT_0_KEY).address.toLowerCase()).toBe(accounts[0].toLowerCase());
     wld = await deployToken(18);
     usdce = await deployToken(6);
-    chainTokens = JSON.stringify({ worldchain: { WLD: { address: wld, decimals: 18 }, USDCE: { address: usdce, decimals: 6 }, ETH: { native: true } } });
+    chainTokens = JSON.stringify({
+      worldchain: {
+        WLD: { address: wld, decimals: 18 },
+        USDCE: { address: usdce, decimals: 6 },
+        ETH: { native: true },
+      },
+    });
     h = await transactionsHarness({ CHAIN_TOKENS: chainTokens });
     apiKey = (await apiKeyFor(h, appId)).api_key;
   }, 60000);
@@ -82,13 +118,23 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
       client,
       transactionStore(h.storage.db),
       new TransactionService(h.storage.db, h.storage.bus),
-      { chain: 'worldchain', tokens: h.config.CHAIN_TOKENS.worldchain, finality: 1, dropTimeoutMs: 60000, intervalMs: 50, ...options },
+      {
+        chain: 'worldchain',
+        tokens: h.config.CHAIN_TOKENS.worldchain,
+        finality: 1,
+        dropTimeoutMs: 60000,
+        intervalMs: 50,
+        ...options,
+      },
       testLogger,
     );
 
   let orders = 0;
   /** Records a payment as the app would: POST with its API key; returns the transaction id. */
-  async function record(hash: Hash, fields: { token: string; to: Address; token_amount: string; from?: Address; type?: string }): Promise<string> {
+  async function record(
+    hash: Hash,
+    fields: { token: string; to: Address; token_amount: string; from?: Address; type?: string },
+  ): Promise<string> {
     const res = await postTransaction(h, apiKey, {
       app_id: appId,
       type: 'pay',
@@ -111,9 +157,15 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     return {
       status: lookup.body.transaction_status as string,
       reasonHeader: (lookup.headers['transaction-status-reason'] as string | undefined) ?? null,
-      history: (detail.body.history as { from_status: string | null; to_status: string; source: string; reason: string | null; reason_detail: string | null }[]).map(
-        (x) => [x.from_status, x.to_status, x.source, x.reason],
-      ),
+      history: (
+        detail.body.history as {
+          from_status: string | null;
+          to_status: string;
+          source: string;
+          reason: string | null;
+          reason_detail: string | null;
+        }[]
+      ).map((x) => [x.from_status, x.to_status, x.source, x.reason]),
       lastDetail: detail.body.history.at(-1).reason_detail as string | null,
     };
   }
@@ -138,8 +190,16 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   });
 
   it('a good 6-decimal payment and a good native payment become mined', async () => {
-    const token = await record(await transfer(usdce, accounts[1], 2500000n), { token: 'USDCE', to: accounts[1], token_amount: '2500000' });
-    const native = await record(await send({ to: accounts[2], value: units('1000', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
+    const token = await record(await transfer(usdce, accounts[1], 2500000n), {
+      token: 'USDCE',
+      to: accounts[1],
+      token_amount: '2500000',
+    });
+    const native = await record(await send({ to: accounts[2], value: units('1000', 18) }), {
+      token: 'ETH',
+      to: accounts[2],
+      token_amount: '1000',
+    });
     expect(await watcher().tick()).toEqual({ [token]: 'mined', [native]: 'mined' });
     expect((await seen(token)).status).toBe('mined');
     expect((await seen(native)).status).toBe('mined');
@@ -151,21 +211,44 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     expect(await watcher().tick()).toEqual({ [id]: 'failed' });
     const result = await seen(id);
     expect(result).toMatchObject({ status: 'failed', reasonHeader: 'wrong_amount' });
-    expect(result.history.at(-1)).toEqual(['pending', 'failed', expect.stringMatching(/^chain:success@\d+$/), 'wrong_amount']);
-    expect(result.lastDetail).toBe(`Transferred ${units('1499999', 18)} base units of WLD (${getAddress(wld)}) (18 decimals); recorded token_amount 1500000 (6 decimals).`);
+    expect(result.history.at(-1)).toEqual([
+      'pending',
+      'failed',
+      expect.stringMatching(/^chain:success@\d+$/),
+      'wrong_amount',
+    ]);
+    expect(result.lastDetail).toBe(
+      `Transferred ${units('1499999', 18)} base units of WLD (${getAddress(wld)}) (18 decimals); recorded token_amount 1500000 (6 decimals).`,
+    );
   });
 
   it('a native underpayment fails with wrong_amount; an overpayment is not exact either', async () => {
-    const under = await record(await send({ to: accounts[2], value: units('999', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
-    const over = await record(await transfer(usdce, accounts[1], 2500001n), { token: 'USDCE', to: accounts[1], token_amount: '2500000' });
+    const under = await record(await send({ to: accounts[2], value: units('999', 18) }), {
+      token: 'ETH',
+      to: accounts[2],
+      token_amount: '1000',
+    });
+    const over = await record(await transfer(usdce, accounts[1], 2500001n), {
+      token: 'USDCE',
+      to: accounts[1],
+      token_amount: '2500000',
+    });
     expect(await watcher().tick()).toEqual({ [under]: 'failed', [over]: 'failed' });
     expect((await seen(under)).reasonHeader).toBe('wrong_amount');
     expect((await seen(over)).reasonHeader).toBe('wrong_amount');
   });
 
   it('a transfer to another address fails with wrong_recipient', async () => {
-    const erc20 = await record(await transfer(wld, accounts[3], units('1500000', 18)), { token: 'WLD', to: accounts[1], token_amount: '1500000' });
-    const native = await record(await send({ to: accounts[3], value: units('1000', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1000' });
+    const erc20 = await record(await transfer(wld, accounts[3], units('1500000', 18)), {
+      token: 'WLD',
+      to: accounts[1],
+      token_amount: '1500000',
+    });
+    const native = await record(await send({ to: accounts[3], value: units('1000', 18) }), {
+      token: 'ETH',
+      to: accounts[2],
+      token_amount: '1000',
+    });
     expect(await watcher().tick()).toEqual({ [erc20]: 'failed', [native]: 'failed' });
     for (const id of [erc20, native]) {
       const result = await seen(id);
@@ -175,8 +258,16 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   });
 
   it('a transfer of another token fails with wrong_token, even for the same number', async () => {
-    const id = await record(await transfer(usdce, accounts[1], 1500000n), { token: 'WLD', to: accounts[1], token_amount: '1500000' });
-    const nativeAsToken = await record(await send({ to: accounts[1], value: 1500000n }), { token: 'USDCE', to: accounts[1], token_amount: '1500000' });
+    const id = await record(await transfer(usdce, accounts[1], 1500000n), {
+      token: 'WLD',
+      to: accounts[1],
+      token_amount: '1500000',
+    });
+    const nativeAsToken = await record(await send({ to: accounts[1], value: 1500000n }), {
+      token: 'USDCE',
+      to: accounts[1],
+      token_amount: '1500000',
+    });
     expect(await watcher().tick()).toEqual({ [id]: 'failed', [nativeAsToken]: 'failed' });
     expect((await seen(id)).reasonHeader).toBe('wrong_token');
     expect((await seen(nativeAsToken)).reasonHeader).toBe('wrong_token');
@@ -185,11 +276,21 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   it('a reverted transfer (more than the balance) fails with reverted', async () => {
     const hash = await transfer(wld, accounts[0], 10n ** 40n, accounts[3]); // far more than accounts[3] holds
     expect((await client.getTransactionReceipt({ hash })).status).toBe('reverted');
-    const id = await record(hash, { token: 'WLD', from: accounts[3], to: accounts[0], token_amount: '10000000000000000000000' });
+    const id = await record(hash, {
+      token: 'WLD',
+      from: accounts[3],
+      to: accounts[0],
+      token_amount: '10000000000000000000000',
+    });
     expect(await watcher().tick()).toEqual({ [id]: 'failed' });
     const result = await seen(id);
     expect(result).toMatchObject({ status: 'failed', reasonHeader: 'reverted' });
-    expect(result.history.at(-1)).toEqual(['pending', 'failed', expect.stringMatching(/^chain:reverted@\d+$/), 'reverted']);
+    expect(result.history.at(-1)).toEqual([
+      'pending',
+      'failed',
+      expect.stringMatching(/^chain:reverted@\d+$/),
+      'reverted',
+    ]);
   });
 
   it('a block reorganised away before finality sends the payment back to waiting; it is mined only once final again', async () => {
@@ -198,7 +299,11 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
       chainId: 1337,
       nonce,
       to: wld,
-      data: encodeFunctionData({ abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [accounts[1], units('700000', 18)] }),
+      data: encodeFunctionData({
+        abi: TEST_TOKEN_ABI,
+        functionName: 'transfer',
+        args: [accounts[1], units('700000', 18)],
+      }),
       gas: 100000n,
       gasPrice: await client.getGasPrice(),
     });
@@ -244,7 +349,11 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
 
   it('takes the safe or finalized block as final when CHAIN_FINALITY names a tag', async () => {
     // ganache reports its latest block as safe and finalized, so a payment there is final at once
-    const id = await record(await transfer(usdce, accounts[1], 5n), { token: 'USDCE', to: accounts[1], token_amount: '5' });
+    const id = await record(await transfer(usdce, accounts[1], 5n), {
+      token: 'USDCE',
+      to: accounts[1],
+      token_amount: '5',
+    });
     expect(await watcher({ finality: 'finalized' }).tick()).toEqual({ [id]: 'mined' });
   });
 
@@ -258,7 +367,13 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
 
   it('fails a token with no configured contract (recorded by an operator) rather than trusting it', async () => {
     const hash = await send({ to: accounts[1], value: 1n });
-    const t = await recordTransaction(h, appId, { from: accounts[0], to: accounts[1], token: 'DOGE', token_amount: '1', transaction_hash: hash });
+    const t = await recordTransaction(h, appId, {
+      from: accounts[0],
+      to: accounts[1],
+      token: 'DOGE',
+      token_amount: '1',
+      transaction_hash: hash,
+    });
     expect(await watcher().tick()).toEqual({ [t.transaction_id]: 'failed' });
     expect((await seen(t.transaction_id)).reasonHeader).toBe('unknown_token');
   });
@@ -266,7 +381,11 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   it('ignores other chains and transactions without a hash; replicas never process one twice', async () => {
     const other = await recordTransaction(h, appId, { chain: 'ethereum', transaction_hash: `0x${'cd'.repeat(32)}` });
     await recordTransaction(h, appId);
-    const id = await record(await send({ to: accounts[2], value: units('1', 18) }), { token: 'ETH', to: accounts[2], token_amount: '1' });
+    const id = await record(await send({ to: accounts[2], value: units('1', 18) }), {
+      token: 'ETH',
+      to: accounts[2],
+      token_amount: '1',
+    });
     const replicas = [watcher(), watcher(), watcher()];
     const results = await Promise.all(replicas.map((w) => w.tick()));
     const merged = results.flatMap((r) => Object.entries(r));
@@ -276,7 +395,12 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   });
 
   it('runs inside the service when CHAIN_RPC_URL is set', async () => {
-    const service = await transactionsHarness({ CHAIN_RPC_URL: rpcUrl, CHAIN_POLL_INTERVAL_MS: '100', CHAIN_TOKENS: chainTokens, CHAIN_FINALITY: '1' });
+    const service = await transactionsHarness({
+      CHAIN_RPC_URL: rpcUrl,
+      CHAIN_POLL_INTERVAL_MS: '100',
+      CHAIN_TOKENS: chainTokens,
+      CHAIN_FINALITY: '1',
+    });
     try {
       const app = newAppId();
       const key = (await apiKeyFor(service, app)).api_key;

@@ -41,7 +41,10 @@ async function within1s<T>(read: () => Promise<T>, expected: T): Promise<T> {
 }
 
 const lookup = (h: TransactionsHarness, id: string, appId: string, apiKey: string) =>
-  request(h.publicApp).get(`/api/v2/client/transaction/${id}`).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${apiKey}`);
+  request(h.publicApp)
+    .get(`/api/v2/client/transaction/${id}`)
+    .query({ app_id: appId, type: 'pay' })
+    .set('Authorization', `Bearer ${apiKey}`);
 
 describe('transaction lookups from memory', () => {
   let h: TransactionsHarness;
@@ -70,7 +73,10 @@ describe('transaction lookups from memory', () => {
       expect(res.body.transaction_status).toBe('pending');
     }
     expect(counted.statements).toEqual([]);
-    const [row] = await counted.db.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [key.key_id]);
+    const [row] = await counted.db.query<{ last_used_at: Date | null }>(
+      'SELECT last_used_at FROM api_keys WHERE id = $1',
+      [key.key_id],
+    );
     expect(row.last_used_at).not.toBeNull();
   });
 
@@ -87,7 +93,9 @@ describe('transaction lookups from memory', () => {
     await h.admin('post', `/transactions/${tx.transaction_id}/status`).send({ status: 'failed' }).expect(200);
     const after = await lookup(h, tx.transaction_id, appId, key.api_key);
     expect(after.body.transaction_status).toBe('failed');
-    const [row] = await counted.db.query<{ status: string }>('SELECT status FROM transactions WHERE id = $1', [tx.transaction_id]);
+    const [row] = await counted.db.query<{ status: string }>('SELECT status FROM transactions WHERE id = $1', [
+      tx.transaction_id,
+    ]);
     expect(row.status).toBe('failed');
   });
 
@@ -139,7 +147,10 @@ describe('two instances sharing the database and the invalidation bus', () => {
     expect((await lookup(b, tx.transaction_id, appId, key.api_key)).body.transaction_status).toBe('pending');
     await a.admin('post', `/transactions/${tx.transaction_id}/status`).send({ status: 'mined' }).expect(200);
     expect((await lookup(a, tx.transaction_id, appId, key.api_key)).body.transaction_status).toBe('mined');
-    const seen = await within1s(async () => (await lookup(b, tx.transaction_id, appId, key.api_key)).body.transaction_status, 'mined');
+    const seen = await within1s(
+      async () => (await lookup(b, tx.transaction_id, appId, key.api_key)).body.transaction_status,
+      'mined',
+    );
     expect(seen).toBe('mined');
   });
 });

@@ -1,5 +1,13 @@
 import request from 'supertest';
-import { ADDRESS_A, ADDRESS_B, apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  ADDRESS_A,
+  ADDRESS_B,
+  apiKeyFor,
+  newAppId,
+  recordTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 
 describe('GET /api/v2/client/transaction/{id}', () => {
   let h: TransactionsHarness;
@@ -55,7 +63,9 @@ describe('GET /api/v2/client/transaction/{id}', () => {
     ['Basic abc', 'unauthenticated'],
     ['Bearer api_bm90LWEta2V5LWF0LWFsbC1hdC1hbGw', 'unauthenticated'],
   ])('401 for Authorization %p', async (header, code) => {
-    const req = request(h.publicApp).get(`/api/v2/client/transaction/${tx.transaction_id}`).query({ app_id: appId, type: 'pay' });
+    const req = request(h.publicApp)
+      .get(`/api/v2/client/transaction/${tx.transaction_id}`)
+      .query({ app_id: appId, type: 'pay' });
     if (header) req.set('Authorization', header);
     const res = await req;
     expect(res.status).toBe(401);
@@ -64,8 +74,16 @@ describe('GET /api/v2/client/transaction/{id}', () => {
   });
 
   it('400 required / invalid_parameter naming the field', async () => {
-    expect((await lookup(tx.transaction_id, { type: 'pay' })).body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'app_id' });
-    expect((await lookup(tx.transaction_id, { app_id: appId })).body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'type' });
+    expect((await lookup(tx.transaction_id, { type: 'pay' })).body).toEqual({
+      code: 'required',
+      detail: 'This attribute is required.',
+      attribute: 'app_id',
+    });
+    expect((await lookup(tx.transaction_id, { app_id: appId })).body).toEqual({
+      code: 'required',
+      detail: 'This attribute is required.',
+      attribute: 'type',
+    });
     const badType = await lookup(tx.transaction_id, { app_id: appId, type: 'refund' });
     expect(badType.status).toBe(400);
     expect(badType.body).toMatchObject({ code: 'invalid_parameter', attribute: 'type' });
@@ -99,23 +117,51 @@ describe('GET /api/v2/client/transaction/{id}', () => {
     expect(again.status).toBe(200);
     const refused = await h.admin('post', `/transactions/${t.transaction_id}/status`).send({ status: 'mined' });
     expect(refused.status).toBe(409);
-    expect(refused.body).toEqual({ code: 'invalid_transition', detail: 'The transaction is already failed; it cannot become mined.', attribute: 'status' });
+    expect(refused.body).toEqual({
+      code: 'invalid_transition',
+      detail: 'The transaction is already failed; it cannot become mined.',
+      attribute: 'status',
+    });
     const back = await h.admin('post', `/transactions/${t.transaction_id}/status`).send({ status: 'pending' });
     expect(back.status).toBe(409);
     const detail = await h.admin('get', `/transactions/${t.transaction_id}`);
-    expect(detail.body.history.map((x: { from_status: string; to_status: string; source: string }) => [x.from_status, x.to_status, x.source])).toEqual([
+    expect(
+      detail.body.history.map((x: { from_status: string; to_status: string; source: string }) => [
+        x.from_status,
+        x.to_status,
+        x.source,
+      ]),
+    ).toEqual([
       [null, 'pending', 'admin'],
       ['pending', 'failed', 'admin'],
     ]);
   });
 
   it('refuses bad records naming the field, and a reused reference', async () => {
-    const bad = await h.admin('post', '/transactions').send({ app_id: appId, type: 'pay', reference: 'r', from: ADDRESS_A, to: ADDRESS_B, chain: 'worldchain', token: 'USDCE', token_amount: '1.5' });
+    const bad = await h.admin('post', '/transactions').send({
+      app_id: appId,
+      type: 'pay',
+      reference: 'r',
+      from: ADDRESS_A,
+      to: ADDRESS_B,
+      chain: 'worldchain',
+      token: 'USDCE',
+      token_amount: '1.5',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute: 'token_amount' });
     const missing = await h.admin('post', '/transactions').send({ app_id: appId, type: 'pay' });
     expect(missing.body).toMatchObject({ code: 'required', attribute: 'reference' });
-    const dup = await h.admin('post', '/transactions').send({ app_id: appId, type: 'pay', reference: 'order-1', from: ADDRESS_A, to: ADDRESS_B, chain: 'worldchain', token: 'USDCE', token_amount: '1' });
+    const dup = await h.admin('post', '/transactions').send({
+      app_id: appId,
+      type: 'pay',
+      reference: 'order-1',
+      from: ADDRESS_A,
+      to: ADDRESS_B,
+      chain: 'worldchain',
+      token: 'USDCE',
+      token_amount: '1',
+    });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('reference_taken');
   });
@@ -134,12 +180,19 @@ describe('API keys', () => {
     expect(key.api_key).toMatch(/^api_[A-Za-z0-9_-]+$/);
     const inner = Buffer.from(key.api_key.slice(4), 'base64url').toString();
     expect(inner).toMatch(/^key_[0-9a-f]{32}:sk_[0-9a-f]{48}$/);
-    const [row] = await h.storage.db.query<{ secret_hash: string; last_used_at: Date | null }>('SELECT * FROM api_keys WHERE id = $1', [key.key_id]);
+    const [row] = await h.storage.db.query<{ secret_hash: string; last_used_at: Date | null }>(
+      'SELECT * FROM api_keys WHERE id = $1',
+      [key.key_id],
+    );
     expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.secret_hash).not.toContain(inner.split(':')[1]);
     expect(row.last_used_at).toBeNull();
     const t = await recordTransaction(h, appId);
-    await request(h.publicApp).get(`/api/v2/client/transaction/${t.transaction_id}`).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${key.api_key}`).expect(200);
+    await request(h.publicApp)
+      .get(`/api/v2/client/transaction/${t.transaction_id}`)
+      .query({ app_id: appId, type: 'pay' })
+      .set('Authorization', `Bearer ${key.api_key}`)
+      .expect(200);
     await new Promise((r) => setTimeout(r, 100));
     const list = await h.admin('get', `/apps/${appId}/api-keys`);
     expect(list.body).toHaveLength(1);
@@ -152,7 +205,11 @@ describe('API keys', () => {
     const a = await apiKeyFor(h, appId);
     const b = await apiKeyFor(h, appId);
     const t = await recordTransaction(h, appId);
-    const get = (k: string) => request(h.publicApp).get(`/api/v2/client/transaction/${t.transaction_id}`).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${k}`);
+    const get = (k: string) =>
+      request(h.publicApp)
+        .get(`/api/v2/client/transaction/${t.transaction_id}`)
+        .query({ app_id: appId, type: 'pay' })
+        .set('Authorization', `Bearer ${k}`);
     expect((await get(a.api_key)).status).toBe(200);
     expect((await get(b.api_key)).status).toBe(200);
     const revoked = await h.admin('post', `/api-keys/${a.key_id}/revoke`);

@@ -1,6 +1,13 @@
 import request from 'supertest';
 import { DEFAULT_CHAIN_TOKENS_JSON } from '../src/chain/chain-tokens';
-import { apiKeyFor, lookupTransaction, newAppId, postTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  apiKeyFor,
+  lookupTransaction,
+  newAppId,
+  postTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 
 const FROM = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55 checksummed
 const TO = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359';
@@ -27,14 +34,21 @@ describe('POST /api/v2/client/transaction', () => {
   });
 
   beforeAll(async () => {
-    const tokens = { ...JSON.parse(DEFAULT_CHAIN_TOKENS_JSON), testchain: { CENT: { address: '0x00000000000000000000000000000000000000c2', decimals: 2 } } };
+    const tokens = {
+      ...JSON.parse(DEFAULT_CHAIN_TOKENS_JSON),
+      testchain: { CENT: { address: '0x00000000000000000000000000000000000000c2', decimals: 2 } },
+    };
     h = await transactionsHarness({ CHAIN_TOKENS: JSON.stringify(tokens), TRUST_PROXY: 'loopback' });
     key = await apiKeyFor(h, appId);
     otherKey = await apiKeyFor(h, otherApp);
   });
   afterAll(() => h.close());
 
-  const stored = (reference: string) => h.storage.db.query<{ id: string; status: string; token_amount: string }>('SELECT id, status, token_amount FROM transactions WHERE app_id = $1 AND reference = $2', [appId, reference]);
+  const stored = (reference: string) =>
+    h.storage.db.query<{ id: string; status: string; token_amount: string }>(
+      'SELECT id, status, token_amount FROM transactions WHERE app_id = $1 AND reference = $2',
+      [appId, reference],
+    );
 
   it('records a payment as pending: 201 with its transaction_id and the SPEC 2.5 fields', async () => {
     const sent = body({ reference: 'order-a', token: 'usdce' });
@@ -54,7 +68,9 @@ describe('POST /api/v2/client/transaction', () => {
       to: TO,
       app_id: appId,
     });
-    expect(await stored('order-a')).toEqual([{ id: res.body.transaction_id, status: 'pending', token_amount: '1500000' }]);
+    expect(await stored('order-a')).toEqual([
+      { id: res.body.transaction_id, status: 'pending', token_amount: '1500000' },
+    ]);
     const { transaction_id, ...spec } = res.body;
     const lookup = await lookupTransaction(h, key.api_key, transaction_id, appId);
     expect(lookup.status).toBe(200);
@@ -62,7 +78,14 @@ describe('POST /api/v2/client/transaction', () => {
     expect(lookup.headers['transaction-status-reason']).toBeUndefined();
     const detail = await h.admin('get', `/transactions/${transaction_id}`);
     expect(detail.body.history).toEqual([
-      { from_status: null, to_status: 'pending', source: `api:${key.key_id}`, reason: null, reason_detail: null, changed_at: expect.any(String) },
+      {
+        from_status: null,
+        to_status: 'pending',
+        source: `api:${key.key_id}`,
+        reason: null,
+        reason_detail: null,
+        changed_at: expect.any(String),
+      },
     ]);
   });
 
@@ -70,7 +93,11 @@ describe('POST /api/v2/client/transaction', () => {
     const sent = body({ reference: 'order-b' });
     const first = await postTransaction(h, key.api_key, sent);
     expect(first.status).toBe(201);
-    const again = await postTransaction(h, key.api_key, { ...sent, from: FROM.toLowerCase(), transaction_hash: HASH.toUpperCase().replace('0X', '0x') });
+    const again = await postTransaction(h, key.api_key, {
+      ...sent,
+      from: FROM.toLowerCase(),
+      transaction_hash: HASH.toUpperCase().replace('0X', '0x'),
+    });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect(await stored('order-b')).toHaveLength(1);
@@ -90,27 +117,33 @@ describe('POST /api/v2/client/transaction', () => {
     ['token', 'WLD'],
     ['transaction_hash', `0x${'2e'.repeat(32)}`],
     ['type', 'sendTransaction'],
-  ])('the same reference with a different %s → 409 reference_taken naming it; the stored one is unchanged', async (field, value) => {
-    const sent = body();
-    expect((await postTransaction(h, key.api_key, sent)).status).toBe(201);
-    const res = await postTransaction(h, key.api_key, { ...sent, [field]: value });
-    expect(res.status).toBe(409);
-    expect(res.body).toEqual({
-      code: 'reference_taken',
-      detail: `This app already recorded reference "${sent.reference}" with a different ${field}; use a new reference for a new payment.`,
-      attribute: field,
-    });
-    expect(await stored(sent.reference)).toEqual([expect.objectContaining({ token_amount: '1500000' })]);
-  });
+  ])(
+    'the same reference with a different %s → 409 reference_taken naming it; the stored one is unchanged',
+    async (field, value) => {
+      const sent = body();
+      expect((await postTransaction(h, key.api_key, sent)).status).toBe(201);
+      const res = await postTransaction(h, key.api_key, { ...sent, [field]: value });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({
+        code: 'reference_taken',
+        detail: `This app already recorded reference "${sent.reference}" with a different ${field}; use a new reference for a new payment.`,
+        attribute: field,
+      });
+      expect(await stored(sent.reference)).toEqual([expect.objectContaining({ token_amount: '1500000' })]);
+    },
+  );
 
-  it.each(['app_id', 'type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'])('400 required when %s is missing', async (field) => {
-    const sent: Record<string, unknown> = body();
-    delete sent[field];
-    const res = await postTransaction(h, key.api_key, sent);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: field });
-    expect(await stored(sent.reference as string)).toEqual([]);
-  });
+  it.each(['app_id', 'type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'])(
+    '400 required when %s is missing',
+    async (field) => {
+      const sent: Record<string, unknown> = body();
+      delete sent[field];
+      const res = await postTransaction(h, key.api_key, sent);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: field });
+      expect(await stored(sent.reference as string)).toEqual([]);
+    },
+  );
 
   it.each([
     ['app_id', 'my-app', 'app_id must be app_ followed by 32 hexadecimal digits'],
@@ -120,9 +153,21 @@ describe('POST /api/v2/client/transaction', () => {
     ['chain', 'solana', 'chain must be one of: worldchain, testchain.'],
     ['token', 'DOGE', 'token must be one of USDCE, WLD, ETH on worldchain.'],
     ['to', '0x123', 'to must be an address: 0x followed by 40 hexadecimal digits'],
-    ['from', '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'from has mixed case but not a valid EIP-55 checksum; send it all lower case or correctly checksummed'],
-    ['token_amount', '1.5', 'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent'],
-    ['token_amount', '-1', 'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent'],
+    [
+      'from',
+      '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+      'from has mixed case but not a valid EIP-55 checksum; send it all lower case or correctly checksummed',
+    ],
+    [
+      'token_amount',
+      '1.5',
+      'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
+    ],
+    [
+      'token_amount',
+      '-1',
+      'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
+    ],
     ['token_amount', 1500000, 'token_amount must be a string'],
   ])('400 invalid_parameter naming %s (%p)', async (field, value, detail) => {
     const sent = body({ [field]: value });
@@ -132,17 +177,36 @@ describe('POST /api/v2/client/transaction', () => {
   });
 
   it('refuses an amount finer than the token can carry, unknown fields, and bodies that are not JSON objects', async () => {
-    const cents = await postTransaction(h, key.api_key, body({ chain: 'testchain', token: 'CENT', token_amount: '1015000' }));
-    expect(cents.body).toEqual({ code: 'invalid_parameter', detail: "token_amount is finer than CENT's 2 decimals allow.", attribute: 'token_amount' });
-    expect((await postTransaction(h, key.api_key, body({ chain: 'testchain', token: 'CENT', token_amount: '1010000' }))).status).toBe(201);
+    const cents = await postTransaction(
+      h,
+      key.api_key,
+      body({ chain: 'testchain', token: 'CENT', token_amount: '1015000' }),
+    );
+    expect(cents.body).toEqual({
+      code: 'invalid_parameter',
+      detail: "token_amount is finer than CENT's 2 decimals allow.",
+      attribute: 'token_amount',
+    });
+    expect(
+      (await postTransaction(h, key.api_key, body({ chain: 'testchain', token: 'CENT', token_amount: '1010000' })))
+        .status,
+    ).toBe(201);
     const extra = await postTransaction(h, key.api_key, body({ status: 'mined' }));
     expect(extra.body).toEqual({ code: 'invalid_parameter', detail: 'status is not allowed', attribute: 'status' });
     const list = await postTransaction(h, key.api_key, [body()] as unknown as Record<string, unknown>);
     expect(list.status).toBe(400);
     expect(list.body.code).toBe('invalid_parameter');
-    const text = await request(h.publicApp).post('/api/v2/client/transaction').set('Authorization', `Bearer ${key.api_key}`).set('Content-Type', 'text/plain').send('app_id=x');
+    const text = await request(h.publicApp)
+      .post('/api/v2/client/transaction')
+      .set('Authorization', `Bearer ${key.api_key}`)
+      .set('Content-Type', 'text/plain')
+      .send('app_id=x');
     expect(text.status).toBe(400);
-    expect(text.body).toEqual({ code: 'invalid_content_type', detail: 'Invalid content type. Only application/json is supported.', attribute: null });
+    expect(text.body).toEqual({
+      code: 'invalid_content_type',
+      detail: 'Invalid content type. Only application/json is supported.',
+      attribute: null,
+    });
     const get = await request(h.publicApp).get('/api/v2/client/transaction');
     expect(get.status).toBe(405);
     expect(get.headers.allow).toBe('POST');
@@ -152,7 +216,11 @@ describe('POST /api/v2/client/transaction', () => {
     const sent = body();
     const res = await postTransaction(h, otherKey.api_key, sent);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ code: 'invalid_app', detail: 'This API key does not belong to app_id.', attribute: 'app_id' });
+    expect(res.body).toEqual({
+      code: 'invalid_app',
+      detail: 'This API key does not belong to app_id.',
+      attribute: 'app_id',
+    });
     expect(await stored(sent.reference)).toEqual([]);
   });
 
@@ -161,7 +229,11 @@ describe('POST /api/v2/client/transaction', () => {
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
     expect(none.body).toMatchObject({ code: 'unauthenticated', attribute: null });
-    const unknown = await postTransaction(h, `api_${Buffer.from(`key_${'0'.repeat(32)}:sk_${'0'.repeat(48)}`).toString('base64url')}`, { not: 'read' });
+    const unknown = await postTransaction(
+      h,
+      `api_${Buffer.from(`key_${'0'.repeat(32)}:sk_${'0'.repeat(48)}`).toString('base64url')}`,
+      { not: 'read' },
+    );
     expect(unknown.status).toBe(401);
     expect(unknown.body.code).toBe('unauthenticated');
     expect(unknown.headers.ratelimit).toMatch(/"per-id-and-address";r=\d+;t=\d+/);
@@ -171,16 +243,44 @@ describe('POST /api/v2/client/transaction', () => {
     const forged = `api_${Buffer.from(`${key.key_id}:sk_${'9'.repeat(48)}`).toString('base64url')}`;
     const from = (req: request.Test) => req.set('X-Forwarded-For', '198.51.100.7');
     for (let i = 0; i < 5; i++) {
-      expect((await from(request(h.publicApp).get(`/api/v2/client/transaction/0x${'0'.repeat(64)}`).query({ app_id: appId, type: 'pay' }).set('Authorization', `Bearer ${forged}`))).status).toBe(401);
-      expect((await from(request(h.publicApp).post('/api/v2/client/transaction').set('Authorization', `Bearer ${forged}`).send(body()))).status).toBe(401);
+      expect(
+        (
+          await from(
+            request(h.publicApp)
+              .get(`/api/v2/client/transaction/0x${'0'.repeat(64)}`)
+              .query({ app_id: appId, type: 'pay' })
+              .set('Authorization', `Bearer ${forged}`),
+          )
+        ).status,
+      ).toBe(401);
+      expect(
+        (
+          await from(
+            request(h.publicApp)
+              .post('/api/v2/client/transaction')
+              .set('Authorization', `Bearer ${forged}`)
+              .send(body()),
+          )
+        ).status,
+      ).toBe(401);
     }
     const sent = body();
-    const blocked = await from(request(h.publicApp).post('/api/v2/client/transaction').set('Authorization', `Bearer ${key.api_key}`).send(sent));
+    const blocked = await from(
+      request(h.publicApp).post('/api/v2/client/transaction').set('Authorization', `Bearer ${key.api_key}`).send(sent),
+    );
     expect(blocked.status).toBe(429);
     expect(blocked.body.code).toBe('too_many_requests');
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     expect(await stored(sent.reference)).toEqual([]);
     // another address is not blocked
-    expect((await request(h.publicApp).post('/api/v2/client/transaction').set('X-Forwarded-For', '198.51.100.8').set('Authorization', `Bearer ${key.api_key}`).send(sent)).status).toBe(201);
+    expect(
+      (
+        await request(h.publicApp)
+          .post('/api/v2/client/transaction')
+          .set('X-Forwarded-For', '198.51.100.8')
+          .set('Authorization', `Bearer ${key.api_key}`)
+          .send(sent)
+      ).status,
+    ).toBe(201);
   });
 });

@@ -21,7 +21,10 @@ export interface TransactionsHarness {
   close(): Promise<void>;
 }
 
-export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: TestStorageOptions = {}): Promise<TransactionsHarness> {
+export async function transactionsHarness(
+  env: NodeJS.ProcessEnv = {},
+  shared: TestStorageOptions = {},
+): Promise<TransactionsHarness> {
   const storage = await testStorage('transactions', path.join(__dirname, '..', 'migrations'), shared);
   const config = loadTransactionsConfig({
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'attest-tx-')),
@@ -29,13 +32,20 @@ export async function transactionsHarness(env: NodeJS.ProcessEnv = {}, shared: T
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const built = await buildApp({ config, storage: { ...storage, describe: { database: 'test', cache: 'test' } }, logger: testLogger, readiness: { shuttingDown: false, checks: storageChecks(storage) }, adminToken: ADMIN_TOKEN });
+  const built = await buildApp({
+    config,
+    storage: { ...storage, describe: { database: 'test', cache: 'test' } },
+    logger: testLogger,
+    readiness: { shuttingDown: false, checks: storageChecks(storage) },
+    adminToken: ADMIN_TOKEN,
+  });
   return {
     publicApp: built.publicApp,
     adminApp: built.adminApp,
     config,
     storage,
-    admin: (method, route) => request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
+    admin: (method, route) =>
+      request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
     async close() {
       await built.stop?.();
       await storage.close();
@@ -73,4 +83,7 @@ export const postTransaction = (h: TransactionsHarness, apiKey: string, body: Re
 
 /** GET /api/v2/client/transaction/{id} as a merchant backend checks a payment. */
 export const lookupTransaction = (h: TransactionsHarness, apiKey: string, id: string, appId: string, type = 'pay') =>
-  request(h.publicApp).get(`/api/v2/client/transaction/${id}`).query({ app_id: appId, type }).set('Authorization', `Bearer ${apiKey}`);
+  request(h.publicApp)
+    .get(`/api/v2/client/transaction/${id}`)
+    .query({ app_id: appId, type })
+    .set('Authorization', `Bearer ${apiKey}`);

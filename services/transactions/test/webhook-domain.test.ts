@@ -1,12 +1,22 @@
 import { Webhook } from 'standardwebhooks';
-import { DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_MS, nextStep, parseRetrySchedule, retryAfterMs } from '../src/domain/webhook-schedule';
+import {
+  DEFAULT_RETRY_SCHEDULE,
+  DISABLE_AFTER_MS,
+  nextStep,
+  parseRetrySchedule,
+  retryAfterMs,
+} from '../src/domain/webhook-schedule';
 import { newWebhookSecret, webhookHeaders } from '../src/domain/webhook-signature';
 import { endpointUrlProblem, isPrivateAddress, resolveTarget } from '../src/domain/webhook-targets';
 
 const now = new Date('2026-03-01T12:00:00Z');
 
 describe('webhook signatures', () => {
-  const body = JSON.stringify({ type: 'transaction.created', timestamp: now.toISOString(), data: { transaction_id: '0x1' } });
+  const body = JSON.stringify({
+    type: 'transaction.created',
+    timestamp: now.toISOString(),
+    data: { transaction_id: '0x1' },
+  });
 
   it('are verified by the standardwebhooks package as sent', () => {
     const secret = newWebhookSecret();
@@ -40,20 +50,40 @@ describe('the retry schedule', () => {
   });
 
   it('honours Retry-After on 429 and 503 (never sooner than the schedule), not on other statuses', () => {
-    expect(nextStep({ statusCode: 429, retryAfter: '120' }, 1, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 120000 });
-    expect(nextStep({ statusCode: 503, retryAfter: '1' }, 2, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 300000 });
-    expect(nextStep({ statusCode: 503, retryAfter: 'Sun, 01 Mar 2026 13:00:00 GMT' }, 1, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 3600000 });
-    expect(nextStep({ statusCode: 500, retryAfter: '120' }, 1, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 5000 });
+    expect(nextStep({ statusCode: 429, retryAfter: '120' }, 1, schedule, null, now)).toEqual({
+      kind: 'retry',
+      delayMs: 120000,
+    });
+    expect(nextStep({ statusCode: 503, retryAfter: '1' }, 2, schedule, null, now)).toEqual({
+      kind: 'retry',
+      delayMs: 300000,
+    });
+    expect(nextStep({ statusCode: 503, retryAfter: 'Sun, 01 Mar 2026 13:00:00 GMT' }, 1, schedule, null, now)).toEqual({
+      kind: 'retry',
+      delayMs: 3600000,
+    });
+    expect(nextStep({ statusCode: 500, retryAfter: '120' }, 1, schedule, null, now)).toEqual({
+      kind: 'retry',
+      delayMs: 5000,
+    });
     expect(retryAfterMs('soon', now)).toBeNull();
     expect(retryAfterMs('99999999', now)).toBe(24 * 3600 * 1000);
   });
 
   it('disables on 410 and after 5 days of failures', () => {
-    expect(nextStep({ statusCode: 410 }, 1, schedule, null, now)).toEqual({ kind: 'disable', reason: 'the endpoint answered 410 Gone' });
+    expect(nextStep({ statusCode: 410 }, 1, schedule, null, now)).toEqual({
+      kind: 'disable',
+      reason: 'the endpoint answered 410 Gone',
+    });
     const longAgo = new Date(now.getTime() - DISABLE_AFTER_MS);
-    expect(nextStep({ statusCode: 500 }, 1, schedule, longAgo, now)).toEqual({ kind: 'disable', reason: 'the endpoint failed for 5 days' });
+    expect(nextStep({ statusCode: 500 }, 1, schedule, longAgo, now)).toEqual({
+      kind: 'disable',
+      reason: 'the endpoint failed for 5 days',
+    });
     expect(nextStep({ statusCode: 200 }, 1, schedule, longAgo, now)).toEqual({ kind: 'succeeded' });
-    expect(nextStep({ statusCode: 500 }, 1, schedule, new Date(now.getTime() - DISABLE_AFTER_MS + 1000), now).kind).toBe('retry');
+    expect(
+      nextStep({ statusCode: 500 }, 1, schedule, new Date(now.getTime() - DISABLE_AFTER_MS + 1000), now).kind,
+    ).toBe('retry');
   });
 
   it('reads WEBHOOK_RETRY_SCHEDULE', () => {
@@ -76,16 +106,41 @@ describe('webhook targets', () => {
   });
 
   it('classify private, loopback and link-local addresses, IPv4-mapped ones too', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe'])
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a9fe:a9fe',
+    ])
       expect([a, isPrivateAddress(a)]).toEqual([a, true]);
-    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:1.1.1.1']) expect([a, isPrivateAddress(a)]).toEqual([a, false]);
+    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:1.1.1.1'])
+      expect([a, isPrivateAddress(a)]).toEqual([a, false]);
   });
 
   it('refuse a host when any address it resolves to is private, unless allowed; connect to the checked address', async () => {
-    const rebinding = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }];
-    await expect(resolveTarget(new URL('https://hooks.example/'), false, rebinding)).rejects.toThrow('refused: hooks.example resolves to a non-public address (10.0.0.5)');
-    await expect(resolveTarget(new URL('https://hooks.example/'), true, rebinding)).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+    const rebinding = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ];
+    await expect(resolveTarget(new URL('https://hooks.example/'), false, rebinding)).rejects.toThrow(
+      'refused: hooks.example resolves to a non-public address (10.0.0.5)',
+    );
+    await expect(resolveTarget(new URL('https://hooks.example/'), true, rebinding)).resolves.toEqual({
+      address: '93.184.216.34',
+      family: 4,
+    });
     await expect(resolveTarget(new URL('http://[::1]:80/'), false)).rejects.toThrow('non-public address (::1)');
-    await expect(resolveTarget(new URL('https://public.example/'), false, async () => [{ address: '1.1.1.1', family: 4 }])).resolves.toEqual({ address: '1.1.1.1', family: 4 });
+    await expect(
+      resolveTarget(new URL('https://public.example/'), false, async () => [{ address: '1.1.1.1', family: 4 }]),
+    ).resolves.toEqual({ address: '1.1.1.1', family: 4 });
   });
 });

@@ -6,11 +6,23 @@ import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { createDatabase, type Db } from '@attest/common';
 import { testDatabase, testLogger } from '@attest/testing';
-import { apiKeyFor, newAppId, postTransaction, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  apiKeyFor,
+  newAppId,
+  postTransaction,
+  recordTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 import { eventOf, eventually, WebhookReceiver, type Received } from './support/webhook-receiver';
 
 const KEY_ENCRYPTION_KEY = 'webhook-test-key-encryption-key-0123456789';
-const ENV = { KEY_ENCRYPTION_KEY, WEBHOOK_RETRY_SCHEDULE: '0,0,1', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
+const ENV = {
+  KEY_ENCRYPTION_KEY,
+  WEBHOOK_RETRY_SCHEDULE: '0,0,1',
+  WEBHOOK_POLL_INTERVAL_MS: '50',
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+};
 const MIGRATIONS = path.join(__dirname, '..', 'migrations');
 
 interface Delivery {
@@ -23,7 +35,11 @@ interface Delivery {
   log: { attempt: number; status_code: number | null; error: string | null; latency_ms: number }[];
 }
 
-async function addWebhook(h: TransactionsHarness, appId: string, url: string): Promise<{ webhook_id: string; secret: string }> {
+async function addWebhook(
+  h: TransactionsHarness,
+  appId: string,
+  url: string,
+): Promise<{ webhook_id: string; secret: string }> {
   const res = await h.admin('post', `/apps/${appId}/webhooks`).send({ url });
   expect(res.status).toBe(201);
   return res.body;
@@ -37,9 +53,12 @@ const deliveries = async (h: TransactionsHarness, webhookId: string): Promise<De
 
 /** Polls the delivery log until the delivery of `eventId` is no longer pending. */
 const settled = (h: TransactionsHarness, webhookId: string, eventId: string) =>
-  eventually(async () => (await deliveries(h, webhookId)).find((d) => d.event_id === eventId && d.status !== 'pending'));
+  eventually(async () =>
+    (await deliveries(h, webhookId)).find((d) => d.event_id === eventId && d.status !== 'pending'),
+  );
 
-const setStatus = (h: TransactionsHarness, id: string, status: string) => h.admin('post', `/transactions/${id}/status`).send({ status }).expect(200);
+const setStatus = (h: TransactionsHarness, id: string, status: string) =>
+  h.admin('post', `/transactions/${id}/status`).send({ status }).expect(200);
 const ofTransaction = (id: string) => (r: Received) => eventOf(r).data.transaction_id === id;
 
 describe('webhooks', () => {
@@ -62,11 +81,21 @@ describe('webhooks', () => {
   it('sends created, mined and failed events, signed so that standardwebhooks verifies them; stores the secret sealed', async () => {
     const appId = newAppId();
     const hook = await addWebhook(h, appId, receiver.url);
-    expect(hook).toMatchObject({ webhook_id: expect.stringMatching(/^wh_[0-9a-f]{32}$/), url: receiver.url, app_id: appId, secret: expect.stringMatching(/^whsec_/) });
+    expect(hook).toMatchObject({
+      webhook_id: expect.stringMatching(/^wh_[0-9a-f]{32}$/),
+      url: receiver.url,
+      app_id: appId,
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const listed = await h.admin('get', `/apps/${appId}/webhooks`).expect(200);
-    expect(listed.body).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, url: receiver.url, disabled_at: null })]);
+    expect(listed.body).toEqual([
+      expect.objectContaining({ webhook_id: hook.webhook_id, url: receiver.url, disabled_at: null }),
+    ]);
     expect(JSON.stringify(listed.body)).not.toContain(hook.secret);
-    const [stored] = await h.storage.db.query<{ secret_enc: string }>('SELECT secret_enc FROM webhook_endpoints WHERE id = $1', [hook.webhook_id]);
+    const [stored] = await h.storage.db.query<{ secret_enc: string }>(
+      'SELECT secret_enc FROM webhook_endpoints WHERE id = $1',
+      [hook.webhook_id],
+    );
     expect(stored.secret_enc).toMatch(/^v1\./);
     expect(stored.secret_enc).not.toContain(hook.secret.slice(6, 20));
 
@@ -83,21 +112,36 @@ describe('webhooks', () => {
       expect(r.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
     }
     const byTx = (id: string) => got.filter(ofTransaction(id)).map((r) => eventOf(r));
-    expect(byTx(mined.transaction_id).map((e) => e.type).sort()).toEqual(['transaction.created', 'transaction.mined']);
-    expect(byTx(failed.transaction_id).map((e) => e.type).sort()).toEqual(['transaction.created', 'transaction.failed']);
+    expect(
+      byTx(mined.transaction_id)
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual(['transaction.created', 'transaction.mined']);
+    expect(
+      byTx(failed.transaction_id)
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual(['transaction.created', 'transaction.failed']);
     const minedEvent = byTx(mined.transaction_id).find((e) => e.type === 'transaction.mined')!;
     const { type: _type, ...spec } = minedAnswer.body as Record<string, string>;
     expect(minedEvent.data).toEqual(spec);
     expect(new Date(minedEvent.timestamp).toISOString()).toBe(minedEvent.timestamp);
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(4);
 
-    const rows = await h.storage.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE transaction_id = $1 ORDER BY type', [mined.transaction_id]);
+    const rows = await h.storage.db.query<{ type: string }>(
+      'SELECT type FROM webhook_events WHERE transaction_id = $1 ORDER BY type',
+      [mined.transaction_id],
+    );
     expect(rows.map((r) => r.type)).toEqual(['transaction.created', 'transaction.mined']);
     const log = await eventually(async () => {
       const all = await deliveries(h, hook.webhook_id);
       return all.length === 4 && all.every((d) => d.status === 'succeeded') ? all : undefined;
     });
-    expect(log.map((d) => d.log)).toEqual(Array(4).fill([expect.objectContaining({ attempt: 1, status_code: 200, error: null, latency_ms: expect.any(Number) })]));
+    expect(log.map((d) => d.log)).toEqual(
+      Array(4).fill([
+        expect.objectContaining({ attempt: 1, status_code: 200, error: null, latency_ms: expect.any(Number) }),
+      ]),
+    );
   });
 
   it('sends transaction.created once for a payment an app records with its API key, not again for a repeat', async () => {
@@ -119,9 +163,16 @@ describe('webhooks', () => {
     expect(first.status).toBe(201);
     expect((await postTransaction(h, key.api_key, payment)).status).toBe(200);
     const [r] = await receiver.waitFor(1);
-    expect(new Webhook(hook.secret).verify(r.body, r.headers)).toEqual({ type: 'transaction.created', timestamp: first.body.timestamp, data: first.body });
+    expect(new Webhook(hook.secret).verify(r.body, r.headers)).toEqual({
+      type: 'transaction.created',
+      timestamp: first.body.timestamp,
+      data: first.body,
+    });
     await settled(h, hook.webhook_id, r.headers['webhook-id']);
-    const [count] = await h.storage.db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_events WHERE app_id = $1', [appId]);
+    const [count] = await h.storage.db.query<{ n: string }>(
+      'SELECT count(*) AS n FROM webhook_events WHERE app_id = $1',
+      [appId],
+    );
     expect(Number(count.n)).toBe(1);
     expect(receiver.received).toHaveLength(1);
   });
@@ -133,7 +184,8 @@ describe('webhooks', () => {
     const t = await recordTransaction(h, appId);
     const got = await receiver.waitFor(3, ofTransaction(t.transaction_id));
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(1);
-    for (const r of got) expect(new Webhook(hook.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created' });
+    for (const r of got)
+      expect(new Webhook(hook.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created' });
     const done = await settled(h, hook.webhook_id, got[0].headers['webhook-id']);
     expect(done).toMatchObject({ status: 'succeeded', attempts: 3 });
     expect(done.log.map((a) => a.status_code)).toEqual([500, 500, 200]);
@@ -173,9 +225,15 @@ describe('webhooks', () => {
     const done = await settled(h, hook.webhook_id, gone.headers['webhook-id']);
     expect(done).toMatchObject({ status: 'failed', attempts: 1 });
     const listed = await h.admin('get', `/apps/${appId}/webhooks`).expect(200);
-    expect(listed.body[0]).toMatchObject({ disabled_at: expect.any(String), disabled_reason: 'the endpoint answered 410 Gone' });
+    expect(listed.body[0]).toMatchObject({
+      disabled_at: expect.any(String),
+      disabled_reason: 'the endpoint answered 410 Gone',
+    });
     await setStatus(h, t.transaction_id, 'mined');
-    const [count] = await h.storage.db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = $1', [hook.webhook_id]);
+    const [count] = await h.storage.db.query<{ n: string }>(
+      'SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = $1',
+      [hook.webhook_id],
+    );
     expect(Number(count.n)).toBe(1);
     expect(receiver.received).toHaveLength(1);
   });
@@ -183,13 +241,19 @@ describe('webhooks', () => {
   it('disables an endpoint that has failed for 5 days at its next failure', async () => {
     const appId = newAppId();
     const hook = await addWebhook(h, appId, receiver.url);
-    await h.storage.db.query("UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1", [hook.webhook_id]);
+    await h.storage.db.query(
+      "UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1",
+      [hook.webhook_id],
+    );
     receiver.answer({ status: 500 });
     await recordTransaction(h, appId);
     const [r] = await receiver.waitFor(1);
     expect(await settled(h, hook.webhook_id, r.headers['webhook-id'])).toMatchObject({ status: 'failed', attempts: 1 });
     const listed = await h.admin('get', `/apps/${appId}/webhooks`).expect(200);
-    expect(listed.body[0]).toMatchObject({ disabled_at: expect.any(String), disabled_reason: 'the endpoint failed for 5 days' });
+    expect(listed.body[0]).toMatchObject({
+      disabled_at: expect.any(String),
+      disabled_reason: 'the endpoint failed for 5 days',
+    });
   });
 
   it('signs with both secrets for 24 hours after a rotation', async () => {
@@ -207,12 +271,17 @@ describe('webhooks', () => {
     expect(new Webhook(hook.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created' });
     expect(new Webhook(rotated.body.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created' });
 
-    await h.storage.db.query("UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [hook.webhook_id]);
+    await h.storage.db.query(
+      "UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1",
+      [hook.webhook_id],
+    );
     await recordTransaction(h, appId);
     const [, later] = await receiver.waitFor(2);
     expect(later.headers['webhook-signature'].split(' ')).toHaveLength(1);
     expect(() => new Webhook(hook.secret).verify(later.body, later.headers)).toThrow();
-    expect(new Webhook(rotated.body.secret).verify(later.body, later.headers)).toMatchObject({ type: 'transaction.created' });
+    expect(new Webhook(rotated.body.secret).verify(later.body, later.headers)).toMatchObject({
+      type: 'transaction.created',
+    });
   });
 
   it('replays the events since a time with their webhook-ids; remove stops deliveries', async () => {
@@ -225,7 +294,9 @@ describe('webhooks', () => {
     expect(replay.body).toMatchObject({ app_id: appId, deliveries: 2, events: 2 });
     const got = await receiver.waitFor(2);
     expect(got.map((r) => eventOf(r).type).sort()).toEqual(['transaction.created', 'transaction.mined']);
-    const stored = await h.storage.db.query<{ id: string }>('SELECT id FROM webhook_events WHERE transaction_id = $1', [t.transaction_id]);
+    const stored = await h.storage.db.query<{ id: string }>('SELECT id FROM webhook_events WHERE transaction_id = $1', [
+      t.transaction_id,
+    ]);
     expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual(stored.map((e) => e.id).sort());
 
     const bad = await h.admin('post', `/apps/${appId}/webhooks/replay`).send({ since: 'yesterday' }).expect(400);
@@ -245,7 +316,11 @@ describe('webhooks', () => {
       ['not a url', /^url must be an absolute https URL/],
     ] as const) {
       const res = await h.admin('post', `/apps/${appId}/webhooks`).send({ url }).expect(400);
-      expect(res.body).toMatchObject({ code: 'invalid_parameter', attribute: 'url', detail: expect.stringMatching(detail) });
+      expect(res.body).toMatchObject({
+        code: 'invalid_parameter',
+        attribute: 'url',
+        detail: expect.stringMatching(detail),
+      });
     }
     const missing = await h.admin('post', `/apps/${appId}/webhooks`).send({}).expect(400);
     expect(missing.body).toMatchObject({ code: 'required', attribute: 'url' });
@@ -261,9 +336,15 @@ describe('webhooks', () => {
     const [r] = await receiver.waitFor(2);
     await settled(h, hook.webhook_id, r.headers['webhook-id']);
     const metrics = (await (await import('supertest')).default(h.adminApp).get('/metrics').expect(200)).text;
-    expect(metrics).toContain(`webhook_delivery_attempts_total{endpoint_id="${hook.webhook_id}",outcome="failure",service="transactions"} 1`);
-    expect(metrics).toContain(`webhook_delivery_attempts_total{endpoint_id="${hook.webhook_id}",outcome="success",service="transactions"} 1`);
-    expect(metrics).toMatch(new RegExp(`^webhook_delivery_lag_seconds_count\\{[^}]*endpoint_id="${hook.webhook_id}"[^}]*\\} 1$`, 'm'));
+    expect(metrics).toContain(
+      `webhook_delivery_attempts_total{endpoint_id="${hook.webhook_id}",outcome="failure",service="transactions"} 1`,
+    );
+    expect(metrics).toContain(
+      `webhook_delivery_attempts_total{endpoint_id="${hook.webhook_id}",outcome="success",service="transactions"} 1`,
+    );
+    expect(metrics).toMatch(
+      new RegExp(`^webhook_delivery_lag_seconds_count\\{[^}]*endpoint_id="${hook.webhook_id}"[^}]*\\} 1$`, 'm'),
+    );
   });
 });
 
@@ -283,9 +364,15 @@ describe('webhooks to private addresses, not allowed', () => {
     const appId = newAppId();
     const hook = await addWebhook(h, appId, receiver.url);
     await recordTransaction(h, appId);
-    const done = await eventually(async () => (await deliveries(h, hook.webhook_id)).find((d) => d.status !== 'pending'));
+    const done = await eventually(async () =>
+      (await deliveries(h, hook.webhook_id)).find((d) => d.status !== 'pending'),
+    );
     expect(done).toMatchObject({ status: 'failed', attempts: 4 });
-    for (const a of done.log) expect(a).toMatchObject({ status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 resolves to a non-public address/) });
+    for (const a of done.log)
+      expect(a).toMatchObject({
+        status_code: null,
+        error: expect.stringMatching(/^refused: 127\.0\.0\.1 resolves to a non-public address/),
+      });
     expect(receiver.received).toHaveLength(0);
   });
 });
@@ -330,7 +417,8 @@ describe('webhooks with two replicas over one database', () => {
     }, 40000);
     expect(log.every((d) => d.attempts === 2)).toBe(true);
     const counts = new Map<string, number>();
-    for (const r of receiver.received) counts.set(r.headers['webhook-id'], (counts.get(r.headers['webhook-id']) ?? 0) + 1);
+    for (const r of receiver.received)
+      counts.set(r.headers['webhook-id'], (counts.get(r.headers['webhook-id']) ?? 0) + 1);
     expect(counts.size).toBe(expected);
     expect([...counts.values()].every((n) => n === 2)).toBe(true);
     const events = await a.storage.db.query<{ id: string }>('SELECT id FROM webhook_events WHERE app_id = $1', [appId]);
@@ -377,13 +465,23 @@ describe('a service killed between a change and its delivery', () => {
       (err: { signal?: string; stdout: string; stderr: string }) => err,
     );
     expect(result.signal).toBe('SIGKILL');
-    const made = JSON.parse(result.stdout) as { app_id: string; webhook_id: string; secret: string; transaction_id: string };
+    const made = JSON.parse(result.stdout) as {
+      app_id: string;
+      webhook_id: string;
+      secret: string;
+      transaction_id: string;
+    };
     expect(receiver.received).toHaveLength(0);
 
-    db = schemaDb ?? (await createDatabase({ embeddedDir: path.join(dir, 'pg'), schema: 'transactions', logger: testLogger }));
+    db =
+      schemaDb ??
+      (await createDatabase({ embeddedDir: path.join(dir, 'pg'), schema: 'transactions', logger: testLogger }));
     h = await transactionsHarness(ENV, { db });
     const [r] = await receiver.waitFor(1);
-    expect(new Webhook(made.secret).verify(r.body, r.headers)).toMatchObject({ type: 'transaction.created', data: { transaction_id: made.transaction_id, app_id: made.app_id } });
+    expect(new Webhook(made.secret).verify(r.body, r.headers)).toMatchObject({
+      type: 'transaction.created',
+      data: { transaction_id: made.transaction_id, app_id: made.app_id },
+    });
     await settled(h, made.webhook_id, r.headers['webhook-id']);
   }, 180000);
 });

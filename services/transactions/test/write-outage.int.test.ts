@@ -113,7 +113,10 @@ describeNeeding(
         body: { status: 'ready', checks: { database: 'ok', cache: 'unavailable' } },
       });
       const looked = await lookup(tx.transaction_id, key.api_key);
-      expect({ status: looked.status, reference: looked.body.reference }).toEqual({ status: 200, reference: tx.reference });
+      expect({ status: looked.status, reference: looked.body.reference }).toEqual({
+        status: 200,
+        reference: tx.reference,
+      });
       proxy.heal();
     }, 30000);
   },

@@ -3,7 +3,8 @@ import type { Queryable } from '../db';
 
 /** Operator names: in the audit trail as the "who" of every admin request. */
 export const OPERATOR_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-export const OPERATOR_NAME_RULE = 'must be 1-64 characters: lowercase letters, digits, ".", "_" or "-", starting with a letter or digit';
+export const OPERATOR_NAME_RULE =
+  'must be 1-64 characters: lowercase letters, digits, ".", "_" or "-", starting with a letter or digit';
 /** The name of the single ADMIN_TOKEN. */
 export const DEFAULT_OPERATOR = 'admin';
 
@@ -39,7 +40,9 @@ export function adminTokenStore(db: Queryable) {
       return rows.length === 1;
     },
     async nameOf(tokenHash: string): Promise<string | null> {
-      const [row] = await db.query<{ name: string }>('SELECT name FROM admin_tokens WHERE token_hash = $1', [tokenHash]);
+      const [row] = await db.query<{ name: string }>('SELECT name FROM admin_tokens WHERE token_hash = $1', [
+        tokenHash,
+      ]);
       return row?.name ?? null;
     },
     async list(): Promise<StoredAdminToken[]> {

@@ -4,7 +4,15 @@ import type { Db } from '../db';
 import { errors } from '../errors';
 import { operatorName } from '../http/admin-auth';
 import { validate } from '../validation';
-import { adminTokenHash, adminTokenStore, DEFAULT_OPERATOR, newAdminToken, OPERATOR_NAME, OPERATOR_NAME_RULE, STORED_ADMIN_TOKEN } from './admin-tokens';
+import {
+  adminTokenHash,
+  adminTokenStore,
+  DEFAULT_OPERATOR,
+  newAdminToken,
+  OPERATOR_NAME,
+  OPERATOR_NAME_RULE,
+  STORED_ADMIN_TOKEN,
+} from './admin-tokens';
 import type { AuditLog } from './audit-log';
 import type { AuditActor, StoredAuditEvent } from './audit-store';
 
@@ -32,9 +40,18 @@ export const pageQuery = {
 
 const auditQuery = Joi.object({
   ...pageQuery,
-  cursor: Joi.string().pattern(/^\d{1,19}$/).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
-  since: Joi.date().iso().messages({ 'date.format': 'since must be an ISO 8601 date or time, such as 2025-01-31 or 2025-01-31T12:00:00Z' }),
-  type: Joi.string().pattern(/^[a-z_]+\.[a-z_]+(,[a-z_]+\.[a-z_]+)*$/).messages({ 'string.pattern.base': 'type must be one or more event types separated by commas, such as user.disabled,app.disabled' }),
+  cursor: Joi.string()
+    .pattern(/^\d{1,19}$/)
+    .messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+  since: Joi.date()
+    .iso()
+    .messages({ 'date.format': 'since must be an ISO 8601 date or time, such as 2025-01-31 or 2025-01-31T12:00:00Z' }),
+  type: Joi.string()
+    .pattern(/^[a-z_]+\.[a-z_]+(,[a-z_]+\.[a-z_]+)*$/)
+    .messages({
+      'string.pattern.base':
+        'type must be one or more event types separated by commas, such as user.disabled,app.disabled',
+    }),
 });
 
 export const auditEventJson = (e: StoredAuditEvent) => ({
@@ -49,20 +66,36 @@ export const auditEventJson = (e: StoredAuditEvent) => ({
 });
 
 const createTokenSchema = Joi.object({
-  name: Joi.string().pattern(OPERATOR_NAME).required().messages({ 'string.pattern.base': `name ${OPERATOR_NAME_RULE}` }),
-  token: Joi.string().pattern(STORED_ADMIN_TOKEN).messages({ 'string.pattern.base': 'token must be adm_ followed by 43 base64url characters (leave it out to have one made)' }),
+  name: Joi.string()
+    .pattern(OPERATOR_NAME)
+    .required()
+    .messages({ 'string.pattern.base': `name ${OPERATOR_NAME_RULE}` }),
+  token: Joi.string().pattern(STORED_ADMIN_TOKEN).messages({
+    'string.pattern.base': 'token must be adm_ followed by 43 base64url characters (leave it out to have one made)',
+  }),
 });
 
 /**
  * GET /audit (newest first, paged), and the named admin tokens: POST/GET /admin-tokens,
  * DELETE /admin-tokens/{name}. Mounted on every service's admin API.
  */
-export function auditAdminRoutes(router: Router, deps: { audit: AuditLog; db: Db; environmentOperators: string[] }): void {
+export function auditAdminRoutes(
+  router: Router,
+  deps: { audit: AuditLog; db: Db; environmentOperators: string[] },
+): void {
   router.get('/audit', async (req, res) => {
     const q = validate(auditQuery, req.query);
-    const events = await deps.audit.list({ since: q.since, types: q.type?.split(','), before: q.cursor, limit: q.limit + 1 });
+    const events = await deps.audit.list({
+      since: q.since,
+      types: q.type?.split(','),
+      before: q.cursor,
+      limit: q.limit + 1,
+    });
     const page = events.slice(0, q.limit);
-    res.json({ events: page.map(auditEventJson), next_cursor: events.length > q.limit ? page[page.length - 1].id : null });
+    res.json({
+      events: page.map(auditEventJson),
+      next_cursor: events.length > q.limit ? page[page.length - 1].id : null,
+    });
   });
 
   const tokens = adminTokenStore(deps.db);
@@ -71,7 +104,8 @@ export function auditAdminRoutes(router: Router, deps: { audit: AuditLog; db: Db
 
   router.post('/admin-tokens', async (req, res) => {
     const body = validate(createTokenSchema, req.body ?? {});
-    if (configuredNames.has(body.name)) throw errors.conflict('name_taken', `${body.name} is the name of a token set in the environment.`, 'name');
+    if (configuredNames.has(body.name))
+      throw errors.conflict('name_taken', `${body.name} is the name of a token set in the environment.`, 'name');
     const token = body.token ?? newAdminToken();
     if (!(await tokens.insert(body.name, adminTokenHash(token), operatorName(res))))
       throw errors.conflict('name_taken', 'An admin token with this name (or this token) already exists.', 'name');
@@ -83,8 +117,18 @@ export function auditAdminRoutes(router: Router, deps: { audit: AuditLog; db: Db
     const stored = await tokens.list();
     res.json({
       tokens: [
-        ...deps.environmentOperators.map((name) => ({ name, source: 'environment', created_at: null, created_by: null })),
-        ...stored.map((t) => ({ name: t.name, source: 'stored', created_at: t.createdAt.toISOString(), created_by: t.createdBy })),
+        ...deps.environmentOperators.map((name) => ({
+          name,
+          source: 'environment',
+          created_at: null,
+          created_by: null,
+        })),
+        ...stored.map((t) => ({
+          name: t.name,
+          source: 'stored',
+          created_at: t.createdAt.toISOString(),
+          created_by: t.createdBy,
+        })),
       ],
     });
   });

@@ -72,7 +72,15 @@ export function auditStore(db: Queryable) {
       if (events.length === 0) return;
       const values: unknown[] = [];
       const rows = events.map((e, i) => {
-        values.push(e.type, e.actor.type, e.actor.id, e.subject ?? null, e.actor.requestId ?? null, e.actor.clientAddress ?? null, JSON.stringify(e.detail ?? {}));
+        values.push(
+          e.type,
+          e.actor.type,
+          e.actor.id,
+          e.subject ?? null,
+          e.actor.requestId ?? null,
+          e.actor.clientAddress ?? null,
+          JSON.stringify(e.detail ?? {}),
+        );
         const n = i * 7;
         return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb)`;
       });
@@ -92,7 +100,9 @@ export function auditStore(db: Queryable) {
     },
     /** Deletes events older than the retention; returns how many went. */
     async purge(retentionDays: number): Promise<number> {
-      const rows = await db.query(`DELETE FROM audit_events WHERE at < now() - $1 * interval '1 day' RETURNING 1`, [retentionDays]);
+      const rows = await db.query(`DELETE FROM audit_events WHERE at < now() - $1 * interval '1 day' RETURNING 1`, [
+        retentionDays,
+      ]);
       return rows.length;
     },
   };

@@ -59,7 +59,11 @@ export class RedisBus implements InvalidationBus {
   private readonly channels = new Set<string>();
   private everReady = false;
 
-  constructor(url: string, private readonly prefix: string, private readonly logger: Logger) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly logger: Logger,
+  ) {
     const options = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

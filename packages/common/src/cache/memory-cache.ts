@@ -59,7 +59,10 @@ export class MemoryCache implements Cache {
   async incr(key: string, ttlMs: number) {
     const entry = this.live(key);
     const next = (entry ? Number(entry.value) : 0) + 1;
-    this.entries.set(this.prefix + key, { value: String(next), expiresAt: entry ? entry.expiresAt : Date.now() + ttlMs });
+    this.entries.set(this.prefix + key, {
+      value: String(next),
+      expiresAt: entry ? entry.expiresAt : Date.now() + ttlMs,
+    });
     return next;
   }
 

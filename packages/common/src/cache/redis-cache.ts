@@ -75,7 +75,11 @@ export class RedisCache implements Cache {
   }
 
   async set(key: string, value: string, ttlMs?: number) {
-    await this.run(() => (ttlMs === undefined ? this.client.set(key, value) : this.client.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))));
+    await this.run(() =>
+      ttlMs === undefined
+        ? this.client.set(key, value)
+        : this.client.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs))),
+    );
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number) {

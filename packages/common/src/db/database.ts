@@ -28,7 +28,21 @@ export interface DatabaseOptions {
   shared?: SharedEmbeddedPostgres;
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 /** True when an error means "the database cannot be reached", not "the query is wrong". */
 export function isConnectionError(err: unknown): boolean {
@@ -37,7 +51,12 @@ export function isConnectionError(err: unknown): boolean {
   const { code, message } = err as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && CONNECTION_ERRORS.has(code)) return true;
   if (err instanceof AggregateError) return err.errors.some(isConnectionError);
-  return typeof message === 'string' && /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+      message,
+    )
+  );
 }
 
 function translate(err: unknown): unknown {
@@ -61,7 +80,12 @@ async function openPool(options: DatabaseOptions): Promise<{ pool: Pool; release
   if (options.shared) return options.shared.acquire();
   if (options.url) {
     // A real server gets a short connection timeout so outages surface as 503s quickly.
-    const pool = new Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 3000, idleTimeoutMillis: 30000 });
+    const pool = new Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: 3000,
+      idleTimeoutMillis: 30000,
+    });
     return { pool, release: () => pool.end().catch(() => undefined) };
   }
   const embedded = await startEmbeddedPostgres(options.embeddedDir);
@@ -123,7 +147,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     }
   };
 
-  const base = queryable((text, params) => withClient((client) => client.query(text, params)).then((rows) => ({ rows })));
+  const base = queryable((text, params) =>
+    withClient((client) => client.query(text, params)).then((rows) => ({ rows })),
+  );
 
   return {
     schema,

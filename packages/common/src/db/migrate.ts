@@ -34,13 +34,20 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
-      const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)).map((r) => r.version));
+      const done = new Set(
+        (await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations`)).map(
+          (r) => r.version,
+        ),
+      );
       const applied: number[] = [];
       for (const m of migrations.filter((m) => !done.has(m.version))) {
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+          await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [
+            m.version,
+            m.name,
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK').catch(() => undefined);
@@ -50,15 +57,21 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
       }
       return applied;
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`attest:migrate:${schema}`]).catch(() => undefined);
+      await client
+        .query('SELECT pg_advisory_unlock(hashtext($1))', [`attest:migrate:${schema}`])
+        .catch(() => undefined);
     }
   });
 }
 
 /** The migrations not yet applied to the service's schema (all of them when it was never migrated). */
 export async function pendingMigrations(db: Db, migrations: Migration[]): Promise<Migration[]> {
-  const [table] = await db.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [`${db.schema}.schema_migrations`]);
+  const [table] = await db.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [
+    `${db.schema}.schema_migrations`,
+  ]);
   if (!table?.name) return migrations;
-  const done = new Set((await db.query<{ version: number }>(`SELECT version FROM ${db.schema}.schema_migrations`)).map((r) => r.version));
+  const done = new Set(
+    (await db.query<{ version: number }>(`SELECT version FROM ${db.schema}.schema_migrations`)).map((r) => r.version),
+  );
   return migrations.filter((m) => !done.has(m.version));
 }

@@ -13,7 +13,9 @@ export interface AdminCredentials {
 }
 
 /** ADMIN_TOKEN (as "admin") and the ADMIN_TOKENS pairs. */
-export function environmentTokens(options: Pick<AdminCredentials, 'adminToken' | 'adminTokens'>): { name: string; token: string }[] {
+export function environmentTokens(
+  options: Pick<AdminCredentials, 'adminToken' | 'adminTokens'>,
+): { name: string; token: string }[] {
   const parsed = parseAdminTokens(options.adminTokens);
   if (typeof parsed === 'string') throw new Error(`ADMIN_TOKENS: ${parsed}`);
   return [...(options.adminToken ? [{ name: DEFAULT_OPERATOR, token: options.adminToken }] : []), ...parsed];
@@ -35,9 +37,11 @@ export function requireAdminToken(credentials: string | AdminCredentials): Reque
   return (req, res, next) => {
     const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
     if (!match) return next(errors.unauthenticated('An admin token is required.', 'Bearer realm="admin"'));
-    const invalid = () => next(errors.unauthenticated('Invalid admin token.', 'Bearer realm="admin", error="invalid_token"'));
+    const invalid = () =>
+      next(errors.unauthenticated('Invalid admin token.', 'Bearer realm="admin", error="invalid_token"'));
     let operator: string | undefined;
-    for (const entry of named) if (constantTimeEqual(match[1], entry.token) && operator === undefined) operator = entry.name;
+    for (const entry of named)
+      if (constantTimeEqual(match[1], entry.token) && operator === undefined) operator = entry.name;
     if (operator !== undefined) {
       (res.locals as { operator?: string }).operator = operator;
       return next();

@@ -29,6 +29,7 @@ export function finishHttpApp(app: Express | Router, logger: Logger): void {
   app.use(errorHandler(logger));
 }
 
-export const jsonBody = (limit: string): RequestHandler => express.json({ limit, type: ['application/json', 'application/*+json'] });
+export const jsonBody = (limit: string): RequestHandler =>
+  express.json({ limit, type: ['application/json', 'application/*+json'] });
 export const formBody = (limit: string): RequestHandler =>
   express.urlencoded({ limit, extended: false, parameterLimit: FORM_FIELD_LIMIT });

@@ -70,7 +70,10 @@ export function healthRoutes(router: Router, readiness: Readiness): void {
         res
           .status(ready ? 200 : 503)
           .set('Cache-Control', 'no-store')
-          .json({ status: readiness.shuttingDown ? 'shutting_down' : ready ? 'ready' : 'unavailable', checks: results });
+          .json({
+            status: readiness.shuttingDown ? 'shutting_down' : ready ? 'ready' : 'unavailable',
+            checks: results,
+          });
       },
     ],
   });

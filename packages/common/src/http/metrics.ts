@@ -34,7 +34,12 @@ export class RequestMetrics {
     if (!byStatus) byMethod.set(method, (byStatus = new Map()));
     let series = byStatus.get(status);
     if (!series) {
-      series = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0) };
+      series = {
+        labels: { method, route, status: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
+      };
       byStatus.set(status, series);
     }
     series.count += 1;
@@ -59,7 +64,13 @@ export class RequestMetrics {
       help: 'HTTP requests by route, method and status.',
       type: 'counter',
       aggregator: 'sum',
-      get: () => ({ name: counter.name, help: counter.help, type: counter.type, aggregator: counter.aggregator, values: [...this.all()].map((s): MetricValue => ({ value: s.count, labels: s.labels })) }),
+      get: () => ({
+        name: counter.name,
+        help: counter.help,
+        type: counter.type,
+        aggregator: counter.aggregator,
+        values: [...this.all()].map((s): MetricValue => ({ value: s.count, labels: s.labels })),
+      }),
       reset: () => this.reset(),
     };
     const histogram = {
@@ -73,13 +84,27 @@ export class RequestMetrics {
           let cumulative = 0;
           DURATION_BUCKETS.forEach((le, i) => {
             cumulative += s.buckets[i]!;
-            values.push({ value: cumulative, labels: { le, ...s.labels }, metricName: 'http_request_duration_seconds_bucket' });
+            values.push({
+              value: cumulative,
+              labels: { le, ...s.labels },
+              metricName: 'http_request_duration_seconds_bucket',
+            });
           });
-          values.push({ value: s.count, labels: { le: '+Inf', ...s.labels }, metricName: 'http_request_duration_seconds_bucket' });
+          values.push({
+            value: s.count,
+            labels: { le: '+Inf', ...s.labels },
+            metricName: 'http_request_duration_seconds_bucket',
+          });
           values.push({ value: s.sum, labels: s.labels, metricName: 'http_request_duration_seconds_sum' });
           values.push({ value: s.count, labels: s.labels, metricName: 'http_request_duration_seconds_count' });
         }
-        return { name: histogram.name, help: histogram.help, type: histogram.type, aggregator: histogram.aggregator, values };
+        return {
+          name: histogram.name,
+          help: histogram.help,
+          type: histogram.type,
+          aggregator: histogram.aggregator,
+          values,
+        };
       },
       reset: () => this.reset(),
     };

@@ -1,7 +1,13 @@
 import type { Router } from 'express';
 import { endpoint } from './endpoint';
 
-export type OpenApiDocument = { openapi: '3.1.0'; info: { title: string; version: string; description?: string }; servers: { url: string }[]; paths: Record<string, unknown>; components?: Record<string, unknown> };
+export type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description?: string };
+  servers: { url: string }[];
+  paths: Record<string, unknown>;
+  components?: Record<string, unknown>;
+};
 
 /** The shared error body, for every service's document. */
 export const ERROR_SCHEMA = {
@@ -14,7 +20,10 @@ export const ERROR_SCHEMA = {
   },
 };
 
-export const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+export const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
 
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
@@ -47,6 +56,9 @@ export const tooManyRequestsResponse = (counted: string) => ({
 /** GET /openapi.json: the service's API document (public, cacheable, open CORS). */
 export function openApiRoute(router: Router, document: OpenApiDocument): void {
   endpoint(router, '/openapi.json', {
-    GET: [(_req, res) => void res.set({ 'Cache-Control': 'public, max-age=3600', 'Access-Control-Allow-Origin': '*' }).json(document)],
+    GET: [
+      (_req, res) =>
+        void res.set({ 'Cache-Control': 'public, max-age=3600', 'Access-Control-Allow-Origin': '*' }).json(document),
+    ],
   });
 }

@@ -39,10 +39,23 @@ export function requestContext(logger: Logger, metrics?: RequestMetrics): Reques
       const duration = performance.now() - started;
       if (res.writableFinished) {
         metrics?.record(req.method, routeLabel(req.route), res.statusCode, duration / 1000);
-        write({ request_id: req.id, method: req.method, path: req.path, status: res.statusCode, duration_ms: duration, trace_id: traceId });
+        write({
+          request_id: req.id,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: duration,
+          trace_id: traceId,
+        });
       } else {
         const trace = traceId ? { trace_id: traceId } : {};
-        logger.info('client aborted request', { request_id: req.id, method: req.method, path: req.path, duration_ms: duration, ...trace });
+        logger.info('client aborted request', {
+          request_id: req.id,
+          method: req.method,
+          path: req.path,
+          duration_ms: duration,
+          ...trace,
+        });
       }
     });
     next();

@@ -45,7 +45,12 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
     batch = [];
     const entry = { level: 'info', message: 'request', [LEVEL]: 'info', [MESSAGE]: lines };
     for (const transport of logger.transports) {
-      if (transport.silent || transport.format || (transport.level !== undefined && logger.levels[transport.level] < info)) continue;
+      if (
+        transport.silent ||
+        transport.format ||
+        (transport.level !== undefined && logger.levels[transport.level] < info)
+      )
+        continue;
       transport.log?.(entry, done);
     }
   };
@@ -59,7 +64,12 @@ export function requestLineWriter(logger: Logger): (fields: RequestLineFields) =
       (fields.trace_id === undefined ? '}' : `,"trace_id":${q(fields.trace_id)}}`);
     let formatted = false;
     for (const transport of logger.transports) {
-      if (!transport.format || transport.silent || (transport.level !== undefined && logger.levels[transport.level] < info)) continue;
+      if (
+        !transport.format ||
+        transport.silent ||
+        (transport.level !== undefined && logger.levels[transport.level] < info)
+      )
+        continue;
       formatted = true;
       transport.write({
         level: 'info',

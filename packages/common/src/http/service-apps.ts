@@ -35,7 +35,11 @@ export interface ServiceAppsOptions {
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
   const metrics = createHttpMetrics(options.service ?? 'attest');
   options.metrics?.(metrics.registry);
-  const publicApp = createHttpApp({ logger: options.logger, trustProxy: options.trustProxy, metrics: metrics.requests });
+  const publicApp = createHttpApp({
+    logger: options.logger,
+    trustProxy: options.trustProxy,
+    metrics: metrics.requests,
+  });
   const publicRouter = Router();
   healthRoutes(publicRouter, options.readiness);
   options.publicRoutes(publicRouter);
@@ -50,7 +54,10 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   adminApp.use(adminHealth);
   const adminRouter = Router();
   const stored = options.audit && adminTokenStore(options.audit.db);
-  adminRouter.use(requireAdminToken({ adminToken: options.adminToken, adminTokens: options.adminTokens, stored }), jsonBody(options.bodyLimit));
+  adminRouter.use(
+    requireAdminToken({ adminToken: options.adminToken, adminTokens: options.adminTokens, stored }),
+    jsonBody(options.bodyLimit),
+  );
   options.adminRoutes(adminRouter);
   if (options.audit) {
     const environmentOperators = environmentTokens(options).map((t) => t.name);
@@ -60,4 +67,3 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   finishHttpApp(adminApp, options.logger);
   return { publicApp, adminApp };
 }
-

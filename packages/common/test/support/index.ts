@@ -64,7 +64,8 @@ export async function testStorage(
   options: TestStorageOptions = {},
 ): Promise<TestStorage> {
   const redis = options.redis ?? process.env.TEST_REDIS_URL;
-  const db = options.db ?? (await testDatabase(service, migrationsDir, options.database ?? process.env.TEST_DATABASE_URL));
+  const db =
+    options.db ?? (await testDatabase(service, migrationsDir, options.database ?? process.env.TEST_DATABASE_URL));
   const cache = testCache(service, redis);
   const bus = options.bus ?? testBus(service, undefined, redis);
   return {

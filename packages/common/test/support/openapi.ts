@@ -12,7 +12,8 @@ export async function expectDocumentMatchesRoutes(app: Express, expectedPaths: s
     const concrete = path.replace(/\{[^}]+\}/g, `0x${'0'.repeat(64)}`);
     for (const method of Object.keys(operations) as ('get' | 'post')[]) {
       const answer = await request(app)[method](concrete);
-      const unrouted = answer.status === 405 || (answer.status === 404 && answer.body?.detail?.startsWith('No endpoint at'));
+      const unrouted =
+        answer.status === 405 || (answer.status === 404 && answer.body?.detail?.startsWith('No endpoint at'));
       expect({ path, method, unrouted }).toEqual({ path, method, unrouted: false });
     }
   }

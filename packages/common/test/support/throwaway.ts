@@ -40,7 +40,11 @@ export class ThrowawayRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     await waitFor(() => portOpen(this.port), 'redis-server');
   }
   async stop(): Promise<void> {
@@ -76,14 +80,24 @@ export class ThrowawayPostgres {
   }
   private run(tool: string, args: string[]): void {
     const command = path.join(this.bin, tool);
-    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
+    if (process.getuid?.() === 0)
+      execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' });
     else execFileSync(command, args, { stdio: 'ignore' });
   }
   async init(): Promise<void> {
     this.run('initdb', ['-D', path.join(this.dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
   }
   async start(): Promise<void> {
-    this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-w', '-l', path.join(this.dir, 'log'), '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    this.run('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-w',
+      '-l',
+      path.join(this.dir, 'log'),
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
     await waitFor(() => portOpen(this.port), 'postgres');
   }
   async stop(): Promise<void> {

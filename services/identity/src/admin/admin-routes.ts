@@ -41,14 +41,25 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
   });
 
   router.delete('/users/:id/sessions/:sessionId', async (req, res) => {
-    if (!(await ctx.sessions.end(req.params.id, req.params.sessionId))) throw errors.notFound('No such session of this user.', 'session_id');
-    await ctx.audit.record({ type: 'session.ended', actor: operatorActor(req, res), subject: req.params.id, detail: { session_id: req.params.sessionId } });
+    if (!(await ctx.sessions.end(req.params.id, req.params.sessionId)))
+      throw errors.notFound('No such session of this user.', 'session_id');
+    await ctx.audit.record({
+      type: 'session.ended',
+      actor: operatorActor(req, res),
+      subject: req.params.id,
+      detail: { session_id: req.params.sessionId },
+    });
     res.status(204).end();
   });
 
   router.delete('/users/:id/sessions', async (req, res) => {
     const ended = await ctx.sessions.endAll(req.params.id);
-    await ctx.audit.record({ type: 'session.ended', actor: operatorActor(req, res), subject: req.params.id, detail: { all: true, count: ended } });
+    await ctx.audit.record({
+      type: 'session.ended',
+      actor: operatorActor(req, res),
+      subject: req.params.id,
+      detail: { all: true, count: ended },
+    });
     res.json({ ended });
   });
 
@@ -56,7 +67,12 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
 
   router.post('/keys/rotate', async (req, res) => {
     const rotated = await ctx.keys.rotate();
-    await ctx.audit.record({ type: 'signing_key.rotated', actor: operatorActor(req, res), subject: rotated.kid, detail: { retired: rotated.retired } });
+    await ctx.audit.record({
+      type: 'signing_key.rotated',
+      actor: operatorActor(req, res),
+      subject: rotated.kid,
+      detail: { retired: rotated.retired },
+    });
     res.json(rotated);
   });
 }

@@ -102,11 +102,15 @@ export const resetPasswordSchema = Joi.object({ password });
 
 export const appListQuery = Joi.object({
   ...pageQuery,
-  cursor: Joi.string().pattern(/^app_[0-9a-f]{32}$/).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+  cursor: Joi.string()
+    .pattern(/^app_[0-9a-f]{32}$/)
+    .messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
 });
 
 export const userListQuery = Joi.object({
   ...pageQuery,
   username: Joi.string().max(200),
-  cursor: Joi.string().pattern(/^[A-Za-z0-9_-]{1,300}$/).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+  cursor: Joi.string()
+    .pattern(/^[A-Za-z0-9_-]{1,300}$/)
+    .messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
 });

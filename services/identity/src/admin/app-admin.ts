@@ -21,7 +21,11 @@ export const appJson = (app: App) => ({
 });
 
 const publicClientHasNoSecret = () =>
-  errors.conflict('public_client', 'This app is a public client (token_endpoint_auth_method none): it has no secret.', 'app_id');
+  errors.conflict(
+    'public_client',
+    'This app is a public client (token_endpoint_auth_method none): it has no secret.',
+    'app_id',
+  );
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
@@ -43,7 +47,12 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       backchannelLogoutUri: body.backchannel_logout_uri,
     });
     ctx.logger.info('app created', { app_id: app.id, public: app.public });
-    await audit(req, res, 'app.created', app.id, { name: app.name, redirect_uris: app.redirectUris, post_logout_redirect_uris: app.postLogoutRedirectUris, backchannel_logout_uri: app.backchannelLogoutUri });
+    await audit(req, res, 'app.created', app.id, {
+      name: app.name,
+      redirect_uris: app.redirectUris,
+      post_logout_redirect_uris: app.postLogoutRedirectUris,
+      backchannel_logout_uri: app.backchannelLogoutUri,
+    });
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
@@ -66,7 +75,9 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),
       ...(body.web_origins === undefined ? {} : { webOrigins: body.web_origins }),
-      ...(body.post_logout_redirect_uris === undefined ? {} : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
+      ...(body.post_logout_redirect_uris === undefined
+        ? {}
+        : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
     };
     const app = await ctx.apps.update(req.params.id, changes);
@@ -84,7 +95,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     res.json({ app_id: req.params.id, client_secret: secret });
   });
 
-  for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     router.post(`/apps/:id/${action}`, async (req, res) => {
       const app = await ctx.apps.setDisabled(req.params.id, disabled);
       if (!app) throw noApp();

@@ -45,22 +45,35 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
       familyName: body.family_name ?? null,
     });
     if (!user) throw errors.conflict('username_taken', 'A user with this username already exists.', 'username');
-    await audit(req, res, 'user.created', user.id, { username: user.username, verification_level: user.verificationLevel });
+    await audit(req, res, 'user.created', user.id, {
+      username: user.username,
+      verification_level: user.verificationLevel,
+    });
     res.status(201).json({ user_id: user.id, username: user.username, verification_level: user.verificationLevel });
   });
 
   router.get('/users', async (req, res) => {
     const q = validate(userListQuery, req.query);
-    const users = await ctx.users.list({ prefix: q.username, after: q.cursor && usernameOf(q.cursor), limit: q.limit + 1 });
+    const users = await ctx.users.list({
+      prefix: q.username,
+      after: q.cursor && usernameOf(q.cursor),
+      limit: q.limit + 1,
+    });
     const page = users.slice(0, q.limit);
-    res.json({ users: page.map(userJson), next_cursor: users.length > q.limit ? cursorOf(page[page.length - 1].username) : null });
+    res.json({
+      users: page.map(userJson),
+      next_cursor: users.length > q.limit ? cursorOf(page[page.length - 1].username) : null,
+    });
   });
 
   router.get('/users/:id', async (req, res) => {
     const user = await ctx.users.findById(req.params.id);
     if (!user) throw noUser();
     const consents = await ctx.consents.listForUser(user.id);
-    res.json({ ...userJson(user), consents: consents.map((c) => ({ app_id: c.appId, scopes: c.scopes, granted_at: c.grantedAt.toISOString() })) });
+    res.json({
+      ...userJson(user),
+      consents: consents.map((c) => ({ app_id: c.appId, scopes: c.scopes, granted_at: c.grantedAt.toISOString() })),
+    });
   });
 
   router.patch('/users/:id', async (req, res) => {
@@ -77,7 +90,10 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     res.json(userJson(user));
   });
 
-  for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     router.post(`/users/:id/${action}`, async (req, res) => {
       const user = await ctx.users.setDisabled(req.params.id, disabled);
       if (!user) throw noUser();
@@ -93,7 +109,10 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     await ctx.sessions.endAll(req.params.id);
     const removed = await ctx.users.remove(req.params.id);
     if (!removed) throw noUser();
-    await Promise.all([ctx.consents.forget(req.params.id, removed.consentAppIds), ctx.subjects.forget(removed.subjects)]);
+    await Promise.all([
+      ctx.consents.forget(req.params.id, removed.consentAppIds),
+      ctx.subjects.forget(removed.subjects),
+    ]);
     ctx.logger.info('user deleted', { user_id: req.params.id });
     await audit(req, res, 'user.deleted', req.params.id, { consents: removed.consentAppIds });
     res.status(204).end();

@@ -6,7 +6,14 @@ import { parseScopes, type Scope } from './scopes';
 export type ResponseMode = 'query' | 'fragment' | 'form_post';
 export type Prompt = 'none' | 'login' | 'consent';
 
-export const RESPONSE_TYPES = ['code', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'] as const;
+export const RESPONSE_TYPES = [
+  'code',
+  'id_token',
+  'id_token token',
+  'code id_token',
+  'code token',
+  'code id_token token',
+] as const;
 export const RESPONSE_MODES: ResponseMode[] = ['query', 'fragment', 'form_post'];
 
 export interface AuthorizationRequest {
@@ -44,13 +51,15 @@ export function normaliseResponseType(value: string): string {
     .join(' ');
 }
 
-export const defaultResponseMode = (responseType: string): ResponseMode => (responseType === 'code' ? 'query' : 'fragment');
+export const defaultResponseMode = (responseType: string): ResponseMode =>
+  responseType === 'code' ? 'query' : 'fragment';
 
 export const pageError = {
   required: (attribute: string) => new AppError('required', 400, 'This attribute is required.', attribute),
   invalidClient: () => new AppError('invalid_client', 400, 'Unknown or disabled client_id.', 'client_id'),
   invalidRedirectUri: () => new AppError('invalid_redirect_uri', 400, 'Invalid redirect_uri provided.', 'redirect_uri'),
-  duplicate: (attribute: string) => new AppError('invalid_request', 400, `The ${attribute} parameter must be given once.`, attribute),
+  duplicate: (attribute: string) =>
+    new AppError('invalid_request', 400, `The ${attribute} parameter must be given once.`, attribute),
 };
 
 /** Step 1: the client and redirect URI. Failures here are shown on a page, never redirected. */
@@ -73,7 +82,8 @@ export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
   const type = normaliseResponseType(params.response_type ?? '');
   const asked = params.response_mode as ResponseMode | undefined;
   const fallback = type === '' || type === 'code' ? 'query' : 'fragment';
-  const mode = asked && RESPONSE_MODES.includes(asked) && !(asked === 'query' && fallback === 'fragment') ? asked : fallback;
+  const mode =
+    asked && RESPONSE_MODES.includes(asked) && !(asked === 'query' && fallback === 'fragment') ? asked : fallback;
   return { redirectUri, responseMode: mode, state: params.state };
 }
 
@@ -82,8 +92,12 @@ const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
 /** A public client (no secret) may use only the code flow, and only with PKCE S256 (RFC 8252 §8.1, RFC 9700). */
 function checkPublicClient(responseType: string, codeChallenge: string | undefined): void {
-  if (responseType !== 'code') throw redirectErrors.unauthorizedClient('A public client may use only response_type=code.');
-  if (!codeChallenge) throw redirectErrors.invalidRequest('A public client must send code_challenge with code_challenge_method=S256 (PKCE).');
+  if (responseType !== 'code')
+    throw redirectErrors.unauthorizedClient('A public client may use only response_type=code.');
+  if (!codeChallenge)
+    throw redirectErrors.invalidRequest(
+      'A public client must send code_challenge with code_challenge_method=S256 (PKCE).',
+    );
 }
 
 export function parseAuthorizationRequest(
@@ -92,10 +106,12 @@ export function parseAuthorizationRequest(
   redirectUri: string,
   client: { public: boolean } = { public: false },
 ): AuthorizationRequest {
-  for (const p of ['request', 'request_uri'] as const) if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
+  for (const p of ['request', 'request_uri'] as const)
+    if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
   if (!params.response_type) throw redirectErrors.invalidRequest('response_type is required.');
   const responseType = normaliseResponseType(params.response_type);
-  if (!(RESPONSE_TYPES as readonly string[]).includes(responseType)) throw redirectErrors.unsupportedResponseType(params.response_type);
+  if (!(RESPONSE_TYPES as readonly string[]).includes(responseType))
+    throw redirectErrors.unsupportedResponseType(params.response_type);
 
   let responseMode = defaultResponseMode(responseType);
   if (params.response_mode !== undefined) {
@@ -111,26 +127,36 @@ export function parseAuthorizationRequest(
   if (!requested.includes('openid')) throw redirectErrors.invalidScope('scope must include openid.');
   const scopes = parseScopes(params.scope);
 
-  if (responseType.includes('id_token') && !params.nonce) throw redirectErrors.invalidRequest('nonce is required when an id_token is returned from the authorization endpoint.');
+  if (responseType.includes('id_token') && !params.nonce)
+    throw redirectErrors.invalidRequest(
+      'nonce is required when an id_token is returned from the authorization endpoint.',
+    );
 
   let codeChallenge: string | undefined;
   if (params.code_challenge !== undefined || params.code_challenge_method !== undefined) {
-    if (!responseType.includes('code')) throw redirectErrors.invalidRequest('PKCE applies only to response types that include code.');
-    if (params.code_challenge === undefined) throw redirectErrors.invalidRequest('code_challenge is required with code_challenge_method.');
-    if (params.code_challenge_method !== 'S256') throw redirectErrors.invalidRequest('code_challenge_method must be S256 (plain is not supported).');
-    if (!PKCE_CHALLENGE.test(params.code_challenge)) throw redirectErrors.invalidRequest('code_challenge must be a base64url SHA-256 value (43 characters).');
+    if (!responseType.includes('code'))
+      throw redirectErrors.invalidRequest('PKCE applies only to response types that include code.');
+    if (params.code_challenge === undefined)
+      throw redirectErrors.invalidRequest('code_challenge is required with code_challenge_method.');
+    if (params.code_challenge_method !== 'S256')
+      throw redirectErrors.invalidRequest('code_challenge_method must be S256 (plain is not supported).');
+    if (!PKCE_CHALLENGE.test(params.code_challenge))
+      throw redirectErrors.invalidRequest('code_challenge must be a base64url SHA-256 value (43 characters).');
     codeChallenge = params.code_challenge;
   }
 
   if (client.public) checkPublicClient(responseType, codeChallenge);
 
   const prompt = (params.prompt ?? '').split(' ').filter(Boolean) as Prompt[];
-  if (prompt.some((p) => !['none', 'login', 'consent'].includes(p))) throw redirectErrors.invalidRequest('prompt may hold only none, login and consent.');
-  if (prompt.includes('none') && prompt.length > 1) throw redirectErrors.invalidRequest('prompt=none cannot be combined with other values.');
+  if (prompt.some((p) => !['none', 'login', 'consent'].includes(p)))
+    throw redirectErrors.invalidRequest('prompt may hold only none, login and consent.');
+  if (prompt.includes('none') && prompt.length > 1)
+    throw redirectErrors.invalidRequest('prompt=none cannot be combined with other values.');
 
   let maxAge: number | undefined;
   if (params.max_age !== undefined) {
-    if (!/^\d{1,9}$/.test(params.max_age)) throw redirectErrors.invalidRequest('max_age must be a non-negative integer.');
+    if (!/^\d{1,9}$/.test(params.max_age))
+      throw redirectErrors.invalidRequest('max_age must be a non-negative integer.');
     maxAge = Number(params.max_age);
   }
 

@@ -12,7 +12,11 @@ export interface InteractionProgress {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function needsSignIn(request: AuthorizationRequest, progress: InteractionProgress, session: Pick<Session, 'authTime'> | null): boolean {
+function needsSignIn(
+  request: AuthorizationRequest,
+  progress: InteractionProgress,
+  session: Pick<Session, 'authTime'> | null,
+): boolean {
   if (!session) return true;
   if (progress.signedIn) return false;
   if (request.prompt.includes('login')) return true;

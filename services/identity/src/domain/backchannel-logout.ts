@@ -72,7 +72,12 @@ export class BackChannelLogout {
         }
         const attempts = d.attempts + 1;
         const retryAt = attempts >= this.options.maxAttempts ? null : new Date(this.now() + retryDelayMs(d.attempts));
-        this.logger.warn('back-channel logout not delivered', { app_id: d.appId, attempts, error: problem, retrying: retryAt !== null });
+        this.logger.warn('back-channel logout not delivered', {
+          app_id: d.appId,
+          attempts,
+          error: problem,
+          retrying: retryAt !== null,
+        });
         await this.store.failed(d.id, problem, retryAt, new Date(this.now()));
       }),
     );
@@ -119,7 +124,9 @@ export class BackChannelLogout {
 
   private async loop(): Promise<void> {
     if (this.running) return;
-    this.running = this.deliverDue().catch((err: Error) => this.logger.warn('back-channel logout pass failed', { error: err.message }));
+    this.running = this.deliverDue().catch((err: Error) =>
+      this.logger.warn('back-channel logout pass failed', { error: err.message }),
+    );
     await this.running;
     this.running = undefined;
     if (this.timer) {

@@ -1,10 +1,19 @@
 import type { User } from '../store/user-store';
 
 /** The claims of SPEC 2.4 for one person, app and set of granted scopes (sub included). */
-export function userClaims(issuer: string, emailDomain: string, sub: string, user: User, scopes: readonly string[]): Record<string, unknown> {
+export function userClaims(
+  issuer: string,
+  emailDomain: string,
+  sub: string,
+  user: User,
+  scopes: readonly string[],
+): Record<string, unknown> {
   const claims: Record<string, unknown> = {
     sub,
-    [`${issuer}/beta`]: { likely_human: user.verificationLevel === 'orb' ? 'strong' : 'weak', credential_type: user.verificationLevel },
+    [`${issuer}/beta`]: {
+      likely_human: user.verificationLevel === 'orb' ? 'strong' : 'weak',
+      credential_type: user.verificationLevel,
+    },
     [`${issuer}/v1`]: { verification_level: user.verificationLevel },
   };
   if (scopes.includes('email')) claims.email = `${sub}@${emailDomain}`;

@@ -1,7 +1,12 @@
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const scryptAsync = promisify(scrypt) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>;
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -31,7 +36,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A stored hash to verify against when the user does not exist, so timing does not reveal it. */
-export const DUMMY_PASSWORD_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+export const DUMMY_PASSWORD_HASH =
+  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 /** Signing keys at rest: the shared AES-256-GCM format (`v1.iv.tag.ciphertext`). */
 export { decrypt, encrypt } from '@attest/common';

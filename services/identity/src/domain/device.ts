@@ -25,6 +25,9 @@ export function describeUserAgent(userAgent: string | undefined): string | null 
   const system = SYSTEMS.find(([re]) => re.test(userAgent))?.[1];
   if (browser && system) return `${browser} on ${system}`;
   if (browser ?? system) return (browser ?? system)!;
-  const first = userAgent.trim().split(/\s+/)[0].replace(/[^\x20-\x7e]/g, '');
+  const first = userAgent
+    .trim()
+    .split(/\s+/)[0]
+    .replace(/[^\x20-\x7e]/g, '');
   return first ? first.slice(0, 60) : null;
 }

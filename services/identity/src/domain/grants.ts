@@ -73,14 +73,23 @@ export class Grants {
   /** The values /authorize returns for an approved request: code, access_token and/or id_token. */
   async authorize(request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
     const user = await this.users.findById(session.userId);
-    if (!user || user.disabledAt) throw new AppError('login_required', 400, 'The signed-in user no longer exists or is disabled.');
+    if (!user || user.disabledAt)
+      throw new AppError('login_required', 400, 'The signed-in user no longer exists or is disabled.');
     const types = request.responseType.split(' ');
     const sub = await this.subjectFor(request.clientId, user.id);
-    const signIn: SignInClaims = { authTime: session.authTime, amr: session.amr, sid: pairwiseSid(this.options.secret, request.clientId, session.id) };
+    const signIn: SignInClaims = {
+      authTime: session.authTime,
+      amr: session.amr,
+      sid: pairwiseSid(this.options.secret, request.clientId, session.id),
+    };
     const out: Record<string, string> = {};
     const jtis: string[] = [];
     if (types.includes('token')) {
-      const { token, claims } = await this.tokens.accessToken({ sub, clientId: request.clientId, scopes: request.scopes });
+      const { token, claims } = await this.tokens.accessToken({
+        sub,
+        clientId: request.clientId,
+        scopes: request.scopes,
+      });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
     }
@@ -113,7 +122,13 @@ export class Grants {
   }
 
   /** /token: single use; a replayed code fails and revokes every token issued from it. */
-  async exchangeCode(input: { clientId: string; code: string; redirectUri: string; codeVerifier?: string; actor?: AuditActor }): Promise<TokenResponse> {
+  async exchangeCode(input: {
+    clientId: string;
+    code: string;
+    redirectUri: string;
+    codeVerifier?: string;
+    actor?: AuditActor;
+  }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
     const key = sha256(input.code);
     const raw = await this.cache.take(`code:${key}`);
@@ -123,23 +138,42 @@ export class Grants {
     }
     const record = JSON.parse(raw) as CodeRecord;
     if (record.clientId !== input.clientId) throw invalidGrant('Invalid authorization code.');
-    if (record.redirectUri !== input.redirectUri) throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
+    if (record.redirectUri !== input.redirectUri)
+      throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
     this.checkPkce(record.codeChallenge, input.codeVerifier);
 
     const user = await this.users.findById(record.userId);
     if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
-    const { token, claims } = await this.tokens.accessToken({ sub: record.sub, clientId: record.clientId, scopes: record.scopes });
+    const { token, claims } = await this.tokens.accessToken({
+      sub: record.sub,
+      clientId: record.clientId,
+      scopes: record.scopes,
+    });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
       this.revocations.recordUsedCode(key, {
         jtis: [...record.jtis, claims.jti],
         expiresAt: new Date(claims.exp * 1000),
       }),
-      this.idToken(user, record.sub, record.clientId, record.scopes, { authTime: record.authTime, amr: record.amr, sid: record.sid }, record.nonce, {
-        at_hash: halfHash(token),
-      }),
+      this.idToken(
+        user,
+        record.sub,
+        record.clientId,
+        record.scopes,
+        { authTime: record.authTime, amr: record.amr, sid: record.sid },
+        record.nonce,
+        {
+          at_hash: halfHash(token),
+        },
+      ),
     ]);
-    return { access_token: token, token_type: 'Bearer', expires_in: this.tokens.accessTokenTtl, scope: record.scopes.join(' '), id_token: idToken };
+    return {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_in: this.tokens.accessTokenTtl,
+      scope: record.scopes.join(' '),
+      id_token: idToken,
+    };
   }
 
   private async revokeReplayed(codeKey: string, input: { clientId: string; actor?: AuditActor }): Promise<void> {
@@ -156,13 +190,18 @@ export class Grants {
 
   private checkPkce(challenge: string | undefined, verifier: string | undefined): void {
     if (!challenge) {
-      if (verifier !== undefined) throw invalidGrant('code_verifier was sent but the authorization request had no code_challenge.', 'code_verifier');
+      if (verifier !== undefined)
+        throw invalidGrant(
+          'code_verifier was sent but the authorization request had no code_challenge.',
+          'code_verifier',
+        );
       return;
     }
     if (verifier === undefined) throw new AppError('required', 400, 'This attribute is required.', 'code_verifier');
     if (!PKCE_VERIFIER.test(verifier)) throw invalidGrant('code_verifier is malformed.', 'code_verifier');
     const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
-    if (!constantTimeEqual(computed, challenge)) throw invalidGrant('code_verifier does not match the code_challenge.', 'code_verifier');
+    if (!constantTimeEqual(computed, challenge))
+      throw invalidGrant('code_verifier does not match the code_challenge.', 'code_verifier');
   }
 
   private idToken(

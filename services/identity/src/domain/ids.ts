@@ -10,13 +10,16 @@ export const newOpaqueId = () => randomHex(32);
 export const APP_ID = /^app_[0-9a-f]{32}$/;
 
 /** Client secrets have 192 random bits, so a keyed hash (not a slow KDF) is the right store. */
-export const hashClientSecret = (serverSecret: string, clientSecret: string) => hmacHex(serverSecret, `client-secret:${clientSecret}`);
+export const hashClientSecret = (serverSecret: string, clientSecret: string) =>
+  hmacHex(serverSecret, `client-secret:${clientSecret}`);
 
 /** Pairwise subject: stable for one person in one app, unlinkable across apps without the server secret. */
-export const pairwiseSubject = (serverSecret: string, appId: string, userId: string) => `0x${hmacHex(serverSecret, `pairwise:${appId}:${userId}`)}`;
+export const pairwiseSubject = (serverSecret: string, appId: string, userId: string) =>
+  `0x${hmacHex(serverSecret, `pairwise:${appId}:${userId}`)}`;
 
 /**
  * The `sid` an app sees for a session (id_token, logout_token): per app like the subject, so two apps
  * cannot link their users through a shared session id.
  */
-export const pairwiseSid = (serverSecret: string, appId: string, sessionId: string) => hmacHex(serverSecret, `sid:${appId}:${sessionId}`).slice(0, 32);
+export const pairwiseSid = (serverSecret: string, appId: string, sessionId: string) =>
+  hmacHex(serverSecret, `sid:${appId}:${sessionId}`).slice(0, 32);

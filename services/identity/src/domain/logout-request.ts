@@ -15,14 +15,25 @@ export interface LogoutRequest {
 
 export const logoutError = {
   duplicate: (name: string) => new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name),
-  badHint: () => new AppError('invalid_request', 400, 'id_token_hint is not an id_token this provider issued.', 'id_token_hint'),
+  badHint: () =>
+    new AppError('invalid_request', 400, 'id_token_hint is not an id_token this provider issued.', 'id_token_hint'),
   clientMismatch: () =>
     new AppError('invalid_request', 400, 'client_id is not the audience of the id_token_hint.', 'client_id'),
   invalidClient: () => new AppError('invalid_client', 400, 'Unknown or disabled client_id.', 'client_id'),
   redirectWithoutClient: () =>
-    new AppError('invalid_request', 400, 'post_logout_redirect_uri needs id_token_hint or client_id.', 'post_logout_redirect_uri'),
+    new AppError(
+      'invalid_request',
+      400,
+      'post_logout_redirect_uri needs id_token_hint or client_id.',
+      'post_logout_redirect_uri',
+    ),
   unregisteredRedirect: () =>
-    new AppError('invalid_request', 400, 'post_logout_redirect_uri is not registered for this app.', 'post_logout_redirect_uri'),
+    new AppError(
+      'invalid_request',
+      400,
+      'post_logout_redirect_uri is not registered for this app.',
+      'post_logout_redirect_uri',
+    ),
 };
 
 export interface LogoutDeps {

@@ -31,7 +31,8 @@ export interface RelyingParty {
 }
 
 /** Why a ceremony failed; each has its own message on the page. */
-export type PasskeyFailure = 'expired' | 'unknown_credential' | 'not_verified' | 'already_registered' | 'username_taken';
+export type PasskeyFailure =
+  'expired' | 'unknown_credential' | 'not_verified' | 'already_registered' | 'username_taken';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: PasskeyFailure };
 
@@ -43,7 +44,9 @@ const fail = <T>(failure: PasskeyFailure): Outcome<T> => ({ ok: false, failure }
 export const passkeyAmr = (userVerified: boolean): string[] => (userVerified ? ['hwk', 'user'] : ['hwk']);
 
 /** The posted credential (JSON from the browser), or null when it is not one. */
-export function parseCredential<T extends RegistrationResponseJSON | AuthenticationResponseJSON>(raw: unknown): T | null {
+export function parseCredential<T extends RegistrationResponseJSON | AuthenticationResponseJSON>(
+  raw: unknown,
+): T | null {
   if (typeof raw !== 'string' || raw.length > 20000) return null;
   let value: unknown;
   try {
@@ -53,7 +56,12 @@ export function parseCredential<T extends RegistrationResponseJSON | Authenticat
   }
   if (typeof value !== 'object' || value === null) return null;
   const v = value as Record<string, unknown>;
-  const ok = typeof v.id === 'string' && typeof v.rawId === 'string' && v.type === 'public-key' && typeof v.response === 'object' && v.response !== null;
+  const ok =
+    typeof v.id === 'string' &&
+    typeof v.rawId === 'string' &&
+    v.type === 'public-key' &&
+    typeof v.response === 'object' &&
+    v.response !== null;
   return ok ? (value as T) : null;
 }
 
@@ -122,8 +130,14 @@ export class Passkeys {
   }
 
   /** Request options with no allowed list: the authenticator offers the user's discoverable passkeys. */
-  async authenticationOptions(binding: string): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
-    const options = await generateAuthenticationOptions({ rpID: this.rp.id, timeout: this.rp.ttlSeconds * 1000, userVerification: 'preferred' });
+  async authenticationOptions(
+    binding: string,
+  ): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+    const options = await generateAuthenticationOptions({
+      rpID: this.rp.id,
+      timeout: this.rp.ttlSeconds * 1000,
+      userVerification: 'preferred',
+    });
     const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
     return { ceremony, options };
   }
@@ -171,7 +185,11 @@ export class Passkeys {
   }
 
   /** Verifies a sign-in assertion: the ceremony (taken once), a known credential, its signature and counter. */
-  async authenticate(ceremonyId: unknown, binding: string, response: AuthenticationResponseJSON | null): Promise<Outcome<{ userId: string; userVerified: boolean }>> {
+  async authenticate(
+    ceremonyId: unknown,
+    binding: string,
+    response: AuthenticationResponseJSON | null,
+  ): Promise<Outcome<{ userId: string; userVerified: boolean }>> {
     const ceremony = await this.ceremonies.take(ceremonyId, 'signin', binding);
     if (!ceremony) return fail('expired');
     if (!response) return fail('not_verified');
@@ -184,7 +202,12 @@ export class Passkeys {
         expectedChallenge: ceremony.challenge,
         expectedOrigin: this.rp.origin,
         expectedRPID: this.rp.id,
-        credential: { id: passkey.id, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+        credential: {
+          id: passkey.id,
+          publicKey: passkey.publicKey,
+          counter: passkey.counter,
+          transports: passkey.transports,
+        },
         requireUserVerification: false,
       });
     } catch {

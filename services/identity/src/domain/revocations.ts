@@ -23,7 +23,12 @@ export class Revocations {
   private reloading?: Promise<void>;
   private loadedAt = 0;
   private pruner?: NodeJS.Timeout;
-  private readonly pendingCodes: { codeHash: string; used: UsedCode; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private readonly pendingCodes: {
+    codeHash: string;
+    used: UsedCode;
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }[] = [];
   private writingCodes = false;
 
   constructor(

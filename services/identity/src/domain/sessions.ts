@@ -27,7 +27,9 @@ export interface SessionLifetimes {
 /** What ending sessions must also do, in the same transaction (the back-channel logout outbox). */
 export interface SessionEndings {
   /** Runs `fn` in one transaction with the stores it needs. */
-  inTransaction<T>(fn: (store: Pick<SessionStore, 'delete'>, ended: (sessions: Session[]) => Promise<void>) => Promise<T>): Promise<T>;
+  inTransaction<T>(
+    fn: (store: Pick<SessionStore, 'delete'>, ended: (sessions: Session[]) => Promise<void>) => Promise<T>,
+  ): Promise<T>;
   /** After the commit: deliver now rather than at the next poll. */
   kick(): void;
 }
@@ -120,7 +122,9 @@ export class Sessions {
     if (now - session.lastSeenAt >= this.touchEveryMs) {
       session = { ...session, lastSeenAt: now };
       this.cache.set(key, session);
-      this.store.touch(session.id, new Date(now)).catch((err: Error) => this.logger.warn('session not touched', { error: err.message }));
+      this.store
+        .touch(session.id, new Date(now))
+        .catch((err: Error) => this.logger.warn('session not touched', { error: err.message }));
     }
     return session;
   }
@@ -172,7 +176,11 @@ export class Sessions {
   }
 
   /** Deletes, and (notify) writes the back-channel logouts in the same transaction; then invalidates everywhere. */
-  private async endWhere(where: Parameters<SessionStore['delete']>[0], notify = true, out: Session[] = []): Promise<number> {
+  private async endWhere(
+    where: Parameters<SessionStore['delete']>[0],
+    notify = true,
+    out: Session[] = [],
+  ): Promise<number> {
     const ended = await this.endings.inTransaction(async (store, record) => {
       const deleted = await store.delete(where);
       if (notify) await record(deleted);

@@ -19,9 +19,16 @@ export interface AccessTokenClaims {
   exp: number;
 }
 
-export type IdTokenClaims = Record<string, unknown> & { iss: string; sub: string; aud: string; iat: number; exp: number };
+export type IdTokenClaims = Record<string, unknown> & {
+  iss: string;
+  sub: string;
+  aud: string;
+  iat: number;
+  exp: number;
+};
 
-export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'wrong_type' };
+export type VerifyResult =
+  { ok: true; claims: AccessTokenClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'wrong_type' };
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -40,7 +47,11 @@ export class TokenService {
   }
 
   /** RFC 9068 access token: its own `typ`, bound to the app by client_id. */
-  async accessToken(input: { sub: string; clientId: string; scopes: string[] }): Promise<{ token: string; claims: AccessTokenClaims }> {
+  async accessToken(input: {
+    sub: string;
+    clientId: string;
+    scopes: string[];
+  }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = nowSeconds();
     const claims: AccessTokenClaims = {
       iss: this.issuer,
@@ -53,7 +64,11 @@ export class TokenService {
       exp: iat + this.accessTtl,
     };
     const key = await this.keys.signingKey();
-    const token = jwt.sign(claims, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: ACCESS_TOKEN_TYP } });
+    const token = jwt.sign(claims, key.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      header: { alg: 'RS256', typ: ACCESS_TOKEN_TYP },
+    });
     return { token, claims };
   }
 
@@ -61,7 +76,11 @@ export class TokenService {
     const iat = nowSeconds();
     const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
     const key = await this.keys.signingKey();
-    return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: 'JWT' } });
+    return jwt.sign(payload, key.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      header: { alg: 'RS256', typ: 'JWT' },
+    });
   }
 
   /** OpenID Connect Back-Channel Logout 1.0 §2.4: typ logout+jwt, the logout event, sid and sub, never a nonce. */
@@ -78,7 +97,11 @@ export class TokenService {
       events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
     };
     const key = await this.keys.signingKey();
-    return jwt.sign(payload, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: LOGOUT_TOKEN_TYP } });
+    return jwt.sign(payload, key.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      header: { alg: 'RS256', typ: LOGOUT_TOKEN_TYP },
+    });
   }
 
   /**
@@ -87,7 +110,13 @@ export class TokenService {
    */
   async verifyIdTokenHint(token: string): Promise<IdTokenClaims | null> {
     const decoded = jwt.decode(token, { complete: true });
-    if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid || decoded.header.typ === ACCESS_TOKEN_TYP) return null;
+    if (
+      !decoded ||
+      typeof decoded.payload === 'string' ||
+      !decoded.header.kid ||
+      decoded.header.typ === ACCESS_TOKEN_TYP
+    )
+      return null;
     const key = await this.keys.verificationKey(decoded.header.kid);
     if (!key) return null;
     try {
@@ -116,7 +145,8 @@ export class TokenService {
 
   private async verifyOnce(token: string): Promise<VerifyResult> {
     const decoded = jwt.decode(token, { complete: true });
-    if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid) return { ok: false, reason: 'malformed' };
+    if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid)
+      return { ok: false, reason: 'malformed' };
     const key = await this.keys.verificationKey(decoded.header.kid);
     if (!key) return { ok: false, reason: 'forged' };
     try {
@@ -125,7 +155,11 @@ export class TokenService {
       return { ok: false, reason: (err as Error).name === 'TokenExpiredError' ? 'expired' : 'forged' };
     }
     const payload = decoded.payload as Partial<AccessTokenClaims>;
-    if (decoded.header.typ !== ACCESS_TOKEN_TYP || typeof payload.client_id !== 'string' || typeof payload.jti !== 'string')
+    if (
+      decoded.header.typ !== ACCESS_TOKEN_TYP ||
+      typeof payload.client_id !== 'string' ||
+      typeof payload.jti !== 'string'
+    )
       return { ok: false, reason: 'wrong_type' };
     return { ok: true, claims: payload as AccessTokenClaims };
   }

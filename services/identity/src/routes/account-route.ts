@@ -48,11 +48,22 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   const requireCsrf = (req: Request, res: Response, next: NextFunction) => {
     const presented = (req.body as Record<string, unknown>).csrf;
-    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, typeof presented === 'string' ? presented : undefined)) return next();
-    errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, typeof presented === 'string' ? presented : undefined))
+      return next();
+    errorPage(res, 403, {
+      code: 'invalid_csrf',
+      detail: 'The form could not be verified. Go back and try again.',
+      attribute: 'csrf',
+    });
   };
 
-  const render = async (req: Request, res: Response, extra: { notice?: string; error?: string } = {}, status = 200, headers: Record<string, string> = {}) => {
+  const render = async (
+    req: Request,
+    res: Response,
+    extra: { notice?: string; error?: string } = {},
+    status = 200,
+    headers: Record<string, string> = {},
+  ) => {
     const { user } = signed(res);
     const csrf = csrfOf(req, res);
     const [consents, passkeys, addPasskey, sessions] = await Promise.all([
@@ -62,7 +73,14 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
       ctx.sessions.listForUser(user.id),
     ]);
     const current = signed(res).session.id;
-    const listed = sessions.map((s) => ({ id: s.id, device: s.device, amr: s.amr, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, current: s.id === current }));
+    const listed = sessions.map((s) => ({
+      id: s.id,
+      device: s.device,
+      amr: s.amr,
+      createdAt: s.createdAt,
+      lastSeenAt: s.lastSeenAt,
+      current: s.id === current,
+    }));
     accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
   };
 
@@ -76,7 +94,8 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   const withdraw = async (req: Request, res: Response) => {
     const { user } = signed(res);
     const appId = field(req, 'app_id');
-    if (!(await ctx.consents.withdraw(user.id, appId))) return render(req, res, { error: 'That app has no access to withdraw.' }, 404);
+    if (!(await ctx.consents.withdraw(user.id, appId)))
+      return render(req, res, { error: 'That app has no access to withdraw.' }, 404);
     ctx.logger.info('consent withdrawn by the user', { user_id: user.id, app_id: appId });
     done(res, 'withdrawn');
   };
@@ -85,10 +104,22 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const { user } = signed(res);
     const name = field(req, 'name').trim().slice(0, 100) || `Passkey added ${new Date().toISOString().slice(0, 10)}`;
     const credential = parseCredential<RegistrationResponseJSON>(field(req, 'credential'));
-    const result = await ctx.passkeys.register('add', field(req, 'ceremony'), field(req, 'csrf'), credential, name, async (account, passkey) =>
-      account.userId === user.id && (await ctx.passkeys.insert(passkey)) ? null : 'already_registered',
+    const result = await ctx.passkeys.register(
+      'add',
+      field(req, 'ceremony'),
+      field(req, 'csrf'),
+      credential,
+      name,
+      async (account, passkey) =>
+        account.userId === user.id && (await ctx.passkeys.insert(passkey)) ? null : 'already_registered',
     );
-    if (!result.ok) return render(req, res, { error: passkeyMessage(result.failure) }, result.failure === 'already_registered' ? 409 : 400);
+    if (!result.ok)
+      return render(
+        req,
+        res,
+        { error: passkeyMessage(result.failure) },
+        result.failure === 'already_registered' ? 409 : 400,
+      );
     done(res, 'passkey-added');
   };
 
@@ -98,7 +129,12 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const passkeys = await ctx.passkeys.listForUser(user.id);
     if (!passkeys.some((p) => p.id === id)) return render(req, res, { error: 'No such passkey on your account.' }, 404);
     if (passkeys.length === 1 && !user.passwordHash) {
-      return render(req, res, { error: 'This is your only passkey and your account has no password: add another passkey first.' }, 409);
+      return render(
+        req,
+        res,
+        { error: 'This is your only passkey and your account has no password: add another passkey first.' },
+        409,
+      );
     }
     await ctx.passkeys.remove(user.id, id);
     done(res, 'passkey-removed');
@@ -108,7 +144,8 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   const endSession = async (req: Request, res: Response) => {
     const { user, session } = signed(res);
     const id = field(req, 'session_id');
-    if (!(await ctx.sessions.end(user.id, id))) return render(req, res, { error: 'That session has already ended.' }, 404);
+    if (!(await ctx.sessions.end(user.id, id)))
+      return render(req, res, { error: 'That session has already ended.' }, 404);
     ctx.logger.info('session ended', { user_id: user.id, by: 'user' });
     if (id !== session.id) return done(res, 'session-ended');
     clearSessionCookie(ctx, res);
@@ -124,17 +161,33 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   const changePassword = async (req: Request, res: Response) => {
     const { user } = signed(res);
-    if (!user.passwordHash) return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
+    if (!user.passwordHash)
+      return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
     const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((n) => field(req, n));
     const keys = signInKeys(req, user.username);
     const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
-    if (blocked) return render(req, res, { error: 'Too many failed attempts. Wait a few minutes and try again.' }, 429, refusalFields(blocked));
+    if (blocked)
+      return render(
+        req,
+        res,
+        { error: 'Too many failed attempts. Wait a few minutes and try again.' },
+        429,
+        refusalFields(blocked),
+      );
     if (!current || !(await verifyPassword(current, user.passwordHash))) {
       const count = await ctx.limits.signIn.recordFailure(keys);
-      if (count.exceeded) return render(req, res, { error: 'Too many failed attempts. Wait a few minutes and try again.' }, 429, refusalFields(count.exceeded));
+      if (count.exceeded)
+        return render(
+          req,
+          res,
+          { error: 'Too many failed attempts. Wait a few minutes and try again.' },
+          429,
+          refusalFields(count.exceeded),
+        );
       return render(req, res, { error: 'Your current password is wrong.' }, 400, failureFields(count));
     }
-    if (next.length < 8 || next.length > 1024) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
+    if (next.length < 8 || next.length > 1024)
+      return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next));
     ctx.logger.info('password changed by the user', { user_id: user.id });

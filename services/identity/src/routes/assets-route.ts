@@ -4,7 +4,8 @@ import type { Request, Response, Router } from 'express';
 import { endpoint } from '@attest/common';
 
 /** The @simplewebauthn/browser bundle, from the installed package (its exports hide the file, so go by the package root). */
-const webauthnBundle = () => path.join(path.dirname(require.resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js');
+const webauthnBundle = () =>
+  path.join(path.dirname(require.resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js');
 const ours = (file: string) => path.join(__dirname, '..', '..', 'assets', file);
 
 const ASSETS: Record<string, { file: () => string; type: string }> = {
@@ -18,7 +19,13 @@ export function assetsRoute(router: Router): void {
   for (const [name, asset] of Object.entries(ASSETS)) {
     const body = fs.readFileSync(asset.file());
     const send = (_req: Request, res: Response) =>
-      void res.set({ 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).send(body);
+      void res
+        .set({
+          'Content-Type': asset.type,
+          'Cache-Control': 'public, max-age=3600',
+          'X-Content-Type-Options': 'nosniff',
+        })
+        .send(body);
     endpoint(router, `/assets/${name}`, { GET: [send] });
   }
 }

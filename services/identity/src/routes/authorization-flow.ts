@@ -8,7 +8,12 @@ import type { IdentityContext } from './context';
 import { csrfValid } from './csrf';
 
 /** Sends the authorization response (or error) to the app in the request's response mode. */
-export function respondToApp(res: Response, target: { redirectUri: string; responseMode: ResponseMode }, values: Record<string, string>, status = 302): void {
+export function respondToApp(
+  res: Response,
+  target: { redirectUri: string; responseMode: ResponseMode },
+  values: Record<string, string>,
+  status = 302,
+): void {
   if (target.responseMode === 'form_post') return formPostPage(res, target.redirectUri, values);
   const url = new URL(target.redirectUri);
   if (target.responseMode === 'query') {
@@ -26,14 +31,22 @@ export function respondWithError(res: Response, target: ErrorTarget, error: Redi
 }
 
 export function expiredInteraction(res: Response): void {
-  errorPage(res, 400, { code: 'invalid_request', detail: 'This sign-in request has expired or is unknown. Go back to the app and start again.', attribute: 'interaction' });
+  errorPage(res, 400, {
+    code: 'invalid_request',
+    detail: 'This sign-in request has expired or is unknown. Go back to the app and start again.',
+    attribute: 'interaction',
+  });
 }
 
 /**
  * For a form POST of the sign-in or consent page: the interaction it belongs to, after the CSRF check.
  * Null when it already answered with an error page.
  */
-export async function postedInteraction(ctx: IdentityContext, req: Request, res: Response): Promise<{ id: string; interaction: Interaction } | null> {
+export async function postedInteraction(
+  ctx: IdentityContext,
+  req: Request,
+  res: Response,
+): Promise<{ id: string; interaction: Interaction } | null> {
   const body = req.body as Record<string, unknown>;
   const id = typeof body.interaction === 'string' ? body.interaction : '';
   const interaction = await ctx.interactions.find(id);
@@ -42,7 +55,11 @@ export async function postedInteraction(ctx: IdentityContext, req: Request, res:
     return null;
   }
   if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined)) {
-    errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    errorPage(res, 403, {
+      code: 'invalid_csrf',
+      detail: 'The form could not be verified. Go back and try again.',
+      attribute: 'csrf',
+    });
     return null;
   }
   return { id, interaction };
@@ -74,7 +91,14 @@ export async function begin(
  * Moves an interaction on: to sign-in, to consent, or to the app with its code and tokens.
  * `status` is 302 after a GET and 303 after a form POST.
  */
-export async function proceed(ctx: IdentityContext, res: Response, interactionId: string, interaction: Interaction, session: Session | null, status: 302 | 303): Promise<void> {
+export async function proceed(
+  ctx: IdentityContext,
+  res: Response,
+  interactionId: string,
+  interaction: Interaction,
+  session: Session | null,
+  status: 302 | 303,
+): Promise<void> {
   const request = interaction.request;
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, interaction, session, granted);
@@ -91,13 +115,29 @@ export async function proceed(ctx: IdentityContext, res: Response, interactionId
 }
 
 /** The app's code and tokens; the session remembers the app (for back-channel logout) the first time only. */
-async function authorizeInSession(ctx: IdentityContext, request: AuthorizationRequest, session: Session): Promise<Record<string, string>> {
+async function authorizeInSession(
+  ctx: IdentityContext,
+  request: AuthorizationRequest,
+  session: Session,
+): Promise<Record<string, string>> {
   const values = await ctx.grants.authorize(request, session);
   await ctx.sessions.recordClient(session, request.clientId);
   return values;
 }
 
-export async function finishWithError(ctx: IdentityContext, res: Response, interactionId: string, request: AuthorizationRequest, error: RedirectError, status: 302 | 303): Promise<void> {
+export async function finishWithError(
+  ctx: IdentityContext,
+  res: Response,
+  interactionId: string,
+  request: AuthorizationRequest,
+  error: RedirectError,
+  status: 302 | 303,
+): Promise<void> {
   await ctx.interactions.finish(interactionId);
-  respondWithError(res, { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state }, error, status);
+  respondWithError(
+    res,
+    { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state },
+    error,
+    status,
+  );
 }

@@ -1,7 +1,13 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { AppError, endpoint, formBody } from '@attest/common';
-import { errorTarget, identifyClient, pageError, parseAuthorizationRequest, singleParams } from '../domain/authorization-request';
+import {
+  errorTarget,
+  identifyClient,
+  pageError,
+  parseAuthorizationRequest,
+  singleParams,
+} from '../domain/authorization-request';
 import { RedirectError } from '../domain/oauth-error';
 import { begin, respondWithError } from './authorization-flow';
 import type { IdentityContext } from './context';

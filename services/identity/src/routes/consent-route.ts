@@ -19,7 +19,13 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(302, `/signin?interaction=${id}`);
     const app = await ctx.apps.find(interaction.request.clientId);
-    consentPage(res, { interaction: id, csrf: csrfToken(ctx, req, res, id), appName: app?.name ?? interaction.request.clientId, redirectUri: interaction.request.redirectUri, scopes: interaction.request.scopes });
+    consentPage(res, {
+      interaction: id,
+      csrf: csrfToken(ctx, req, res, id),
+      appName: app?.name ?? interaction.request.clientId,
+      redirectUri: interaction.request.redirectUri,
+      scopes: interaction.request.scopes,
+    });
   };
 
   const submit = async (req: Request, res: Response) => {
@@ -29,9 +35,14 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     const body = req.body as Record<string, unknown>;
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(303, `/signin?interaction=${id}`);
-    if (body.decision === 'deny') return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
+    if (body.decision === 'deny')
+      return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
     if (body.decision !== 'approve')
-      return errorPage(res, 400, { code: 'invalid_parameter', detail: 'decision must be approve or deny.', attribute: 'decision' });
+      return errorPage(res, 400, {
+        code: 'invalid_parameter',
+        detail: 'decision must be approve or deny.',
+        attribute: 'decision',
+      });
     await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
     await ctx.audit.record({
       type: 'consent.granted',

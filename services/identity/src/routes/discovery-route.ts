@@ -31,7 +31,25 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     frontchannel_logout_supported: false,
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'sid', 'nonce', 'at_hash', 'c_hash', 'email', 'name', 'given_name', 'family_name', `${base}/v1`, `${base}/beta`],
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'amr',
+      'sid',
+      'nonce',
+      'at_hash',
+      'c_hash',
+      'email',
+      'name',
+      'given_name',
+      'family_name',
+      `${base}/v1`,
+      `${base}/beta`,
+    ],
   });
   const cors = openCors('GET');
   endpoint(router, '/.well-known/openid-configuration', {

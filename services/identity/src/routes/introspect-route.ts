@@ -3,13 +3,29 @@ import { AppError, endpoint, errors, sendJson } from '@attest/common';
 import { grantHolder } from '../domain/active-grant';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient } from './failure-limits';
-import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
+import {
+  authenticateApp,
+  authenticatedApp,
+  field,
+  missingAppCredentials,
+  noStore,
+  parseForm,
+  requireFormContentType,
+} from './steps';
 
 export const invalidToken = (scheme?: string) =>
-  new AppError('invalid_token', 401, 'Token is invalid or expired.', 'token', scheme ? { headers: { 'WWW-Authenticate': scheme } } : {});
+  new AppError(
+    'invalid_token',
+    401,
+    'Token is invalid or expired.',
+    'token',
+    scheme ? { headers: { 'WWW-Authenticate': scheme } } : {},
+  );
 
-const requireToken = (req: Request, _res: Response, next: NextFunction) => next(field(req, 'token') ? undefined : errors.required('token'));
-const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) => next(req.get('authorization') ? undefined : missingAppCredentials());
+const requireToken = (req: Request, _res: Response, next: NextFunction) =>
+  next(field(req, 'token') ? undefined : errors.required('token'));
+const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
+  next(req.get('authorization') ? undefined : missingAppCredentials());
 
 /**
  * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →
@@ -23,7 +39,15 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
     const { claims } = result;
     const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;
     if (!active) return sendJson(res, { active: false });
-    sendJson(res, { active: true, client_id: claims.client_id, exp: claims.exp, sub: claims.sub, scope: claims.scope, iat: claims.iat, token_type: 'Bearer' });
+    sendJson(res, {
+      active: true,
+      client_id: claims.client_id,
+      exp: claims.exp,
+      sub: claims.sub,
+      scope: claims.scope,
+      iat: claims.iat,
+      token_type: 'Bearer',
+    });
   };
   endpoint(router, '/introspect', {
     POST: [

@@ -29,7 +29,9 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
     if (!request.postLogoutRedirectUri) return signedOutPage(res, signedOut);
     const url = new URL(request.postLogoutRedirectUri);
     if (request.state !== undefined) url.searchParams.set('state', request.state);
-    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(req.method === 'GET' ? 302 : 303, url.toString());
+    res
+      .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' })
+      .redirect(req.method === 'GET' ? 302 : 303, url.toString());
   };
 
   const endSession = async (req: Request, res: Response) => {
@@ -62,12 +64,20 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
   const confirm = async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown>;
     if (!csrfValid(ctx, req, CSRF_PURPOSE, typeof body.csrf === 'string' ? body.csrf : undefined)) {
-      return errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+      return errorPage(res, 403, {
+        code: 'invalid_csrf',
+        detail: 'The form could not be verified. Go back and try again.',
+        attribute: 'csrf',
+      });
     }
     const { csrf: _csrf, decision, ...rest } = body;
     const request = await parse(rest);
     if (decision !== 'logout' && decision !== 'stay')
-      return errorPage(res, 400, { code: 'invalid_parameter', detail: 'decision must be logout or stay.', attribute: 'decision' });
+      return errorPage(res, 400, {
+        code: 'invalid_parameter',
+        detail: 'decision must be logout or stay.',
+        attribute: 'decision',
+      });
     if (decision === 'logout') await endSession(req, res);
     done(req, res, request, decision === 'logout');
   };

@@ -2,9 +2,18 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { endpoint, errors } from '@attest/common';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient } from './failure-limits';
-import { authenticateApp, authenticatedApp, field, missingAppCredentials, noStore, parseForm, requireFormContentType } from './steps';
+import {
+  authenticateApp,
+  authenticatedApp,
+  field,
+  missingAppCredentials,
+  noStore,
+  parseForm,
+  requireFormContentType,
+} from './steps';
 
-const requireToken = (req: Request, _res: Response, next: NextFunction) => next(field(req, 'token') ? undefined : errors.required('token'));
+const requireToken = (req: Request, _res: Response, next: NextFunction) =>
+  next(field(req, 'token') ? undefined : errors.required('token'));
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
   next(req.get('authorization') ? undefined : missingAppCredentials());
 

@@ -14,7 +14,10 @@ export const sessionCookieOf = (req: Request): string | undefined =>
  * The browser's live session, if its cookie names one, unless its user has since been deleted or
  * disabled (a memory lookup once warm).
  */
-export async function currentSession(ctx: IdentityContext, req: Request): Promise<{ id: string; session: Session } | null> {
+export async function currentSession(
+  ctx: IdentityContext,
+  req: Request,
+): Promise<{ id: string; session: Session } | null> {
   const id = sessionCookieOf(req);
   const session = await ctx.sessions.find(id);
   if (!session || !id) return null;
@@ -23,7 +26,13 @@ export async function currentSession(ctx: IdentityContext, req: Request): Promis
 }
 
 export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {
-  res.cookie(SESSION_COOKIE, id, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/', maxAge: ctx.config.sessionMaxAgeSeconds * 1000 });
+  res.cookie(SESSION_COOKIE, id, {
+    httpOnly: true,
+    secure: secureCookies(ctx),
+    sameSite: 'lax',
+    path: '/',
+    maxAge: ctx.config.sessionMaxAgeSeconds * 1000,
+  });
 }
 
 export function clearSessionCookie(ctx: IdentityContext, res: Response): void {

@@ -21,7 +21,12 @@ export type SignedIn = AfterSignIn & {
  * authorization request moves on (consent, or back to the app) with the interaction marked signed in,
  * or the browser goes to the account page. Answers the form POST with a 303.
  */
-export async function completeSignIn(ctx: IdentityContext, req: Request, res: Response, signedIn: SignedIn): Promise<void> {
+export async function completeSignIn(
+  ctx: IdentityContext,
+  req: Request,
+  res: Response,
+  signedIn: SignedIn,
+): Promise<void> {
   const { cookie, session } = await ctx.sessions.rotate(sessionCookieOf(req), {
     userId: signedIn.userId,
     authTime: Math.floor(Date.now() / 1000),

@@ -11,7 +11,15 @@ import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
-import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
+import {
+  afterSignIn,
+  postedTarget,
+  readTarget,
+  targetCsrf,
+  targetFields,
+  targetQuery,
+  type SignInTarget,
+} from './signin-target';
 import { requireFormContentType } from './steps';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
@@ -24,7 +32,14 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   };
 
   /** The page, with a fresh passkey ceremony bound to this browser's CSRF token. */
-  const render = async (req: Request, res: Response, t: SignInTarget, extra: { username?: string; error?: string } = {}, status = 200, headers: Record<string, string> = {}) => {
+  const render = async (
+    req: Request,
+    res: Response,
+    t: SignInTarget,
+    extra: { username?: string; error?: string } = {},
+    status = 200,
+    headers: Record<string, string> = {},
+  ) => {
     const csrf = targetCsrf(ctx, req, res, t);
     const passkey = await ctx.passkeys.authenticationOptions(csrf);
     const page = {
@@ -48,7 +63,8 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const body = req.body as Record<string, unknown>;
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
-    const again = (error: string, status: number, headers: Record<string, string> = {}) => render(req, res, target, { username, error }, status, headers);
+    const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+      render(req, res, target, { username, error }, status, headers);
     if (!username || !password) return again('Enter your username and password.', 400);
 
     // Passwords are weak secrets: the limit is checked in the shared store too, not only in this process.
@@ -84,25 +100,55 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   const withPasskey = async (req: Request, res: Response, target: SignInTarget, csrf: string) => {
     const body = req.body as Record<string, unknown>;
     const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
-    const result = await ctx.passkeys.authenticate(body.ceremony, csrf, parseCredential<AuthenticationResponseJSON>(body.credential));
+    const result = await ctx.passkeys.authenticate(
+      body.ceremony,
+      csrf,
+      parseCredential<AuthenticationResponseJSON>(body.credential),
+    );
     if (!result.ok) {
-      await ctx.audit.record({ type: 'signin.failed', actor: requestActor(req, 'anonymous', null), subject: null, detail: { method: 'passkey', app_id: appId, reason: result.failure } });
+      await ctx.audit.record({
+        type: 'signin.failed',
+        actor: requestActor(req, 'anonymous', null),
+        subject: null,
+        detail: { method: 'passkey', app_id: appId, reason: result.failure },
+      });
       return render(req, res, target, { error: passkeyMessage(result.failure) }, 400);
     }
     const user = await ctx.users.findById(result.value.userId);
     if (!user) return render(req, res, target, { error: passkeyMessage('unknown_credential') }, 400);
     if (user.disabledAt) {
-      await ctx.audit.record({ type: 'signin.failed', actor: requestActor(req, 'anonymous', null), subject: user.id, detail: { method: 'passkey', app_id: appId, reason: 'user_disabled' } });
-      return render(req, res, target, { error: 'This account is disabled. Contact the operator of this service.' }, 403);
+      await ctx.audit.record({
+        type: 'signin.failed',
+        actor: requestActor(req, 'anonymous', null),
+        subject: user.id,
+        detail: { method: 'passkey', app_id: appId, reason: 'user_disabled' },
+      });
+      return render(
+        req,
+        res,
+        target,
+        { error: 'This account is disabled. Contact the operator of this service.' },
+        403,
+      );
     }
-    await ctx.audit.record({ type: 'signin.succeeded', actor: requestActor(req, 'user', user.id), subject: user.id, detail: { method: 'passkey', app_id: appId } });
-    await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: passkeyAmr(result.value.userVerified) });
+    await ctx.audit.record({
+      type: 'signin.succeeded',
+      actor: requestActor(req, 'user', user.id),
+      subject: user.id,
+      detail: { method: 'passkey', app_id: appId },
+    });
+    await completeSignIn(ctx, req, res, {
+      ...afterSignIn(target),
+      userId: user.id,
+      amr: passkeyAmr(result.value.userVerified),
+    });
   };
 
   const submit = async (req: Request, res: Response) => {
     const posted = await postedTarget(ctx, req, res);
     if (!posted) return;
-    if ((req.body as Record<string, unknown>).method === 'passkey') return withPasskey(req, res, posted.target, posted.csrf);
+    if ((req.body as Record<string, unknown>).method === 'passkey')
+      return withPasskey(req, res, posted.target, posted.csrf);
     await withPassword(req, res, posted.target);
   };
 

@@ -14,7 +14,8 @@ import type { AfterSignIn } from './sign-in-service';
 export type SignInTarget = { kind: 'interaction'; id: string; interaction: Interaction } | { kind: 'account' };
 
 /** The form fields and query string that carry a target from page to page. */
-export const targetFields = (t: SignInTarget): Record<string, string> => (t.kind === 'account' ? { next: 'account' } : { interaction: t.id });
+export const targetFields = (t: SignInTarget): Record<string, string> =>
+  t.kind === 'account' ? { next: 'account' } : { interaction: t.id };
 export const targetQuery = (t: SignInTarget) => new URLSearchParams(targetFields(t)).toString();
 
 /** Where completeSignIn sends the browser once the user is known. */
@@ -24,10 +25,15 @@ export const afterSignIn = (t: SignInTarget): AfterSignIn =>
 const purpose = (t: SignInTarget) => (t.kind === 'account' ? 'account-signin' : t.id);
 
 /** The page's CSRF token; passkey ceremonies are bound to it too (this browser, this target). */
-export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t: SignInTarget) => csrfToken(ctx, req, res, purpose(t));
+export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t: SignInTarget) =>
+  csrfToken(ctx, req, res, purpose(t));
 
 /** The target a GET (query) or POST (form) names, or null after answering with the error page. */
-export async function readTarget(ctx: IdentityContext, res: Response, source: Record<string, unknown>): Promise<SignInTarget | null> {
+export async function readTarget(
+  ctx: IdentityContext,
+  res: Response,
+  source: Record<string, unknown>,
+): Promise<SignInTarget | null> {
   if (source.next === 'account' && source.interaction === undefined) return { kind: 'account' };
   const id = typeof source.interaction === 'string' ? source.interaction : '';
   const interaction = await ctx.interactions.find(id);
@@ -39,13 +45,21 @@ export async function readTarget(ctx: IdentityContext, res: Response, source: Re
 }
 
 /** A posted form's target, after its CSRF check; null after answering with an error page. */
-export async function postedTarget(ctx: IdentityContext, req: Request, res: Response): Promise<{ target: SignInTarget; csrf: string } | null> {
+export async function postedTarget(
+  ctx: IdentityContext,
+  req: Request,
+  res: Response,
+): Promise<{ target: SignInTarget; csrf: string } | null> {
   const body = req.body as Record<string, unknown>;
   const target = await readTarget(ctx, res, body);
   if (!target) return null;
   const csrf = typeof body.csrf === 'string' ? body.csrf : undefined;
   if (!csrf || !csrfValid(ctx, req, purpose(target), csrf)) {
-    errorPage(res, 403, { code: 'invalid_csrf', detail: 'The form could not be verified. Go back and try again.', attribute: 'csrf' });
+    errorPage(res, 403, {
+      code: 'invalid_csrf',
+      detail: 'The form could not be verified. Go back and try again.',
+      attribute: 'csrf',
+    });
     return null;
   }
   return { target, csrf };

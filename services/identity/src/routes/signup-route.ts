@@ -10,7 +10,15 @@ import type { IdentityContext } from './context';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
-import { afterSignIn, postedTarget, readTarget, targetCsrf, targetFields, targetQuery, type SignInTarget } from './signin-target';
+import {
+  afterSignIn,
+  postedTarget,
+  readTarget,
+  targetCsrf,
+  targetFields,
+  targetQuery,
+  type SignInTarget,
+} from './signin-target';
 import { requireFormContentType } from './steps';
 
 export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
@@ -18,17 +26,39 @@ export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
 /** GET|POST /signup: self sign-up with a passkey (step 1: username; step 2: the passkey), when SIGNUP_ENABLED. */
 export function signUpRoute(router: Router, ctx: IdentityContext): void {
   const appName = async (t: SignInTarget) =>
-    t.kind === 'account' ? null : ((await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId);
-  const formActionOf = (t: SignInTarget) => (t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri));
+    t.kind === 'account'
+      ? null
+      : ((await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId);
+  const formActionOf = (t: SignInTarget) =>
+    t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri);
 
   const enabled = (_req: Request, res: Response, next: (err?: unknown) => void) => {
     if (ctx.config.signupEnabled) return next();
-    errorPage(res, 403, { code: 'signup_disabled', detail: 'Creating an account here is turned off. Ask the operator for an account.', attribute: null });
+    errorPage(res, 403, {
+      code: 'signup_disabled',
+      detail: 'Creating an account here is turned off. Ask the operator for an account.',
+      attribute: null,
+    });
   };
 
-  const details = async (req: Request, res: Response, t: SignInTarget, input: { username?: string; name?: string; error?: string } = {}, status = 200) => {
+  const details = async (
+    req: Request,
+    res: Response,
+    t: SignInTarget,
+    input: { username?: string; name?: string; error?: string } = {},
+    status = 200,
+  ) => {
     const csrf = targetCsrf(ctx, req, res, t);
-    signUpPage(res, { fields: { ...targetFields(t), csrf }, appName: await appName(t), signInUrl: `/signin?${targetQuery(t)}`, ...input }, status);
+    signUpPage(
+      res,
+      {
+        fields: { ...targetFields(t), csrf },
+        appName: await appName(t),
+        signInUrl: `/signin?${targetQuery(t)}`,
+        ...input,
+      },
+      status,
+    );
   };
 
   const show = async (req: Request, res: Response) => {
@@ -41,17 +71,35 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const name = typeof body.name === 'string' ? body.name.trim().slice(0, 200) : '';
     if (!USERNAME.test(username)) {
-      return details(req, res, t, { username, name, error: 'Choose a username of 3 to 64 letters, digits or . _ - @ +' }, 400);
+      return details(
+        req,
+        res,
+        t,
+        { username, name, error: 'Choose a username of 3 to 64 letters, digits or . _ - @ +' },
+        400,
+      );
     }
-    if (await ctx.users.findByUsername(username)) return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409);
-    const passkey = await ctx.passkeys.registrationOptions('signup', csrf, { userId: newUserId(), username, name: name || null });
+    if (await ctx.users.findByUsername(username))
+      return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409);
+    const passkey = await ctx.passkeys.registrationOptions('signup', csrf, {
+      userId: newUserId(),
+      username,
+      name: name || null,
+    });
     signUpPasskeyPage(res, { fields: { ...targetFields(t), csrf }, username, formAction: formActionOf(t), passkey });
   };
 
   const submitPasskey = async (req: Request, res: Response, t: SignInTarget, csrf: string) => {
     const body = req.body as Record<string, unknown>;
     const credential = parseCredential<RegistrationResponseJSON>(body.credential);
-    const result = await ctx.passkeys.register('signup', body.ceremony, csrf, credential, 'Passkey created at sign-up', ctx.createPasskeyAccount);
+    const result = await ctx.passkeys.register(
+      'signup',
+      body.ceremony,
+      csrf,
+      credential,
+      'Passkey created at sign-up',
+      ctx.createPasskeyAccount,
+    );
     if (!result.ok) {
       const status = result.failure === 'username_taken' || result.failure === 'already_registered' ? 409 : 400;
       return details(req, res, t, { error: passkeyMessage(result.failure) }, status);

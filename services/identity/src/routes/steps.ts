@@ -7,7 +7,11 @@ import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
 
 export const invalidContentType = () =>
-  new AppError('invalid_content_type', 400, 'Invalid content type. Only application/x-www-form-urlencoded is supported.');
+  new AppError(
+    'invalid_content_type',
+    400,
+    'Invalid content type. Only application/x-www-form-urlencoded is supported.',
+  );
 
 /** Content-Type must be application/x-www-form-urlencoded (parameters such as charset allowed). */
 export const requireFormContentType: RequestHandler = (req, _res, next) => {
@@ -19,7 +23,8 @@ export const parseForm = (limit: string) => formBody(limit);
 /** A form field as one string; a field sent twice is refused. */
 export function field(req: Request, name: string): string | undefined {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
-  if (Array.isArray(value)) throw new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name);
+  if (Array.isArray(value))
+    throw new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name);
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
@@ -30,7 +35,10 @@ export async function verifyClient(ctx: IdentityContext, clientId: string, secre
   const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
   const presented = hashClientSecret(ctx.config.secret, secret);
   // a public client has no secret: compare against the placeholder too, and never accept
-  const matches = constantTimeEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
+  const matches = constantTimeEqual(
+    presented,
+    app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'),
+  );
   return app && app.secretHash !== null && matches && !app.disabledAt ? app : null;
 }
 
@@ -42,8 +50,10 @@ async function publicClient(ctx: IdentityContext, clientId: string): Promise<App
 
 const BASIC_CHALLENGE = 'Basic realm="attest", charset="UTF-8"';
 
-export const missingAppCredentials = () => errors.unauthenticated('Please provide your app authentication credentials.', BASIC_CHALLENGE);
-export const invalidAppCredentials = () => errors.unauthenticated('Invalid authentication credentials.', BASIC_CHALLENGE);
+export const missingAppCredentials = () =>
+  errors.unauthenticated('Please provide your app authentication credentials.', BASIC_CHALLENGE);
+export const invalidAppCredentials = () =>
+  errors.unauthenticated('Invalid authentication credentials.', BASIC_CHALLENGE);
 
 /** passport-http's Basic strategy, on a private Passport instance, checking app credentials. */
 function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
@@ -96,7 +106,10 @@ function passportStep(
  * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
  * (refuseBlockedClient runs first); a missing or malformed header does not.
  */
-export function authenticateApp(ctx: IdentityContext, options: { allowPost: boolean; allowPublic?: boolean }): RequestHandler {
+export function authenticateApp(
+  ctx: IdentityContext,
+  options: { allowPost: boolean; allowPublic?: boolean },
+): RequestHandler {
   const refuse = (res: Response, next: NextFunction) => {
     countFailure(ctx.limits.credentials, res, invalidAppCredentials()).then(next, next);
   };
@@ -137,7 +150,12 @@ export function openCors(methods: string, headers = 'Authorization, Content-Type
     res.setHeader('Access-Control-Allow-Origin', '*');
     if (req.method === 'OPTIONS') {
       res
-        .set({ 'Access-Control-Allow-Methods': methods, 'Access-Control-Allow-Headers': headers, 'Access-Control-Max-Age': '600', Allow: `${methods}, OPTIONS` })
+        .set({
+          'Access-Control-Allow-Methods': methods,
+          'Access-Control-Allow-Headers': headers,
+          'Access-Control-Max-Age': '600',
+          Allow: `${methods}, OPTIONS`,
+        })
         .status(204)
         .end();
       return;

@@ -24,7 +24,16 @@ const OAUTH_ERROR: Record<string, string> = {
 };
 
 const checkGrantType = (req: Request, _res: Response, next: NextFunction) => {
-  next(field(req, 'grant_type') === 'authorization_code' ? undefined : new AppError('invalid_grant_type', 400, 'Invalid grant type. Only authorization_code is supported.', 'grant_type'));
+  next(
+    field(req, 'grant_type') === 'authorization_code'
+      ? undefined
+      : new AppError(
+          'invalid_grant_type',
+          400,
+          'Invalid grant type. Only authorization_code is supported.',
+          'grant_type',
+        ),
+  );
 };
 
 const requireFields =

@@ -24,7 +24,9 @@ export interface AppLogoutSettings {
 }
 
 /** The fields an administrator may change; absent ones stay as they are (a null logout URI clears it). */
-export type AppUpdate = Partial<Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins'>>;
+export type AppUpdate = Partial<
+  Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins'>
+>;
 
 /** Each changeable field's column: a new field is one line here and one in the admin schema. */
 const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
@@ -96,7 +98,12 @@ export function appStore(db: Queryable) {
            post_logout_redirect_uris = coalesce($2, post_logout_redirect_uris),
            backchannel_logout_uri = CASE WHEN $3 THEN $4 ELSE backchannel_logout_uri END
          WHERE id = $1 RETURNING *`,
-        [id, settings.postLogoutRedirectUris ?? null, settings.backchannelLogoutUri !== undefined, settings.backchannelLogoutUri ?? null],
+        [
+          id,
+          settings.postLogoutRedirectUris ?? null,
+          settings.backchannelLogoutUri !== undefined,
+          settings.backchannelLogoutUri ?? null,
+        ],
       );
       return row ? toApp(row) : null;
     },
@@ -117,7 +124,10 @@ export function appStore(db: Queryable) {
       const fields = (Object.keys(APP_UPDATE_COLUMNS) as (keyof AppUpdate)[]).filter((k) => changes[k] !== undefined);
       if (fields.length === 0) return this.find(id);
       const set = fields.map((k, i) => `${APP_UPDATE_COLUMNS[k]} = $${i + 2}`).join(', ');
-      const [row] = await db.query<AppRow>(`UPDATE apps SET ${set} WHERE id = $1 RETURNING *`, [id, ...fields.map((k) => changes[k])]);
+      const [row] = await db.query<AppRow>(`UPDATE apps SET ${set} WHERE id = $1 RETURNING *`, [
+        id,
+        ...fields.map((k) => changes[k]),
+      ]);
       return row ? toApp(row) : null;
     },
     async originRegistered(origin: string): Promise<boolean> {
@@ -125,7 +135,8 @@ export function appStore(db: Queryable) {
       return (await db.query(sql, [origin])).length === 1;
     },
     async setSecretHash(id: string, secretHash: string): Promise<boolean> {
-      const sql = "UPDATE apps SET secret_hash = $2 WHERE id = $1 AND token_endpoint_auth_method <> 'none' RETURNING id";
+      const sql =
+        "UPDATE apps SET secret_hash = $2 WHERE id = $1 AND token_endpoint_auth_method <> 'none' RETURNING id";
       return (await db.query(sql, [id, secretHash])).length === 1;
     },
     async setDisabled(id: string, disabled: boolean): Promise<App | null> {

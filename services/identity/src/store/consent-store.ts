@@ -3,11 +3,16 @@ import type { Queryable } from '@attest/common';
 export function consentStore(db: Queryable) {
   return {
     async find(userId: string, appId: string): Promise<string[]> {
-      const [row] = await db.query<{ scopes: string[] }>('SELECT scopes FROM consents WHERE user_id = $1 AND app_id = $2', [userId, appId]);
+      const [row] = await db.query<{ scopes: string[] }>(
+        'SELECT scopes FROM consents WHERE user_id = $1 AND app_id = $2',
+        [userId, appId],
+      );
       return row?.scopes ?? [];
     },
     /** Every app the user approved, with the app's name, newest first. */
-    async listForUser(userId: string): Promise<{ appId: string; appName: string; scopes: string[]; grantedAt: Date }[]> {
+    async listForUser(
+      userId: string,
+    ): Promise<{ appId: string; appName: string; scopes: string[]; grantedAt: Date }[]> {
       const rows = await db.query<{ app_id: string; name: string; scopes: string[]; granted_at: Date }>(
         `SELECT c.app_id, a.name, c.scopes, c.granted_at FROM consents c JOIN apps a ON a.id = c.app_id
          WHERE c.user_id = $1 ORDER BY c.granted_at DESC, c.app_id`,

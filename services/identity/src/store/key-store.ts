@@ -37,7 +37,9 @@ export function keyStore(db: Db) {
   return {
     /** Keys still published: the active one and retired ones whose tokens may not have expired. */
     async published(): Promise<StoredKey[]> {
-      const rows = await db.query<KeyRow>(`SELECT ${COLUMNS} FROM signing_keys WHERE unpublish_at IS NULL OR unpublish_at > now() ORDER BY created_at DESC`);
+      const rows = await db.query<KeyRow>(
+        `SELECT ${COLUMNS} FROM signing_keys WHERE unpublish_at IS NULL OR unpublish_at > now() ORDER BY created_at DESC`,
+      );
       return rows.map(toKey);
     },
     /**
@@ -51,14 +53,26 @@ export function keyStore(db: Db) {
       });
     },
     async active(tx: Queryable): Promise<StoredKey | null> {
-      const [row] = await tx.query<KeyRow>(`SELECT ${COLUMNS} FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`);
+      const [row] = await tx.query<KeyRow>(
+        `SELECT ${COLUMNS} FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+      );
       return row ? toKey(row) : null;
     },
-    async insert(tx: Queryable, key: { kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }): Promise<void> {
-      await tx.query('INSERT INTO signing_keys (kid, public_jwk, private_key_enc) VALUES ($1, $2, $3)', [key.kid, key.publicJwk, key.privateKeyEnc]);
+    async insert(
+      tx: Queryable,
+      key: { kid: string; publicJwk: Record<string, string>; privateKeyEnc: string },
+    ): Promise<void> {
+      await tx.query('INSERT INTO signing_keys (kid, public_jwk, private_key_enc) VALUES ($1, $2, $3)', [
+        key.kid,
+        key.publicJwk,
+        key.privateKeyEnc,
+      ]);
     },
     async retire(tx: Queryable, kid: string, publishedForMs: number): Promise<void> {
-      await tx.query("UPDATE signing_keys SET retired_at = now(), unpublish_at = now() + $2 * interval '1 millisecond' WHERE kid = $1", [kid, publishedForMs]);
+      await tx.query(
+        "UPDATE signing_keys SET retired_at = now(), unpublish_at = now() + $2 * interval '1 millisecond' WHERE kid = $1",
+        [kid, publishedForMs],
+      );
     },
   };
 }

@@ -18,7 +18,14 @@ interface Row {
   attempts: number;
 }
 
-const toDelivery = (r: Row): LogoutDelivery => ({ id: String(r.id), appId: r.app_id, uri: r.uri, sub: r.sub, sid: r.sid, attempts: r.attempts });
+const toDelivery = (r: Row): LogoutDelivery => ({
+  id: String(r.id),
+  appId: r.app_id,
+  uri: r.uri,
+  sub: r.sub,
+  sid: r.sid,
+  attempts: r.attempts,
+});
 
 /** The back-channel logout outbox. Times come from the caller's clock. */
 export function logoutDeliveryStore(db: Queryable) {
@@ -28,7 +35,13 @@ export function logoutDeliveryStore(db: Queryable) {
       await db.query(
         `INSERT INTO logout_deliveries (app_id, uri, sub, sid, next_attempt_at)
          SELECT a, u, s, i, $5::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS d (a, u, s, i)`,
-        [deliveries.map((d) => d.appId), deliveries.map((d) => d.uri), deliveries.map((d) => d.sub), deliveries.map((d) => d.sid), now],
+        [
+          deliveries.map((d) => d.appId),
+          deliveries.map((d) => d.uri),
+          deliveries.map((d) => d.sub),
+          deliveries.map((d) => d.sid),
+          now,
+        ],
       );
     },
     /** The back-channel logout URIs of those apps that registered one. */
@@ -69,7 +82,12 @@ export function logoutDeliveryStore(db: Queryable) {
       const rows = await db.query<Row & { next_attempt_at: Date; last_error: string | null; gave_up_at: Date | null }>(
         'SELECT * FROM logout_deliveries ORDER BY id',
       );
-      return rows.map((r) => ({ ...toDelivery(r), nextAttemptAt: r.next_attempt_at, lastError: r.last_error, gaveUp: r.gave_up_at !== null }));
+      return rows.map((r) => ({
+        ...toDelivery(r),
+        nextAttemptAt: r.next_attempt_at,
+        lastError: r.last_error,
+        gaveUp: r.gave_up_at !== null,
+      }));
     },
   };
 }

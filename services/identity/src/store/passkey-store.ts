@@ -37,7 +37,9 @@ const toPasskey = (r: PasskeyRow): Passkey => ({
 export function passkeyStore(db: Queryable) {
   return {
     /** False when the credential id is already registered. */
-    async insert(p: Pick<Passkey, 'id' | 'userId' | 'publicKey' | 'counter' | 'transports' | 'name'>): Promise<boolean> {
+    async insert(
+      p: Pick<Passkey, 'id' | 'userId' | 'publicKey' | 'counter' | 'transports' | 'name'>,
+    ): Promise<boolean> {
       const rows = await db.query(
         `INSERT INTO passkeys (id, user_id, public_key, counter, transports, name) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (id) DO NOTHING RETURNING 1`,
@@ -50,7 +52,9 @@ export function passkeyStore(db: Queryable) {
       return row ? toPasskey(row) : null;
     },
     async listForUser(userId: string): Promise<Passkey[]> {
-      const rows = await db.query<PasskeyRow>('SELECT * FROM passkeys WHERE user_id = $1 ORDER BY created_at, id', [userId]);
+      const rows = await db.query<PasskeyRow>('SELECT * FROM passkeys WHERE user_id = $1 ORDER BY created_at, id', [
+        userId,
+      ]);
       return rows.map(toPasskey);
     },
     async recordUse(id: string, counter: number): Promise<void> {

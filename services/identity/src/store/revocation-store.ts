@@ -32,7 +32,11 @@ export function revocationStore(db: Queryable) {
         `INSERT INTO used_codes (code_hash, jtis, expires_at)
          SELECT c, ARRAY(SELECT jsonb_array_elements_text(j)), e FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[]) AS t(c, j, e)
          ON CONFLICT DO NOTHING`,
-        [codes.map((c) => c.codeHash), codes.map((c) => JSON.stringify(c.used.jtis)), codes.map((c) => c.used.expiresAt)],
+        [
+          codes.map((c) => c.codeHash),
+          codes.map((c) => JSON.stringify(c.used.jtis)),
+          codes.map((c) => c.used.expiresAt),
+        ],
       );
     },
     async usedCode(codeHash: string): Promise<UsedCode | null> {

@@ -53,7 +53,19 @@ export function sessionStore(db: Queryable) {
       await db.query(
         `INSERT INTO sessions (id, cookie_hash, user_id, auth_time, amr, client_ids, device, address, created_at, last_seen_at, expires_at)
          VALUES ($1, $2, $3, to_timestamp($4), $5, $6, $7, $8, $9, $10, $11)`,
-        [s.id, s.cookieHash, s.userId, s.authTime, s.amr, s.clientIds, s.device, s.address, new Date(s.createdAt), new Date(s.lastSeenAt), new Date(s.expiresAt)],
+        [
+          s.id,
+          s.cookieHash,
+          s.userId,
+          s.authTime,
+          s.amr,
+          s.clientIds,
+          s.device,
+          s.address,
+          new Date(s.createdAt),
+          new Date(s.lastSeenAt),
+          new Date(s.expiresAt),
+        ],
       );
     },
     async findByCookieHash(cookieHash: string): Promise<StoredSession | null> {
@@ -79,7 +91,12 @@ export function sessionStore(db: Queryable) {
       );
     },
     /** Deletes the sessions and returns them (to notify the apps they signed in to). */
-    async delete(where: { id?: string; cookieHash?: string; userId?: string; exceptId?: string }): Promise<StoredSession[]> {
+    async delete(where: {
+      id?: string;
+      cookieHash?: string;
+      userId?: string;
+      exceptId?: string;
+    }): Promise<StoredSession[]> {
       const rows = await db.query<Row>(
         `DELETE FROM sessions
          WHERE ($1::text IS NULL OR id = $1) AND ($2::text IS NULL OR cookie_hash = $2)

@@ -11,7 +11,10 @@ export function subjectStore(db: Queryable) {
       return rows.length === 1;
     },
     async userIdFor(appId: string, sub: string): Promise<string | null> {
-      const [row] = await db.query<{ user_id: string }>('SELECT user_id FROM subjects WHERE app_id = $1 AND sub = $2', [appId, sub]);
+      const [row] = await db.query<{ user_id: string }>('SELECT user_id FROM subjects WHERE app_id = $1 AND sub = $2', [
+        appId,
+        sub,
+      ]);
       return row?.user_id ?? null;
     },
   };

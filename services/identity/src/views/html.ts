@@ -16,7 +16,11 @@ export class Html {
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   let out = strings[0];
   values.forEach((v, i) => {
-    const rendered = Array.isArray(v) ? v.map((x) => (x instanceof Html ? x.value : escapeHtml(String(x)))).join('') : v instanceof Html ? v.value : escapeHtml(String(v ?? ''));
+    const rendered = Array.isArray(v)
+      ? v.map((x) => (x instanceof Html ? x.value : escapeHtml(String(x)))).join('')
+      : v instanceof Html
+        ? v.value
+        : escapeHtml(String(v ?? ''));
     out += rendered + strings[i + 1];
   });
   return new Html(out);
@@ -33,7 +37,8 @@ export const newNonce = () => randomBytes(16).toString('base64');
 
 /** The scripts of a passkey page: the @simplewebauthn/browser bundle and ours, both carrying the nonce. */
 export const passkeyScripts = (nonce: string) =>
-  html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script><script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
+  html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script>
+    <script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
 
 export function page(title: string, body: Html, scripts: Html | '' = ''): string {
   return `<!doctype html>

@@ -6,9 +6,15 @@ import type { PriceService } from '../domain/prices';
 import type { FeedRunner } from '../feeds/feed-runner';
 import type { Observation, PriceStore } from '../store/price-store';
 
-const DECIMAL = Joi.string().pattern(/^\d{1,40}(\.\d{1,36})?$/).messages({ 'string.pattern.base': '{{#label}} must be a decimal number such as 1.510763' });
+const DECIMAL = Joi.string()
+  .pattern(/^\d{1,40}(\.\d{1,36})?$/)
+  .messages({ 'string.pattern.base': '{{#label}} must be a decimal number such as 1.510763' });
 
-const priceSchema = Joi.object({ token: Joi.string().uppercase().required(), fiat: Joi.string().uppercase().required(), amount: DECIMAL.required() });
+const priceSchema = Joi.object({
+  token: Joi.string().uppercase().required(),
+  fiat: Joi.string().uppercase().required(),
+  amount: DECIMAL.required(),
+});
 const fxSchema = Joi.object({ fiat: Joi.string().uppercase().required(), rate: DECIMAL.required() });
 
 export interface PricesAdminDeps {
@@ -43,7 +49,8 @@ function freshness(latest: Observation[], maxAgeMs: number, now: number) {
 export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
   const known = async (token: string | null, fiat: string) => {
     const codes = await deps.prices.codes();
-    if (token !== null && !codes.tokens.has(token)) throw errors.invalidParameter('token', `Unknown token code: ${token}.`);
+    if (token !== null && !codes.tokens.has(token))
+      throw errors.invalidParameter('token', `Unknown token code: ${token}.`);
     if (!codes.fiats.has(fiat)) throw errors.invalidParameter('fiat', `Unknown fiat currency code: ${fiat}.`);
   };
 
@@ -51,9 +58,21 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
     const body = validate(priceSchema, req.body);
     await known(body.token, body.fiat);
     const fixed = parseDecimal(body.amount)!;
-    await deps.prices.recordQuote(body.token, body.fiat, { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'manual', observedAt: new Date() });
-    await deps.audit.record({ type: 'price.set', actor: operatorActor(req, res), subject: `${body.token}/${body.fiat}`, detail: { amount: body.amount } });
-    res.status(201).json({ token: body.token, fiat: body.fiat, amount: fixed.amount.toString(), decimals: fixed.decimals });
+    await deps.prices.recordQuote(body.token, body.fiat, {
+      amount: fixed.amount.toString(),
+      decimals: fixed.decimals,
+      source: 'manual',
+      observedAt: new Date(),
+    });
+    await deps.audit.record({
+      type: 'price.set',
+      actor: operatorActor(req, res),
+      subject: `${body.token}/${body.fiat}`,
+      detail: { amount: body.amount },
+    });
+    res
+      .status(201)
+      .json({ token: body.token, fiat: body.fiat, amount: fixed.amount.toString(), decimals: fixed.decimals });
   });
 
   router.post('/fx', async (req, res) => {
@@ -61,8 +80,18 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
     await known(null, body.fiat);
     const fixed = parseDecimal(body.rate)!;
     if (fixed.amount === 0n) throw errors.invalidParameter('rate', 'rate must be greater than zero.');
-    await deps.prices.recordFx(body.fiat, { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'manual', observedAt: new Date() });
-    await deps.audit.record({ type: 'fx_rate.set', actor: operatorActor(req, res), subject: `USD/${body.fiat}`, detail: { rate: body.rate } });
+    await deps.prices.recordFx(body.fiat, {
+      amount: fixed.amount.toString(),
+      decimals: fixed.decimals,
+      source: 'manual',
+      observedAt: new Date(),
+    });
+    await deps.audit.record({
+      type: 'fx_rate.set',
+      actor: operatorActor(req, res),
+      subject: `USD/${body.fiat}`,
+      detail: { rate: body.rate },
+    });
     res.status(201).json({ base: 'USD', fiat: body.fiat, amount: fixed.amount.toString(), decimals: fixed.decimals });
   });
 
@@ -71,7 +100,14 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
     const fiat = req.params.fiat.toUpperCase();
     await known(token, fiat);
     const rows = await deps.store.history(token, fiat, 100);
-    res.json(rows.map((r) => ({ amount: r.amount, decimals: r.decimals, source: r.source, observed_at: r.observedAt.toISOString() })));
+    res.json(
+      rows.map((r) => ({
+        amount: r.amount,
+        decimals: r.decimals,
+        source: r.source,
+        observed_at: r.observedAt.toISOString(),
+      })),
+    );
   });
 
   router.get('/feeds', async (_req, res) => {

@@ -14,7 +14,8 @@ export function parseDecimal(text: string): Fixed | null {
   const m = DECIMAL.exec(text.trim());
   if (!m) return null;
   const fraction = (m[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > MAX_DECIMALS) return rescale({ amount: BigInt(m[1] + fraction), decimals: fraction.length }, MAX_DECIMALS);
+  if (fraction.length > MAX_DECIMALS)
+    return rescale({ amount: BigInt(m[1] + fraction), decimals: fraction.length }, MAX_DECIMALS);
   const decimals = Math.max(MIN_DECIMALS, fraction.length);
   return { amount: BigInt(m[1] + fraction.padEnd(decimals, '0')), decimals };
 }

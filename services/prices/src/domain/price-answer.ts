@@ -12,8 +12,12 @@ export interface PriceAnswer {
 
 /** SPEC 2.6: result.prices.<TOKEN>.<FIAT> = {asset, amount, decimals, symbol}, in the order asked. */
 export function buildAnswer(list: Price[]): PriceAnswer {
-  const result: Record<string, Record<string, { asset: string; amount: string; decimals: number; symbol: string }>> = {};
-  for (const p of list) (result[p.token] ??= {})[p.fiat] = { asset: p.fiat, amount: p.amount, decimals: p.decimals, symbol: p.fiat };
+  const result: Record<
+    string,
+    Record<string, { asset: string; amount: string; decimals: number; symbol: string }>
+  > = {};
+  for (const p of list)
+    (result[p.token] ??= {})[p.fiat] = { asset: p.fiat, amount: p.amount, decimals: p.decimals, symbol: p.fiat };
   const text = JSON.stringify({ result: { prices: result } });
   const lastModified = new Date(Math.max(...list.map((p) => p.observedAt.getTime())));
   lastModified.setMilliseconds(0);

@@ -45,7 +45,9 @@ const MAX_ANSWERS = 1000;
 const fixed = (o: Observation): Fixed => ({ amount: BigInt(o.amount), decimals: o.decimals });
 
 export const priceUnavailable = (pairs: string[]) =>
-  new AppError('price_unavailable', 503, `No fresh price for ${pairs.join(', ')}; try again later.`, null, { headers: { 'Retry-After': '30' } });
+  new AppError('price_unavailable', 503, `No fresh price for ${pairs.join(', ')}; try again later.`, null, {
+    headers: { 'Retry-After': '30' },
+  });
 
 /**
  * Latest prices: a direct quote when fresh, else a cross rate token/USD × USD/fiat when both are fresh.
@@ -65,7 +67,11 @@ export class PriceService {
     private readonly maxAgeMs: number,
     options: PriceServiceOptions = {},
   ) {
-    this.snapshots = new LocalCache<PriceSnapshot>(bus, { name: PRICE_SNAPSHOT_CACHE, ttlMs: options.reloadMs ?? 30000, max: 1 });
+    this.snapshots = new LocalCache<PriceSnapshot>(bus, {
+      name: PRICE_SNAPSHOT_CACHE,
+      ttlMs: options.reloadMs ?? 30000,
+      max: 1,
+    });
     this.now = options.now ?? Date.now;
   }
 
@@ -130,7 +136,12 @@ export class PriceService {
     return o !== undefined && now <= this.expiry(o);
   }
 
-  private price(s: PriceSnapshot, token: string, fiat: string, now: number): { price: Price; validUntil: number } | null {
+  private price(
+    s: PriceSnapshot,
+    token: string,
+    fiat: string,
+    now: number,
+  ): { price: Price; validUntil: number } | null {
     const direct = s.quotes.get(`${token}/${fiat}`);
     if (this.fresh(direct, now)) return { price: { token, fiat, ...direct }, validUntil: this.expiry(direct) };
     if (fiat === 'USD') return null;
@@ -139,7 +150,14 @@ export class PriceService {
     if (!this.fresh(usd, now) || !this.fresh(fx, now)) return null;
     const cross = multiply(fixed(usd), fixed(fx), Math.max(MIN_DECIMALS, usd.decimals));
     const observedAt = usd.observedAt < fx.observedAt ? usd.observedAt : fx.observedAt;
-    const price = { token, fiat, amount: cross.amount.toString(), decimals: cross.decimals, observedAt, source: `cross:${usd.source}*${fx.source}` };
+    const price = {
+      token,
+      fiat,
+      amount: cross.amount.toString(),
+      decimals: cross.decimals,
+      observedAt,
+      source: `cross:${usd.source}*${fx.source}`,
+    };
     return { price, validUntil: Math.min(this.expiry(usd), this.expiry(fx)) };
   }
 
@@ -169,12 +187,23 @@ export class PriceService {
 
   /** Validates comma-separated codes against the known set; 400 naming the first unknown. */
   async parseCodes(raw: string, kind: 'tokens' | 'fiats', attribute: string): Promise<string[]> {
-    const codes = [...new Set(raw.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean))];
+    const codes = [
+      ...new Set(
+        raw
+          .split(',')
+          .map((c) => c.trim().toUpperCase())
+          .filter(Boolean),
+      ),
+    ];
     if (codes.length === 0) throw errors.required(attribute);
     if (codes.length > 50) throw errors.invalidParameter(attribute, `${attribute} may list at most 50 codes.`);
     const known = (await this.codes())[kind];
     const unknown = codes.find((c) => !known.has(c));
-    if (unknown) throw errors.invalidParameter(attribute, `Unknown ${kind === 'fiats' ? 'fiat currency' : 'token'} code: ${unknown}.`);
+    if (unknown)
+      throw errors.invalidParameter(
+        attribute,
+        `Unknown ${kind === 'fiats' ? 'fiat currency' : 'token'} code: ${unknown}.`,
+      );
     return codes;
   }
 }

@@ -33,7 +33,10 @@ export class FeedRunner {
     const outcome: Record<string, 'ok' | 'skipped' | 'failed'> = {};
     const { tokens, fiats } = await this.prices.codes();
     for (const feed of this.feeds.filter((f) => !only || only.includes(f.name))) {
-      if (!force && !(await this.cache.setIfAbsent(`feed-lock:${feed.name}`, this.instance, Math.max(1000, this.intervalMs - 500)))) {
+      if (
+        !force &&
+        !(await this.cache.setIfAbsent(`feed-lock:${feed.name}`, this.instance, Math.max(1000, this.intervalMs - 500)))
+      ) {
         outcome[feed.name] = 'skipped';
         continue;
       }

@@ -12,7 +12,11 @@ export function fxFeed(options: FxFeedOptions): Feed {
   return {
     name: 'fx',
     async fetch(): Promise<FeedResult> {
-      const body = (await fetchJson(options.url, options)) as { base?: unknown; base_code?: unknown; rates?: unknown } | null;
+      const body = (await fetchJson(options.url, options)) as {
+        base?: unknown;
+        base_code?: unknown;
+        rates?: unknown;
+      } | null;
       const base = body?.base ?? body?.base_code;
       if (base !== 'USD') throw new FeedError(`FX source base must be USD (got ${String(base)})`);
       if (typeof body?.rates !== 'object' || body.rates === null) throw new FeedError('FX answer has no rates object');
@@ -21,7 +25,11 @@ export function fxFeed(options: FxFeedOptions): Feed {
       for (const [code, value] of Object.entries(body.rates as Record<string, unknown>)) {
         const text = decimalText(value);
         const fixed = text ? parseDecimal(plainDecimal(text) ?? '') : null;
-        if (/^[A-Z]{3}$/.test(code) && fixed && fixed.amount > 0n) fx.push({ fiat: code, observation: { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'fx', observedAt } });
+        if (/^[A-Z]{3}$/.test(code) && fixed && fixed.amount > 0n)
+          fx.push({
+            fiat: code,
+            observation: { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'fx', observedAt },
+          });
       }
       if (fx.length === 0) throw new FeedError('FX answer held no usable rates');
       return { quotes: [], fx };

@@ -28,7 +28,12 @@ export function httpFeed(options: HttpFeedOptions): Feed {
         for (const fiat of options.fiats) {
           const text = decimalText((row as Record<string, unknown>)[fiat.toLowerCase()]);
           const fixed = text ? parseDecimal(plainDecimal(text) ?? '') : null;
-          if (fixed) quotes.push({ token, fiat: fiat.toUpperCase(), observation: { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'http', observedAt } });
+          if (fixed)
+            quotes.push({
+              token,
+              fiat: fiat.toUpperCase(),
+              observation: { amount: fixed.amount.toString(), decimals: fixed.decimals, source: 'http', observedAt },
+            });
         }
       }
       if (quotes.length === 0) throw new FeedError('Price API answer held no usable prices');

@@ -25,7 +25,10 @@ export async function fetchJson(url: string, options: HttpOptions): Promise<unkn
       await sleep(base / 2 + Math.random() * (base / 2));
     }
     try {
-      const res = await fetch(url, { headers: { ...options.headers, accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs) });
+      const res = await fetch(url, {
+        headers: { ...options.headers, accept: 'application/json' },
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
       const text = await res.text();
       if (res.status >= 500 || res.status === 429) throw new FeedError(`HTTP ${res.status} from ${new URL(url).host}`);
       if (!res.ok) {

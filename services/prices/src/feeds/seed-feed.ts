@@ -21,13 +21,22 @@ export function seedFeed(file = DEFAULT_SEED_FILE): Feed {
     if (!fixed) throw new Error(`Seed file ${file}: ${what} is not a decimal number: ${value}`);
     return fixed;
   };
-  const quotes = seed.quotes.map((q) => ({ token: q.token.toUpperCase(), fiat: q.fiat.toUpperCase(), fixed: parse(q.amount, `${q.token}/${q.fiat}`) }));
+  const quotes = seed.quotes.map((q) => ({
+    token: q.token.toUpperCase(),
+    fiat: q.fiat.toUpperCase(),
+    fixed: parse(q.amount, `${q.token}/${q.fiat}`),
+  }));
   const fx = seed.fx.map((r) => ({ fiat: r.fiat.toUpperCase(), fixed: parse(r.rate, `USD/${r.fiat}`) }));
   return {
     name: 'seed',
     async fetch(): Promise<FeedResult> {
       const observedAt = new Date();
-      const obs = (f: { amount: bigint; decimals: number }) => ({ amount: f.amount.toString(), decimals: f.decimals, source: 'seed', observedAt });
+      const obs = (f: { amount: bigint; decimals: number }) => ({
+        amount: f.amount.toString(),
+        decimals: f.decimals,
+        source: 'seed',
+        observedAt,
+      });
       return {
         quotes: quotes.map((q) => ({ token: q.token, fiat: q.fiat, observation: obs(q.fixed) })),
         fx: fx.map((r) => ({ fiat: r.fiat, observation: obs(r.fixed) })),

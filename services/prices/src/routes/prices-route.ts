@@ -15,9 +15,20 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   const native = options.nativeToken.toUpperCase();
 
   const cors = (req: Request, res: Response, next: () => void) => {
-    res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, Last-Modified', Vary: 'Accept-Encoding' });
+    res.set({
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'ETag, Last-Modified',
+      Vary: 'Accept-Encoding',
+    });
     if (req.method === 'OPTIONS') {
-      res.set({ 'Access-Control-Allow-Methods': 'GET', 'Access-Control-Allow-Headers': 'If-None-Match, If-Modified-Since', 'Access-Control-Max-Age': '86400' }).status(204).end();
+      res
+        .set({
+          'Access-Control-Allow-Methods': 'GET',
+          'Access-Control-Allow-Headers': 'If-None-Match, If-Modified-Since',
+          'Access-Control-Max-Age': '86400',
+        })
+        .status(204)
+        .end();
       return;
     }
     next();
@@ -38,7 +49,9 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     const ifModifiedSince = req.get('if-modified-since');
     const notModified = ifNoneMatch
       ? ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')
-      : ifModifiedSince !== undefined && !Number.isNaN(Date.parse(ifModifiedSince)) && lastModifiedMs <= Date.parse(ifModifiedSince);
+      : ifModifiedSince !== undefined &&
+        !Number.isNaN(Date.parse(ifModifiedSince)) &&
+        lastModifiedMs <= Date.parse(ifModifiedSince);
     if (notModified) return void res.status(304).end();
     sendJsonBody(res, body);
   };
@@ -46,7 +59,14 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   endpoint(router, '/public/v1/prices/latest/:native', {
     GET: [
       cors,
-      (req, _res, next) => next(req.params.native === native.toLowerCase() ? undefined : errors.notFound(`Unknown token path; prices are served at /public/v1/prices/latest/${native.toLowerCase()}.`)),
+      (req, _res, next) =>
+        next(
+          req.params.native === native.toLowerCase()
+            ? undefined
+            : errors.notFound(
+                `Unknown token path; prices are served at /public/v1/prices/latest/${native.toLowerCase()}.`,
+              ),
+        ),
       latest,
     ],
     OPTIONS: [cors],

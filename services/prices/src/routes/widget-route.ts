@@ -22,7 +22,13 @@ export function widgetRoute(router: Router): void {
           'Cross-Origin-Resource-Policy': 'cross-origin',
           'X-Content-Type-Options': 'nosniff',
         });
-        if (req.get('if-none-match')?.split(',').some((t) => t.trim().replace(/^W\//, '') === ETAG)) return void res.status(304).end();
+        if (
+          req
+            .get('if-none-match')
+            ?.split(',')
+            .some((t) => t.trim().replace(/^W\//, '') === ETAG)
+        )
+          return void res.status(304).end();
         res.send(BODY);
       },
     ],

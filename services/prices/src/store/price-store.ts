@@ -19,7 +19,12 @@ export interface PairObservation extends Observation {
   fiat: string;
 }
 
-const toObservation = (r: Row): Observation => ({ amount: String(r.amount), decimals: r.decimals, source: r.source, observedAt: r.observed_at });
+const toObservation = (r: Row): Observation => ({
+  amount: String(r.amount),
+  decimals: r.decimals,
+  source: r.source,
+  observedAt: r.observed_at,
+});
 
 export function priceStore(db: Queryable) {
   return {
@@ -30,17 +35,32 @@ export function priceStore(db: Queryable) {
       return (await db.query<{ code: string }>('SELECT code FROM fiat_currencies ORDER BY code')).map((r) => r.code);
     },
     async insertQuote(token: string, fiat: string, o: Observation): Promise<void> {
-      await db.query('INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at) VALUES ($1, $2, $3, $4, $5, $6)', [token, fiat, o.amount, o.decimals, o.source, o.observedAt]);
+      await db.query(
+        'INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [token, fiat, o.amount, o.decimals, o.source, o.observedAt],
+      );
     },
     async latestQuote(token: string, fiat: string): Promise<Observation | null> {
-      const [row] = await db.query<Row>('SELECT amount, decimals, source, observed_at FROM quotes WHERE token = $1 AND fiat = $2 ORDER BY observed_at DESC, id DESC LIMIT 1', [token, fiat]);
+      const [row] = await db.query<Row>(
+        'SELECT amount, decimals, source, observed_at FROM quotes WHERE token = $1 AND fiat = $2 ORDER BY observed_at DESC, id DESC LIMIT 1',
+        [token, fiat],
+      );
       return row ? toObservation(row) : null;
     },
     async insertFx(fiat: string, o: Observation): Promise<void> {
-      await db.query('INSERT INTO fx_rates (fiat, amount, decimals, source, observed_at) VALUES ($1, $2, $3, $4, $5)', [fiat, o.amount, o.decimals, o.source, o.observedAt]);
+      await db.query('INSERT INTO fx_rates (fiat, amount, decimals, source, observed_at) VALUES ($1, $2, $3, $4, $5)', [
+        fiat,
+        o.amount,
+        o.decimals,
+        o.source,
+        o.observedAt,
+      ]);
     },
     async latestFx(fiat: string): Promise<Observation | null> {
-      const [row] = await db.query<Row>('SELECT amount, decimals, source, observed_at FROM fx_rates WHERE fiat = $1 ORDER BY observed_at DESC, id DESC LIMIT 1', [fiat]);
+      const [row] = await db.query<Row>(
+        'SELECT amount, decimals, source, observed_at FROM fx_rates WHERE fiat = $1 ORDER BY observed_at DESC, id DESC LIMIT 1',
+        [fiat],
+      );
       return row ? toObservation(row) : null;
     },
     /**
@@ -67,7 +87,10 @@ export function priceStore(db: Queryable) {
       return rows.map((r) => ({ fiat: r.fiat, ...toObservation(r) }));
     },
     async history(token: string, fiat: string, limit: number): Promise<Observation[]> {
-      const rows = await db.query<Row>('SELECT amount, decimals, source, observed_at FROM quotes WHERE token = $1 AND fiat = $2 ORDER BY observed_at DESC, id DESC LIMIT $3', [token, fiat, limit]);
+      const rows = await db.query<Row>(
+        'SELECT amount, decimals, source, observed_at FROM quotes WHERE token = $1 AND fiat = $2 ORDER BY observed_at DESC, id DESC LIMIT $3',
+        [token, fiat, limit],
+      );
       return rows.map(toObservation);
     },
   };

@@ -6,19 +6,41 @@ import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '.
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
 import type { TransactionStatus } from '../store/transaction-store';
 
-const APP_ID = Joi.string().pattern(/^app_[0-9a-f]{32}$/).messages({ 'string.pattern.base': '{{#label}} must be app_ followed by 32 hexadecimal digits' });
-const ADDRESS = Joi.string().pattern(/^0x[0-9a-fA-F]{40}$/).messages({ 'string.pattern.base': '{{#label}} must be an address: 0x followed by 40 hexadecimal digits' });
+const APP_ID = Joi.string()
+  .pattern(/^app_[0-9a-f]{32}$/)
+  .messages({ 'string.pattern.base': '{{#label}} must be app_ followed by 32 hexadecimal digits' });
+const ADDRESS = Joi.string()
+  .pattern(/^0x[0-9a-fA-F]{40}$/)
+  .messages({ 'string.pattern.base': '{{#label}} must be an address: 0x followed by 40 hexadecimal digits' });
 
 const recordSchema = Joi.object({
   app_id: APP_ID.required(),
-  type: Joi.string().valid(...Object.keys(TYPE_ALIASES)).required(),
+  type: Joi.string()
+    .valid(...Object.keys(TYPE_ALIASES))
+    .required(),
   reference: Joi.string().trim().min(1).max(200).required(),
   from: ADDRESS.required(),
   to: ADDRESS.required(),
-  chain: Joi.string().pattern(/^[a-z0-9-]{1,50}$/).required().messages({ 'string.pattern.base': 'chain must be a lowercase network name' }),
-  token: Joi.string().uppercase().pattern(/^[A-Z0-9]{2,12}$/).required().messages({ 'string.pattern.base': 'token must be a token code such as USDCE' }),
-  token_amount: Joi.string().pattern(/^\d{1,78}$/).required().messages({ 'string.pattern.base': 'token_amount must be an integer (the amount times 10^6), with no sign or decimal point' }),
-  transaction_hash: Joi.string().lowercase().pattern(/^0x[0-9a-f]{64}$/).allow(null).messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
+  chain: Joi.string()
+    .pattern(/^[a-z0-9-]{1,50}$/)
+    .required()
+    .messages({ 'string.pattern.base': 'chain must be a lowercase network name' }),
+  token: Joi.string()
+    .uppercase()
+    .pattern(/^[A-Z0-9]{2,12}$/)
+    .required()
+    .messages({ 'string.pattern.base': 'token must be a token code such as USDCE' }),
+  token_amount: Joi.string()
+    .pattern(/^\d{1,78}$/)
+    .required()
+    .messages({
+      'string.pattern.base': 'token_amount must be an integer (the amount times 10^6), with no sign or decimal point',
+    }),
+  transaction_hash: Joi.string()
+    .lowercase()
+    .pattern(/^0x[0-9a-f]{64}$/)
+    .allow(null)
+    .messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
   status: Joi.string().valid('pending', 'mined', 'failed').default('pending'),
 });
 
@@ -28,7 +50,10 @@ const listQuery = Joi.object({
   ...pageQuery,
   app_id: APP_ID.required(),
   status: Joi.string().valid('pending', 'mined', 'failed'),
-  cursor: Joi.string().lowercase().pattern(TRANSACTION_ID).messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+  cursor: Joi.string()
+    .lowercase()
+    .pattern(TRANSACTION_ID)
+    .messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
 });
 
 const publicKey = (k: ApiKeyRecord) => ({
@@ -40,7 +65,10 @@ const publicKey = (k: ApiKeyRecord) => ({
   revoked_at: k.revokedAt?.toISOString() ?? null,
 });
 
-export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyService; keyStore: ApiKeyStore; transactions: TransactionService }): void {
+export function transactionsAdminRoutes(
+  router: Router,
+  deps: { apiKeys: ApiKeyService; keyStore: ApiKeyStore; transactions: TransactionService },
+): void {
   router.post('/apps/:app_id/api-keys', async (req, res) => {
     const appId = validate(APP_ID.required(), req.params.app_id);
     const { name } = validate(Joi.object({ name: Joi.string().trim().max(200).allow(null) }), req.body ?? {});
@@ -48,7 +76,10 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
     res.status(201).json({ api_key: apiKey, ...publicKey(record) });
   });
 
-  router.get('/apps/:app_id/api-keys', async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)));
+  router.get(
+    '/apps/:app_id/api-keys',
+    async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)),
+  );
 
   router.post('/api-keys/:key_id/revoke', async (req, res) => {
     const record = await deps.apiKeys.revoke(req.params.key_id, operatorActor(req, res));
@@ -79,16 +110,27 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
 
   const transactionId = (raw: string) => {
     const id = raw.toLowerCase();
-    if (!TRANSACTION_ID.test(id)) throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
+    if (!TRANSACTION_ID.test(id))
+      throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
     return id;
   };
 
   router.get('/transactions', async (req, res) => {
     const q = validate(listQuery, req.query);
-    const rows = await deps.transactions.list({ appId: q.app_id, status: q.status as TransactionStatus | undefined, after: q.cursor, limit: q.limit + 1 });
+    const rows = await deps.transactions.list({
+      appId: q.app_id,
+      status: q.status as TransactionStatus | undefined,
+      after: q.cursor,
+      limit: q.limit + 1,
+    });
     const page = rows.slice(0, q.limit);
     res.json({
-      transactions: page.map((t) => ({ transaction_id: t.id, type: t.type, ...toSpec(t), updated_at: t.updatedAt.toISOString() })),
+      transactions: page.map((t) => ({
+        transaction_id: t.id,
+        type: t.type,
+        ...toSpec(t),
+        updated_at: t.updatedAt.toISOString(),
+      })),
       next_cursor: rows.length > q.limit ? page[page.length - 1].id : null,
     });
   });
@@ -117,7 +159,13 @@ export function transactionsAdminRoutes(router: Router, deps: { apiKeys: ApiKeyS
   router.post('/transactions/:id/status', async (req, res) => {
     const id = transactionId(req.params.id);
     const { status } = validate(statusSchema, req.body);
-    const { transaction } = await deps.transactions.transition(id, status as TransactionStatus, 'admin', null, operatorActor(req, res));
+    const { transaction } = await deps.transactions.transition(
+      id,
+      status as TransactionStatus,
+      'admin',
+      null,
+      operatorActor(req, res),
+    );
     res.json({ transaction_id: transaction.id, type: transaction.type, ...toSpec(transaction) });
   });
 }

@@ -1,7 +1,8 @@
 import { getAddress } from 'viem';
 
 /** How the watcher recognises a payment in one token: a `Transfer` log of a contract, or the native value. */
-export type TokenConfig = { kind: 'erc20'; address: `0x${string}`; decimals: number } | { kind: 'native'; decimals: number };
+export type TokenConfig =
+  { kind: 'erc20'; address: `0x${string}`; decimals: number } | { kind: 'native'; decimals: number };
 
 /** Token code (upper case) → token, per chain name. */
 export type ChainTokens = Readonly<Record<string, Readonly<Record<string, TokenConfig>>>>;
@@ -20,10 +21,13 @@ function parseToken(where: string, raw: unknown): TokenConfig | string {
   const extra = Object.keys(raw).find((k) => !['address', 'decimals', 'native'].includes(k));
   if (extra) return `${where} has an unknown field ${extra}`;
   const decimals = raw.decimals ?? (raw.native === true ? 18 : undefined);
-  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 36) return `${where}.decimals must be an integer from 0 to 36`;
-  if (raw.native === true) return raw.address === undefined ? { kind: 'native', decimals } : `${where} is native and must have no address`;
+  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 36)
+    return `${where}.decimals must be an integer from 0 to 36`;
+  if (raw.native === true)
+    return raw.address === undefined ? { kind: 'native', decimals } : `${where} is native and must have no address`;
   if (raw.native !== undefined) return `${where}.native must be true or left out`;
-  if (typeof raw.address !== 'string' || !ADDRESS.test(raw.address)) return `${where}.address must be 0x followed by 40 hexadecimal digits`;
+  if (typeof raw.address !== 'string' || !ADDRESS.test(raw.address))
+    return `${where}.address must be 0x followed by 40 hexadecimal digits`;
   return { kind: 'erc20', address: getAddress(raw.address.toLowerCase()), decimals };
 }
 
@@ -45,7 +49,8 @@ export function parseChainTokens(json: string): ChainTokens | string {
     if (!isObject(tokens) || Object.keys(tokens).length === 0) return `${chain} must be an object of token codes`;
     chains[chain] = {};
     for (const [code, token] of Object.entries(tokens)) {
-      if (!TOKEN.test(code)) return `${chain} has a token code that is not 2 to 12 upper-case letters or digits: ${code}`;
+      if (!TOKEN.test(code))
+        return `${chain} has a token code that is not 2 to 12 upper-case letters or digits: ${code}`;
       const parsed = parseToken(`${chain}.${code}`, token);
       if (typeof parsed === 'string') return parsed;
       chains[chain][code] = Object.freeze(parsed);

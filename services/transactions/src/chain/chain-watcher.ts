@@ -1,4 +1,10 @@
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type PublicClient, type TransactionReceipt } from 'viem';
+import {
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Hash,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
 import type { Logger } from '@attest/common';
 import type { TransactionService } from '../domain/transactions';
 import type { LeasedTransaction, Transaction, TransactionStore } from '../store/transaction-store';
@@ -20,10 +26,12 @@ export interface ChainWatcherOptions {
 
 export type Outcome = 'mined' | 'failed' | 'dropped' | 'waiting' | 'reorged' | 'error';
 
-const orNull = <T>(notFound: new (...args: never[]) => Error) => (err: unknown): T | null => {
-  if (err instanceof notFound) return null;
-  throw err;
-};
+const orNull =
+  <T>(notFound: new (...args: never[]) => Error) =>
+  (err: unknown): T | null => {
+    if (err instanceof notFound) return null;
+    throw err;
+  };
 
 /**
  * Polls an EVM JSON-RPC node for pending transactions that have a hash, and decides only on final
@@ -47,7 +55,11 @@ export class ChainWatcher {
 
   /** One pass; returns what happened to each leased transaction. */
   async tick(): Promise<Record<string, Outcome>> {
-    const leased = await this.store.leasePending(this.options.chain, this.options.batchSize ?? 50, this.options.leaseMs ?? 60000);
+    const leased = await this.store.leasePending(
+      this.options.chain,
+      this.options.batchSize ?? 50,
+      this.options.leaseMs ?? 60000,
+    );
     const outcomes: Record<string, Outcome> = {};
     if (leased.length === 0) return outcomes;
     let finalBlock: bigint;
@@ -79,12 +91,17 @@ export class ChainWatcher {
 
   private async check({ transaction, ageMs, seenBlockHash }: LeasedTransaction, finalBlock: bigint): Promise<Outcome> {
     const hash = transaction.transactionHash as Hash;
-    const receipt = await this.client.getTransactionReceipt({ hash }).catch(orNull<TransactionReceipt>(TransactionReceiptNotFoundError));
+    const receipt = await this.client
+      .getTransactionReceipt({ hash })
+      .catch(orNull<TransactionReceipt>(TransactionReceiptNotFoundError));
     if (!receipt) {
       if (seenBlockHash) return this.reorganised(transaction, seenBlockHash, null);
       const seen = await this.client.getTransaction({ hash }).catch(orNull(TransactionNotFoundError));
       if (!seen && ageMs > this.options.dropTimeoutMs) {
-        const reason: StatusReason = { code: 'dropped', detail: `The chain never included this transaction within ${Math.round(this.options.dropTimeoutMs / 1000)} s.` };
+        const reason: StatusReason = {
+          code: 'dropped',
+          detail: `The chain never included this transaction within ${Math.round(this.options.dropTimeoutMs / 1000)} s.`,
+        };
         await this.transactions.transition(transaction.id, 'failed', 'chain:dropped', reason);
         return 'dropped';
       }
@@ -94,7 +111,8 @@ export class ChainWatcher {
       await this.store.noteBlock(transaction.id, receipt.blockNumber, receipt.blockHash);
       if (seenBlockHash) this.logReorg(transaction, seenBlockHash, receipt.blockHash);
     }
-    if (receipt.blockNumber > finalBlock) return seenBlockHash && receipt.blockHash !== seenBlockHash ? 'reorged' : 'waiting';
+    if (receipt.blockNumber > finalBlock)
+      return seenBlockHash && receipt.blockHash !== seenBlockHash ? 'reorged' : 'waiting';
     // the receipt and the final block were read at different moments: make sure its block is still the chain's
     const block = await this.client.getBlock({ blockNumber: receipt.blockNumber });
     if (block.hash !== receipt.blockHash) return this.reorganised(transaction, receipt.blockHash, null);
@@ -112,7 +130,12 @@ export class ChainWatcher {
     });
     const source = `chain:${receipt.status}@${receipt.blockNumber}`;
     await this.transactions.transition(transaction.id, reason ? 'failed' : 'mined', source, reason);
-    if (reason) this.logger.info('chain watcher failed a transaction', { transaction_id: transaction.id, reason: reason.code, detail: reason.detail });
+    if (reason)
+      this.logger.info('chain watcher failed a transaction', {
+        transaction_id: transaction.id,
+        reason: reason.code,
+        detail: reason.detail,
+      });
     return reason ? 'failed' : 'mined';
   }
 
@@ -132,7 +155,9 @@ export class ChainWatcher {
 
   start(): void {
     const loop = () => {
-      this.running = this.tick().catch((err: Error) => this.logger.warn('chain watcher pass failed', { error: err.message }));
+      this.running = this.tick().catch((err: Error) =>
+        this.logger.warn('chain watcher pass failed', { error: err.message }),
+      );
       // running never rejects (failures are logged above); the next pass is scheduled once it settles
       void this.running.then(() => {
         if (this.timer) this.timer = setTimeout(loop, this.options.intervalMs);

@@ -6,12 +6,19 @@ import { transactionStore } from '../store/transaction-store';
 import { ChainWatcher } from './chain-watcher';
 
 export function chainClient(url: string): PublicClient {
-  const transport = url.startsWith('ws') ? webSocket(url, { timeout: 10000 }) : http(url, { timeout: 10000, retryCount: 2 });
+  const transport = url.startsWith('ws')
+    ? webSocket(url, { timeout: 10000 })
+    : http(url, { timeout: 10000, retryCount: 2 });
   // cacheTime 0: each pass must see the current head, not one cached for seconds.
   return createPublicClient({ transport, cacheTime: 0 }) as PublicClient;
 }
 
-export async function startChainWatcher(config: TransactionsConfig, db: Db, transactions: TransactionService, logger: Logger): Promise<ChainWatcher> {
+export async function startChainWatcher(
+  config: TransactionsConfig,
+  db: Db,
+  transactions: TransactionService,
+  logger: Logger,
+): Promise<ChainWatcher> {
   const watcher = new ChainWatcher(
     chainClient(config.CHAIN_RPC_URL!),
     transactionStore(db),

@@ -1,7 +1,8 @@
 import { sameAmount, type TokenConfig } from './chain-tokens';
 
 /** Why the chain watcher failed a transaction; shown in the status history and the lookup's header. */
-export type FailureReason = 'reverted' | 'wrong_token' | 'wrong_recipient' | 'wrong_sender' | 'wrong_amount' | 'unknown_token' | 'dropped';
+export type FailureReason =
+  'reverted' | 'wrong_token' | 'wrong_recipient' | 'wrong_sender' | 'wrong_amount' | 'unknown_token' | 'dropped';
 
 export interface StatusReason {
   code: FailureReason;
@@ -47,12 +48,21 @@ const topicAddress = (topic: string) => `0x${topic.slice(26)}`.toLowerCase();
 export function transfersIn(logs: readonly ChainLog[]): Transfer[] {
   return logs
     .filter((l) => l.topics.length === 3 && lower(l.topics[0]) === TRANSFER_TOPIC && /^0x[0-9a-fA-F]{64}$/.test(l.data))
-    .map((l) => ({ contract: lower(l.address), from: topicAddress(l.topics[1]), to: topicAddress(l.topics[2]), value: BigInt(l.data) }));
+    .map((l) => ({
+      contract: lower(l.address),
+      from: topicAddress(l.topics[1]),
+      to: topicAddress(l.topics[2]),
+      value: BigInt(l.data),
+    }));
 }
 
 const fail = (code: FailureReason, detail: string): StatusReason => ({ code, detail });
 
-function verifyErc20(recorded: RecordedTransfer, token: Extract<TokenConfig, { kind: 'erc20' }>, logs: readonly ChainLog[]): StatusReason | null {
+function verifyErc20(
+  recorded: RecordedTransfer,
+  token: Extract<TokenConfig, { kind: 'erc20' }>,
+  logs: readonly ChainLog[],
+): StatusReason | null {
   const [from, to, amount] = [lower(recorded.from), lower(recorded.to), BigInt(recorded.tokenAmount)];
   const all = transfersIn(logs);
   const ofToken = all.filter((t) => t.contract === lower(token.address));
@@ -60,25 +70,58 @@ function verifyErc20(recorded: RecordedTransfer, token: Extract<TokenConfig, { k
   if (between.some((t) => sameAmount(amount, t.value, token.decimals))) return null;
   const what = `${recorded.token} (${token.address})`;
   if (between.length > 0)
-    return fail('wrong_amount', `Transferred ${between.map((t) => t.value).join(', ')} base units of ${what} (${token.decimals} decimals); recorded token_amount ${recorded.tokenAmount} (6 decimals).`);
-  if (all.some((t) => t.from === from && t.to === to)) return fail('wrong_token', `The transfer from ${recorded.from} to ${recorded.to} is not of ${what}.`);
-  if (ofToken.some((t) => t.from === from)) return fail('wrong_recipient', `${what} went from ${recorded.from} to ${ofToken.find((t) => t.from === from)!.to}, not to ${recorded.to}.`);
-  if (ofToken.some((t) => t.to === to)) return fail('wrong_sender', `${what} came to ${recorded.to} from ${ofToken.find((t) => t.to === to)!.from}, not from ${recorded.from}.`);
-  if (ofToken.length > 0) return fail('wrong_recipient', `No transfer of ${what} from ${recorded.from} to ${recorded.to} in this transaction.`);
+    return fail(
+      'wrong_amount',
+      `Transferred ${between.map((t) => t.value).join(', ')} base units of ${what} (${token.decimals} decimals); recorded token_amount ${recorded.tokenAmount} (6 decimals).`,
+    );
+  if (all.some((t) => t.from === from && t.to === to))
+    return fail('wrong_token', `The transfer from ${recorded.from} to ${recorded.to} is not of ${what}.`);
+  if (ofToken.some((t) => t.from === from))
+    return fail(
+      'wrong_recipient',
+      `${what} went from ${recorded.from} to ${ofToken.find((t) => t.from === from)!.to}, not to ${recorded.to}.`,
+    );
+  if (ofToken.some((t) => t.to === to))
+    return fail(
+      'wrong_sender',
+      `${what} came to ${recorded.to} from ${ofToken.find((t) => t.to === to)!.from}, not from ${recorded.from}.`,
+    );
+  if (ofToken.length > 0)
+    return fail(
+      'wrong_recipient',
+      `No transfer of ${what} from ${recorded.from} to ${recorded.to} in this transaction.`,
+    );
   return fail('wrong_token', `No transfer of ${what} in this transaction.`);
 }
 
-function verifyNative(recorded: RecordedTransfer, decimals: number, observed: ObservedTransaction): StatusReason | null {
+function verifyNative(
+  recorded: RecordedTransfer,
+  decimals: number,
+  observed: ObservedTransaction,
+): StatusReason | null {
   const tx = observed.transaction;
   if (!tx) throw new Error('a native transfer is verified from its transaction');
   if (lower(tx.to ?? '') !== lower(recorded.to)) {
-    const tokenMoved = transfersIn(observed.logs).some((t) => t.from === lower(recorded.from) && t.to === lower(recorded.to));
-    if (tokenMoved) return fail('wrong_token', `The transfer from ${recorded.from} to ${recorded.to} is of a token contract, not native ${recorded.token}.`);
-    return fail('wrong_recipient', `The transaction went to ${tx.to ?? 'no address (a contract creation)'}, not to ${recorded.to}.`);
+    const tokenMoved = transfersIn(observed.logs).some(
+      (t) => t.from === lower(recorded.from) && t.to === lower(recorded.to),
+    );
+    if (tokenMoved)
+      return fail(
+        'wrong_token',
+        `The transfer from ${recorded.from} to ${recorded.to} is of a token contract, not native ${recorded.token}.`,
+      );
+    return fail(
+      'wrong_recipient',
+      `The transaction went to ${tx.to ?? 'no address (a contract creation)'}, not to ${recorded.to}.`,
+    );
   }
-  if (lower(tx.from) !== lower(recorded.from)) return fail('wrong_sender', `The transaction came from ${tx.from}, not from ${recorded.from}.`);
+  if (lower(tx.from) !== lower(recorded.from))
+    return fail('wrong_sender', `The transaction came from ${tx.from}, not from ${recorded.from}.`);
   if (!sameAmount(BigInt(recorded.tokenAmount), tx.value, decimals))
-    return fail('wrong_amount', `Transferred ${tx.value} base units of native ${recorded.token} (${decimals} decimals); recorded token_amount ${recorded.tokenAmount} (6 decimals).`);
+    return fail(
+      'wrong_amount',
+      `Transferred ${tx.value} base units of native ${recorded.token} (${decimals} decimals); recorded token_amount ${recorded.tokenAmount} (6 decimals).`,
+    );
   return null;
 }
 
@@ -87,10 +130,17 @@ function verifyNative(recorded: RecordedTransfer, decimals: number, observed: Ob
  * an ERC-20 `Transfer` of the configured contract from `from` to `to` of exactly `token_amount`
  * (or, for a native token, the transaction itself moves that value from `from` to `to`).
  */
-export function verifyTransfer(recorded: RecordedTransfer, token: TokenConfig | undefined, observed: ObservedTransaction): StatusReason | null {
+export function verifyTransfer(
+  recorded: RecordedTransfer,
+  token: TokenConfig | undefined,
+  observed: ObservedTransaction,
+): StatusReason | null {
   if (observed.status !== 'success') return fail('reverted', 'The transaction reverted on chain.');
-  if (!token) return fail('unknown_token', `No contract is configured for token ${recorded.token} on this chain (CHAIN_TOKENS).`);
-  return token.kind === 'native' ? verifyNative(recorded, token.decimals, observed) : verifyErc20(recorded, token, observed.logs);
+  if (!token)
+    return fail('unknown_token', `No contract is configured for token ${recorded.token} on this chain (CHAIN_TOKENS).`);
+  return token.kind === 'native'
+    ? verifyNative(recorded, token.decimals, observed)
+    : verifyErc20(recorded, token, observed.logs);
 }
 
 export type Finality = number | 'safe' | 'finalized';

@@ -27,10 +27,20 @@ export class ApiKeyService {
     );
   }
 
-  async create(appId: string, name: string | null, actor?: AuditActor): Promise<{ apiKey: string; record: ApiKeyRecord }> {
+  async create(
+    appId: string,
+    name: string | null,
+    actor?: AuditActor,
+  ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
     const { apiKey, keyId, secret } = newApiKey();
-    const record = await this.store.insert({ id: keyId, appId, secretHash: hashApiKeySecret(this.serverSecret, secret), name });
-    if (actor) await this.audit?.record({ type: 'api_key.created', actor, subject: keyId, detail: { app_id: appId, name } });
+    const record = await this.store.insert({
+      id: keyId,
+      appId,
+      secretHash: hashApiKeySecret(this.serverSecret, secret),
+      name,
+    });
+    if (actor)
+      await this.audit?.record({ type: 'api_key.created', actor, subject: keyId, detail: { app_id: appId, name } });
     return { apiKey, record };
   }
 
@@ -47,7 +57,8 @@ export class ApiKeyService {
 
   async revoke(keyId: string, actor?: AuditActor): Promise<ApiKeyRecord | null> {
     const record = await this.store.revoke(keyId);
-    if (record && actor) await this.audit?.record({ type: 'api_key.revoked', actor, subject: keyId, detail: { app_id: record.appId } });
+    if (record && actor)
+      await this.audit?.record({ type: 'api_key.revoked', actor, subject: keyId, detail: { app_id: record.appId } });
     return record;
   }
 }

@@ -21,7 +21,8 @@ export function parseApiKey(apiKey: string): ParsedApiKey | null {
 }
 
 /** Keyed hash of the secret part; the key itself is never stored. */
-export const hashApiKeySecret = (serverSecret: string, secret: string) => createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
+export const hashApiKeySecret = (serverSecret: string, secret: string) =>
+  createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
 
 const HASH = /^[0-9a-f]{64}$/;
 

@@ -1,17 +1,38 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, LocalCache, type AuditActor, type AuditLog, type Db, type InvalidationBus } from '@attest/common';
-import { transactionStore, type NewTransaction, type Reason, type Transaction, type TransactionStatus, type TransactionType } from '../store/transaction-store';
+import {
+  AppError,
+  errors,
+  LocalCache,
+  type AuditActor,
+  type AuditLog,
+  type Db,
+  type InvalidationBus,
+} from '@attest/common';
+import {
+  transactionStore,
+  type NewTransaction,
+  type Reason,
+  type Transaction,
+  type TransactionStatus,
+  type TransactionType,
+} from '../store/transaction-store';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
 export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
 
 /** The `type` query values: SPEC's, and the two the original server also accepted. */
-export const TYPE_ALIASES: Record<string, TransactionType> = { pay: 'pay', payment: 'pay', sendTransaction: 'sendTransaction', transaction: 'sendTransaction' };
+export const TYPE_ALIASES: Record<string, TransactionType> = {
+  pay: 'pay',
+  payment: 'pay',
+  sendTransaction: 'sendTransaction',
+  transaction: 'sendTransaction',
+};
 
 export { toSpec } from './transaction-spec';
 
 /** 409 reference_taken: the app used this reference for another transaction. */
-export const referenceTaken = (detail: string, attribute = 'reference') => errors.conflict('reference_taken', detail, attribute);
+export const referenceTaken = (detail: string, attribute = 'reference') =>
+  errors.conflict('reference_taken', detail, attribute);
 
 /** The fields that make two records of one reference the same transaction, in the SPEC 2.5 names. */
 const SAME_RECORD: [string, (t: Omit<NewTransaction, 'id'>) => string | null][] = [
@@ -25,7 +46,10 @@ const SAME_RECORD: [string, (t: Omit<NewTransaction, 'id'>) => string | null][] 
 ];
 
 /** The first field in which a repeated record differs from the stored one (addresses compared case-insensitively), or null. */
-export function differingField(stored: Omit<NewTransaction, 'id'>, repeated: Omit<NewTransaction, 'id'>): string | null {
+export function differingField(
+  stored: Omit<NewTransaction, 'id'>,
+  repeated: Omit<NewTransaction, 'id'>,
+): string | null {
   return SAME_RECORD.find(([, value]) => value(stored) !== value(repeated))?.[0] ?? null;
 }
 
@@ -61,7 +85,10 @@ export class TransactionService {
     bus: InvalidationBus,
     options: { cache?: TransactionCacheOptions; audit?: Pick<AuditLog, 'record'> } = {},
   ) {
-    this.rows = new LocalCache<Transaction>(bus, { name: 'transactions', ...(options.cache ?? { ttlMs: 60000, max: 20000 }) });
+    this.rows = new LocalCache<Transaction>(bus, {
+      name: 'transactions',
+      ...(options.cache ?? { ttlMs: 60000, max: 20000 }),
+    });
     this.audit = options.audit;
   }
 
@@ -71,7 +98,16 @@ export class TransactionService {
   async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
     const created = await this.db.transaction(async (tx) => {
       const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
-      if (t) await this.audit?.record({ type: 'transaction.recorded', actor: actor ?? systemActor(source), subject: t.id, detail: { app_id: t.appId, reference: t.reference, status: t.status, source } }, tx);
+      if (t)
+        await this.audit?.record(
+          {
+            type: 'transaction.recorded',
+            actor: actor ?? systemActor(source),
+            subject: t.id,
+            detail: { app_id: t.appId, reference: t.reference, status: t.status, source },
+          },
+          tx,
+        );
       return t;
     });
     if (!created) throw referenceTaken('This app already recorded a transaction with this reference.');
@@ -83,10 +119,23 @@ export class TransactionService {
    * Records once per (app_id, reference): repeating the same record answers the stored transaction
    * (`created` false); a record that differs is refused with 409 naming the first field that differs.
    */
-  async recordOnce(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<{ transaction: Transaction; created: boolean }> {
+  async recordOnce(
+    input: Omit<NewTransaction, 'id'>,
+    source: string,
+    actor?: AuditActor,
+  ): Promise<{ transaction: Transaction; created: boolean }> {
     const created = await this.db.transaction(async (tx) => {
       const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
-      if (t) await this.audit?.record({ type: 'transaction.recorded', actor: actor ?? systemActor(source), subject: t.id, detail: { app_id: t.appId, reference: t.reference, status: t.status, source } }, tx);
+      if (t)
+        await this.audit?.record(
+          {
+            type: 'transaction.recorded',
+            actor: actor ?? systemActor(source),
+            subject: t.id,
+            detail: { app_id: t.appId, reference: t.reference, status: t.status, source },
+          },
+          tx,
+        );
       return t;
     });
     if (created) {
@@ -96,7 +145,11 @@ export class TransactionService {
     const stored = await this.store().findByReference(input.appId, input.reference);
     if (!stored) throw referenceTaken('This app already recorded a transaction with this reference.');
     const field = differingField(stored, input);
-    if (field) throw referenceTaken(`This app already recorded reference ${JSON.stringify(input.reference)} with a different ${field}; use a new reference for a new payment.`, field);
+    if (field)
+      throw referenceTaken(
+        `This app already recorded reference ${JSON.stringify(input.reference)} with a different ${field}; use a new reference for a new payment.`,
+        field,
+      );
     return { transaction: stored, created: false };
   }
 
@@ -117,17 +170,39 @@ export class TransactionService {
    * `reason` says why (the chain watcher's failure reasons); it is kept with the status and in the
    * history. `actor` defaults to the system worker named by `source`; the audit event commits with the change.
    */
-  async transition(id: string, to: TransactionStatus, source: string, reason: Reason | null = null, actor?: AuditActor): Promise<TransitionResult> {
+  async transition(
+    id: string,
+    to: TransactionStatus,
+    source: string,
+    reason: Reason | null = null,
+    actor?: AuditActor,
+  ): Promise<TransitionResult> {
     const result = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
       const current = await store.findForUpdate(id);
       if (!current) throw errors.notFound('No transaction with this id.', 'transaction_id');
       if (current.status === to) return { transaction: current, changed: false };
       if (!ALLOWED[current.status].includes(to))
-        throw new AppError('invalid_transition', 409, `The transaction is already ${current.status}; it cannot become ${to}.`, 'status');
+        throw new AppError(
+          'invalid_transition',
+          409,
+          `The transaction is already ${current.status}; it cannot become ${to}.`,
+          'status',
+        );
       const transaction = await store.setStatus(id, current.status, to, source, reason);
       await this.audit?.record(
-        { type: 'transaction.status_changed', actor: actor ?? systemActor(source), subject: id, detail: { app_id: transaction.appId, from: current.status, to, source, ...(reason ? { reason: reason.code } : {}) } },
+        {
+          type: 'transaction.status_changed',
+          actor: actor ?? systemActor(source),
+          subject: id,
+          detail: {
+            app_id: transaction.appId,
+            from: current.status,
+            to,
+            source,
+            ...(reason ? { reason: reason.code } : {}),
+          },
+        },
         tx,
       );
       return { transaction, changed: true };

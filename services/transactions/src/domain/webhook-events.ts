@@ -4,12 +4,20 @@ import type { WebhookEvent } from '../store/webhook-store';
 import { toSpec } from './transaction-spec';
 
 export type WebhookEventType = 'transaction.created' | 'transaction.mined' | 'transaction.failed';
-export const WEBHOOK_EVENT_TYPES: WebhookEventType[] = ['transaction.created', 'transaction.mined', 'transaction.failed'];
+export const WEBHOOK_EVENT_TYPES: WebhookEventType[] = [
+  'transaction.created',
+  'transaction.mined',
+  'transaction.failed',
+];
 
 /** The message id, sent as `webhook-id`: the same on every attempt, redelivery and replay. */
 export const newMessageId = () => `msg_${randomBytes(16).toString('hex')}`;
 
-const STATUS_EVENT: Record<TransactionStatus, WebhookEventType | null> = { pending: null, mined: 'transaction.mined', failed: 'transaction.failed' };
+const STATUS_EVENT: Record<TransactionStatus, WebhookEventType | null> = {
+  pending: null,
+  mined: 'transaction.mined',
+  failed: 'transaction.failed',
+};
 
 function event(type: WebhookEventType, t: Transaction, at: Date): WebhookEvent {
   const body = JSON.stringify({ type, timestamp: at.toISOString(), data: { transaction_id: t.id, ...toSpec(t) } });
@@ -22,6 +30,7 @@ function event(type: WebhookEventType, t: Transaction, at: Date): WebhookEvent {
  */
 export function transactionEvents(t: Transaction, change: 'created' | 'status'): WebhookEvent[] {
   const statusEvent = STATUS_EVENT[t.status];
-  if (change === 'created') return [event('transaction.created', t, t.createdAt), ...(statusEvent ? [event(statusEvent, t, t.createdAt)] : [])];
+  if (change === 'created')
+    return [event('transaction.created', t, t.createdAt), ...(statusEvent ? [event(statusEvent, t, t.createdAt)] : [])];
   return statusEvent ? [event(statusEvent, t, t.updatedAt)] : [];
 }

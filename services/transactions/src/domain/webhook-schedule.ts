@@ -34,11 +34,18 @@ export function retryAfterMs(value: string | undefined, now: Date): number | nul
  * 503 asks for it with Retry-After) until the schedule runs out, and disables the endpoint once it has
  * been failing for DISABLE_AFTER_MS.
  */
-export function nextStep(outcome: AttemptOutcome, attempt: number, schedule: number[], failingSince: Date | null, now: Date): NextStep {
+export function nextStep(
+  outcome: AttemptOutcome,
+  attempt: number,
+  schedule: number[],
+  failingSince: Date | null,
+  now: Date,
+): NextStep {
   const status = outcome.statusCode;
   if (status !== null && status >= 200 && status < 300) return { kind: 'succeeded' };
   if (status === 410) return { kind: 'disable', reason: 'the endpoint answered 410 Gone' };
-  if (failingSince && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS) return { kind: 'disable', reason: 'the endpoint failed for 5 days' };
+  if (failingSince && now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS)
+    return { kind: 'disable', reason: 'the endpoint failed for 5 days' };
   if (attempt > schedule.length) return { kind: 'give-up' };
   const scheduled = schedule[attempt - 1] * 1000;
   const asked = status === 429 || status === 503 ? retryAfterMs(outcome.retryAfter, now) : null;

@@ -35,7 +35,12 @@ export class WebhookService {
     const problem = endpointUrlProblem(url);
     if (problem) throw errors.invalidParameter('url', problem);
     const secret = newWebhookSecret();
-    const endpoint = await this.store.insertEndpoint({ id: newEndpointId(), appId, url, secretEnc: encrypt(this.keyEncryptionKey, secret) });
+    const endpoint = await this.store.insertEndpoint({
+      id: newEndpointId(),
+      appId,
+      url,
+      secretEnc: encrypt(this.keyEncryptionKey, secret),
+    });
     return { endpoint, secret };
   }
 
@@ -49,7 +54,9 @@ export class WebhookService {
 
   async rotateSecret(id: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const secret = newWebhookSecret();
-    const endpoint = found(await this.store.rotateSecret(id, encrypt(this.keyEncryptionKey, secret), ROTATION_OVERLAP_MS));
+    const endpoint = found(
+      await this.store.rotateSecret(id, encrypt(this.keyEncryptionKey, secret), ROTATION_OVERLAP_MS),
+    );
     return { endpoint, secret };
   }
 

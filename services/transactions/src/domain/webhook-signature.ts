@@ -15,7 +15,12 @@ export function webhookSignature(secrets: string[], messageId: string, timestamp
 }
 
 /** The headers of one attempt; the timestamp is the attempt's own, so each retry is signed afresh. */
-export function webhookHeaders(secrets: string[], messageId: string, body: string, now = new Date()): Record<string, string> {
+export function webhookHeaders(
+  secrets: string[],
+  messageId: string,
+  body: string,
+  now = new Date(),
+): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
     'content-type': 'application/json',

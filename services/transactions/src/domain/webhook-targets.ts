@@ -12,7 +12,10 @@ export function endpointUrlProblem(raw: string): string | null {
   if (url.username || url.password) return 'url must not contain a user name or password.';
   if (url.hash) return 'url must not contain a fragment (#…).';
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? null : 'url must be https (plain http only on loopback: localhost, 127.0.0.1, [::1]).';
+  if (url.protocol === 'http:')
+    return isLoopbackHost(url.hostname)
+      ? null
+      : 'url must be https (plain http only on loopback: localhost, 127.0.0.1, [::1]).';
   return 'url must be an https URL.';
 }
 
@@ -31,12 +34,31 @@ LOOPBACK.addAddress('::1', 'ipv6');
 /** Loopback, private, link-local, shared, reserved, multicast and unspecified ranges (IPv4 and IPv6). */
 const NOT_PUBLIC = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const)
   NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32]] as const)
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+] as const)
   NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
 
 /** True for an address a webhook must not reach unless WEBHOOK_ALLOW_PRIVATE allows it. */
@@ -74,14 +96,21 @@ const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verb
  * delivery then connects to the address returned, so a DNS answer that changes between the check and
  * the connection (rebinding) cannot redirect it.
  */
-export async function resolveTarget(url: URL, allowPrivate: boolean, lookup: Lookup = systemLookup): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  url: URL,
+  allowPrivate: boolean,
+  lookup: Lookup = systemLookup,
+): Promise<ResolvedTarget> {
   const host = bare(url.hostname);
   const literal = isIP(host);
   const addresses = literal ? [{ address: host, family: literal }] : await lookup(host);
   if (addresses.length === 0) throw new TargetRefused(`${host} has no address`);
   if (!allowPrivate) {
     const refused = addresses.find((a) => isPrivateAddress(a.address));
-    if (refused) throw new TargetRefused(`refused: ${host} resolves to a non-public address (${refused.address}); WEBHOOK_ALLOW_PRIVATE=true allows it`);
+    if (refused)
+      throw new TargetRefused(
+        `refused: ${host} resolves to a non-public address (${refused.address}); WEBHOOK_ALLOW_PRIVATE=true allows it`,
+      );
   }
   const chosen = addresses[0];
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };

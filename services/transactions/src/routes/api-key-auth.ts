@@ -1,11 +1,19 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError, countFailure, credentialKeysOf, errors, refuseWhileBlocked, type FailureLimiter } from '@attest/common';
+import {
+  AppError,
+  countFailure,
+  credentialKeysOf,
+  errors,
+  refuseWhileBlocked,
+  type FailureLimiter,
+} from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
 import { parseApiKey } from '../domain/api-keys';
 
 const BEARER = 'Bearer realm="attest-api"';
 const BEARER_KEY = /^Bearer\s+(\S+)\s*$/i;
-const unknownKey = () => errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
+const unknownKey = () =>
+  errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
 
 export interface ApiKeyAuthDeps {
   apiKeys: ApiKeyService;
@@ -24,7 +32,8 @@ const presentedKeyId = (req: Request) => parseApiKey(BEARER_KEY.exec(req.get('au
 export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
-    if (!header) return next(errors.unauthenticated('Provide your API key as Authorization: Bearer <API_KEY>.', BEARER));
+    if (!header)
+      return next(errors.unauthenticated('Provide your API key as Authorization: Bearer <API_KEY>.', BEARER));
     const match = BEARER_KEY.exec(header);
     if (!match) return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
     const key = await deps.apiKeys.verify(match[1]);

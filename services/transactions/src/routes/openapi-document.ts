@@ -6,7 +6,11 @@ import {
   type OpenApiDocument,
 } from '@attest/common';
 
-const ADDRESS = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'Lower case, or with a valid EIP-55 checksum' };
+const ADDRESS = {
+  type: 'string',
+  pattern: '^0x[0-9a-fA-F]{40}$',
+  description: 'Lower case, or with a valid EIP-55 checksum',
+};
 
 const STATUS_REASON = {
   description:
@@ -20,7 +24,11 @@ const recordedResponse = (description: string) => ({
     'application/json': {
       schema: {
         allOf: [
-          { type: 'object', required: ['transaction_id'], properties: { transaction_id: { type: 'string', pattern: '^0x[0-9a-f]{64}$' } } },
+          {
+            type: 'object',
+            required: ['transaction_id'],
+            properties: { transaction_id: { type: 'string', pattern: '^0x[0-9a-f]{64}$' } },
+          },
           { $ref: '#/components/schemas/Transaction' },
         ],
       },
@@ -32,7 +40,11 @@ const recordedResponse = (description: string) => ({
 export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
   return {
     openapi: '3.1.0',
-    info: { title: 'Attest transactions', version: '2', description: 'Did this payment go through? Look up an app’s payment or transaction by id.' },
+    info: {
+      title: 'Attest transactions',
+      version: '2',
+      description: 'Did this payment go through? Look up an app’s payment or transaction by id.',
+    },
     servers: [{ url: apiUrl }],
     paths: {
       '/api/v2/client/transaction/{transaction_id}': {
@@ -40,9 +52,19 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
           summary: 'Current status of a payment or transaction of your app',
           security: [{ apiKey: [] }],
           parameters: [
-            { name: 'transaction_id', in: 'path', required: true, schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' } },
+            {
+              name: 'transaction_id',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' },
+            },
             { name: 'app_id', in: 'query', required: true, schema: { type: 'string' } },
-            { name: 'type', in: 'query', required: true, schema: { enum: ['pay', 'sendTransaction', 'payment', 'transaction'] } },
+            {
+              name: 'type',
+              in: 'query',
+              required: true,
+              schema: { enum: ['pay', 'sendTransaction', 'payment', 'transaction'] },
+            },
           ],
           responses: {
             200: {
@@ -50,7 +72,9 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
               headers: { 'Transaction-Status-Reason': STATUS_REASON },
               content: { 'application/json': { schema: { $ref: '#/components/schemas/Transaction' } } },
             },
-            400: errorResponse('required (app_id, type) or invalid_parameter (type, transaction_id, also malformed percent-encoding)'),
+            400: errorResponse(
+              'required (app_id, type) or invalid_parameter (type, transaction_id, also malformed percent-encoding)',
+            ),
             401: countedErrorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
             403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
             404: errorResponse('not_found: no such transaction for this app and type'),
@@ -73,16 +97,39 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
                 schema: {
                   type: 'object',
                   additionalProperties: false,
-                  required: ['app_id', 'type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'],
+                  required: [
+                    'app_id',
+                    'type',
+                    'reference',
+                    'transaction_hash',
+                    'chain',
+                    'token',
+                    'to',
+                    'token_amount',
+                    'from',
+                  ],
                   properties: {
-                    app_id: { type: 'string', pattern: '^app_[0-9a-f]{32}$', description: 'Your app; the API key must be one of its keys' },
+                    app_id: {
+                      type: 'string',
+                      pattern: '^app_[0-9a-f]{32}$',
+                      description: 'Your app; the API key must be one of its keys',
+                    },
                     type: { enum: ['pay', 'sendTransaction'] },
-                    reference: { type: 'string', minLength: 1, maxLength: 200, description: 'Your identifier, unique per app (the idempotency key)' },
+                    reference: {
+                      type: 'string',
+                      minLength: 1,
+                      maxLength: 200,
+                      description: 'Your identifier, unique per app (the idempotency key)',
+                    },
                     transaction_hash: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' },
                     chain: { type: 'string', description: 'A chain name configured in CHAIN_TOKENS, e.g. worldchain' },
                     token: { type: 'string', description: 'A token code configured for that chain, e.g. USDCE, WLD' },
                     to: ADDRESS,
-                    token_amount: { type: 'string', pattern: '^\\d{1,78}$', description: 'Integer: the amount × 10^6, whatever the token’s decimals' },
+                    token_amount: {
+                      type: 'string',
+                      pattern: '^\\d{1,78}$',
+                      description: 'Integer: the amount × 10^6, whatever the token’s decimals',
+                    },
                     from: ADDRESS,
                   },
                 },
@@ -92,10 +139,14 @@ export function transactionsOpenApi(apiUrl: string): OpenApiDocument {
           responses: {
             201: recordedResponse('Recorded, pending'),
             200: recordedResponse('The same record again: the transaction already recorded, as it is now'),
-            400: errorResponse('invalid_content_type (not application/json), invalid_body, required or invalid_parameter naming the field (also an unknown chain or token)'),
+            400: errorResponse(
+              'invalid_content_type (not application/json), invalid_body, required or invalid_parameter naming the field (also an unknown chain or token)',
+            ),
             401: countedErrorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
             403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
-            409: errorResponse('reference_taken: this app recorded the reference with different values; attribute names the first field that differs'),
+            409: errorResponse(
+              'reference_taken: this app recorded the reference with different values; attribute names the first field that differs',
+            ),
             413: errorResponse('payload_too_large'),
             429: tooManyRequestsResponse('unknown or revoked API keys'),
           },

@@ -17,7 +17,9 @@ export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
 const address = (name: string) =>
   Joi.string()
     .pattern(/^0x[0-9a-fA-F]{40}$/)
-    .custom((value: string, helpers) => (isAddress(value, { strict: true }) ? value : helpers.error('address.checksum')))
+    .custom((value: string, helpers) =>
+      isAddress(value, { strict: true }) ? value : helpers.error('address.checksum'),
+    )
     .required()
     .messages({
       'string.pattern.base': `${name} must be an address: 0x followed by 40 hexadecimal digits`,
@@ -30,7 +32,10 @@ export const recordTransactionSchema = Joi.object({
     .pattern(/^app_[0-9a-f]{32}$/)
     .required()
     .messages({ 'string.pattern.base': 'app_id must be app_ followed by 32 hexadecimal digits' }),
-  type: Joi.string().valid('pay', 'sendTransaction').required().messages({ 'any.only': 'type must be pay or sendTransaction' }),
+  type: Joi.string()
+    .valid('pay', 'sendTransaction')
+    .required()
+    .messages({ 'any.only': 'type must be pay or sendTransaction' }),
   reference: Joi.string().trim().min(1).max(200).required(),
   transaction_hash: Joi.string()
     .pattern(/^0x[0-9a-fA-F]{64}$/)
@@ -43,14 +48,21 @@ export const recordTransactionSchema = Joi.object({
   token_amount: Joi.string()
     .pattern(/^\d{1,78}$/)
     .required()
-    .messages({ 'string.pattern.base': 'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent' }),
+    .messages({
+      'string.pattern.base':
+        'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
+    }),
   from: address('from'),
 })
   .required()
   .messages({ 'any.required': 'The body must be a JSON object.', 'object.base': 'The body must be a JSON object.' });
 
 const requireJson = (req: Request, _res: Response, next: NextFunction) =>
-  next(req.is('application/json') ? undefined : new AppError('invalid_content_type', 400, 'Invalid content type. Only application/json is supported.'));
+  next(
+    req.is('application/json')
+      ? undefined
+      : new AppError('invalid_content_type', 400, 'Invalid content type. Only application/json is supported.'),
+  );
 
 /**
  * POST /api/v2/client/transaction: an app records a payment it sent (with its API key), stored
@@ -62,12 +74,20 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
     const body = validate(recordTransactionSchema, req.body);
     if (verifiedKey(res).appId !== body.app_id) throw invalidApp();
     const tokens = deps.tokens[body.chain];
-    if (!tokens) throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(deps.tokens).join(', ')}.`);
+    if (!tokens)
+      throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(deps.tokens).join(', ')}.`);
     const token = tokens[body.token];
-    if (!token) throw errors.invalidParameter('token', `token must be one of ${Object.keys(tokens).join(', ')} on ${body.chain}.`);
+    if (!token)
+      throw errors.invalidParameter(
+        'token',
+        `token must be one of ${Object.keys(tokens).join(', ')} on ${body.chain}.`,
+      );
     const amount = BigInt(body.token_amount);
     if (!representable(amount, token.decimals))
-      throw errors.invalidParameter('token_amount', `token_amount is finer than ${body.token}'s ${token.decimals} decimals allow.`);
+      throw errors.invalidParameter(
+        'token_amount',
+        `token_amount is finer than ${body.token}'s ${token.decimals} decimals allow.`,
+      );
     const { transaction, created } = await deps.transactions.recordOnce(
       {
         appId: body.app_id,
@@ -84,8 +104,13 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
       `api:${verifiedKey(res).keyId}`,
       { type: 'app', id: verifiedKey(res).keyId, requestId: req.id, clientAddress: clientAddress(req) },
     );
-    res.status(created ? 201 : 200).set('Cache-Control', 'no-store').json({ transaction_id: transaction.id, ...toSpec(transaction) });
+    res
+      .status(created ? 201 : 200)
+      .set('Cache-Control', 'no-store')
+      .json({ transaction_id: transaction.id, ...toSpec(transaction) });
   };
 
-  endpoint(router, '/api/v2/client/transaction', { POST: [...apiKeyAuthentication(deps), requireJson, jsonBody(deps.bodyLimit), record] });
+  endpoint(router, '/api/v2/client/transaction', {
+    POST: [...apiKeyAuthentication(deps), requireJson, jsonBody(deps.bodyLimit), record],
+  });
 }

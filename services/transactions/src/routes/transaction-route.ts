@@ -23,10 +23,12 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
     const type = TYPE_ALIASES[typeParam];
     if (!type) throw errors.invalidParameter('type', 'type must be pay or sendTransaction.');
     const id = String(req.params.transaction_id).toLowerCase();
-    if (!TRANSACTION_ID.test(id)) throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
+    if (!TRANSACTION_ID.test(id))
+      throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
     if (verifiedKey(res).appId !== appId) throw invalidApp();
     const transaction = await deps.transactions.get(id);
-    if (!transaction || transaction.appId !== appId || transaction.type !== type) throw errors.notFound('No transaction with this id for this app and type.', 'transaction_id');
+    if (!transaction || transaction.appId !== appId || transaction.type !== type)
+      throw errors.notFound('No transaction with this id for this app and type.', 'transaction_id');
     if (transaction.statusReason) res.setHeader(STATUS_REASON_HEADER, transaction.statusReason);
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, toSpec(transaction));

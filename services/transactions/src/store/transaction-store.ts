@@ -94,17 +94,35 @@ export function transactionStore(db: Queryable) {
       const [row] = await db.query<Row>(
         `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (app_id, reference) DO NOTHING RETURNING *`,
-        [t.id, t.appId, t.type, t.reference, t.transactionHash, t.status, t.from, t.to, t.chain, t.token, t.tokenAmount],
+        [
+          t.id,
+          t.appId,
+          t.type,
+          t.reference,
+          t.transactionHash,
+          t.status,
+          t.from,
+          t.to,
+          t.chain,
+          t.token,
+          t.tokenAmount,
+        ],
       );
       if (!row) return null;
-      await db.query('INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, NULL, $2, $3)', [t.id, t.status, source]);
+      await db.query(
+        'INSERT INTO transaction_status_history (transaction_id, from_status, to_status, source) VALUES ($1, NULL, $2, $3)',
+        [t.id, t.status, source],
+      );
       const created = toTransaction(row);
       await writeEvents(db, created, 'created');
       return created;
     },
     /** The transaction an app recorded under a reference (its idempotency key). */
     async findByReference(appId: string, reference: string): Promise<Transaction | null> {
-      const [row] = await db.query<Row>('SELECT * FROM transactions WHERE app_id = $1 AND reference = $2', [appId, reference]);
+      const [row] = await db.query<Row>('SELECT * FROM transactions WHERE app_id = $1 AND reference = $2', [
+        appId,
+        reference,
+      ]);
       return row ? toTransaction(row) : null;
     },
     async find(id: string): Promise<Transaction | null> {
@@ -116,7 +134,13 @@ export function transactionStore(db: Queryable) {
       return row ? toTransaction(row) : null;
     },
     /** The status change, its history entry and its webhook outbox rows; run it inside `db.transaction` (TransactionService.transition does). */
-    async setStatus(id: string, from: TransactionStatus, to: TransactionStatus, source: string, reason: Reason | null = null): Promise<Transaction> {
+    async setStatus(
+      id: string,
+      from: TransactionStatus,
+      to: TransactionStatus,
+      source: string,
+      reason: Reason | null = null,
+    ): Promise<Transaction> {
       const [row] = await db.query<Row>(
         'UPDATE transactions SET status = $2, status_reason = $3, updated_at = now(), watch_lease_until = NULL WHERE id = $1 RETURNING *',
         [id, to, reason?.code ?? null],
@@ -130,7 +154,12 @@ export function transactionStore(db: Queryable) {
       return changed;
     },
     /** An app's transactions, newest first, after the transaction `after`; optionally of one status. */
-    async listForApp(q: { appId: string; status?: TransactionStatus; after?: string; limit: number }): Promise<Transaction[]> {
+    async listForApp(q: {
+      appId: string;
+      status?: TransactionStatus;
+      after?: string;
+      limit: number;
+    }): Promise<Transaction[]> {
       const rows = await db.query<Row>(
         `SELECT * FROM transactions
          WHERE app_id = $1 AND ($2::text IS NULL OR status = $2)
@@ -148,7 +177,10 @@ export function transactionStore(db: Queryable) {
         reason: string | null;
         reason_detail: string | null;
         changed_at: Date;
-      }>('SELECT from_status, to_status, source, reason, reason_detail, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id', [id]);
+      }>(
+        'SELECT from_status, to_status, source, reason, reason_detail, changed_at FROM transaction_status_history WHERE transaction_id = $1 ORDER BY changed_at, id',
+        [id],
+      );
       return rows.map((r) => ({
         fromStatus: r.from_status,
         toStatus: r.to_status,
@@ -173,11 +205,19 @@ export function transactionStore(db: Queryable) {
          RETURNING *, (extract(epoch FROM now() - created_at) * 1000)::float8 AS age_ms`,
         [chain, limit, leaseMs],
       );
-      return rows.map((r) => ({ transaction: toTransaction(r), ageMs: Number(r.age_ms), seenBlockHash: r.chain_block_hash }));
+      return rows.map((r) => ({
+        transaction: toTransaction(r),
+        ageMs: Number(r.age_ms),
+        seenBlockHash: r.chain_block_hash,
+      }));
     },
     /** Where the watcher saw a pending transaction (null: nowhere); not a status change. */
     async noteBlock(id: string, blockNumber: bigint | null, blockHash: string | null): Promise<void> {
-      await db.query('UPDATE transactions SET chain_block_number = $2, chain_block_hash = $3 WHERE id = $1', [id, blockNumber?.toString() ?? null, blockHash]);
+      await db.query('UPDATE transactions SET chain_block_number = $2, chain_block_hash = $3 WHERE id = $1', [
+        id,
+        blockNumber?.toString() ?? null,
+        blockHash,
+      ]);
     },
     async releaseLease(id: string): Promise<void> {
       await db.query('UPDATE transactions SET watch_lease_until = NULL WHERE id = $1', [id]);

@@ -113,7 +113,8 @@ const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
 // A delivery id from inside SQL, so fan-out and replay make them in one statement.
 const NEW_DELIVERY_ID = "'whd_' || replace(gen_random_uuid()::text, '-', '')";
 
-const DELIVERY_COLUMNS = 'd.id, d.event_id, e.type AS event_type, d.endpoint_id, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.finished_at';
+const DELIVERY_COLUMNS =
+  'd.id, d.event_id, e.type AS event_type, d.endpoint_id, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.created_at, d.finished_at';
 
 export interface AttemptRecord {
   delivery: DueDelivery;
@@ -131,7 +132,10 @@ export interface AttemptRecord {
 export function webhookStore(db: Queryable) {
   return {
     async insertEndpoint(e: { id: string; appId: string; url: string; secretEnc: string }): Promise<WebhookEndpoint> {
-      const [row] = await db.query<EndpointRow>('INSERT INTO webhook_endpoints (id, app_id, url, secret_enc) VALUES ($1, $2, $3, $4) RETURNING *', [e.id, e.appId, e.url, e.secretEnc]);
+      const [row] = await db.query<EndpointRow>(
+        'INSERT INTO webhook_endpoints (id, app_id, url, secret_enc) VALUES ($1, $2, $3, $4) RETURNING *',
+        [e.id, e.appId, e.url, e.secretEnc],
+      );
       return toEndpoint(row);
     },
     async findEndpoint(id: string): Promise<WebhookEndpoint | null> {
@@ -139,7 +143,11 @@ export function webhookStore(db: Queryable) {
       return row ? toEndpoint(row) : null;
     },
     async listEndpoints(appId: string): Promise<WebhookEndpoint[]> {
-      return (await db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE app_id = $1 ORDER BY created_at, id', [appId])).map(toEndpoint);
+      return (
+        await db.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE app_id = $1 ORDER BY created_at, id', [
+          appId,
+        ])
+      ).map(toEndpoint);
     },
     /** Removes the endpoint with its deliveries and their log. */
     async removeEndpoint(id: string): Promise<WebhookEndpoint | null> {
@@ -174,7 +182,13 @@ export function webhookStore(db: Queryable) {
         'SELECT id, app_id, type, transaction_id, body FROM webhook_events WHERE transaction_id = $1 ORDER BY created_at, id',
         [transactionId],
       );
-      return rows.map((r) => ({ id: r.id, appId: r.app_id, type: r.type, transactionId: r.transaction_id, body: r.body }));
+      return rows.map((r) => ({
+        id: r.id,
+        appId: r.app_id,
+        type: r.type,
+        transactionId: r.transaction_id,
+        body: r.body,
+      }));
     },
 
     /**
@@ -183,7 +197,9 @@ export function webhookStore(db: Queryable) {
      * when the lease runs out.
      */
     async leaseDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
-      const rows = await db.query<EndpointRow & { delivery_id: string; attempts: number; event_id: string; body: string; event_created_at: Date }>(
+      const rows = await db.query<
+        EndpointRow & { delivery_id: string; attempts: number; event_id: string; body: string; event_created_at: Date }
+      >(
         `WITH due AS (
            UPDATE webhook_deliveries SET lease_until = now() + $2 * interval '1 millisecond'
            WHERE id IN (
@@ -196,7 +212,14 @@ export function webhookStore(db: Queryable) {
          FROM due JOIN webhook_events e ON e.id = due.event_id JOIN webhook_endpoints w ON w.id = due.endpoint_id`,
         [limit, leaseMs],
       );
-      return rows.map((r) => ({ id: r.delivery_id, attempts: r.attempts, eventId: r.event_id, body: r.body, eventCreatedAt: r.event_created_at, endpoint: toEndpoint(r) }));
+      return rows.map((r) => ({
+        id: r.delivery_id,
+        attempts: r.attempts,
+        eventId: r.event_id,
+        body: r.body,
+        eventCreatedAt: r.event_created_at,
+        endpoint: toEndpoint(r),
+      }));
     },
     /** Gives a leased delivery back without counting an attempt (the worker is stopping). */
     async release(id: string): Promise<void> {
@@ -217,18 +240,26 @@ export function webhookStore(db: Queryable) {
         [a.delivery.id, a.delivery.attempts, attempt, a.status, a.nextAttemptAt, a.statusCode, a.error],
       );
       if (updated.length === 0) return false;
-      await db.query('INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, latency_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
-        a.delivery.id,
-        attempt,
-        a.startedAt,
-        a.statusCode,
-        a.error,
-        a.latencyMs,
-      ]);
+      await db.query(
+        'INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, latency_ms) VALUES ($1, $2, $3, $4, $5, $6)',
+        [a.delivery.id, attempt, a.startedAt, a.statusCode, a.error, a.latencyMs],
+      );
       const endpointId = a.delivery.endpoint.id;
-      if (a.disable) await db.query('UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND disabled_at IS NULL', [endpointId, a.disable]);
-      else if (a.status === 'succeeded') await db.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [endpointId]);
-      else await db.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL', [endpointId, a.startedAt]);
+      if (a.disable)
+        await db.query(
+          'UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND disabled_at IS NULL',
+          [endpointId, a.disable],
+        );
+      else if (a.status === 'succeeded')
+        await db.query(
+          'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL',
+          [endpointId],
+        );
+      else
+        await db.query('UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL', [
+          endpointId,
+          a.startedAt,
+        ]);
       return true;
     },
 
@@ -241,16 +272,33 @@ export function webhookStore(db: Queryable) {
       return rows.map(toDelivery);
     },
     async findDelivery(id: string): Promise<WebhookDelivery | null> {
-      const [row] = await db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.id = $1`, [id]);
+      const [row] = await db.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.id = $1`,
+        [id],
+      );
       return row ? toDelivery(row) : null;
     },
     async attemptsOf(deliveryIds: string[]): Promise<WebhookAttempt[]> {
       if (deliveryIds.length === 0) return [];
-      const rows = await db.query<{ delivery_id: string; attempt: number; started_at: Date; status_code: number | null; error: string | null; latency_ms: number }>(
+      const rows = await db.query<{
+        delivery_id: string;
+        attempt: number;
+        started_at: Date;
+        status_code: number | null;
+        error: string | null;
+        latency_ms: number;
+      }>(
         'SELECT delivery_id, attempt, started_at, status_code, error, latency_ms FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY id',
         [deliveryIds],
       );
-      return rows.map((r) => ({ deliveryId: r.delivery_id, attempt: r.attempt, startedAt: r.started_at, statusCode: r.status_code, error: r.error, latencyMs: r.latency_ms }));
+      return rows.map((r) => ({
+        deliveryId: r.delivery_id,
+        attempt: r.attempt,
+        startedAt: r.started_at,
+        statusCode: r.status_code,
+        error: r.error,
+        latencyMs: r.latency_ms,
+      }));
     },
 
     /** A new delivery of the same event to the same endpoint (same webhook-id), due now. */

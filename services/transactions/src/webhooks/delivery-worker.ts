@@ -38,7 +38,12 @@ export class DeliveryWorker {
     private readonly logger: Logger,
   ) {
     this.store = webhookStore(db);
-    this.loop = new WorkerLoop({ name: 'webhook delivery', pass: () => this.pass(), intervalMs: options.intervalMs, logger });
+    this.loop = new WorkerLoop({
+      name: 'webhook delivery',
+      pass: () => this.pass(),
+      intervalMs: options.intervalMs,
+      logger,
+    });
   }
 
   start(): void {
@@ -68,7 +73,13 @@ export class DeliveryWorker {
     }
     const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
     const now = new Date();
-    const step = nextStep(outcome, delivery.attempts + 1, this.options.retrySchedule, delivery.endpoint.failingSince, now);
+    const step = nextStep(
+      outcome,
+      delivery.attempts + 1,
+      this.options.retrySchedule,
+      delivery.endpoint.failingSince,
+      now,
+    );
     const recorded = await this.db.transaction((tx) =>
       webhookStore(tx).recordAttempt({
         delivery,
@@ -84,19 +95,41 @@ export class DeliveryWorker {
     if (!recorded) return;
     const endpointId = delivery.endpoint.id;
     this.metrics.attempts.inc({ endpoint_id: endpointId, outcome: step.kind === 'succeeded' ? 'success' : 'failure' });
-    if (step.kind === 'succeeded') this.metrics.lag.observe({ endpoint_id: endpointId }, (now.getTime() - delivery.eventCreatedAt.getTime()) / 1000);
-    if (step.kind === 'disable') this.logger.warn('webhook endpoint disabled', { webhook_id: endpointId, reason: step.reason });
+    if (step.kind === 'succeeded')
+      this.metrics.lag.observe({ endpoint_id: endpointId }, (now.getTime() - delivery.eventCreatedAt.getTime()) / 1000);
+    if (step.kind === 'disable')
+      this.logger.warn('webhook endpoint disabled', { webhook_id: endpointId, reason: step.reason });
     else if (step.kind !== 'succeeded')
-      this.logger.info('webhook delivery failed', { webhook_id: endpointId, delivery_id: delivery.id, status: outcome.statusCode, error: outcome.error, next: step.kind });
+      this.logger.info('webhook delivery failed', {
+        webhook_id: endpointId,
+        delivery_id: delivery.id,
+        status: outcome.statusCode,
+        error: outcome.error,
+        next: step.kind,
+      });
   }
 
   private async send(delivery: DueDelivery, now: Date): Promise<AttemptOutcome & { error?: string }> {
     try {
       const url = new URL(delivery.endpoint.url);
       const target = await resolveTarget(url, this.options.allowPrivate, this.options.lookup);
-      const headers = webhookHeaders(signingSecrets(delivery.endpoint, this.options.keyEncryptionKey, now), delivery.eventId, delivery.body, now);
-      const answer = await postWebhook(url, target, headers, delivery.body, this.options.timeoutMs ?? 15000, this.stopping.signal);
-      return answer.statusCode >= 200 && answer.statusCode < 300 ? answer : { ...answer, error: `HTTP ${answer.statusCode}` };
+      const headers = webhookHeaders(
+        signingSecrets(delivery.endpoint, this.options.keyEncryptionKey, now),
+        delivery.eventId,
+        delivery.body,
+        now,
+      );
+      const answer = await postWebhook(
+        url,
+        target,
+        headers,
+        delivery.body,
+        this.options.timeoutMs ?? 15000,
+        this.stopping.signal,
+      );
+      return answer.statusCode >= 200 && answer.statusCode < 300
+        ? answer
+        : { ...answer, error: `HTTP ${answer.statusCode}` };
     } catch (err) {
       return { statusCode: null, error: (err as Error).message.slice(0, MAX_ERROR_LENGTH) };
     }

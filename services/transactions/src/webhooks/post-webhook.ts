@@ -13,14 +13,28 @@ export interface PostResult {
  * TLS still verifies the certificate for the URL's host name. Settles when the answer's status line
  * arrives, or fails after timeoutMs in all; `signal` aborts it (shutdown). No connection is kept.
  */
-export function postWebhook(url: URL, target: ResolvedTarget, headers: Record<string, string>, body: string, timeoutMs: number, signal?: AbortSignal): Promise<PostResult> {
+export function postWebhook(
+  url: URL,
+  target: ResolvedTarget,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<PostResult> {
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, [target]);
+    if (options.all)
+      (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, [target]);
     else callback(null, target.address, target.family);
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = client.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false, lookup: pinned, signal });
+    const req = client.request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      agent: false,
+      lookup: pinned,
+      signal,
+    });
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     timer.unref();
     req.on('response', (res) => {

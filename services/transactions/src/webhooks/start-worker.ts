@@ -8,7 +8,12 @@ import type { WebhookMetrics } from './webhook-metrics';
 const CHANGE_TOPIC = 'cache:transactions';
 
 /** Starts the delivery worker: it polls every WEBHOOK_POLL_INTERVAL_MS and wakes on each committed change. */
-export function startDeliveryWorker(config: TransactionsConfig, storage: Pick<Storage, 'db' | 'bus'>, metrics: WebhookMetrics, logger: Logger): { stop(): Promise<void> } {
+export function startDeliveryWorker(
+  config: TransactionsConfig,
+  storage: Pick<Storage, 'db' | 'bus'>,
+  metrics: WebhookMetrics,
+  logger: Logger,
+): { stop(): Promise<void> } {
   const worker = new DeliveryWorker(
     storage.db,
     {

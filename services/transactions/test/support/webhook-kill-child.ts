@@ -11,7 +11,12 @@ import { ADDRESS_A, ADDRESS_B, newAppId, transactionsHarness } from '../support'
 
 async function main(): Promise<void> {
   const env = process.env;
-  const db = await createDatabase({ url: env.CHILD_DATABASE_URL || undefined, embeddedDir: env.CHILD_PG_DIR || undefined, schema: env.CHILD_SCHEMA!, logger: testLogger });
+  const db = await createDatabase({
+    url: env.CHILD_DATABASE_URL || undefined,
+    embeddedDir: env.CHILD_PG_DIR || undefined,
+    schema: env.CHILD_SCHEMA!,
+    logger: testLogger,
+  });
   await migrate(db, readMigrations(path.join(__dirname, '..', '..', 'migrations')));
   const h = await transactionsHarness(
     { KEY_ENCRYPTION_KEY: env.KEY_ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_INTERVAL_MS: '60000' },
@@ -23,10 +28,23 @@ async function main(): Promise<void> {
   // Written as the admin API writes it, without the wake-up, so that this process dies before any poll.
   const service = new TransactionService(db, new MemoryBus());
   const t = await service.record(
-    { appId, type: 'pay', reference: 'killed-order', transactionHash: null, status: 'pending', from: ADDRESS_A, to: ADDRESS_B, chain: 'worldchain', token: 'USDCE', tokenAmount: '1500000' },
+    {
+      appId,
+      type: 'pay',
+      reference: 'killed-order',
+      transactionHash: null,
+      status: 'pending',
+      from: ADDRESS_A,
+      to: ADDRESS_B,
+      chain: 'worldchain',
+      token: 'USDCE',
+      tokenAmount: '1500000',
+    },
     'admin',
   );
-  process.stdout.write(`${JSON.stringify({ app_id: appId, webhook_id: hook.body.webhook_id, secret: hook.body.secret, transaction_id: t.id })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ app_id: appId, webhook_id: hook.body.webhook_id, secret: hook.body.secret, transaction_id: t.id })}\n`,
+  );
   process.kill(process.pid, 'SIGKILL');
 }
 

@@ -26,7 +26,10 @@ export class WebhookReceiver {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      this.received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+      this.received.push({
+        headers: req.headers as Record<string, string>,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const answer = this.answers.shift() ?? this.respond(this.received[this.received.length - 1]);
       if (!answer.hang) res.writeHead(answer.status, answer.headers).end();
     });
@@ -62,7 +65,8 @@ export class WebhookReceiver {
   }
 }
 
-export const eventOf = (r: Received) => JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, string | null> };
+export const eventOf = (r: Received) =>
+  JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, string | null> };
 
 /** Polls `check` until it returns a value (not undefined). */
 export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20000): Promise<T> {
