@@ -32,6 +32,7 @@ describe('tracing (OpenTelemetry, in-memory exporter)', () => {
       TRANSACTIONS_ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: randomBytes(24).toString('base64url'),
       API_KEY_SECRET: randomBytes(32).toString('base64url'),
+      KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
       LOG_LEVEL: 'info',
       TRACE_TEST_REQUEST_ID: requestId,
     });
