@@ -37,8 +37,7 @@ export const newNonce = () => randomBytes(16).toString('base64');
 
 /** The scripts of a passkey page: the @simplewebauthn/browser bundle and ours, both carrying the nonce. */
 export const passkeyScripts = (nonce: string) =>
-  html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script>
-    <script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
+  html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script><script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
 
 export function page(title: string, body: Html, scripts: Html | '' = ''): string {
   return `<!doctype html>

@@ -5,7 +5,7 @@ import { escapeHtml, html, sendPage, type Html } from './html';
 
 /** Hidden inputs, one per field. */
 export const hiddenFields = (fields: Record<string, string>): Html[] =>
-  Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
+  Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 
 /**
  * CSP form-action for our forms: Chrome applies it to the redirect that follows a form POST too,
@@ -22,15 +22,13 @@ export function consentPage(
     200,
     'Allow access',
     html`<h1>${input.appName} wants to</h1>
-      <ul>
-        ${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s]}</li>`)}
-      </ul>
-      <form method="post" action="/consent">
-        <input type="hidden" name="interaction" value="${input.interaction}" />
-        <input type="hidden" name="csrf" value="${input.csrf}" />
-        <button type="submit" name="decision" value="approve">Allow</button>
-        <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-      </form>`,
+<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s]}</li>`)}</ul>
+<form method="post" action="/consent">
+<input type="hidden" name="interaction" value="${input.interaction}">
+<input type="hidden" name="csrf" value="${input.csrf}">
+<button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
     { formAction: formAction(input.redirectUri) },
   );
 }
@@ -45,12 +43,8 @@ export function errorPage(
     status,
     'Sign-in error',
     html`<h1>This sign-in request cannot continue</h1>
-      <p class="error" role="alert">${error.detail}</p>
-      <p>
-        Error code:
-        <code id="error-code">${error.code}</code
-        >${error.attribute ? html` (attribute <code id="error-attribute">${error.attribute}</code>)` : ''}
-      </p>`,
+<p class="error" role="alert">${error.detail}</p>
+<p>Error code: <code id="error-code">${error.code}</code>${error.attribute ? html` (attribute <code id="error-attribute">${error.attribute}</code>)` : ''}</p>`,
   );
 }
 
@@ -86,22 +80,19 @@ export function logoutConfirmPage(
   input: { csrf: string; appName?: string; clientId?: string; postLogoutRedirectUri?: string; state?: string },
 ): void {
   const hidden = (name: string, value: string | undefined) =>
-    value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}" />`;
+    value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`;
   sendPage(
     res,
     200,
     'Sign out',
     html`<h1>Sign out?</h1>
-      <p>
-        ${input.appName ? html`${input.appName} asks to sign you out.` : 'Do you want to sign out?'} You will need to
-        sign in again to use apps with this account.
-      </p>
-      <form method="post" action="/logout/confirm">
-        <input type="hidden" name="csrf" value="${input.csrf}" />
-        ${hidden('client_id', input.clientId)}${hidden('post_logout_redirect_uri', input.postLogoutRedirectUri)}${hidden('state', input.state)}
-        <button type="submit" name="decision" value="logout">Sign out</button>
-        <button type="submit" name="decision" value="stay" class="secondary">Stay signed in</button>
-      </form>`,
+<p>${input.appName ? html`${input.appName} asks to sign you out.` : 'Do you want to sign out?'} You will need to sign in again to use apps with this account.</p>
+<form method="post" action="/logout/confirm">
+<input type="hidden" name="csrf" value="${input.csrf}">
+${hidden('client_id', input.clientId)}${hidden('post_logout_redirect_uri', input.postLogoutRedirectUri)}${hidden('state', input.state)}
+<button type="submit" name="decision" value="logout">Sign out</button>
+<button type="submit" name="decision" value="stay" class="secondary">Stay signed in</button>
+</form>`,
     { formAction: input.postLogoutRedirectUri ? formAction(input.postLogoutRedirectUri) : "'self'" },
   );
 }
@@ -112,9 +103,7 @@ export function signedOutPage(res: Response, signedOut: boolean): void {
     200,
     signedOut ? 'Signed out' : 'Still signed in',
     signedOut
-      ? html`<h1>You are signed out</h1>
-          <p>You can close this window.</p>`
-      : html`<h1>You are still signed in</h1>
-          <p>You can close this window.</p>`,
+      ? html`<h1>You are signed out</h1><p>You can close this window.</p>`
+      : html`<h1>You are still signed in</h1><p>You can close this window.</p>`,
   );
 }
