@@ -31,19 +31,15 @@ export function startServer(
   // profile to DIR when it stops. Unpinned: V8's sampling thread, on the one core of a busy server,
   // would only get to run when the server is idle, and the profile would show nothing but idle.
   const profileDir = process.env.BENCH_CPU_PROF;
-  const profileName = `${path.basename(logFile, '.log')}.cpuprofile`;
+  // Each server gets a folder of its own with node's default profile names (pid and thread id):
+  // tsx's loader runs in a worker thread that writes a profile too, and a fixed name would let it
+  // overwrite the main thread's (the larger file).
+  const profileFolder = profileDir ? path.resolve(profileDir, path.basename(logFile, '.log')) : '';
   const child = profileDir
     ? spawnServer(
         { pinned: false, note: 'profiling' },
         process.execPath,
-        [
-          '--cpu-prof',
-          `--cpu-prof-dir=${path.resolve(profileDir)}`,
-          `--cpu-prof-name=${profileName}`,
-          '--import',
-          'tsx',
-          script,
-        ],
+        ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`, '--import', 'tsx', script],
         { cwd: ROOT, env, logFile },
       )
     : spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
