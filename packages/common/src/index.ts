@@ -12,4 +12,5 @@ export * from './validation';
 export * from './crypto';
 export * from './rate-limit';
 export * from './worker-loop';
+export * from './key-batcher';
 export * from './audit';

@@ -80,6 +80,34 @@ describe('transaction lookups from memory', () => {
     expect(row.last_used_at).not.toBeNull();
   });
 
+  it('cold lookups that arrive together are read in batches, each answered with its own transaction', async () => {
+    const appId = newAppId();
+    const key = await apiKeyFor(h, appId);
+    const recorded = [];
+    for (let i = 0; i < 12; i++) recorded.push(await recordTransaction(h, appId));
+    // recording fills this process's cache: a second instance on the same database starts cold
+    const cold = await transactionsHarness({}, { db: counted.db });
+    try {
+      await lookup(cold, `0x${randomHex(32)}`, appId, key.api_key); // warms the key
+      counted.statements.length = 0;
+      const unknown = `0x${randomHex(32)}`;
+      const answers = await Promise.all([
+        ...recorded.map((tx) => lookup(cold, tx.transaction_id, appId, key.api_key)),
+        lookup(cold, unknown, appId, key.api_key),
+      ]);
+      expect(answers.slice(0, -1).map((r) => [r.status, r.body.reference])).toEqual(
+        recorded.map((tx) => [200, tx.reference]),
+      );
+      expect(answers[answers.length - 1].status).toBe(404);
+      const reads = counted.statements.filter((s) => /FROM transactions WHERE id/.test(s));
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThan(recorded.length + 1);
+      expect(reads.every((s) => s.includes('= ANY('))).toBe(true);
+    } finally {
+      await cold.close();
+    }
+  });
+
   it('an unknown id is remembered as absent, and a status change shows at the next lookup', async () => {
     const appId = newAppId();
     const key = await apiKeyFor(h, appId);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   AppError,
   errors,
+  KeyBatcher,
   LocalCache,
   type AuditActor,
   type AuditLog,
@@ -94,6 +95,9 @@ export class TransactionService {
 
   private store = () => transactionStore(this.db);
 
+  /** Cache misses that arrive together are read in one query (a lookup cycle over many ids misses on each). */
+  private readonly lookups = new KeyBatcher<Transaction>((ids) => this.store().findMany(ids));
+
   /** `actor` defaults to the system worker named by `source`; the audit event commits with the change. */
   async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
     const created = await this.db.transaction(async (tx) => {
@@ -155,7 +159,7 @@ export class TransactionService {
 
   /** The transaction as last committed, from memory once warm. */
   get(id: string): Promise<Transaction | null> {
-    return this.rows.get(id, () => this.store().find(id));
+    return this.rows.get(id, () => this.lookups.load(id));
   }
 
   async history(id: string) {

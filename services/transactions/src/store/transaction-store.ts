@@ -129,6 +129,11 @@ export function transactionStore(db: Queryable) {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1', [id]);
       return row ? toTransaction(row) : null;
     },
+    /** The transactions of these ids that exist, by id: one query for a batch of lookups. */
+    async findMany(ids: string[]): Promise<Map<string, Transaction>> {
+      const rows = await db.query<Row>('SELECT * FROM transactions WHERE id = ANY($1::text[])', [ids]);
+      return new Map(rows.map((row) => [row.id, toTransaction(row)]));
+    },
     async findForUpdate(id: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1 FOR UPDATE', [id]);
       return row ? toTransaction(row) : null;
