@@ -17,6 +17,8 @@ module.exports = {
     '^@attest/common/tracing$': '<rootDir>/packages/common/src/tracing.ts',
     '^@attest/testing$': '<rootDir>/packages/common/test/support/index.ts',
   },
+  // every supertest response of an app with an OpenAPI document is validated against it
+  setupFilesAfterEnv: ['<rootDir>/packages/common/test/support/openapi-responses.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
 };

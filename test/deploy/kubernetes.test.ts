@@ -250,8 +250,8 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       );
       expect(paths).toEqual({
         identity: ['PathPrefix /'],
-        transactions: ['PathPrefix /api/', 'Exact /openapi.json'],
-        prices: ['PathPrefix /public/', 'Exact /openapi.json'],
+        transactions: ['PathPrefix /api/', 'Exact /openapi.json', 'PathPrefix /docs'],
+        prices: ['PathPrefix /public/', 'Exact /openapi.json', 'PathPrefix /docs'],
       });
       // no admin port anywhere in the routing, by number or by name
       expect(JSON.stringify([...routes, ...gateways])).not.toMatch(/410[0-2]|admin/);

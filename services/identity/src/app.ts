@@ -1,4 +1,4 @@
-import { AuditLog, createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
@@ -21,7 +21,7 @@ import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
 import { logoutRoute } from './routes/logout-route';
 import { revokeRoute } from './routes/revoke-route';
-import { identityOpenApi } from './routes/openapi-document';
+import { identityApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
 import { signUpRoute } from './routes/signup-route';
 import { tokenRoute } from './routes/token-route';
@@ -144,6 +144,7 @@ export async function buildApp(
     audit: { log: ctx.audit, db: deps.storage.db },
     trustProxy: deps.config.TRUST_PROXY,
     bodyLimit: deps.config.BODY_LIMIT,
+    publicApi: identityApi(deps.config.issuer),
     publicRoutes(router) {
       discoveryRoute(router, ctx);
       jwksRoute(router, ctx);
@@ -158,7 +159,6 @@ export async function buildApp(
       userinfoRoute(router, ctx);
       logoutRoute(router, ctx);
       revokeRoute(router, ctx);
-      openApiRoute(router, identityOpenApi(deps.config.issuer));
     },
     adminRoutes(router) {
       identityAdminRoutes(router, ctx);

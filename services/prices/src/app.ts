@@ -1,4 +1,4 @@
-import { AuditLog, createServiceApps, openApiRoute, type BuiltService, type ServiceDeps } from '@attest/common';
+import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
 import { pricesAdminRoutes } from './admin/admin-routes';
 import type { PricesConfig } from './config';
 import { PriceService } from './domain/prices';
@@ -7,7 +7,7 @@ import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
 import { httpFeed } from './feeds/http-feed';
 import { seedFeed } from './feeds/seed-feed';
-import { pricesOpenApi } from './routes/openapi-document';
+import { pricesApi } from './routes/openapi-document';
 import { pricesRoute } from './routes/prices-route';
 import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
@@ -74,13 +74,13 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
+    publicApi: pricesApi(config.PRICES_URL),
     publicRoutes: (router) => {
       pricesRoute(router, prices, {
         nativeToken: config.NATIVE_TOKEN,
         cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS,
       });
       widgetRoute(router);
-      openApiRoute(router, pricesOpenApi(config.PRICES_URL, config.NATIVE_TOKEN));
     },
     adminRoutes: (router) =>
       pricesAdminRoutes(router, { prices, store, runner, audit, maxAgeMs: config.PRICE_MAX_AGE_SECONDS * 1000 }),

@@ -2,7 +2,6 @@ import {
   AuditLog,
   createServiceApps,
   credentialFailureLimiter,
-  openApiRoute,
   type BuiltService,
   type ServiceDeps,
 } from '@attest/common';
@@ -13,7 +12,7 @@ import type { TransactionsConfig } from './config';
 import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
 import { WebhookService } from './domain/webhook-service';
-import { transactionsOpenApi } from './routes/openapi-document';
+import { transactionsApi } from './routes/openapi-document';
 import { recordTransactionRoute } from './routes/record-transaction-route';
 import { transactionRoute } from './routes/transaction-route';
 import { cachedApiKeyStore } from './store/api-key-cache';
@@ -52,6 +51,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
+    publicApi: transactionsApi(config.API_URL),
     publicRoutes: (router) => {
       transactionRoute(router, { apiKeys, transactions, failures });
       recordTransactionRoute(router, {
@@ -61,7 +61,6 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
         tokens: config.CHAIN_TOKENS,
         bodyLimit: config.BODY_LIMIT,
       });
-      openApiRoute(router, transactionsOpenApi(config.API_URL));
     },
     adminRoutes: (router) => {
       transactionsAdminRoutes(router, { apiKeys, keyStore, transactions });

@@ -1,9 +1,8 @@
 import type { RequestHandler, Router } from 'express';
 import { match } from 'path-to-regexp';
 import { errors } from '../errors';
+import { apiRegistryOf, type EndpointDocs, type Method } from './api-registry';
 import { malformedPathParameter } from './request-errors';
-
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 export type EndpointHandlers = Partial<Record<Method, RequestHandler[]>>;
 
 const decodes = (value: string) => {
@@ -35,9 +34,25 @@ function checkPathParameters(path: string | string[]): RequestHandler | null {
 
 /**
  * Registers one path with a list of named steps per method; any other method
- * gets 405 method_not_allowed with an Allow header.
+ * gets 405 method_not_allowed with an Allow header. `docs` documents each method for the service's
+ * OpenAPI document (or excludes the path from it, with a reason); a route without either fails the
+ * "every route documented" test.
  */
-export function endpoint(router: Router, path: string | string[], handlers: EndpointHandlers): void {
+export function endpoint(
+  router: Router,
+  path: string | string[],
+  handlers: EndpointHandlers,
+  docs?: EndpointDocs,
+): void {
+  const api = apiRegistryOf(router);
+  if (api) {
+    for (const one of ([] as string[]).concat(path))
+      for (const method of Object.keys(handlers) as Method[]) {
+        const full = api.prefix + one;
+        if (docs && 'excluded' in docs) api.registry.add({ path: full, method, excluded: docs.excluded });
+        else if (docs?.[method]) api.registry.add({ path: full, method, doc: docs[method] });
+      }
+  }
   const allow = Object.keys(handlers) as Method[];
   if (allow.includes('GET')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD' as Method);
   const checkParameters = checkPathParameters(path);

@@ -2,6 +2,25 @@ import type { Router } from 'express';
 import type { Cache } from '../cache';
 import type { Db } from '../db';
 import { endpoint } from './endpoint';
+import { jsonResponse } from './openapi';
+
+const HEALTH = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { const: 'ok' } },
+};
+const READINESS = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { enum: ['ready', 'unavailable', 'shutting_down'] },
+    checks: {
+      type: 'object',
+      description: 'Each check (database, cache, …) and its result',
+      additionalProperties: { enum: ['ok', 'unavailable'] },
+    },
+  },
+};
 
 export interface ReadinessCheck {
   name: string;
@@ -59,22 +78,47 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
 
 /** /healthz: the process is alive. /readyz: it can serve its public API (Readiness.rule) and is not shutting down. */
 export function healthRoutes(router: Router, readiness: Readiness): void {
-  endpoint(router, '/healthz', {
-    GET: [(_req, res) => void res.set('Cache-Control', 'no-store').json({ status: 'ok' })],
-  });
-  endpoint(router, '/readyz', {
-    GET: [
-      async (_req, res) => {
-        const results = await runChecks(readiness.checks);
-        const ready = isReady(readiness, results);
-        res
-          .status(ready ? 200 : 503)
-          .set('Cache-Control', 'no-store')
-          .json({
-            status: readiness.shuttingDown ? 'shutting_down' : ready ? 'ready' : 'unavailable',
-            checks: results,
-          });
+  endpoint(
+    router,
+    '/healthz',
+    {
+      GET: [(_req, res) => void res.set('Cache-Control', 'no-store').json({ status: 'ok' })],
+    },
+    {
+      GET: {
+        summary: 'Liveness: the process answers',
+        tags: ['operations'],
+        responses: { 200: jsonResponse('Alive', HEALTH) },
       },
-    ],
-  });
+    },
+  );
+  endpoint(
+    router,
+    '/readyz',
+    {
+      GET: [
+        async (_req, res) => {
+          const results = await runChecks(readiness.checks);
+          const ready = isReady(readiness, results);
+          res
+            .status(ready ? 200 : 503)
+            .set('Cache-Control', 'no-store')
+            .json({
+              status: readiness.shuttingDown ? 'shutting_down' : ready ? 'ready' : 'unavailable',
+              checks: results,
+            });
+        },
+      ],
+    },
+    {
+      GET: {
+        summary: 'Readiness: the service can serve its public API and is not shutting down',
+        tags: ['operations'],
+        responses: {
+          200: jsonResponse('Ready', READINESS),
+          503: jsonResponse('Not ready: a check the service needs failed, or it is shutting down', READINESS),
+        },
+      },
+    },
+  );
 }

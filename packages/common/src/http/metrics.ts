@@ -1,3 +1,5 @@
+import { documentRoute } from './api-registry';
+import { textResponse } from './openapi';
 import type { RequestHandler, Router } from 'express';
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 
@@ -136,6 +138,11 @@ export const routeLabel = (route: unknown): string => {
 
 /** GET /metrics in the Prometheus text format (admin port only). */
 export function metricsRoute(router: Router, registry: Registry): void {
+  documentRoute(router, 'GET', '/metrics', {
+    summary: 'Prometheus metrics: requests by route and status, latencies, the workers’ counters',
+    tags: ['operations'],
+    responses: { 200: textResponse('The Prometheus text exposition format', 'text/plain') },
+  });
   router.get('/metrics', (async (_req, res) => {
     res.set('Content-Type', registry.contentType).send(await registry.metrics());
   }) as RequestHandler);

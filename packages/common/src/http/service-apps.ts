@@ -7,8 +7,10 @@ import type { Db } from '../db';
 import type { Logger } from '../logger';
 import { environmentTokens, requireAdminToken } from './admin-auth';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
+import { ApiRegistry, attachApiRegistry, type ApiInfo } from './api-registry';
 import { healthRoutes, type Readiness } from './health';
 import { createHttpMetrics, metricsRoute } from './metrics';
+import { openApiRoutes } from './openapi';
 
 export interface ServiceAppsOptions {
   /** Names the service in metrics. */
@@ -23,6 +25,10 @@ export interface ServiceAppsOptions {
   audit?: { log: AuditLog; db: Db };
   trustProxy: string;
   bodyLimit: string;
+  /** The public API's OpenAPI document (built from the routes' docs), served at /openapi.json and /docs. */
+  publicApi?: ApiInfo;
+  /** The admin API's document, on the admin port (no token needed to read it: it holds no secrets). */
+  adminApi?: ApiInfo;
   /** Mounts the public routes (SPEC endpoints, pages). */
   publicRoutes(router: Router): void;
   /** Mounts the admin API routes; they run after the admin token check and a JSON body parser. */
@@ -41,18 +47,29 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
     metrics: metrics.requests,
   });
   const publicRouter = Router();
+  const publicRegistry = new ApiRegistry();
+  attachApiRegistry(publicRouter, publicRegistry);
   healthRoutes(publicRouter, options.readiness);
   options.publicRoutes(publicRouter);
+  const fallback = (api: string): ApiInfo => ({
+    title: `${options.service ?? 'Attest'} ${api}`,
+    version: '1',
+    serverUrl: '/',
+  });
+  openApiRoutes(publicApp, publicRouter, publicRegistry, options.publicApi ?? fallback('public API'));
   publicApp.use(publicRouter);
   finishHttpApp(publicApp, options.logger);
 
   const adminApp = createHttpApp({ logger: options.logger });
   const adminHealth = Router();
+  const adminRegistry = new ApiRegistry();
+  attachApiRegistry(adminHealth, adminRegistry);
   healthRoutes(adminHealth, options.readiness);
   // metrics stay on the admin port, which only operators and scrapers reach
   metricsRoute(adminHealth, metrics.registry);
   adminApp.use(adminHealth);
   const adminRouter = Router();
+  attachApiRegistry(adminRouter, adminRegistry, '/admin');
   const stored = options.audit && adminTokenStore(options.audit.db);
   adminRouter.use(
     requireAdminToken({ adminToken: options.adminToken, adminTokens: options.adminTokens, stored }),
@@ -63,6 +80,7 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
     const environmentOperators = environmentTokens(options).map((t) => t.name);
     auditAdminRoutes(adminRouter, { audit: options.audit.log, db: options.audit.db, environmentOperators });
   }
+  openApiRoutes(adminApp, adminHealth, adminRegistry, options.adminApi ?? fallback('admin API'));
   adminApp.use('/admin', adminRouter);
   finishHttpApp(adminApp, options.logger);
   return { publicApp, adminApp };

@@ -81,7 +81,7 @@ export async function testStorage(
 }
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
-export { expectDocumentMatchesRoutes } from './openapi';
+export { expectDocumentMatchesRoutes, routesOf, undocumentedRoutes } from './openapi';
 export * from './raw-http';
 export * from './fuzz';
 export { describeNeeding, pgBinary } from './binaries';

@@ -15,6 +15,7 @@ import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { clearSessionCookie, currentSession } from './session-cookie';
 import { requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 /** Notices after a change (Post/Redirect/Get): a fixed list, so nothing from the URL is reflected. */
 const NOTICES: Record<string, string> = {
@@ -195,12 +196,17 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const form = [cookieParser(), requireSession, requireFormContentType, formBody(ctx.config.BODY_LIMIT), requireCsrf];
-  endpoint(router, '/account', { GET: [cookieParser(), requireSession, show] });
-  endpoint(router, '/account/consents/withdraw', { POST: [...form, withdraw] });
-  endpoint(router, '/account/passkeys', { POST: [...form, addPasskey] });
-  endpoint(router, '/account/passkeys/remove', { POST: [...form, removePasskey] });
-  endpoint(router, '/account/password', { POST: [...form, changePassword] });
-  endpoint(router, '/account/sessions/end', { POST: [...form, endSession] });
-  endpoint(router, '/account/sessions/end-others', { POST: [...form, endOtherSessions] });
+  endpoint(router, '/account', { GET: [cookieParser(), requireSession, show] }, identityDocs.account);
+  endpoint(router, '/account/consents/withdraw', { POST: [...form, withdraw] }, identityDocs.withdrawConsent);
+  endpoint(router, '/account/passkeys', { POST: [...form, addPasskey] }, identityDocs.addPasskey);
+  endpoint(router, '/account/passkeys/remove', { POST: [...form, removePasskey] }, identityDocs.removePasskey);
+  endpoint(router, '/account/password', { POST: [...form, changePassword] }, identityDocs.changePassword);
+  endpoint(router, '/account/sessions/end', { POST: [...form, endSession] }, identityDocs.endSession);
+  endpoint(
+    router,
+    '/account/sessions/end-others',
+    { POST: [...form, endOtherSessions] },
+    identityDocs.endOtherSessions,
+  );
   router.use('/account', pageErrors);
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Request, Response, Router } from 'express';
-import { endpoint } from '@attest/common';
+import { endpoint, excludedFromApi } from '@attest/common';
 
 /** The @simplewebauthn/browser bundle, from the installed package (its exports hide the file, so go by the package root). */
 const webauthnBundle = () =>
@@ -26,6 +26,6 @@ export function assetsRoute(router: Router): void {
           'X-Content-Type-Options': 'nosniff',
         })
         .send(body);
-    endpoint(router, `/assets/${name}`, { GET: [send] });
+    endpoint(router, `/assets/${name}`, { GET: [send] }, excludedFromApi('a static file of the sign-in pages'));
   }
 }

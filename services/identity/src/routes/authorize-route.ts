@@ -13,6 +13,7 @@ import { begin, respondWithError } from './authorization-flow';
 import type { IdentityContext } from './context';
 import { currentSession } from './session-cookie';
 import { pageErrors, showPageError } from './page-errors';
+import { identityDocs } from './openapi-document';
 
 /** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */
 export function authorizeRoute(router: Router, ctx: IdentityContext): void {
@@ -39,9 +40,14 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
     const current = await currentSession(ctx, req);
     await begin(ctx, res, request, current?.session ?? null);
   };
-  endpoint(router, '/authorize', {
-    GET: [cookieParser(), handle],
-    POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), handle],
-  });
+  endpoint(
+    router,
+    '/authorize',
+    {
+      GET: [cookieParser(), handle],
+      POST: [cookieParser(), formBody(ctx.config.BODY_LIMIT), handle],
+    },
+    identityDocs.authorize,
+  );
   router.use('/authorize', pageErrors);
 }

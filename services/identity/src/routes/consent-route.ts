@@ -9,6 +9,7 @@ import { csrfToken } from './csrf';
 import { currentSession } from './session-cookie';
 import { pageErrors } from './page-errors';
 import { requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 /** GET|POST /consent: the user approves or denies the app's scopes. */
 export function consentRoute(router: Router, ctx: IdentityContext): void {
@@ -55,9 +56,14 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     await proceed(ctx, res, id, updated, current.session, 303);
   };
 
-  endpoint(router, '/consent', {
-    GET: [cookieParser(), show],
-    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
-  });
+  endpoint(
+    router,
+    '/consent',
+    {
+      GET: [cookieParser(), show],
+      POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+    },
+    identityDocs.consent,
+  );
   router.use('/consent', pageErrors);
 }

@@ -6,6 +6,7 @@ import type { IdentityContext } from './context';
 import { prepareJson } from '../domain/prepared-json';
 import { sendPrepared } from './send-prepared';
 import { openCors } from './steps';
+import { identityDocs } from './openapi-document';
 
 /** GET /.well-known/openid-configuration (SPEC 2.1, 4.1). */
 export function discoveryRoute(router: Router, ctx: IdentityContext): void {
@@ -52,8 +53,13 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     ],
   });
   const cors = openCors('GET');
-  endpoint(router, '/.well-known/openid-configuration', {
-    GET: [cors, (req, res) => sendPrepared(req, res, document, 'public, max-age=3600')],
-    OPTIONS: [cors],
-  });
+  endpoint(
+    router,
+    '/.well-known/openid-configuration',
+    {
+      GET: [cors, (req, res) => sendPrepared(req, res, document, 'public, max-age=3600')],
+      OPTIONS: [cors],
+    },
+    identityDocs.discovery,
+  );
 }

@@ -12,6 +12,7 @@ import {
   parseForm,
   requireFormContentType,
 } from './steps';
+import { identityDocs } from './openapi-document';
 
 export const invalidToken = (scheme?: string) =>
   new AppError(
@@ -49,16 +50,21 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
       token_type: 'Bearer',
     });
   };
-  endpoint(router, '/introspect', {
-    POST: [
-      noStore,
-      requireFormContentType,
-      parseForm(ctx.config.BODY_LIMIT),
-      requireToken,
-      requireAuthorizationHeader,
-      refuseBlockedClient(ctx.limits),
-      authenticateApp(ctx, { allowPost: false }),
-      introspect,
-    ],
-  });
+  endpoint(
+    router,
+    '/introspect',
+    {
+      POST: [
+        noStore,
+        requireFormContentType,
+        parseForm(ctx.config.BODY_LIMIT),
+        requireToken,
+        requireAuthorizationHeader,
+        refuseBlockedClient(ctx.limits),
+        authenticateApp(ctx, { allowPost: false }),
+        introspect,
+      ],
+    },
+    identityDocs.introspect,
+  );
 }

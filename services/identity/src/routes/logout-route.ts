@@ -10,6 +10,7 @@ import { csrfToken, csrfValid } from './csrf';
 import { pageErrors } from './page-errors';
 import { clearSessionCookie, currentSession, sessionCookieOf } from './session-cookie';
 import { requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 const CSRF_PURPOSE = 'logout';
 
@@ -82,12 +83,22 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
     done(req, res, request, decision === 'logout');
   };
 
-  endpoint(router, '/logout', {
-    GET: [cookieParser(), logout],
-    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), logout],
-  });
-  endpoint(router, '/logout/confirm', {
-    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), confirm],
-  });
+  endpoint(
+    router,
+    '/logout',
+    {
+      GET: [cookieParser(), logout],
+      POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), logout],
+    },
+    identityDocs.logout,
+  );
+  endpoint(
+    router,
+    '/logout/confirm',
+    {
+      POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), confirm],
+    },
+    identityDocs.logoutConfirm,
+  );
   router.use('/logout', pageErrors);
 }

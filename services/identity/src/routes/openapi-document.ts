@@ -1,223 +1,36 @@
+import Joi from 'joi';
 import {
+  bodyErrorResponses,
   countedErrorResponse,
-  ERROR_SCHEMA,
+  emptyResponse,
   errorResponse,
+  htmlResponse,
+  jsonResponse,
+  redirectResponse,
   tooManyRequestsResponse,
-  type OpenApiDocument,
+  type ApiInfo,
+  type EndpointDocs,
+  type OperationDoc,
+  type ResponseDoc,
 } from '@attest/common';
 
-const form = (properties: Record<string, unknown>, required: string[]) => ({
-  required: true,
-  content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties, required } } },
-});
+const FORM = 'application/x-www-form-urlencoded';
 const basicAuth = [{ clientBasic: [] }];
+const str = (description?: string) => (description ? Joi.string().description(description) : Joi.string());
 
-/** The identity provider's endpoints (SPEC §4.1–4.6). */
-export function identityOpenApi(baseUrl: string): OpenApiDocument {
+/** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
+export function identityApi(baseUrl: string): ApiInfo {
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Attest identity (OpenID Connect provider)',
-      version: '1',
-      description: 'Sign-in with pairwise subjects and a verification level per person.',
-    },
-    servers: [{ url: baseUrl }],
-    paths: {
-      '/.well-known/openid-configuration': {
-        get: {
-          summary: 'Discovery document',
-          responses: { 200: { description: 'OpenID Provider metadata' }, 405: errorResponse('method_not_allowed') },
-        },
-      },
-      '/jwks': {
-        get: {
-          summary: 'Public signing keys (also /jwks.json)',
-          responses: { 200: { description: 'JWK Set of RS256 keys with kid, alg, use' } },
-        },
-      },
-      '/authorize': {
-        get: {
-          summary: 'Start sign-in (code, implicit and hybrid flows); also accepts POST form',
-          parameters: [
-            'response_type',
-            'scope',
-            'client_id',
-            'redirect_uri',
-            'state',
-            'nonce',
-            'response_mode',
-            'code_challenge',
-            'code_challenge_method',
-            'prompt',
-            'max_age',
-            'login_hint',
-          ].map((name) => ({
-            name,
-            in: 'query',
-            required: ['response_type', 'scope', 'client_id', 'redirect_uri'].includes(name),
-            schema: { type: 'string' },
-          })),
-          responses: {
-            302: {
-              description:
-                'To the sign-in or consent page, or back to redirect_uri with code/tokens or error, error_description and state',
-            },
-            200: { description: 'response_mode=form_post: a page that posts the values to redirect_uri' },
-            400: errorResponse(
-              'required (client_id, redirect_uri), invalid_client or invalid_redirect_uri: an HTML page, or JSON when Accept asks for it; never a redirect',
-            ),
-          },
-        },
-      },
-      '/token': {
-        post: {
-          summary: 'Exchange an authorization code',
-          security: [...basicAuth, {}],
-          requestBody: form(
-            {
-              grant_type: { const: 'authorization_code' },
-              code: { type: 'string' },
-              redirect_uri: { type: 'string' },
-              code_verifier: { type: 'string' },
-              client_id: { type: 'string' },
-              client_secret: { type: 'string' },
-            },
-            ['grant_type', 'code', 'redirect_uri'],
-          ),
-          responses: {
-            200: {
-              description: 'Token response',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } },
-            },
-            400: countedErrorResponse(
-              'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
-                'invalid_body (a body that cannot be read); all with OAuth error / error_description',
-            ),
-            401: countedErrorResponse('unauthenticated'),
-            405: errorResponse('method_not_allowed'),
-            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
-            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
-            429: tooManyRequestsResponse(
-              'wrong client credentials, or failed code exchanges; OAuth error temporarily_unavailable',
-            ),
-          },
-        },
-      },
-      '/introspect': {
-        post: {
-          summary: 'Introspect an access token of the calling app',
-          security: basicAuth,
-          requestBody: form({ token: { type: 'string' } }, ['token']),
-          responses: {
-            200: {
-              description:
-                '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s',
-            },
-            400: errorResponse('invalid_content_type, required, invalid_request (client_id given twice), invalid_body'),
-            401: countedErrorResponse('unauthenticated, invalid_token (malformed, forged or expired)'),
-            405: errorResponse('method_not_allowed'),
-            413: errorResponse('payload_too_large (over BODY_LIMIT, or more than 100 form fields)'),
-            415: errorResponse('unsupported_encoding (Content-Encoding), unsupported_charset'),
-            429: tooManyRequestsResponse('wrong client credentials'),
-          },
-        },
-      },
-      '/revoke': {
-        post: {
-          summary: 'Revoke an access token of the calling app (RFC 7009)',
-          security: basicAuth,
-          requestBody: form(
-            {
-              token: { type: 'string' },
-              token_type_hint: { type: 'string', description: 'read, not trusted: access tokens are the only kind' },
-            },
-            ['token'],
-          ),
-          responses: {
-            200: {
-              description:
-                'Empty. Also for an unknown, malformed or expired token, and for another app’s token (which stays active)',
-            },
-            400: errorResponse(
-              'invalid_content_type, required, invalid_request (a parameter given twice), invalid_body',
-            ),
-            401: countedErrorResponse('unauthenticated'),
-            405: errorResponse('method_not_allowed'),
-            429: tooManyRequestsResponse('wrong client credentials'),
-          },
-        },
-      },
-      '/logout': {
-        get: {
-          summary:
-            'End the browser session (OpenID Connect RP-Initiated Logout 1.0, the end_session_endpoint); also accepts POST form',
-          parameters: [
-            'id_token_hint',
-            'client_id',
-            'post_logout_redirect_uri',
-            'state',
-            'ui_locales',
-            'logout_hint',
-          ].map((name) => ({
-            name,
-            in: 'query',
-            required: false,
-            schema: { type: 'string' },
-          })),
-          responses: {
-            302: {
-              description:
-                'To post_logout_redirect_uri (registered for the app, exact match) with state, after the session ended (303 after a POST)',
-            },
-            200: {
-              description:
-                'A confirmation page (no valid id_token_hint for the signed-in user), or a signed-out page when no post_logout_redirect_uri was given',
-            },
-            400: errorResponse(
-              'invalid_request (id_token_hint not ours, client_id not its audience, post_logout_redirect_uri unregistered or without a client, a parameter given twice), invalid_client: an HTML page, never a redirect',
-            ),
-          },
-        },
-      },
-      '/logout/confirm': {
-        post: {
-          summary: 'The confirmation page’s form: decision=logout|stay, with its CSRF token',
-          requestBody: form(
-            {
-              csrf: { type: 'string' },
-              decision: { enum: ['logout', 'stay'] },
-              client_id: { type: 'string' },
-              post_logout_redirect_uri: { type: 'string' },
-              state: { type: 'string' },
-            },
-            ['csrf', 'decision'],
-          ),
-          responses: {
-            303: { description: 'To post_logout_redirect_uri with state, or to the signed-out page' },
-            200: { description: 'Signed-out (or still signed-in) page when no post_logout_redirect_uri was given' },
-            400: errorResponse('invalid_parameter (decision), or the /logout checks'),
-            403: errorResponse('invalid_csrf'),
-          },
-        },
-      },
-      '/userinfo': {
-        get: {
-          summary: 'Claims of the approved scopes (also POST)',
-          security: [{ bearer: [] }],
-          responses: {
-            200: { description: 'sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope' },
-            401: errorResponse('unauthenticated, invalid_token'),
-          },
-        },
-      },
-    },
+    title: 'Attest identity (OpenID Connect provider)',
+    version: '1',
+    description: 'Sign-in with pairwise subjects and a verification level per person.',
+    serverUrl: baseUrl,
     components: {
       securitySchemes: {
         clientBasic: { type: 'http', scheme: 'basic' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' },
       },
       schemas: {
-        Error: ERROR_SCHEMA,
         TokenResponse: {
           type: 'object',
           required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
@@ -233,3 +46,441 @@ export function identityOpenApi(baseUrl: string): OpenApiDocument {
     },
   };
 }
+
+/** An error of a browser page: the HTML error page, or the JSON error when Accept prefers it. */
+const pageError = (description: string): ResponseDoc => ({
+  description,
+  content: {
+    'text/html': { schema: { type: 'string' } },
+    'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+  },
+});
+
+/** The answers every form a page posts can give besides its own. */
+const pageFormErrors = (badRequest: string): Record<number, ResponseDoc> => ({
+  400: pageError(
+    `${badRequest}; invalid_content_type (not a form), invalid_body (a form that cannot be read), invalid_request (a field given twice)`,
+  ),
+  403: pageError('invalid_csrf: the form’s CSRF token is missing, expired or not this browser’s'),
+  413: pageError('payload_too_large: over BODY_LIMIT, or more than 100 form fields'),
+  415: pageError('unsupported_encoding (Content-Encoding), unsupported_charset'),
+});
+
+const CORS_PREFLIGHT: OperationDoc = {
+  summary: 'CORS preflight',
+  tags: ['oidc'],
+  responses: { 204: emptyResponse('The methods and headers other origins may use') },
+};
+
+const AUTHORIZE_PARAMETERS = Joi.object({
+  response_type: str('code, id_token, id_token token, code id_token, …').required(),
+  scope: str('openid, and email, profile').required(),
+  client_id: str().required(),
+  redirect_uri: str('Registered for the app, exact match').required(),
+  state: str(),
+  nonce: str('Required by the implicit and hybrid flows'),
+  response_mode: Joi.string().valid('query', 'fragment', 'form_post'),
+  code_challenge: str('PKCE; required from public clients'),
+  code_challenge_method: Joi.string().valid('S256', 'plain'),
+  prompt: str('none, login, consent'),
+  max_age: str('Seconds since the last sign-in'),
+  login_hint: str(),
+});
+
+const authorizeResponses: Record<number, ResponseDoc> = {
+  302: redirectResponse(
+    'To the sign-in or consent page, or back to redirect_uri with code/tokens or error, error_description and state',
+  ),
+  303: redirectResponse('After a POST: the same destinations as the 302'),
+  200: htmlResponse('response_mode=form_post: a page that posts the values to redirect_uri'),
+  400: pageError(
+    'required (client_id, redirect_uri), invalid_client or invalid_redirect_uri: an HTML page, or JSON when Accept asks for it; never a redirect',
+  ),
+  413: pageError('payload_too_large (POST)'),
+  415: pageError('unsupported_encoding, unsupported_charset (POST)'),
+};
+
+const LOGOUT_PARAMETERS = Joi.object({
+  id_token_hint: str('An ID token this provider issued'),
+  client_id: str(),
+  post_logout_redirect_uri: str('Registered for the app, exact match'),
+  state: str(),
+  ui_locales: str(),
+  logout_hint: str(),
+});
+
+const logoutResponses: Record<number, ResponseDoc> = {
+  302: redirectResponse(
+    'To post_logout_redirect_uri (registered for the app, exact match) with state, after the session ended',
+  ),
+  303: redirectResponse('After a POST: as the 302'),
+  200: htmlResponse(
+    'A confirmation page (no valid id_token_hint for the signed-in user), or a signed-out page when no post_logout_redirect_uri was given',
+  ),
+  400: pageError(
+    'invalid_request (id_token_hint not ours, client_id not its audience, post_logout_redirect_uri unregistered or without a client, a parameter given twice), invalid_client: an HTML page, never a redirect',
+  ),
+  413: pageError('payload_too_large (POST)'),
+  415: pageError('unsupported_encoding, unsupported_charset; or a POST that is not a form'),
+};
+
+const INTERACTION = Joi.object({ interaction: str('The sign-in in progress (from /authorize)') });
+const SIGNIN_QUERY = Joi.object({
+  interaction: str('The sign-in in progress (from /authorize)'),
+  next: Joi.string().valid('account').description('Sign in to the account page rather than to an app'),
+});
+
+const signInPage: Record<number, ResponseDoc> = {
+  200: htmlResponse('The page; again with a message when the form was refused (wrong password, a passkey that failed)'),
+  302: redirectResponse('To the next step when there is nothing to ask'),
+  303: redirectResponse('After a POST: to the consent page, back to the app, or to /account'),
+};
+
+const PASSKEY_FIELDS = {
+  ceremony: str('The passkey ceremony id the page was given'),
+  credential: str('The WebAuthn response, JSON'),
+};
+
+const SESSION_CSRF = {
+  csrf: str('The page’s CSRF token').required(),
+};
+
+const accountForm = (summary: string, fields: Record<string, Joi.Schema>): EndpointDocs => ({
+  POST: {
+    summary,
+    tags: ['account'],
+    body: { contentType: FORM, schema: Joi.object({ ...SESSION_CSRF, ...fields }) },
+    responses: {
+      303: redirectResponse('Back to /account with a notice; to /signin?next=account without a session'),
+      200: htmlResponse('The account page again, with what went wrong'),
+      ...pageFormErrors('invalid_parameter or required, naming the field'),
+      404: pageError('not_found: no such session, passkey or consent of this user'),
+      429: pageError('too_many_requests: too many wrong current passwords'),
+    },
+  },
+});
+
+const INTROSPECTION = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['active', 'client_id', 'exp', 'sub', 'scope', 'iat', 'token_type'],
+      properties: {
+        active: { const: true },
+        client_id: { type: 'string' },
+        exp: { type: 'integer' },
+        sub: { type: 'string' },
+        scope: { type: 'string' },
+        iat: { type: 'integer' },
+        token_type: { const: 'Bearer' },
+      },
+    },
+    {
+      type: 'object',
+      required: ['active'],
+      additionalProperties: false,
+      properties: { active: { const: false } },
+    },
+  ],
+};
+
+const credentialErrors = (extra401 = ''): Record<number, ResponseDoc> => ({
+  401: countedErrorResponse(`unauthenticated${extra401}`),
+  429: tooManyRequestsResponse('wrong client credentials'),
+});
+
+const TOKEN_FORM = Joi.object({
+  grant_type: Joi.string().valid('authorization_code').required(),
+  code: str().required(),
+  redirect_uri: str().required(),
+  code_verifier: str('PKCE; required from public clients'),
+  client_id: str('client_secret_post, or a public client'),
+  client_secret: str('client_secret_post'),
+});
+
+/** Each public route's operations, by route. */
+export const identityDocs = {
+  discovery: {
+    GET: {
+      summary: 'Discovery document',
+      tags: ['oidc'],
+      responses: {
+        200: jsonResponse('OpenID Provider metadata (ETag; 304 on a match)', {
+          type: 'object',
+          required: ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'],
+        }),
+        304: emptyResponse('Not modified (If-None-Match)'),
+      },
+    },
+    OPTIONS: CORS_PREFLIGHT,
+  },
+  jwks: {
+    GET: {
+      summary: 'Public signing keys (also at /jwks.json)',
+      tags: ['oidc'],
+      responses: {
+        200: jsonResponse('JWK Set of RS256 keys with kid, alg, use', {
+          type: 'object',
+          required: ['keys'],
+          properties: {
+            keys: {
+              type: 'array',
+              items: { type: 'object', required: ['kty', 'kid'], properties: { kid: { type: 'string' } } },
+            },
+          },
+        }),
+        304: emptyResponse('Not modified (If-None-Match)'),
+      },
+    },
+    OPTIONS: CORS_PREFLIGHT,
+  },
+  authorize: {
+    GET: {
+      summary: 'Start sign-in (code, implicit and hybrid flows)',
+      tags: ['oidc'],
+      query: AUTHORIZE_PARAMETERS,
+      responses: authorizeResponses,
+    },
+    POST: {
+      summary: 'Start sign-in, the parameters as a form',
+      tags: ['oidc'],
+      body: { contentType: FORM, schema: AUTHORIZE_PARAMETERS },
+      responses: authorizeResponses,
+    },
+  },
+  signin: {
+    GET: {
+      summary: 'The sign-in page (password or passkey)',
+      tags: ['pages'],
+      query: SIGNIN_QUERY,
+      responses: {
+        ...signInPage,
+        400: pageError('invalid_request: no sign-in in progress with this interaction, or it expired'),
+      },
+    },
+    POST: {
+      summary: 'The sign-in form',
+      tags: ['pages'],
+      query: SIGNIN_QUERY,
+      body: {
+        contentType: FORM,
+        schema: Joi.object({
+          interaction: str(),
+          csrf: str().required(),
+          username: str(),
+          password: str(),
+          ...PASSKEY_FIELDS,
+        }),
+      },
+      responses: {
+        ...signInPage,
+        ...pageFormErrors('invalid_request: no sign-in in progress with this interaction'),
+        401: htmlResponse('The page again: wrong username or password, or a passkey that did not verify'),
+        429: pageError('too_many_requests: too many failed sign-ins for this user or from this address'),
+      },
+    },
+  },
+  signup: {
+    GET: {
+      summary: 'The sign-up page (a passkey account), when SIGNUP is on',
+      tags: ['pages'],
+      query: INTERACTION,
+      responses: {
+        200: htmlResponse('The page'),
+        403: pageError('signup_disabled: creating accounts is turned off (SIGNUP)'),
+        400: pageError('invalid_request: no sign-in in progress with this interaction'),
+      },
+    },
+    POST: {
+      summary: 'The sign-up form: a username, a name and a new passkey',
+      tags: ['pages'],
+      query: INTERACTION,
+      body: {
+        contentType: FORM,
+        schema: Joi.object({
+          interaction: str(),
+          csrf: str().required(),
+          username: str(),
+          name: str(),
+          ...PASSKEY_FIELDS,
+        }),
+      },
+      responses: {
+        303: redirectResponse('Signed up and in: on to consent, the app or /account'),
+        200: htmlResponse('The page again, with what went wrong'),
+        ...pageFormErrors('invalid_parameter or required naming the field'),
+        403: pageError('signup_disabled (SIGNUP is off), or invalid_csrf'),
+        409: pageError('username_taken'),
+        429: pageError('too_many_requests'),
+      },
+    },
+  },
+  consent: {
+    GET: {
+      summary: 'The consent page: which claims the app asks for',
+      tags: ['pages'],
+      query: INTERACTION,
+      responses: {
+        200: htmlResponse('The page'),
+        302: redirectResponse('To /signin when the browser has no session'),
+        400: pageError('invalid_request: no sign-in in progress with this interaction'),
+      },
+    },
+    POST: {
+      summary: 'The consent form: decision=approve|deny',
+      tags: ['pages'],
+      body: {
+        contentType: FORM,
+        schema: Joi.object({
+          interaction: str().required(),
+          csrf: str().required(),
+          decision: Joi.string().valid('approve', 'deny').required(),
+        }),
+      },
+      responses: {
+        302: redirectResponse('Back to the app with the code or tokens, or access_denied'),
+        303: redirectResponse('Back to the app, or to /signin when the session ended'),
+        200: htmlResponse('response_mode=form_post: the page that posts the answer to the app'),
+        ...pageFormErrors('invalid_parameter (decision), invalid_request (no such interaction)'),
+      },
+    },
+  },
+  account: {
+    GET: {
+      summary: 'The account page: sessions, consents, passkeys, password',
+      tags: ['account'],
+      query: Joi.object({ notice: str('What the last form did') }),
+      responses: {
+        200: htmlResponse('The page'),
+        302: redirectResponse('To /signin?next=account without a session'),
+      },
+    },
+  } as EndpointDocs,
+  withdrawConsent: accountForm('Withdraw the consent given to an app', { app_id: str().required() }),
+  addPasskey: accountForm('Add a passkey', { name: str(), ...PASSKEY_FIELDS }),
+  removePasskey: accountForm('Remove a passkey', { passkey_id: str().required() }),
+  changePassword: accountForm('Change the password', {
+    current_password: str().required(),
+    new_password: str().required(),
+    confirm_password: str().required(),
+  }),
+  endSession: accountForm('End one of the user’s sessions', { session_id: str().required() }),
+  endOtherSessions: accountForm('End every session of the user but this one', {}),
+  token: {
+    POST: {
+      summary: 'Exchange an authorization code',
+      tags: ['oidc'],
+      security: [...basicAuth, {}],
+      body: { contentType: FORM, schema: TOKEN_FORM },
+      responses: {
+        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }),
+        ...bodyErrorResponses(
+          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice); ' +
+            'all with OAuth error / error_description',
+        ),
+        400: countedErrorResponse(
+          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
+            'invalid_body (a body that cannot be read); all with OAuth error / error_description',
+        ),
+        401: countedErrorResponse('unauthenticated'),
+        429: tooManyRequestsResponse(
+          'wrong client credentials, or failed code exchanges; OAuth error temporarily_unavailable',
+        ),
+      },
+    },
+    OPTIONS: CORS_PREFLIGHT,
+  },
+  introspect: {
+    POST: {
+      summary: 'Introspect an access token of the calling app',
+      tags: ['oidc'],
+      security: basicAuth,
+      body: { contentType: FORM, schema: Joi.object({ token: str().required() }) },
+      responses: {
+        200: jsonResponse(
+          '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s',
+          INTROSPECTION,
+        ),
+        ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),
+        ...credentialErrors(', invalid_token (malformed, forged or expired)'),
+      },
+    },
+  },
+  revoke: {
+    POST: {
+      summary: 'Revoke an access token of the calling app (RFC 7009)',
+      tags: ['oidc'],
+      security: basicAuth,
+      body: {
+        contentType: FORM,
+        schema: Joi.object({
+          token: str().required(),
+          token_type_hint: str('read, not trusted: access tokens are the only kind'),
+        }),
+      },
+      responses: {
+        200: emptyResponse(
+          'Empty. Also for an unknown, malformed or expired token, and for another app’s token (which stays active)',
+        ),
+        ...bodyErrorResponses('invalid_content_type, required, invalid_request (a parameter given twice)'),
+        ...credentialErrors(),
+      },
+    },
+  },
+  userinfo: {
+    OPTIONS: CORS_PREFLIGHT,
+    ...Object.fromEntries(
+      (['GET', 'POST'] as const).map((method) => [
+        method,
+        {
+          summary: method === 'GET' ? 'Claims of the approved scopes' : 'Claims of the approved scopes (POST)',
+          tags: ['oidc'],
+          security: [{ bearer: [] }],
+          responses: {
+            200: jsonResponse('sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope', {
+              type: 'object',
+              required: ['sub'],
+              properties: { sub: { type: 'string' } },
+            }),
+            401: errorResponse('unauthenticated, invalid_token'),
+          },
+        } satisfies OperationDoc,
+      ]),
+    ),
+  } as EndpointDocs,
+  logout: {
+    GET: {
+      summary: 'End the browser session (OpenID Connect RP-Initiated Logout 1.0, the end_session_endpoint)',
+      tags: ['oidc'],
+      query: LOGOUT_PARAMETERS,
+      responses: logoutResponses,
+    },
+    POST: {
+      summary: 'End the browser session, the parameters as a form',
+      tags: ['oidc'],
+      body: { contentType: FORM, schema: LOGOUT_PARAMETERS },
+      responses: { ...logoutResponses, 400: logoutResponses[400] },
+    },
+  },
+  logoutConfirm: {
+    POST: {
+      summary: 'The confirmation page’s form: decision=logout|stay, with its CSRF token',
+      tags: ['oidc'],
+      body: {
+        contentType: FORM,
+        schema: Joi.object({
+          csrf: str().required(),
+          decision: Joi.string().valid('logout', 'stay').required(),
+          client_id: str(),
+          post_logout_redirect_uri: str(),
+          state: str(),
+        }),
+      },
+      responses: {
+        303: redirectResponse('To post_logout_redirect_uri with state, or to the signed-out page'),
+        200: htmlResponse('Signed-out (or still signed-in) page when no post_logout_redirect_uri was given'),
+        ...pageFormErrors('invalid_parameter (decision), or the /logout checks'),
+      },
+    },
+  },
+} satisfies Record<string, EndpointDocs>;

@@ -11,6 +11,7 @@ import {
   parseForm,
   requireFormContentType,
 } from './steps';
+import { identityDocs } from './openapi-document';
 
 const requireToken = (req: Request, _res: Response, next: NextFunction) =>
   next(field(req, 'token') ? undefined : errors.required('token'));
@@ -33,16 +34,21 @@ export function revokeRoute(router: Router, ctx: IdentityContext): void {
     }
     res.status(200).end();
   };
-  endpoint(router, '/revoke', {
-    POST: [
-      noStore,
-      requireFormContentType,
-      parseForm(ctx.config.BODY_LIMIT),
-      requireToken,
-      requireAuthorizationHeader,
-      refuseBlockedClient(ctx.limits),
-      authenticateApp(ctx, { allowPost: false }),
-      revoke,
-    ],
-  });
+  endpoint(
+    router,
+    '/revoke',
+    {
+      POST: [
+        noStore,
+        requireFormContentType,
+        parseForm(ctx.config.BODY_LIMIT),
+        requireToken,
+        requireAuthorizationHeader,
+        refuseBlockedClient(ctx.limits),
+        authenticateApp(ctx, { allowPost: false }),
+        revoke,
+      ],
+    },
+    identityDocs.revoke,
+  );
 }

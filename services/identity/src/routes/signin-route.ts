@@ -21,6 +21,7 @@ import {
   type SignInTarget,
 } from './signin-target';
 import { requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
 
@@ -152,9 +153,14 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     await withPassword(req, res, posted.target);
   };
 
-  endpoint(router, '/signin', {
-    GET: [cookieParser(), show],
-    POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
-  });
+  endpoint(
+    router,
+    '/signin',
+    {
+      GET: [cookieParser(), show],
+      POST: [cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+    },
+    identityDocs.signin,
+  );
   router.use('/signin', pageErrors);
 }

@@ -20,6 +20,7 @@ import {
   type SignInTarget,
 } from './signin-target';
 import { requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
 
@@ -117,9 +118,14 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
     await submitDetails(req, res, posted.target, posted.csrf);
   };
 
-  endpoint(router, '/signup', {
-    GET: [enabled, cookieParser(), show],
-    POST: [enabled, cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
-  });
+  endpoint(
+    router,
+    '/signup',
+    {
+      GET: [enabled, cookieParser(), show],
+      POST: [enabled, cookieParser(), requireFormContentType, formBody(ctx.config.BODY_LIMIT), submit],
+    },
+    identityDocs.signup,
+  );
   router.use('/signup', pageErrors);
 }

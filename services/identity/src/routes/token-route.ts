@@ -4,6 +4,7 @@ import { APP_ID } from '../domain/ids';
 import type { IdentityContext } from './context';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
+import { identityDocs } from './openapi-document';
 
 /** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -98,22 +99,27 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
       });
     sendJson(res, result);
   };
-  endpoint(router, '/token', {
-    POST: [
-      noStore,
-      requireFormContentType,
-      parseForm(ctx.config.BODY_LIMIT),
-      webOriginCors(ctx),
-      refuseBlockedClient(ctx.limits),
-      authenticateApp(ctx, { allowPost: true, allowPublic: true }),
-      checkGrantType,
-      requireFields('code', 'redirect_uri'),
-      requirePublicClientVerifier,
-      refuseBlockedCodes(ctx.limits),
-      exchange,
-    ],
-    OPTIONS: [preflight(ctx)],
-  });
+  endpoint(
+    router,
+    '/token',
+    {
+      POST: [
+        noStore,
+        requireFormContentType,
+        parseForm(ctx.config.BODY_LIMIT),
+        webOriginCors(ctx),
+        refuseBlockedClient(ctx.limits),
+        authenticateApp(ctx, { allowPost: true, allowPublic: true }),
+        checkGrantType,
+        requireFields('code', 'redirect_uri'),
+        requirePublicClientVerifier,
+        refuseBlockedCodes(ctx.limits),
+        exchange,
+      ],
+      OPTIONS: [preflight(ctx)],
+    },
+    identityDocs.token,
+  );
   router.use('/token', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
     const appError = toAppError(err, req);

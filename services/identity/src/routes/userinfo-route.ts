@@ -7,6 +7,7 @@ import type { User } from '../store/user-store';
 import type { IdentityContext } from './context';
 import { invalidToken } from './introspect-route';
 import { noStore, openCors } from './steps';
+import { identityDocs } from './openapi-document';
 
 const BEARER_INVALID = 'Bearer realm="attest", error="invalid_token", error_description="Token is invalid or expired."';
 
@@ -34,9 +35,14 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
     sendJson(res, userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
   };
   const cors = openCors('GET, POST');
-  endpoint(router, '/userinfo', {
-    GET: [cors, noStore, bearer, verify, userinfo],
-    POST: [cors, noStore, bearer, verify, userinfo],
-    OPTIONS: [cors],
-  });
+  endpoint(
+    router,
+    '/userinfo',
+    {
+      GET: [cors, noStore, bearer, verify, userinfo],
+      POST: [cors, noStore, bearer, verify, userinfo],
+      OPTIONS: [cors],
+    },
+    identityDocs.userinfo,
+  );
 }

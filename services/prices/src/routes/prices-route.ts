@@ -1,11 +1,68 @@
 import type { Request, Response, Router } from 'express';
-import { endpoint, errors, queryParam, sendJsonBody } from '@attest/common';
+import Joi from 'joi';
+import {
+  emptyResponse,
+  endpoint,
+  errorResponse,
+  errors,
+  jsonResponse,
+  queryParam,
+  sendJsonBody,
+  validate,
+  type OperationDoc,
+  type ResponseDoc,
+} from '@attest/common';
 import type { PriceService } from '../domain/prices';
 
 export interface PricesRouteOptions {
   nativeToken: string;
   cacheMaxAgeSeconds: number;
 }
+
+/** The query of both price endpoints (each parameter once, blank as missing: queryParam runs first). */
+export const pricesQuerySchema = (nativeToken: string) =>
+  Joi.object({
+    fiatCurrencies: Joi.string()
+      .required()
+      .description('Comma-separated fiat codes (ISO 4217), e.g. USD,EUR')
+      .example('USD,EUR'),
+    cryptoCurrencies: Joi.string()
+      .description(`Comma-separated token codes; defaults to ${nativeToken}`)
+      .example(`${nativeToken},USDCE`),
+  });
+
+const PRICE = {
+  type: 'object',
+  required: ['asset', 'amount', 'decimals', 'symbol'],
+  properties: {
+    asset: { type: 'string' },
+    amount: { type: 'string', pattern: '^\\d+$' },
+    decimals: { type: 'integer', minimum: 0 },
+    symbol: { type: 'string' },
+  },
+};
+const PRICES_ANSWER = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'object',
+      required: ['prices'],
+      properties: {
+        prices: {
+          type: 'object',
+          description: 'prices.<TOKEN>.<FIAT>; price = amount × 10^-decimals',
+          additionalProperties: { type: 'object', additionalProperties: PRICE },
+        },
+      },
+    },
+  },
+};
+const CACHE_HEADERS = {
+  ETag: { description: 'Send it back in If-None-Match for a 304', schema: { type: 'string' } },
+  'Last-Modified': { description: 'When the oldest-newest price was observed', schema: { type: 'string' } },
+  'Cache-Control': { description: 'public, max-age=PRICE_CACHE_MAX_AGE_SECONDS', schema: { type: 'string' } },
+};
 
 /**
  * GET /public/v1/prices/latest/<native> and GET /public/v1/miniapps/prices (SPEC 4.8, 2.6):
@@ -34,12 +91,15 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     next();
   };
 
+  const querySchema = pricesQuerySchema(native);
   const cacheControl = `public, max-age=${options.cacheMaxAgeSeconds}`;
   const latest = async (req: Request, res: Response) => {
-    const fiatParam = queryParam(req.query, 'fiatCurrencies');
-    if (!fiatParam) throw errors.required('fiatCurrencies');
-    const fiats = await prices.parseCodes(fiatParam, 'fiats', 'fiatCurrencies');
-    const cryptoParam = queryParam(req.query, 'cryptoCurrencies');
+    const query = validate(querySchema, {
+      fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
+      cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
+    });
+    const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
+    const cryptoParam = query.cryptoCurrencies;
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
     const { body, etag, lastModified, lastModifiedMs } = await prices.answer(tokens, fiats);
     res.setHeader('Cache-Control', cacheControl);
@@ -56,20 +116,56 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     sendJsonBody(res, body);
   };
 
-  endpoint(router, '/public/v1/prices/latest/:native', {
-    GET: [
-      cors,
-      (req, _res, next) =>
-        next(
-          req.params.native === native.toLowerCase()
-            ? undefined
-            : errors.notFound(
-                `Unknown token path; prices are served at /public/v1/prices/latest/${native.toLowerCase()}.`,
-              ),
-        ),
-      latest,
-    ],
-    OPTIONS: [cors],
+  const notFound = (params?: Joi.ObjectSchema): Record<number, ResponseDoc> =>
+    params ? { 404: errorResponse(`not_found: prices are at /public/v1/prices/latest/${native.toLowerCase()}`) } : {};
+  const get = (summary: string, params?: Joi.ObjectSchema): OperationDoc => ({
+    summary,
+    tags: ['prices'],
+    params,
+    query: querySchema,
+    responses: {
+      200: jsonResponse('The latest prices', PRICES_ANSWER, CACHE_HEADERS),
+      304: emptyResponse('Not modified since If-None-Match / If-Modified-Since', CACHE_HEADERS),
+      400: errorResponse(
+        'required (fiatCurrencies) or invalid_parameter (an unknown code, named; a parameter given twice)',
+      ),
+      ...notFound(params),
+      503: errorResponse('price_unavailable: no fresh price for a requested pair (stale prices are never served)'),
+    },
   });
-  endpoint(router, '/public/v1/miniapps/prices', { GET: [cors, latest], OPTIONS: [cors] });
+  const preflight: OperationDoc = {
+    summary: 'CORS preflight: any origin may GET',
+    tags: ['prices'],
+    responses: { 204: emptyResponse('Access-Control-Allow-Methods: GET, for a day') },
+  };
+  const docs = (summary: string, params?: Joi.ObjectSchema) => ({ GET: get(summary, params), OPTIONS: preflight });
+  const latestPath = Joi.object({
+    native: Joi.string().valid(native.toLowerCase()).required().description('The native token, lower case'),
+  });
+  endpoint(
+    router,
+    '/public/v1/prices/latest/:native',
+    {
+      GET: [
+        cors,
+        (req, _res, next) =>
+          next(
+            req.params.native === native.toLowerCase()
+              ? undefined
+              : errors.notFound(
+                  `Unknown token path; prices are served at /public/v1/prices/latest/${native.toLowerCase()}.`,
+                ),
+          ),
+        latest,
+      ],
+      OPTIONS: [cors],
+    },
+    docs('Latest prices of tokens in fiat currencies (no credentials; CORS open)', latestPath),
+  );
+  endpoint(
+    router,
+    '/public/v1/miniapps/prices',
+    { GET: [cors, latest], OPTIONS: [cors] },
+    docs('The same answer, at the path mini apps call'),
+  );
 }

@@ -1,11 +1,22 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import Joi from 'joi';
 import { isAddress } from 'viem';
-import { AppError, clientAddress, endpoint, errors, jsonBody, validate } from '@attest/common';
+import {
+  AppError,
+  bodyErrorResponses,
+  clientAddress,
+  endpoint,
+  errorResponse,
+  errors,
+  jsonBody,
+  jsonResponse,
+  validate,
+} from '@attest/common';
 import { representable, type ChainTokens } from '../chain/chain-tokens';
 import { toSpec, type TransactionService } from '../domain/transactions';
 import type { TransactionType } from '../store/transaction-store';
 import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
+import { apiKeyResponses } from './openapi-document';
 
 export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
   transactions: TransactionService;
@@ -21,6 +32,7 @@ const address = (name: string) =>
       isAddress(value, { strict: true }) ? value : helpers.error('address.checksum'),
     )
     .required()
+    .description('Lower case, or with a valid EIP-55 checksum')
     .messages({
       'string.pattern.base': `${name} must be an address: 0x followed by 40 hexadecimal digits`,
       'address.checksum': `${name} has mixed case but not a valid EIP-55 checksum; send it all lower case or correctly checksummed`,
@@ -31,23 +43,40 @@ export const recordTransactionSchema = Joi.object({
   app_id: Joi.string()
     .pattern(/^app_[0-9a-f]{32}$/)
     .required()
+    .description('Your app; the API key must be one of its keys')
     .messages({ 'string.pattern.base': 'app_id must be app_ followed by 32 hexadecimal digits' }),
   type: Joi.string()
     .valid('pay', 'sendTransaction')
     .required()
     .messages({ 'any.only': 'type must be pay or sendTransaction' }),
-  reference: Joi.string().trim().min(1).max(200).required(),
+  reference: Joi.string()
+    .trim()
+    .min(1)
+    .max(200)
+    .required()
+    .description('Your identifier, unique per app (the idempotency key)'),
   transaction_hash: Joi.string()
     .pattern(/^0x[0-9a-fA-F]{64}$/)
     .lowercase()
     .required()
     .messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
-  chain: Joi.string().trim().lowercase().max(50).required(),
-  token: Joi.string().trim().uppercase().max(12).required(),
+  chain: Joi.string()
+    .trim()
+    .lowercase()
+    .max(50)
+    .required()
+    .description('A chain name configured in CHAIN_TOKENS, e.g. worldchain'),
+  token: Joi.string()
+    .trim()
+    .uppercase()
+    .max(12)
+    .required()
+    .description('A token code configured for that chain, e.g. USDCE, WLD'),
   to: address('to'),
   token_amount: Joi.string()
     .pattern(/^\d{1,78}$/)
     .required()
+    .description('Integer: the amount × 10^6, whatever the token’s decimals')
     .messages({
       'string.pattern.base':
         'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
@@ -110,7 +139,43 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
       .json({ transaction_id: transaction.id, ...toSpec(transaction) });
   };
 
-  endpoint(router, '/api/v2/client/transaction', {
-    POST: [...apiKeyAuthentication(deps), requireJson, jsonBody(deps.bodyLimit), record],
-  });
+  const recorded = (description: string) =>
+    jsonResponse(description, {
+      allOf: [
+        {
+          type: 'object',
+          required: ['transaction_id'],
+          properties: { transaction_id: { type: 'string', pattern: '^0x[0-9a-f]{64}$' } },
+        },
+        { $ref: '#/components/schemas/Transaction' },
+      ],
+    });
+  endpoint(
+    router,
+    '/api/v2/client/transaction',
+    { POST: [...apiKeyAuthentication(deps), requireJson, jsonBody(deps.bodyLimit), record] },
+    {
+      POST: {
+        summary: 'Record a payment or transaction your app sent, for the chain watcher to verify',
+        description:
+          'Stored pending. It becomes mined only when a final block holds a successful transaction with a Transfer of the ' +
+          'configured token contract (or a native transfer) from `from` to `to` of exactly `token_amount`; otherwise failed, ' +
+          'with the reason in the Transaction-Status-Reason header of the lookup. Idempotent per (app_id, reference).',
+        tags: ['transactions'],
+        security: [{ apiKey: [] }],
+        body: { contentType: 'application/json', schema: recordTransactionSchema },
+        responses: {
+          201: recorded('Recorded, pending'),
+          200: recorded('The same record again: the transaction already recorded, as it is now'),
+          ...bodyErrorResponses(
+            'invalid_content_type (not application/json), required or invalid_parameter naming the field (also an unknown chain or token)',
+          ),
+          ...apiKeyResponses,
+          409: errorResponse(
+            'reference_taken: this app recorded the reference with different values; attribute names the first field that differs',
+          ),
+        },
+      },
+    },
+  );
 }

@@ -1,7 +1,9 @@
 import type { Request, Response, Router } from 'express';
-import { endpoint, errors, queryParam, sendJson } from '@attest/common';
+import Joi from 'joi';
+import { endpoint, errorResponse, errors, jsonResponse, queryParam, sendJson, validate } from '@attest/common';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
+import { apiKeyResponses } from './openapi-document';
 
 export interface TransactionRouteDeps extends ApiKeyAuthDeps {
   transactions: TransactionService;
@@ -10,19 +12,37 @@ export interface TransactionRouteDeps extends ApiKeyAuthDeps {
 /** Why a transaction failed (the chain watcher's reason), beside the SPEC 2.5 body, which stays as it is. */
 export const STATUS_REASON_HEADER = 'Transaction-Status-Reason';
 
+/** The lookup's query (each parameter once, blank as missing: queryParam runs first). */
+export const lookupQuerySchema = Joi.object({
+  app_id: Joi.string().required().description('Your app'),
+  type: Joi.string()
+    .valid(...Object.keys(TYPE_ALIASES))
+    .required()
+    .description('pay or sendTransaction (payment and transaction are accepted too)')
+    .messages({ 'any.only': 'type must be pay or sendTransaction.' }),
+});
+
+/** The lookup's path: the transaction id, any case. */
+export const lookupParamsSchema = Joi.object({
+  transaction_id: Joi.string()
+    .pattern(/^0x[0-9a-fA-F]{64}$/)
+    .required()
+    .messages({ 'string.pattern.base': 'transaction_id must be 0x followed by 64 hexadecimal digits.' }),
+});
+
 /**
  * GET /api/v2/client/transaction/{transaction_id}?app_id=…&type=pay|sendTransaction (SPEC 4.7), with the
  * app's API key: failure limits → API key → lookup. A wrong or unknown key counts against the limits.
  */
 export function transactionRoute(router: Router, deps: TransactionRouteDeps): void {
   const lookup = async (req: Request, res: Response) => {
-    const appId = queryParam(req.query, 'app_id');
-    const typeParam = queryParam(req.query, 'type');
-    if (!appId) throw errors.required('app_id');
-    if (!typeParam) throw errors.required('type');
-    const type = TYPE_ALIASES[typeParam];
-    if (!type) throw errors.invalidParameter('type', 'type must be pay or sendTransaction.');
-    const id = String(req.params.transaction_id).toLowerCase();
+    const query = validate(lookupQuerySchema, {
+      app_id: queryParam(req.query, 'app_id'),
+      type: queryParam(req.query, 'type'),
+    });
+    const appId = query.app_id;
+    const type = TYPE_ALIASES[query.type];
+    const id = validate(lookupParamsSchema, { transaction_id: req.params.transaction_id }).transaction_id.toLowerCase();
     if (!TRANSACTION_ID.test(id))
       throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
     if (verifiedKey(res).appId !== appId) throw invalidApp();
@@ -34,5 +54,36 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
     sendJson(res, toSpec(transaction));
   };
 
-  endpoint(router, '/api/v2/client/transaction/:transaction_id', { GET: [...apiKeyAuthentication(deps), lookup] });
+  endpoint(
+    router,
+    '/api/v2/client/transaction/:transaction_id',
+    { GET: [...apiKeyAuthentication(deps), lookup] },
+    {
+      GET: {
+        summary: 'Current status of a payment or transaction of your app',
+        tags: ['transactions'],
+        security: [{ apiKey: [] }],
+        params: lookupParamsSchema,
+        query: lookupQuerySchema,
+        responses: {
+          200: jsonResponse(
+            'The transaction',
+            { $ref: '#/components/schemas/Transaction' },
+            {
+              [STATUS_REASON_HEADER]: {
+                description:
+                  'Only on a failed transaction the chain watcher failed: reverted, wrong_token, wrong_recipient, wrong_sender, wrong_amount, unknown_token or dropped',
+                schema: { type: 'string' },
+              },
+            },
+          ),
+          400: errorResponse(
+            'required (app_id, type) or invalid_parameter (type, transaction_id, also malformed percent-encoding, or a parameter given twice)',
+          ),
+          ...apiKeyResponses,
+          404: errorResponse('not_found: no such transaction for this app and type'),
+        },
+      },
+    },
+  );
 }
