@@ -1,3 +1,4 @@
+import childProcess from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +47,42 @@ describe('one embedded Postgres shared by the services of one process', () => {
     expect((await again.query<{ v: string }>('SELECT v FROM t ORDER BY v')).map((r) => r.v)).toEqual(['a', 'a2']);
     await again.close();
   }, 60000);
+});
+
+describe('a new embedded data directory', () => {
+  it('is created by a child process beside it and moved into place; a later start opens it in process', async () => {
+    const dir = path.join(tmp(), 'pg');
+    // a start interrupted earlier left a half-made directory behind: it is thrown away
+    fs.mkdirSync(`${dir}.initializing`);
+    fs.writeFileSync(path.join(`${dir}.initializing`, 'PG_VERSION'), 'half-made');
+    const spawned = jest.spyOn(childProcess, 'spawn');
+    try {
+      const first = await createDatabase({
+        schema: 'svc_a',
+        logger: testLogger,
+        shared: new SharedEmbeddedPostgres(dir),
+      });
+      expect(spawned).toHaveBeenCalledTimes(1);
+      expect(spawned.mock.calls[0][0]).toBe(process.execPath);
+      expect(spawned.mock.calls[0][1]).toEqual(expect.arrayContaining([`${dir}.initializing`]));
+      expect(fs.existsSync(`${dir}.initializing`)).toBe(false);
+      expect(fs.readFileSync(path.join(dir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+      await first.query('CREATE TABLE kept (v text)');
+      await first.query("INSERT INTO kept VALUES ('x')");
+      await first.close();
+
+      const second = await createDatabase({
+        schema: 'svc_a',
+        logger: testLogger,
+        shared: new SharedEmbeddedPostgres(dir),
+      });
+      expect(spawned).toHaveBeenCalledTimes(1);
+      expect(await second.query<{ v: string }>('SELECT v FROM kept')).toEqual([{ v: 'x' }]);
+      await second.close();
+    } finally {
+      spawned.mockRestore();
+    }
+  });
 });
 
 describe('embeddedLayout', () => {

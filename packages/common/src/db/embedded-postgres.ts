@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Pool } from 'pg';
@@ -12,9 +14,57 @@ export interface EmbeddedPostgres {
 // local data needs far less (one PGlite measured here: ~730 MB resident by default, ~440 MB with 16MB).
 const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
 
-/** Real Postgres (PGlite, WebAssembly) behind a loopback socket so plain `pg` code talks to it. */
+/** Creates a data directory in a process of its own, which exits when done (see startEmbeddedPostgres). */
+const INITIALIZE = `
+const [entry, dir, params] = process.argv.slice(1);
+require(entry).PGlite.create(dir, { startParams: JSON.parse(params) })
+  .then((db) => db.close())
+  .then(() => process.exit(0), (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });
+`;
+
+/** Whether dataDir already holds a Postgres data directory (initdb writes PG_VERSION first). */
+const isInitializedDataDir = (dataDir: string) => fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+
+async function runInitdb(dir: string): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    ['-e', INITIALIZE, require.resolve('@electric-sql/pglite'), dir, JSON.stringify(START_PARAMS)],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`could not create the embedded database in ${dir}: ${stderr.trim()}`);
+}
+
+/**
+ * Creates the data directory beside dataDir and moves it into place when complete, so a start
+ * interrupted half-way leaves no half-made database behind (the next start begins again).
+ */
+async function initializeDataDir(dataDir: string): Promise<void> {
+  if (fs.readdirSync(dataDir).length > 0) return runInitdb(dataDir);
+  const staging = `${dataDir}.initializing`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.mkdirSync(staging, { mode: 0o700 });
+  await runInitdb(staging);
+  fs.rmdirSync(dataDir);
+  fs.renameSync(staging, dataDir);
+}
+
+/**
+ * Real Postgres (PGlite, WebAssembly) behind a loopback socket so plain `pg` code talks to it.
+ * A new data directory is created (initdb) in a short-lived child process: initdb grows PGlite's
+ * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
+ * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
+ */
 export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
-  if (dataDir) fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (dataDir) {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (!isInitializedDataDir(dataDir)) await initializeDataDir(dataDir);
+  }
   const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
   await server.start();
