@@ -99,7 +99,26 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       $ref: '#/components/schemas/NewApp',
     });
     const rotate = doc.paths['/admin/apps/{id}/rotate-secret'].post;
-    expect(Object.keys(rotate.responses).sort()).toEqual(['200', '401', '404', '409', '500', '503']);
+    // a POST that needs no body still reads one sent as JSON: invalid_body, 413, 415
+    expect(Object.keys(rotate.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
+    const bad = await request(h.adminApp)
+      .post('/admin/keys/rotate')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .type('json')
+      .send('{"oops"');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_body' });
+    expect(Object.keys(doc.paths['/admin/keys'].get.responses).sort()).toEqual(['200', '401', '500', '503']);
     const list = doc.paths['/admin/users'].get;
     expect(list.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual([
       'query limit',

@@ -37,20 +37,23 @@ export type AdminOperationDoc = Omit<OperationDoc, 'security'>;
 
 /**
  * Documents a route of the admin API (mounted under /admin, behind the admin token): the operation gets
- * the `adminToken` security requirement and its 401, and an operation that reads a body the errors of
- * reading one (its own 400 description first).
+ * the `adminToken` security requirement and its 401, and a POST or PATCH the errors of reading a body
+ * (its own 400 description first): the admin API reads a JSON body sent with any of them, even one
+ * whose operation needs none.
  */
 export function documentAdminRoute(router: object, method: Method, path: string, doc: AdminOperationDoc): void {
   const { 400: badRequest, ...responses } = doc.responses;
+  const readsBody = doc.body !== undefined || method === 'POST' || method === 'PATCH';
+  const bodyErrors = () =>
+    bodyErrorResponses(
+      badRequest?.description ??
+        (doc.body ? 'invalid_parameter' : 'This operation needs no body, but a JSON body sent is read'),
+    );
   documentRoute(router, method, path, {
     ...doc,
     security: [{ adminToken: [] }],
     responses: {
-      ...(doc.body
-        ? bodyErrorResponses(badRequest?.description ?? 'invalid_parameter')
-        : badRequest
-          ? { 400: badRequest }
-          : {}),
+      ...(readsBody ? bodyErrors() : badRequest ? { 400: badRequest } : {}),
       401: adminUnauthenticatedResponse,
       ...responses,
     },
