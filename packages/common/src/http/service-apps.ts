@@ -41,7 +41,6 @@ export interface ServiceAppsOptions {
   metrics?(registry: Registry): void;
 }
 
-/** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 /**
  * A request that carries no JSON body (none at all, or another content type) reads as `{}`, so the
  * route's validation answers 400 naming the first required field instead of failing on `undefined`.
@@ -51,6 +50,7 @@ const emptyBodyAsObject: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
   const metrics = createHttpMetrics(options.service ?? 'attest');
   options.metrics?.(metrics.registry);

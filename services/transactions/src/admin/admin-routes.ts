@@ -17,15 +17,15 @@ import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
 import type { TransactionStatus } from '../store/transaction-store';
 import { transactionsSchemas } from './admin-document';
 
-/** An app id in a path, a query or a body (the webhook routes use it too). */
-export const APP_ID = Joi.string()
+/** An app id in a path, a query or a body. */
+const APP_ID = Joi.string()
   .pattern(/^app_[0-9a-f]{32}$/)
   .messages({ 'string.pattern.base': '{{#label}} must be app_ followed by 32 hexadecimal digits' });
 const ADDRESS = Joi.string()
   .pattern(/^0x[0-9a-fA-F]{40}$/)
   .messages({ 'string.pattern.base': '{{#label}} must be an address: 0x followed by 40 hexadecimal digits' });
 
-/** The `{app_id}` of /apps/{app_id}/… paths, so an error names app_id. */
+/** The `{app_id}` of /apps/{app_id}/… paths (the webhook routes' too), so an error names app_id. */
 export const appIdParams = Joi.object({ app_id: APP_ID.required() });
 
 export const createApiKeySchema = Joi.object({ name: Joi.string().trim().max(200).allow(null) });
