@@ -1,7 +1,16 @@
 import { Router } from 'express';
 import Joi from 'joi';
 import request from 'supertest';
-import { createServiceApps, documentRoute, endpoint, errorResponse, excludedFromApi, jsonResponse } from '../src';
+import {
+  createServiceApps,
+  documentAdminRoute,
+  documentRoute,
+  endpoint,
+  errorResponse,
+  excludedFromApi,
+  jsonResponse,
+  validate,
+} from '../src';
 import { testLogger, undocumentedRoutes } from './support';
 
 const BODY = Joi.object({ name: Joi.string().max(10).required().description('What to call it') });
@@ -36,6 +45,15 @@ function build(extra?: (router: Router) => void) {
     adminRoutes(router) {
       documentRoute(router, 'GET', '/documented', { summary: 'Documented by hand', responses: {} });
       router.get('/documented', (_req, res) => void res.json({}));
+      documentAdminRoute(router, 'POST', '/named', {
+        summary: 'Name something',
+        body: { contentType: 'application/json', schema: BODY },
+        responses: {
+          201: jsonResponse('Named', BODY),
+          400: errorResponse('required or invalid_parameter naming the field'),
+        },
+      });
+      router.post('/named', (req, res) => void res.status(201).json(validate(BODY, req.body)));
     },
   });
 }
@@ -112,4 +130,31 @@ it('serves Swagger UI at /docs from its own files, under a CSP that allows only 
   expect(admin.body.paths).toHaveProperty(['/admin/documented', 'get']);
   expect(admin.body.paths).toHaveProperty(['/metrics', 'get']);
   expect((await request(adminApp).get('/docs')).status).toBe(200);
+});
+
+it('documents admin operations behind the adminToken bearer scheme, and reads a missing admin body as {}', async () => {
+  const { adminApp } = build();
+  const doc = (await request(adminApp).get('/openapi.json').expect(200)).body;
+  expect(doc.components.securitySchemes).toEqual({
+    adminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+  });
+  const named = doc.paths['/admin/named'].post;
+  expect(named.security).toEqual([{ adminToken: [] }]);
+  expect(Object.keys(named.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+  expect(named.responses['400'].description).toMatch(/^required or invalid_parameter naming the field; invalid_body/);
+  expect(named.responses['401'].headers).toHaveProperty('WWW-Authenticate');
+  expect(doc.paths['/metrics'].get.security).toBeUndefined();
+  const admin = () =>
+    request(adminApp)
+      .post('/admin/named')
+      .set('Authorization', `Bearer ${'a'.repeat(40)}`);
+  expect((await admin().send({ name: 'x' })).status).toBe(201);
+  // no body, or one that is not JSON: the validation names the missing field
+  for (const res of [await admin(), await admin().type('text').send('name=x')]) {
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'name' });
+  }
+  const unauthenticated = await request(adminApp).post('/admin/named').send({ name: 'x' });
+  expect(unauthenticated.status).toBe(401);
+  expect(unauthenticated.headers['www-authenticate']).toBe('Bearer realm="admin"');
 });

@@ -1,5 +1,6 @@
 import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
 import { identityAdminRoutes } from './admin/admin-routes';
+import { identityAdminApi } from './admin/admin-document';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
 import { passkeyAccounts } from './domain/accounts';
@@ -145,6 +146,7 @@ export async function buildApp(
     trustProxy: deps.config.TRUST_PROXY,
     bodyLimit: deps.config.BODY_LIMIT,
     publicApi: identityApi(deps.config.issuer),
+    adminApi: identityAdminApi(),
     publicRoutes(router) {
       discoveryRoute(router, ctx);
       jwksRoute(router, ctx);

@@ -158,6 +158,25 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(res.body).toMatchObject({ code, attribute });
     });
 
+    it('answers a POST or PATCH without a JSON body with 400 naming the first required field, not 500', async () => {
+      const a = await createApp(h);
+      const apps = async () => (await h.storage.db.query('SELECT id FROM apps')).length;
+      const before = await apps();
+      // no body and no Content-Type, then a body of another type: neither is read as JSON
+      for (const res of [
+        await admin('post', '/admin/apps'),
+        await admin('post', '/admin/apps').set('Content-Type', 'text/plain').send('name=x'),
+      ]) {
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'name' });
+      }
+      expect(await apps()).toBe(before);
+      expect((await admin('post', '/admin/users')).body).toMatchObject({ code: 'required', attribute: 'username' });
+      const patch = await admin('patch', `/admin/apps/${a.app_id}`);
+      expect(patch.status).toBe(400);
+      expect(patch.body).toMatchObject({ code: 'invalid_parameter', attribute: 'body' });
+    });
+
     it('disables and enables an app, rotates its secret, each audited with the operator', async () => {
       const a = await createApp(h);
       expect((await admin('post', `/admin/apps/${a.app_id}/disable`).expect(200)).body).toMatchObject({

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { expectDocumentMatchesRoutes, undocumentedRoutes } from '@attest/testing';
-import { identityHarness } from './support';
+import { ADMIN_TOKEN, identityHarness } from './support';
 
 it('identity serves an OpenAPI document whose paths are its routes', async () => {
   const h = await identityHarness();
@@ -45,6 +45,91 @@ it('identity serves an OpenAPI document whose paths are its routes', async () =>
       '503',
     ]);
     expect(doc.paths['/token'].post.responses['429'].headers).toHaveProperty('Retry-After');
+  } finally {
+    await h.close();
+  }
+});
+
+it('identity serves its admin API as an OpenAPI document on the admin port, every /admin route in it', async () => {
+  const h = await identityHarness();
+  try {
+    await expectDocumentMatchesRoutes(h.adminApp, [
+      '/admin/apps',
+      '/admin/apps/{id}',
+      '/admin/apps/{id}/rotate-secret',
+      '/admin/apps/{id}/disable',
+      '/admin/apps/{id}/enable',
+      '/admin/users',
+      '/admin/users/{id}',
+      '/admin/users/{id}/disable',
+      '/admin/users/{id}/enable',
+      '/admin/users/{id}/reset-password',
+      '/admin/users/{id}/consents/{appId}',
+      '/admin/users/{id}/sessions',
+      '/admin/users/{id}/sessions/{sessionId}',
+      '/admin/keys',
+      '/admin/keys/rotate',
+      '/admin/audit',
+      '/admin/admin-tokens',
+      '/admin/admin-tokens/{name}',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+    ]);
+    expect(undocumentedRoutes(h.adminApp)).toEqual([]);
+    // the document is readable without the admin token
+    const res = await request(h.adminApp).get('/openapi.json').expect(200);
+    const doc = res.body;
+    expect(doc.info.title).toBe('Attest identity admin API');
+    expect(doc.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const create = doc.paths['/admin/apps'].post;
+    expect(create.security).toEqual([{ adminToken: [] }]);
+    // the joi object the route validates with, converted
+    const body = create.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['name', 'redirect_uris']);
+    expect(body.properties.token_endpoint_auth_method).toMatchObject({
+      enum: ['client_secret_basic', 'none'],
+      default: 'client_secret_basic',
+    });
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(create.responses['401'].headers).toHaveProperty('WWW-Authenticate');
+    expect(create.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/NewApp',
+    });
+    const rotate = doc.paths['/admin/apps/{id}/rotate-secret'].post;
+    // a POST that needs no body still reads one sent as JSON: invalid_body, 413, 415
+    expect(Object.keys(rotate.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
+    const bad = await request(h.adminApp)
+      .post('/admin/keys/rotate')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .type('json')
+      .send('{"oops"');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_body' });
+    expect(Object.keys(doc.paths['/admin/keys'].get.responses).sort()).toEqual(['200', '401', '500', '503']);
+    const list = doc.paths['/admin/users'].get;
+    expect(list.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual([
+      'query limit',
+      'query cursor',
+      'query username',
+    ]);
+    // health, metrics and the document itself need no token
+    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json'])
+      expect({ path, security: doc.paths[path].get.security }).toEqual({ path, security: undefined });
+    // an admin answer is held to the document too: the token works, the body matches App
+    await request(h.adminApp).get('/admin/apps').set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(200);
   } finally {
     await h.close();
   }

@@ -7,7 +7,7 @@ import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
 import { httpFeed } from './feeds/http-feed';
 import { seedFeed } from './feeds/seed-feed';
-import { pricesApi } from './routes/openapi-document';
+import { pricesAdminApi, pricesApi } from './routes/openapi-document';
 import { pricesRoute } from './routes/prices-route';
 import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
@@ -75,6 +75,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicApi: pricesApi(config.PRICES_URL),
+    adminApi: pricesAdminApi(),
     publicRoutes: (router) => {
       pricesRoute(router, prices, {
         nativeToken: config.NATIVE_TOKEN,

@@ -63,4 +63,18 @@ describe('prices admin API and audit trail', () => {
       401,
     );
   });
+
+  it('answers a POST without a JSON body with 400 naming the first required field, storing nothing', async () => {
+    const rows = async () => (await h.storage.db.query("SELECT 1 FROM quotes WHERE source = 'manual'")).length;
+    const before = await rows();
+    for (const res of [
+      await h.admin('post', '/prices'),
+      await h.admin('post', '/prices').type('text').send('token=WLD'),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'token' });
+    }
+    expect((await h.admin('post', '/fx')).body).toMatchObject({ code: 'required', attribute: 'fiat' });
+    expect(await rows()).toBe(before);
+  });
 });

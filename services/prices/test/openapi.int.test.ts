@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { expectDocumentMatchesRoutes, undocumentedRoutes } from '@attest/testing';
-import { pricesHarness } from './support';
+import { ADMIN_TOKEN, pricesHarness } from './support';
 
 it('prices serves an OpenAPI document whose paths are its routes', async () => {
   const h = await pricesHarness();
@@ -29,6 +29,57 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
       expect.objectContaining({ name: 'cryptoCurrencies', in: 'query', required: false }),
     ]);
     expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '500', '503']);
+  } finally {
+    await h.close();
+  }
+});
+
+it('prices serves its admin API as an OpenAPI document on the admin port, every /admin route in it', async () => {
+  const h = await pricesHarness();
+  try {
+    await expectDocumentMatchesRoutes(h.adminApp, [
+      '/admin/prices',
+      '/admin/fx',
+      '/admin/prices/{token}/{fiat}/history',
+      '/admin/feeds',
+      '/admin/feeds/run',
+      '/admin/audit',
+      '/admin/admin-tokens',
+      '/admin/admin-tokens/{name}',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+    ]);
+    expect(undocumentedRoutes(h.adminApp)).toEqual([]);
+    const doc = (await request(h.adminApp).get('/openapi.json').expect(200)).body;
+    expect(doc.info.title).toBe('Attest prices admin API');
+    expect(doc.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const set = doc.paths['/admin/prices'].post;
+    expect(set.security).toEqual([{ adminToken: [] }]);
+    const body = set.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['token', 'fiat', 'amount']);
+    expect(body.properties.amount.pattern).toBe('^\\d{1,40}(\\.\\d{1,36})?$');
+    expect(Object.keys(set.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    const audit = doc.paths['/admin/audit'].get;
+    expect(audit.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'cursor', 'since', 'type']);
+    expect(Object.keys(audit.responses).sort()).toEqual(['200', '400', '401', '500', '503']);
+    const tokens = doc.paths['/admin/admin-tokens'].post;
+    expect(Object.keys(tokens.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '500', '503']);
+    expect(Object.keys(doc.paths['/admin/admin-tokens/{name}'].delete.responses).sort()).toEqual([
+      '204',
+      '401',
+      '404',
+      '500',
+      '503',
+    ]);
+    // a history answer is held to its schema
+    const history = await request(h.adminApp)
+      .get('/admin/prices/wld/usd/history')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .expect(200);
+    expect(Array.isArray(history.body)).toBe(true);
   } finally {
     await h.close();
   }

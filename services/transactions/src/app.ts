@@ -6,6 +6,7 @@ import {
   type ServiceDeps,
 } from '@attest/common';
 import { transactionsAdminRoutes } from './admin/admin-routes';
+import { transactionsAdminApi } from './admin/admin-document';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes';
 import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';
@@ -52,6 +53,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     trustProxy: config.TRUST_PROXY,
     bodyLimit: config.BODY_LIMIT,
     publicApi: transactionsApi(config.API_URL),
+    adminApi: transactionsAdminApi(),
     publicRoutes: (router) => {
       transactionRoute(router, { apiKeys, transactions, failures });
       recordTransactionRoute(router, {

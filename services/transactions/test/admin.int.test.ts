@@ -155,6 +155,39 @@ describe('transactions admin API and audit trail', () => {
     expect(JSON.stringify(await auditOf('api_key.created'))).not.toContain(created.body.api_key);
   });
 
+  it('refuses an API key for a malformed app_id with 400 invalid_parameter naming app_id, storing nothing', async () => {
+    const keys = async () => (await h.storage.db.query('SELECT id FROM api_keys')).length;
+    const before = await keys();
+    for (const appId of ['nope', 'app_123', `app_${'A'.repeat(32)}`]) {
+      const res = await h.admin('post', `/apps/${appId}/api-keys`).send({ name: 'ci' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        code: 'invalid_parameter',
+        detail: 'app_id must be app_ followed by 32 hexadecimal digits',
+        attribute: 'app_id',
+      });
+    }
+    expect(await keys()).toBe(before);
+    expect(await auditOf('api_key.created', undefined)).not.toContainEqual(
+      expect.objectContaining({ detail: expect.objectContaining({ app_id: 'nope' }) }),
+    );
+  });
+
+  it('answers an admin POST without a JSON body with 400 naming the first required field, not 500', async () => {
+    const none = await h.admin('post', '/transactions');
+    expect(none.status).toBe(400);
+    expect(none.body).toEqual({ code: 'required', detail: 'This attribute is required.', attribute: 'app_id' });
+    const t = await recordTransaction(h, newAppId());
+    const status = await h.admin('post', `/transactions/${t.transaction_id}/status`).type('text').send('mined');
+    expect(status.status).toBe(400);
+    expect(status.body).toMatchObject({ code: 'required', attribute: 'status' });
+    const shown = await h.admin('get', `/transactions/${t.transaction_id}`).expect(200);
+    expect(shown.body.transaction_status).toBe('pending');
+    // a key without a body is a key without a name
+    const key = await h.admin('post', `/apps/${newAppId()}/api-keys`).expect(201);
+    expect(key.body).toMatchObject({ name: null, revoked_at: null });
+  });
+
   it('serves the audit with the admin token only, and purges by AUDIT_RETENTION_DAYS', async () => {
     await apiKeyFor(h, newAppId());
     expect(

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { expectDocumentMatchesRoutes, undocumentedRoutes } from '@attest/testing';
-import { transactionsHarness } from './support';
+import { ADMIN_TOKEN, transactionsHarness } from './support';
 
 it('transactions serves an OpenAPI document whose paths are its routes', async () => {
   const h = await transactionsHarness();
@@ -46,6 +46,74 @@ it('transactions serves an OpenAPI document whose paths are its routes', async (
       '503',
     ]);
     expect(record.responses['401'].headers).toHaveProperty('RateLimit');
+  } finally {
+    await h.close();
+  }
+});
+
+it('transactions serves its admin API as an OpenAPI document on the admin port, every /admin route in it', async () => {
+  const h = await transactionsHarness();
+  try {
+    await expectDocumentMatchesRoutes(h.adminApp, [
+      '/admin/apps/{app_id}/api-keys',
+      '/admin/api-keys/{key_id}/revoke',
+      '/admin/transactions',
+      '/admin/transactions/{id}',
+      '/admin/transactions/{id}/status',
+      '/admin/apps/{app_id}/webhooks',
+      '/admin/apps/{app_id}/webhooks/replay',
+      '/admin/webhooks/{webhook_id}',
+      '/admin/webhooks/{webhook_id}/rotate-secret',
+      '/admin/webhooks/{webhook_id}/deliveries',
+      '/admin/webhook-deliveries/{delivery_id}/redeliver',
+      '/admin/audit',
+      '/admin/admin-tokens',
+      '/admin/admin-tokens/{name}',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+    ]);
+    expect(undocumentedRoutes(h.adminApp)).toEqual([]);
+    const doc = (await request(h.adminApp).get('/openapi.json').expect(200)).body;
+    expect(doc.components.securitySchemes).toEqual({
+      adminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    const createKey = doc.paths['/admin/apps/{app_id}/api-keys'].post;
+    expect(createKey.security).toEqual([{ adminToken: [] }]);
+    // app_id as the route validates it, and a body that may be left out
+    expect(createKey.parameters).toEqual([
+      { name: 'app_id', in: 'path', required: true, schema: { type: 'string', pattern: '^app_[0-9a-f]{32}$' } },
+    ]);
+    expect(createKey.requestBody.required).toBe(false);
+    expect(Object.keys(createKey.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    const record = doc.paths['/admin/transactions'].post;
+    const body = record.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['app_id', 'type', 'reference', 'from', 'to', 'chain', 'token', 'token_amount']);
+    expect(body.properties.status).toMatchObject({ enum: ['pending', 'mined', 'failed'], default: 'pending' });
+    expect(Object.keys(record.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '500', '503']);
+    const setStatus = doc.paths['/admin/transactions/{id}/status'].post;
+    expect(Object.keys(setStatus.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
+    const deliveries = doc.paths['/admin/webhooks/{webhook_id}/deliveries'].get;
+    expect(deliveries.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual([
+      'path webhook_id',
+      'query limit',
+    ]);
+    // a 401 from an admin route matches its document too
+    const denied = await request(h.adminApp).get('/admin/transactions').expect(401);
+    expect(denied.headers['www-authenticate']).toBe('Bearer realm="admin"');
+    await request(h.adminApp).get('/admin/audit').set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(200);
   } finally {
     await h.close();
   }

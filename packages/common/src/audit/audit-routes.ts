@@ -3,6 +3,15 @@ import Joi from 'joi';
 import type { Db } from '../db';
 import { errors } from '../errors';
 import { operatorName } from '../http/admin-auth';
+import {
+  adminNotFoundResponse,
+  adminValidationResponse,
+  DATE_TIME,
+  documentAdminRoute,
+  NULLABLE_DATE_TIME,
+} from '../http/admin-docs';
+import type { JsonSchema } from '../http/api-registry';
+import { emptyResponse, errorResponse, jsonResponse } from '../http/openapi';
 import { validate } from '../validation';
 import {
   adminTokenHash,
@@ -38,7 +47,7 @@ export const pageQuery = {
   cursor: Joi.string().max(500),
 };
 
-const auditQuery = Joi.object({
+export const auditQuery = Joi.object({
   ...pageQuery,
   cursor: Joi.string()
     .pattern(/^\d{1,19}$/)
@@ -65,7 +74,7 @@ export const auditEventJson = (e: StoredAuditEvent) => ({
   detail: e.detail,
 });
 
-const createTokenSchema = Joi.object({
+export const createTokenSchema = Joi.object({
   name: Joi.string()
     .pattern(OPERATOR_NAME)
     .required()
@@ -75,6 +84,32 @@ const createTokenSchema = Joi.object({
   }),
 });
 
+const AUDIT_EVENT: JsonSchema = {
+  type: 'object',
+  required: ['id', 'at', 'type', 'actor', 'subject', 'request_id', 'client_address', 'detail'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^\\d+$', description: 'Increasing; the cursor of the next page is one' },
+    at: DATE_TIME,
+    type: { type: 'string', description: '<noun>.<past-tense verb>, such as user.disabled' },
+    actor: {
+      type: 'object',
+      required: ['type', 'id'],
+      additionalProperties: false,
+      properties: {
+        type: { enum: ['operator', 'user', 'system', 'anonymous'] },
+        id: { type: ['string', 'null'], description: 'The operator (admin token name), user id or worker' },
+      },
+    },
+    subject: { type: ['string', 'null'], description: 'What it happened to: an app id, a user id, a key id…' },
+    request_id: { type: ['string', 'null'], description: 'The X-Request-Id of the request that did it' },
+    client_address: { type: ['string', 'null'] },
+    detail: { type: 'object', description: 'Facts that help a reader; never a secret' },
+  },
+};
+
+const ADMIN_TOKEN_NAME: JsonSchema = { type: 'string', pattern: OPERATOR_NAME.source };
+
 /**
  * GET /audit (newest first, paged), and the named admin tokens: POST/GET /admin-tokens,
  * DELETE /admin-tokens/{name}. Mounted on every service's admin API.
@@ -83,6 +118,26 @@ export function auditAdminRoutes(
   router: Router,
   deps: { audit: AuditLog; db: Db; environmentOperators: string[] },
 ): void {
+  documentAdminRoute(router, 'GET', '/audit', {
+    summary: 'The audit trail, newest first (paged)',
+    description:
+      'Who changed what and when: operators through this API, people on the sign-in pages, workers. ' +
+      'Pass next_cursor back as cursor for the next page, until it is null.',
+    tags: ['audit'],
+    query: auditQuery,
+    responses: {
+      200: jsonResponse('A page of events', {
+        type: 'object',
+        required: ['events', 'next_cursor'],
+        additionalProperties: false,
+        properties: {
+          events: { type: 'array', items: AUDIT_EVENT },
+          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
+        },
+      }),
+      400: adminValidationResponse('limit, cursor, since or type'),
+    },
+  });
   router.get('/audit', async (req, res) => {
     const q = validate(auditQuery, req.query);
     const events = await deps.audit.list({
@@ -102,6 +157,28 @@ export function auditAdminRoutes(
   // "admin" stays reserved for ADMIN_TOKEN even where it is not set
   const configuredNames = new Set([DEFAULT_OPERATOR, ...deps.environmentOperators]);
 
+  documentAdminRoute(router, 'POST', '/admin-tokens', {
+    summary: 'Create a named admin token',
+    description:
+      'Stored as a SHA-256 hash only; the token is in this answer and nowhere else. Leave token out to ' +
+      'have one made.',
+    tags: ['admin tokens'],
+    body: { contentType: 'application/json', schema: createTokenSchema },
+    responses: {
+      201: jsonResponse('The token, shown once', {
+        type: 'object',
+        required: ['name', 'token', 'created_by'],
+        additionalProperties: false,
+        properties: {
+          name: ADMIN_TOKEN_NAME,
+          token: { type: 'string', pattern: STORED_ADMIN_TOKEN.source },
+          created_by: { type: 'string', description: 'The operator who made it' },
+        },
+      }),
+      400: adminValidationResponse('name or token'),
+      409: errorResponse('name_taken: a token of the environment or a stored token has this name (or this token)'),
+    },
+  });
   router.post('/admin-tokens', async (req, res) => {
     const body = validate(createTokenSchema, req.body ?? {});
     if (configuredNames.has(body.name))
@@ -113,6 +190,33 @@ export function auditAdminRoutes(
     res.status(201).json({ name: body.name, token, created_by: operatorName(res) });
   });
 
+  documentAdminRoute(router, 'GET', '/admin-tokens', {
+    summary: 'The admin tokens: names and where they come from (never the tokens)',
+    tags: ['admin tokens'],
+    responses: {
+      200: jsonResponse('The environment’s tokens, then the stored ones by name', {
+        type: 'object',
+        required: ['tokens'],
+        additionalProperties: false,
+        properties: {
+          tokens: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['name', 'source', 'created_at', 'created_by'],
+              additionalProperties: false,
+              properties: {
+                name: ADMIN_TOKEN_NAME,
+                source: { enum: ['environment', 'stored'] },
+                created_at: { ...NULLABLE_DATE_TIME, description: 'null for a token of the environment' },
+                created_by: { type: ['string', 'null'] },
+              },
+            },
+          },
+        },
+      }),
+    },
+  });
   router.get('/admin-tokens', async (_req, res) => {
     const stored = await tokens.list();
     res.json({
@@ -133,6 +237,15 @@ export function auditAdminRoutes(
     });
   });
 
+  documentAdminRoute(router, 'DELETE', '/admin-tokens/:name', {
+    summary: 'Revoke a stored admin token',
+    description: 'It stops working at once on every replica. Tokens of the environment are changed there.',
+    tags: ['admin tokens'],
+    responses: {
+      204: emptyResponse('Revoked'),
+      404: adminNotFoundResponse('no stored admin token with this name (attribute name)'),
+    },
+  });
   router.delete('/admin-tokens/:name', async (req, res) => {
     if (!(await tokens.remove(req.params.name))) throw errors.notFound('No stored admin token with this name.', 'name');
     await deps.audit.record({ type: 'admin_token.revoked', actor: operatorActor(req, res), subject: req.params.name });

@@ -8,5 +8,6 @@ export * from './request-context';
 export * from './service-apps';
 export * from './metrics';
 export * from './openapi';
+export * from './admin-docs';
 export * from './request-errors';
 export * from './send';

@@ -1,4 +1,4 @@
-import { Router, type Express } from 'express';
+import { Router, type Express, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import { adminTokenStore } from '../audit/admin-tokens';
 import type { AuditLog } from '../audit/audit-log';
@@ -6,6 +6,7 @@ import { auditAdminRoutes } from '../audit/audit-routes';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
 import { environmentTokens, requireAdminToken } from './admin-auth';
+import { ADMIN_TOKEN_SCHEME } from './admin-docs';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
 import { ApiRegistry, attachApiRegistry, type ApiInfo } from './api-registry';
 import { healthRoutes, type Readiness } from './health';
@@ -27,7 +28,10 @@ export interface ServiceAppsOptions {
   bodyLimit: string;
   /** The public API's OpenAPI document (built from the routes' docs), served at /openapi.json and /docs. */
   publicApi?: ApiInfo;
-  /** The admin API's document, on the admin port (no token needed to read it: it holds no secrets). */
+  /**
+   * The admin API's document, on the admin port (no token needed to read it: it holds no secrets); the
+   * `adminToken` security scheme is added to its components.
+   */
   adminApi?: ApiInfo;
   /** Mounts the public routes (SPEC endpoints, pages). */
   publicRoutes(router: Router): void;
@@ -36,6 +40,15 @@ export interface ServiceAppsOptions {
   /** Adds the service's own metrics (workers' counters) to the registry /metrics serves. */
   metrics?(registry: Registry): void;
 }
+
+/**
+ * A request that carries no JSON body (none at all, or another content type) reads as `{}`, so the
+ * route's validation answers 400 naming the first required field instead of failing on `undefined`.
+ */
+const emptyBodyAsObject: RequestHandler = (req, _res, next) => {
+  req.body ??= {};
+  next();
+};
 
 /** The public app (health + SPEC routes) and the admin app (token-checked API, health, /metrics). */
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
@@ -74,13 +87,21 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   adminRouter.use(
     requireAdminToken({ adminToken: options.adminToken, adminTokens: options.adminTokens, stored }),
     jsonBody(options.bodyLimit),
+    emptyBodyAsObject,
   );
   options.adminRoutes(adminRouter);
   if (options.audit) {
     const environmentOperators = environmentTokens(options).map((t) => t.name);
     auditAdminRoutes(adminRouter, { audit: options.audit.log, db: options.audit.db, environmentOperators });
   }
-  openApiRoutes(adminApp, adminHealth, adminRegistry, options.adminApi ?? fallback('admin API'));
+  const adminApi = options.adminApi ?? fallback('admin API');
+  openApiRoutes(adminApp, adminHealth, adminRegistry, {
+    ...adminApi,
+    components: {
+      ...adminApi.components,
+      securitySchemes: { adminToken: ADMIN_TOKEN_SCHEME, ...adminApi.components?.securitySchemes },
+    },
+  });
   adminApp.use('/admin', adminRouter);
   finishHttpApp(adminApp, options.logger);
   return { publicApp, adminApp };

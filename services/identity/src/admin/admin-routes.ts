@@ -1,8 +1,17 @@
 import type { Router } from 'express';
-import { errors, operatorActor } from '@attest/common';
+import Joi from 'joi';
+import {
+  adminNotFoundResponse,
+  documentAdminRoute,
+  emptyResponse,
+  errors,
+  jsonResponse,
+  operatorActor,
+} from '@attest/common';
 import type { Session } from '../domain/sessions';
 import type { IdentityContext } from '../routes/context';
 import type { StoredKey } from '../store/key-store';
+import { identitySchemas } from './admin-document';
 import { appAdminRoutes } from './app-admin';
 import { userAdminRoutes } from './user-admin';
 
@@ -36,10 +45,29 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
   appAdminRoutes(router, ctx);
   userAdminRoutes(router, ctx);
 
+  const userParams = Joi.object({ id: Joi.string().description('The user_id') });
+  const tags = ['sessions'];
+  documentAdminRoute(router, 'GET', '/users/:id/sessions', {
+    summary: 'A user’s live sessions',
+    description: 'Never the cookie or its hash. An unknown user has none.',
+    tags,
+    params: userParams,
+    responses: { 200: jsonResponse('The sessions', { type: 'array', items: identitySchemas.session }) },
+  });
   router.get('/users/:id/sessions', async (req, res) => {
     res.json((await ctx.sessions.listForUser(req.params.id)).map(publicSession));
   });
 
+  documentAdminRoute(router, 'DELETE', '/users/:id/sessions/:sessionId', {
+    summary: 'End one session of a user',
+    description: 'The apps signed in to through it are told (back-channel logout).',
+    tags,
+    params: userParams.keys({ sessionId: Joi.string().description('The session_id') }),
+    responses: {
+      204: emptyResponse('Ended'),
+      404: adminNotFoundResponse('no such session of this user (attribute session_id)'),
+    },
+  });
   router.delete('/users/:id/sessions/:sessionId', async (req, res) => {
     if (!(await ctx.sessions.end(req.params.id, req.params.sessionId)))
       throw errors.notFound('No such session of this user.', 'session_id');
@@ -52,6 +80,19 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
     res.status(204).end();
   });
 
+  documentAdminRoute(router, 'DELETE', '/users/:id/sessions', {
+    summary: 'End every session of a user',
+    tags,
+    params: userParams,
+    responses: {
+      200: jsonResponse('How many ended', {
+        type: 'object',
+        required: ['ended'],
+        additionalProperties: false,
+        properties: { ended: { type: 'integer', minimum: 0 } },
+      }),
+    },
+  });
   router.delete('/users/:id/sessions', async (req, res) => {
     const ended = await ctx.sessions.endAll(req.params.id);
     await ctx.audit.record({
@@ -63,8 +104,33 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
     res.json({ ended });
   });
 
+  documentAdminRoute(router, 'GET', '/keys', {
+    summary: 'The published signing keys, newest first',
+    tags: ['signing keys'],
+    responses: {
+      200: jsonResponse('The keys', {
+        type: 'object',
+        required: ['keys'],
+        additionalProperties: false,
+        properties: { keys: { type: 'array', items: identitySchemas.signingKey } },
+      }),
+    },
+  });
   router.get('/keys', async (_req, res) => void res.json({ keys: (await ctx.keys.list()).map(keyJson) }));
 
+  documentAdminRoute(router, 'POST', '/keys/rotate', {
+    summary: 'Sign with a new key from now on',
+    description: 'The old key stays published until the tokens it signed have expired.',
+    tags: ['signing keys'],
+    responses: {
+      200: jsonResponse('The new key id and the one it replaced', {
+        type: 'object',
+        required: ['kid', 'retired'],
+        additionalProperties: false,
+        properties: { kid: { type: 'string' }, retired: { type: ['string', 'null'] } },
+      }),
+    },
+  });
   router.post('/keys/rotate', async (req, res) => {
     const rotated = await ctx.keys.rotate();
     await ctx.audit.record({

@@ -1,8 +1,19 @@
 import type { Request, Response, Router } from 'express';
-import { errors, operatorActor, validate } from '@attest/common';
+import Joi from 'joi';
+import {
+  adminNotFoundResponse,
+  adminValidationResponse,
+  documentAdminRoute,
+  errorResponse,
+  errors,
+  jsonResponse,
+  operatorActor,
+  validate,
+} from '@attest/common';
 import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
 import type { IdentityContext } from '../routes/context';
 import type { App, AppUpdate } from '../store/app-store';
+import { identitySchemas } from './admin-document';
 import { appListQuery, createAppSchema, updateAppSchema } from './admin-schemas';
 
 type AppAdminContext = Pick<IdentityContext, 'apps' | 'audit' | 'config' | 'logger'>;
@@ -29,11 +40,27 @@ const publicClientHasNoSecret = () =>
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
+const appParams = Joi.object({ id: Joi.string().description('The app_id (app_ and 32 hexadecimal digits)') });
+const appNotFound = adminNotFoundResponse('no app with this app_id (attribute app_id)');
+const tags = ['apps'];
+
 /** Apps: create, list (paged), show, update, rotate the secret, disable and enable. */
 export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   const audit = (req: Request, res: Response, type: string, appId: string, detail?: Record<string, unknown>) =>
     ctx.audit.record({ type, actor: operatorActor(req, res), subject: appId, detail });
 
+  documentAdminRoute(router, 'POST', '/apps', {
+    summary: 'Create an app (an OpenID Connect client)',
+    description:
+      'token_endpoint_auth_method none makes a public client (no secret, PKCE required); otherwise the ' +
+      'client_secret is in this answer only.',
+    tags,
+    body: { contentType: 'application/json', schema: createAppSchema },
+    responses: {
+      201: jsonResponse('The app, with its client_secret (shown once)', identitySchemas.newApp),
+      400: adminValidationResponse('name, redirect_uris, web_origins, …'),
+    },
+  });
   router.post('/apps', async (req, res) => {
     const body = validate(createAppSchema, req.body);
     const secret = body.token_endpoint_auth_method === 'none' ? null : newClientSecret();
@@ -56,6 +83,23 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
+  documentAdminRoute(router, 'GET', '/apps', {
+    summary: 'The apps, oldest first (paged)',
+    tags,
+    query: appListQuery,
+    responses: {
+      200: jsonResponse('A page of apps', {
+        type: 'object',
+        required: ['apps', 'next_cursor'],
+        additionalProperties: false,
+        properties: {
+          apps: { type: 'array', items: identitySchemas.app },
+          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
+        },
+      }),
+      400: adminValidationResponse('limit or cursor'),
+    },
+  });
   router.get('/apps', async (req, res) => {
     const q = validate(appListQuery, req.query);
     const apps = await ctx.apps.list({ after: q.cursor, limit: q.limit + 1 });
@@ -63,12 +107,30 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     res.json({ apps: page.map(appJson), next_cursor: apps.length > q.limit ? page[page.length - 1].id : null });
   });
 
+  documentAdminRoute(router, 'GET', '/apps/:id', {
+    summary: 'One app',
+    tags,
+    params: appParams,
+    responses: { 200: jsonResponse('The app', identitySchemas.app), 404: appNotFound },
+  });
   router.get('/apps/:id', async (req, res) => {
     const app = await ctx.apps.find(req.params.id);
     if (!app) throw noApp();
     res.json(appJson(app));
   });
 
+  documentAdminRoute(router, 'PATCH', '/apps/:id', {
+    summary: 'Change an app',
+    description: 'Any of the fields; a list replaces the old one, null clears backchannel_logout_uri.',
+    tags,
+    params: appParams,
+    body: { contentType: 'application/json', schema: updateAppSchema },
+    responses: {
+      200: jsonResponse('The app as changed', identitySchemas.app),
+      400: adminValidationResponse('a field, or invalid_parameter body when none is given'),
+      404: appNotFound,
+    },
+  });
   router.patch('/apps/:id', async (req, res) => {
     const body = validate(updateAppSchema, req.body);
     const changes: AppUpdate = {
@@ -86,6 +148,21 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     res.json(appJson(app));
   });
 
+  documentAdminRoute(router, 'POST', '/apps/:id/rotate-secret', {
+    summary: 'A new client secret for an app; the old one stops working at once',
+    tags,
+    params: appParams,
+    responses: {
+      200: jsonResponse('The new secret, shown once', {
+        type: 'object',
+        required: ['app_id', 'client_secret'],
+        additionalProperties: false,
+        properties: { app_id: { type: 'string' }, client_secret: { type: 'string' } },
+      }),
+      404: appNotFound,
+      409: errorResponse('public_client: the app is a public client, it has no secret'),
+    },
+  });
   router.post('/apps/:id/rotate-secret', async (req, res) => {
     if ((await ctx.apps.find(req.params.id))?.public) throw publicClientHasNoSecret();
     const secret = newClientSecret();
@@ -99,6 +176,13 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     ['disable', true],
     ['enable', false],
   ] as const) {
+    documentAdminRoute(router, 'POST', `/apps/:id/${action}`, {
+      summary: disabled ? 'Disable an app' : 'Enable a disabled app',
+      description: disabled ? 'A disabled app gets no tokens, and its tokens go inactive.' : undefined,
+      tags,
+      params: appParams,
+      responses: { 200: jsonResponse('The app', identitySchemas.app), 404: appNotFound },
+    });
     router.post(`/apps/:id/${action}`, async (req, res) => {
       const app = await ctx.apps.setDisabled(req.params.id, disabled);
       if (!app) throw noApp();

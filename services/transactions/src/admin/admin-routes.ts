@@ -1,11 +1,23 @@
 import type { Router } from 'express';
 import Joi from 'joi';
-import { errors, operatorActor, pageQuery, validate } from '@attest/common';
+import {
+  adminNotFoundResponse,
+  adminValidationResponse,
+  documentAdminRoute,
+  errorResponse,
+  errors,
+  jsonResponse,
+  operatorActor,
+  pageQuery,
+  validate,
+} from '@attest/common';
 import type { ApiKeyService } from '../domain/api-key-service';
 import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
 import type { TransactionStatus } from '../store/transaction-store';
+import { transactionsSchemas } from './admin-document';
 
+/** An app id in a path, a query or a body. */
 const APP_ID = Joi.string()
   .pattern(/^app_[0-9a-f]{32}$/)
   .messages({ 'string.pattern.base': '{{#label}} must be app_ followed by 32 hexadecimal digits' });
@@ -13,7 +25,12 @@ const ADDRESS = Joi.string()
   .pattern(/^0x[0-9a-fA-F]{40}$/)
   .messages({ 'string.pattern.base': '{{#label}} must be an address: 0x followed by 40 hexadecimal digits' });
 
-const recordSchema = Joi.object({
+/** The `{app_id}` of /apps/{app_id}/… paths (the webhook routes' too), so an error names app_id. */
+export const appIdParams = Joi.object({ app_id: APP_ID.required() });
+
+export const createApiKeySchema = Joi.object({ name: Joi.string().trim().max(200).allow(null) });
+
+export const recordSchema = Joi.object({
   app_id: APP_ID.required(),
   type: Joi.string()
     .valid(...Object.keys(TYPE_ALIASES))
@@ -44,9 +61,9 @@ const recordSchema = Joi.object({
   status: Joi.string().valid('pending', 'mined', 'failed').default('pending'),
 });
 
-const statusSchema = Joi.object({ status: Joi.string().valid('pending', 'mined', 'failed').required() });
+export const statusSchema = Joi.object({ status: Joi.string().valid('pending', 'mined', 'failed').required() });
 
-const listQuery = Joi.object({
+export const listQuery = Joi.object({
   ...pageQuery,
   app_id: APP_ID.required(),
   status: Joi.string().valid('pending', 'mined', 'failed'),
@@ -65,28 +82,70 @@ const publicKey = (k: ApiKeyRecord) => ({
   revoked_at: k.revokedAt?.toISOString() ?? null,
 });
 
+const transactionParams = Joi.object({
+  id: Joi.string().description('The transaction_id: 0x and 64 hexadecimal digits (any case)'),
+});
+const noTransaction = adminNotFoundResponse('no transaction with this id (attribute transaction_id)');
+const keyTags = ['api keys'];
+const tags = ['transactions'];
+
 export function transactionsAdminRoutes(
   router: Router,
   deps: { apiKeys: ApiKeyService; keyStore: ApiKeyStore; transactions: TransactionService },
 ): void {
+  documentAdminRoute(router, 'POST', '/apps/:app_id/api-keys', {
+    summary: 'Create an API key for an app',
+    description: 'The key is in this answer only; it is stored as a keyed hash.',
+    tags: keyTags,
+    params: appIdParams,
+    body: { contentType: 'application/json', schema: createApiKeySchema, required: false },
+    responses: {
+      201: jsonResponse('The key, shown once, and its record', transactionsSchemas.newApiKey),
+      400: adminValidationResponse('app_id (app_ and 32 hexadecimal digits) or name'),
+    },
+  });
   router.post('/apps/:app_id/api-keys', async (req, res) => {
-    const appId = validate(APP_ID.required(), req.params.app_id);
-    const { name } = validate(Joi.object({ name: Joi.string().trim().max(200).allow(null) }), req.body ?? {});
+    const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
+    const { name } = validate(createApiKeySchema, req.body);
     const { apiKey, record } = await deps.apiKeys.create(appId, name ?? null, operatorActor(req, res));
     res.status(201).json({ api_key: apiKey, ...publicKey(record) });
   });
 
+  documentAdminRoute(router, 'GET', '/apps/:app_id/api-keys', {
+    summary: 'An app’s API keys, revoked ones included (never the keys themselves)',
+    tags: keyTags,
+    responses: { 200: jsonResponse('The keys', { type: 'array', items: transactionsSchemas.apiKey }) },
+  });
   router.get(
     '/apps/:app_id/api-keys',
     async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)),
   );
 
+  documentAdminRoute(router, 'POST', '/api-keys/:key_id/revoke', {
+    summary: 'Revoke an API key; it stops working at once on every replica',
+    tags: keyTags,
+    responses: {
+      200: jsonResponse('The key, with revoked_at', transactionsSchemas.apiKey),
+      404: adminNotFoundResponse('no API key with this key_id (attribute key_id)'),
+    },
+  });
   router.post('/api-keys/:key_id/revoke', async (req, res) => {
     const record = await deps.apiKeys.revoke(req.params.key_id, operatorActor(req, res));
     if (!record) throw errors.notFound('No API key with this key_id.', 'key_id');
     res.json(publicKey(record));
   });
 
+  documentAdminRoute(router, 'POST', '/transactions', {
+    summary: 'Record a transaction',
+    description: 'Recorded by the operator (source admin), with the status given (pending by default).',
+    tags,
+    body: { contentType: 'application/json', schema: recordSchema },
+    responses: {
+      201: jsonResponse('The transaction', transactionsSchemas.transaction),
+      400: adminValidationResponse('app_id, type, reference, from, to, chain, token, token_amount, …'),
+      409: errorResponse('reference_taken: the app already recorded a transaction with this reference'),
+    },
+  });
   router.post('/transactions', async (req, res) => {
     const body = validate(recordSchema, req.body);
     const t = await deps.transactions.record(
@@ -115,6 +174,23 @@ export function transactionsAdminRoutes(
     return id;
   };
 
+  documentAdminRoute(router, 'GET', '/transactions', {
+    summary: 'An app’s transactions, newest first (paged)',
+    tags,
+    query: listQuery,
+    responses: {
+      200: jsonResponse('A page of transactions', {
+        type: 'object',
+        required: ['transactions', 'next_cursor'],
+        additionalProperties: false,
+        properties: {
+          transactions: { type: 'array', items: transactionsSchemas.listedTransaction },
+          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
+        },
+      }),
+      400: adminValidationResponse('app_id, status, limit or cursor'),
+    },
+  });
   router.get('/transactions', async (req, res) => {
     const q = validate(listQuery, req.query);
     const rows = await deps.transactions.list({
@@ -135,6 +211,16 @@ export function transactionsAdminRoutes(
     });
   });
 
+  documentAdminRoute(router, 'GET', '/transactions/:id', {
+    summary: 'One transaction, with its status history',
+    tags,
+    params: transactionParams,
+    responses: {
+      200: jsonResponse('The transaction and who changed its status when', transactionsSchemas.transactionWithHistory),
+      400: adminValidationResponse('transaction_id'),
+      404: noTransaction,
+    },
+  });
   router.get('/transactions/:id', async (req, res) => {
     const id = transactionId(req.params.id);
     const t = await deps.transactions.get(id);
@@ -156,6 +242,19 @@ export function transactionsAdminRoutes(
     });
   });
 
+  documentAdminRoute(router, 'POST', '/transactions/:id/status', {
+    summary: 'Move a pending transaction to mined or failed',
+    description: 'The status it already has changes nothing; any other change is 409 invalid_transition.',
+    tags,
+    params: transactionParams,
+    body: { contentType: 'application/json', schema: statusSchema },
+    responses: {
+      200: jsonResponse('The transaction', transactionsSchemas.transaction),
+      400: adminValidationResponse('transaction_id or status'),
+      404: noTransaction,
+      409: errorResponse('invalid_transition: the transaction is already mined or failed (attribute status)'),
+    },
+  });
   router.post('/transactions/:id/status', async (req, res) => {
     const id = transactionId(req.params.id);
     const { status } = validate(statusSchema, req.body);
