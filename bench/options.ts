@@ -8,6 +8,8 @@ export interface BenchOptions {
   connections: number;
   /** Only the embedded rows (no Postgres + Redis servers needed). */
   embeddedOnly: boolean;
+  /** Only the Postgres + Redis rows (no `pnpm start`). */
+  realOnly: boolean;
   /** Run only scenarios whose key or name contains one of these (case-insensitive). */
   scenarios: string[];
   /** The 60-s memory soak on real Postgres + Redis. */
@@ -27,9 +29,9 @@ export interface BenchOptions {
   write: boolean;
 }
 
-const USAGE = `pnpm bench [--seconds N] [--warmup N] [--repetitions N] [--connections N] [--embedded-only]
+const USAGE = `pnpm bench [--seconds N] [--warmup N] [--repetitions N] [--connections N] [--embedded-only | --real-only]
            [--scenario NAME]... [--memory] [--growth] [--no-write]
-Environment: BENCH_SECONDS, BENCH_WARMUP, BENCH_REPETITIONS, BENCH_CONNECTIONS, BENCH_EMBEDDED_ONLY=1,
+Environment: BENCH_SECONDS, BENCH_WARMUP, BENCH_REPETITIONS, BENCH_CONNECTIONS, BENCH_EMBEDDED_ONLY=1, BENCH_REAL_ONLY=1,
 BENCH_SCENARIO=a,b, BENCH_MEMORY=1, BENCH_MEMORY_SECONDS, BENCH_GROWTH=1, BENCH_GROWTH_LARGE, BENCH_MISS_SET,
 BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_DATABASE (attest_bench), BENCH_LOG_LEVEL.`;
 
@@ -54,7 +56,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       process.exit(0);
     }
     const [key, inline] = arg.split('=', 2);
-    if (['--embedded-only', '--memory', '--growth', '--no-write'].includes(key)) {
+    if (['--embedded-only', '--real-only', '--memory', '--growth', '--no-write'].includes(key)) {
       switches.add(key);
     } else if (['--seconds', '--warmup', '--repetitions', '--connections', '--scenario'].includes(key)) {
       const value = inline ?? argv[++i];
@@ -68,12 +70,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const databaseName = env.BENCH_DATABASE ?? 'attest_bench';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseName))
     throw new Error(`BENCH_DATABASE must be a plain lower-case name (got ${databaseName})`);
+  const embeddedOnly = switches.has('--embedded-only') || flag(env, 'BENCH_EMBEDDED_ONLY');
+  const realOnly = switches.has('--real-only') || flag(env, 'BENCH_REAL_ONLY');
+  if (embeddedOnly && realOnly) throw new Error(`--embedded-only and --real-only exclude each other\n${USAGE}`);
   return {
     seconds: positive('--seconds', values.get('--seconds') ?? env.BENCH_SECONDS, 10),
     warmupSeconds: positive('--warmup', values.get('--warmup') ?? env.BENCH_WARMUP, 2, 0),
     repetitions: Math.round(positive('--repetitions', values.get('--repetitions') ?? env.BENCH_REPETITIONS, 3)),
     connections: Math.round(positive('--connections', values.get('--connections') ?? env.BENCH_CONNECTIONS, 32)),
-    embeddedOnly: switches.has('--embedded-only') || flag(env, 'BENCH_EMBEDDED_ONLY'),
+    embeddedOnly,
+    realOnly,
     scenarios: scenarios.map((s) => s.toLowerCase()),
     memory: switches.has('--memory') || flag(env, 'BENCH_MEMORY'),
     memorySeconds: positive('BENCH_MEMORY_SECONDS', env.BENCH_MEMORY_SECONDS, 60, 2),

@@ -50,6 +50,8 @@ export interface Report {
   machine: Machine;
   pinning: string;
   options: BenchOptions;
+  /** How the real-server rows ran each service (build output and the image's NODE_OPTIONS). */
+  realCommand?: string;
   floor?: Measurement;
   rows: ScenarioRow[];
   memory: MemoryRow[];
@@ -153,12 +155,13 @@ export function markdown(report: Report): string {
   lines.push(
     `- load: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up (not counted) + ${o.seconds} s measured, median of ${o.repetitions} repetition${o.repetitions === 1 ? '' : 's'}; loopback only; only correct responses count`,
   );
-  lines.push(
-    `- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`,
-  );
-  if (report.rows.some((r) => r.real))
+  if (!o.realOnly)
     lines.push(
-      `- Attest on Postgres + Redis: three processes (services/<name>/src/main.ts), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
+      `- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`,
+    );
+  if (report.rows.some((r) => r.real) || report.memory.some((m) => m.mode === 'real'))
+    lines.push(
+      `- Attest on Postgres + Redis: three processes (\`${report.realCommand ?? 'node services/<name>/dist/main.js'}\`, as the images run them), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
     );
   lines.push(
     `- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`,

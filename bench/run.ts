@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ensureBuilt, realCommandLine } from './build';
 import { measure, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
 import { MemoryWatch } from './memory';
 import { parseOptions, type BenchOptions } from './options';
@@ -28,6 +29,7 @@ import { countRows, insertQuotes, insertTransactions, seedAttest, signIn } from 
 import {
   dropDatabase,
   recreateDatabase,
+  SERVICES,
   startEmbedded,
   startReal,
   startRedis,
@@ -196,13 +198,15 @@ async function main(): Promise<void> {
   const memory: MemoryRow[] = [];
   const growth: GrowthRow[] = [];
   const notes: string[] = [];
-  const modes: Mode[] = options.embeddedOnly ? ['embedded'] : ['embedded', 'real'];
+  const modes: Mode[] = options.embeddedOnly ? ['embedded'] : options.realOnly ? ['real'] : ['embedded', 'real'];
   const needsFloor = chosen.some((s) => s.embedded.reference === 'floor' || s.real.reference === 'floor');
   const withPeer = chosen.filter((s): s is Scenario & { oidc: NonNullable<Scenario['oidc']> } => !!s.oidc);
   log(
     `Attest bench: ${chosen.map((s) => s.key).join(', ')}; modes: ${modes.join(', ')}${options.memory ? '; memory soak' : ''}${options.growth ? '; growth' : ''}`,
   );
   log(`pinning: ${pinning.note}`);
+  // the real-server rows run the services' build output, as the images do
+  if (modes.includes('real')) ensureBuilt(log);
 
   let floor: Measurement | undefined;
   if (needsFloor || options.growth) {
@@ -332,6 +336,7 @@ async function main(): Promise<void> {
     machine,
     pinning: pinning.note,
     options,
+    realCommand: modes.includes('real') ? realCommandLine(SERVICES) : undefined,
     floor,
     rows,
     memory,

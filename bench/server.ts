@@ -11,13 +11,17 @@ export interface ServerProcess {
   name: string;
   child: ChildProcess;
   logFile: string;
-  /** The node process that runs the program (below taskset and the tsx CLI), for memory readings. */
+  /** The node process that runs the program (below taskset and, for TypeScript, the tsx CLI), for memory readings. */
   nodePid(): number;
   stop(): Promise<void>;
 }
 
 let started = 0;
 
+/**
+ * Starts `script` (relative to the repository root): compiled JavaScript (`.js`) runs in node itself, as
+ * production runs it; TypeScript (`.ts`) through tsx, as `pnpm start` and the bench's references run.
+ */
 export function startServer(
   pinning: Pinning,
   name: string,
@@ -26,10 +30,11 @@ export function startServer(
   logDir: string,
 ): ServerProcess {
   const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
-  // BENCH_CPU_PROF=DIR: each server runs in node itself (tsx as a loader, not its CLI, which would run
-  // the program in a child process that node's profiling flags do not reach) and writes a V8 CPU
-  // profile to DIR when it stops. Unpinned: V8's sampling thread, on the one core of a busy server,
-  // would only get to run when the server is idle, and the profile would show nothing but idle.
+  const typescript = script.endsWith('.ts');
+  // BENCH_CPU_PROF=DIR: each server runs in node itself (TypeScript with tsx as a loader, not its CLI,
+  // which would run the program in a child process that node's profiling flags do not reach) and
+  // writes a V8 CPU profile to DIR when it stops. Unpinned: V8's sampling thread, on the one core of a
+  // busy server, would only get to run when the server is idle, and the profile would show nothing but idle.
   const profileDir = process.env.BENCH_CPU_PROF;
   // Each server gets a folder of its own with node's default profile names (pid and thread id):
   // tsx's loader runs in a worker thread that writes a profile too, and a fixed name would let it
@@ -39,10 +44,12 @@ export function startServer(
     ? spawnServer(
         { pinned: false, note: 'profiling' },
         process.execPath,
-        ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`, '--import', 'tsx', script],
+        ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`, ...(typescript ? ['--import', 'tsx'] : []), script],
         { cwd: ROOT, env, logFile },
       )
-    : spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile });
+    : typescript
+      ? spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile })
+      : spawnServer(pinning, process.execPath, [script], { cwd: ROOT, env, logFile });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name,

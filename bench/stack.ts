@@ -1,7 +1,9 @@
 /**
  * Our services as an outsider runs them: embedded (`pnpm start`'s program, scripts/start.ts, one
- * process for the three services) or on real Postgres + Redis (each service standalone, one
- * process each: services/<name>/src/main.ts). Every server process runs pinned to the server core.
+ * process for the three services, under tsx as users run it) or on real Postgres + Redis (each service
+ * standalone, one process each, its compiled JavaScript as the images run it: node
+ * services/<name>/dist/main.js with the image's NODE_OPTIONS). Every server process runs pinned to the
+ * server core.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,6 +11,7 @@ import path from 'node:path';
 import { createDatabase, createLogger, type Db } from '@attest/common';
 import { freePort, ThrowawayRedis } from '../packages/common/test/support/throwaway';
 import { stackEnv } from '../test/support';
+import { imageNodeOptions, serviceEntry } from './build';
 import { startServer, waitReady, type ServerProcess } from './server';
 import type { Pinning } from './system';
 
@@ -158,7 +161,10 @@ export async function startRedis(): Promise<ThrowawayRedis> {
   return redis;
 }
 
-/** The three services standalone, one process each, on the given Postgres database and Redis. */
+/**
+ * The three services standalone, one process each, on the given Postgres database and Redis: their
+ * build output (the caller runs ensureBuilt() first) with their image's NODE_OPTIONS.
+ */
 export function startReal(
   pinning: Pinning,
   logDir: string,
@@ -169,7 +175,11 @@ export function startReal(
   return withRetries('the services', async () => {
     const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
     const o = origins(env);
-    const servers = SERVICES.map((name) => startServer(pinning, name, `services/${name}/src/main.ts`, env, logDir));
+    const servers = SERVICES.map((name) => {
+      const nodeOptions = imageNodeOptions(name);
+      const own = nodeOptions ? { ...env, NODE_OPTIONS: nodeOptions } : env;
+      return startServer(pinning, name, serviceEntry(name), own, logDir);
+    });
     try {
       await Promise.all(SERVICES.map((name, i) => waitReady(servers[i], `${o[name]}/readyz`)));
     } catch (err) {

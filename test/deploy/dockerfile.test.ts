@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { ROOT } from '../support';
 
 const SERVICES = ['identity', 'transactions', 'prices'];
@@ -19,6 +20,26 @@ function instructions(file: string): string[] {
     .replace(/\\\n/g, ' ')
     .split('\n')
     .filter((l) => l.trim() && !l.startsWith('#'));
+}
+
+/** Mebibytes of a Kubernetes quantity such as 512Mi or 1Gi. */
+const mebibytes = (quantity: string) => {
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+  if (!match) throw new Error(`unexpected memory quantity ${quantity}`);
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+};
+
+/** The memory limit of the service's own container in k8s/base/<name>.yaml. */
+function kubernetesMemoryLimitMi(name: string): number {
+  const docs = parseAllDocuments(fs.readFileSync(path.join(ROOT, 'k8s', 'base', `${name}.yaml`), 'utf8')).map(
+    (d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: unknown[] } } } },
+  );
+  const deployment = docs.find((d) => d.kind === 'Deployment')!;
+  const containers = deployment.spec!.template!.spec!.containers as {
+    name: string;
+    resources: { limits: { memory: string } };
+  }[];
+  return mebibytes(containers.find((c) => c.name === name)!.resources.limits.memory);
 }
 
 describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engine here)', (name) => {
@@ -43,6 +64,17 @@ describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engi
     const install = finalStage.find((l) => l.includes('/usr/local/bin/attest-manage'));
     expect(install).toContain(`exec node /opt/attest-cli/${bin} "$@"`);
     expect(install).toContain('chmod 755 /usr/local/bin/attest-manage');
+  });
+
+  it('sets the heap limits of docs/deploy.md ("Memory"), the old generation well below the Kubernetes limit', () => {
+    const env = finalStage.filter((l) => l.startsWith('ENV ')).join(' ');
+    const nodeOptions = /\bNODE_OPTIONS="([^"]*)"/.exec(env)?.[1];
+    expect(nodeOptions?.split(' ')).toEqual(['--max-old-space-size=384', '--max-semi-space-size=4']);
+    const oldSpaceMb = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions!)![1]);
+    // the rest of the process (code, young generation, buffers) needs room beside the old generation
+    expect(oldSpaceMb + 96).toBeLessThanOrEqual(kubernetesMemoryLimitMi(name));
+    const docs = fs.readFileSync(path.join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    expect(docs).toContain(`NODE_OPTIONS="${nodeOptions}"`);
   });
 
   it('runs the service by default; `node dist/main.js migrate` is the separate migration step', () => {

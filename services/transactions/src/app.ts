@@ -8,7 +8,6 @@ import {
 import { transactionsAdminRoutes } from './admin/admin-routes';
 import { transactionsAdminApi } from './admin/admin-document';
 import { webhookAdminRoutes } from './admin/webhook-admin-routes';
-import { startChainWatcher } from './chain/start-watcher';
 import type { TransactionsConfig } from './config';
 import { ApiKeyService } from './domain/api-key-service';
 import { TransactionService } from './domain/transactions';
@@ -42,7 +41,10 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey);
   const webhookMetrics = new WebhookMetrics();
   const delivery = startDeliveryWorker(config, storage, webhookMetrics, logger);
-  const watcher = config.CHAIN_RPC_URL ? await startChainWatcher(config, storage.db, transactions, logger) : undefined;
+  // viem is loaded with the watcher, only when a chain is configured (it costs about 12 MB of memory)
+  const watcher = config.CHAIN_RPC_URL
+    ? await (await import('./chain/start-watcher')).startChainWatcher(config, storage.db, transactions, logger)
+    : undefined;
   const apps = createServiceApps({
     service: 'transactions',
     logger,

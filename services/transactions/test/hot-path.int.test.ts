@@ -1,8 +1,9 @@
 import path from 'node:path';
 import request from 'supertest';
-import type { Db, InvalidationBus, Queryable } from '@attest/common';
+import { MemoryBus, type Db, type InvalidationBus, type Queryable } from '@attest/common';
 import { randomHex, testBus, testDatabase } from '@attest/testing';
 import { LastUseRecorder } from '../src/domain/last-use';
+import { TransactionService } from '../src/domain/transactions';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
 // each embedded Postgres takes seconds to start, many more on a loaded machine
@@ -125,6 +126,25 @@ describe('transaction lookups from memory', () => {
       tx.transaction_id,
     ]);
     expect(row.status).toBe('failed');
+  });
+
+  it('keeps at most `max` transactions in memory: past it, the oldest loaded is read again', async () => {
+    const appId = newAppId();
+    const recorded = [];
+    for (let i = 0; i < 4; i++) recorded.push(await recordTransaction(h, appId));
+    const ids = recorded.map((tx) => tx.transaction_id);
+    const service = new TransactionService(counted.db, new MemoryBus(), { cache: { ttlMs: 60000, max: 3 } });
+    const reads = () => counted.statements.filter((s) => /FROM transactions WHERE id/.test(s)).length;
+    for (const id of ids) expect((await service.get(id))?.reference).toBe(recorded[ids.indexOf(id)].reference);
+    counted.statements.length = 0;
+    for (const id of ids.slice(1)) {
+      const t = await service.get(id);
+      expect(t).toMatchObject({ id, appId, status: 'pending', type: 'pay' });
+      expect(t?.createdAt).toBeInstanceOf(Date);
+    }
+    expect(reads()).toBe(0);
+    expect((await service.get(ids[0]))?.id).toBe(ids[0]);
+    expect(reads()).toBe(1);
   });
 
   it('a revoked key is refused at the next request, though it was served from memory just before', async () => {

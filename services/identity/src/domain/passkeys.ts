@@ -1,12 +1,8 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Cache } from '@attest/common';
 import type { Passkey, PasskeyStore } from '../store/passkey-store';
@@ -39,6 +35,14 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: PasskeyF
 export type NewPasskey = Parameters<PasskeyStore['insert']>[0];
 
 const fail = <T>(failure: PasskeyFailure): Outcome<T> => ({ ok: false, failure });
+
+type WebAuthn = typeof import('@simplewebauthn/server');
+let webauthnModule: Promise<WebAuthn> | undefined;
+/**
+ * @simplewebauthn/server (with its ASN.1 and COSE parsers, about 6 MB of memory), loaded at the first
+ * passkey ceremony: a deployment whose users never use passkeys never loads it.
+ */
+const webauthn = (): Promise<WebAuthn> => (webauthnModule ??= import('@simplewebauthn/server'));
 
 /** RFC 8176 methods for a passkey: `hwk` always, `user` when the authenticator verified the user. */
 export const passkeyAmr = (userVerified: boolean): string[] => (userVerified ? ['hwk', 'user'] : ['hwk']);
@@ -114,6 +118,7 @@ export class Passkeys {
     account: NonNullable<Ceremony['account']>,
   ): Promise<{ ceremony: string; options: PublicKeyCredentialCreationOptionsJSON }> {
     const existing = kind === 'add' ? await this.store.listForUser(account.userId) : [];
+    const { generateRegistrationOptions } = await webauthn();
     const options = await generateRegistrationOptions({
       rpName: this.rp.name,
       rpID: this.rp.id,
@@ -133,6 +138,7 @@ export class Passkeys {
   async authenticationOptions(
     binding: string,
   ): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+    const { generateAuthenticationOptions } = await webauthn();
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       timeout: this.rp.ttlSeconds * 1000,
@@ -157,6 +163,7 @@ export class Passkeys {
     const ceremony = await this.ceremonies.take(ceremonyId, kind, binding);
     if (!ceremony?.account) return fail('expired');
     if (!response) return fail('not_verified');
+    const { verifyRegistrationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -195,6 +202,7 @@ export class Passkeys {
     if (!response) return fail('not_verified');
     const passkey = await this.store.find(response.id);
     if (!passkey) return fail('unknown_credential');
+    const { verifyAuthenticationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyAuthenticationResponse({

@@ -1,5 +1,4 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import jose from 'node-jose';
 import { LocalCache, MemoryBus, type InvalidationBus, type Logger, type Queryable } from '@attest/common';
 import type { KeyStore, StoredKey } from '../store/key-store';
 import { prepareJson, type PreparedJson } from './prepared-json';
@@ -168,6 +167,9 @@ export class SigningKeys {
 
   private async generate(): Promise<{ kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }> {
     const kid = newKid();
+    // node-jose (with lodash and node-forge, about 7 MB of memory) only where a key is made: once per
+    // rotation, by one replica; the others, and every restart, never load it
+    const { default: jose } = await import('node-jose');
     const jwk = await jose.JWK.createKey('RSA', 2048, { kid, alg: 'RS256', use: 'sig' });
     const publicJwk = jwk.toJSON() as Record<string, string>;
     const privatePem = jwk.toPEM(true);

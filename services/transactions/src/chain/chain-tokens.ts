@@ -1,4 +1,4 @@
-import { getAddress } from 'viem';
+import { checksumAddress } from './address';
 
 /** How the watcher recognises a payment in one token: a `Transfer` log of a contract, or the native value. */
 export type TokenConfig =
@@ -28,7 +28,7 @@ function parseToken(where: string, raw: unknown): TokenConfig | string {
   if (raw.native !== undefined) return `${where}.native must be true or left out`;
   if (typeof raw.address !== 'string' || !ADDRESS.test(raw.address))
     return `${where}.address must be 0x followed by 40 hexadecimal digits`;
-  return { kind: 'erc20', address: getAddress(raw.address.toLowerCase()), decimals };
+  return { kind: 'erc20', address: checksumAddress(raw.address), decimals };
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type TransactionStatus,
   type TransactionType,
 } from '../store/transaction-store';
+import { compactTransaction, expandTransaction, StringPool, type CachedTransaction } from './cached-transaction';
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
 export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
@@ -77,7 +78,9 @@ export interface TransactionCacheOptions {
  * transition) drops the row here at once and on every replica through the bus.
  */
 export class TransactionService {
-  private readonly rows: LocalCache<Transaction>;
+  /** At most `cache.max` (20,000 by default) transactions, in their compact form (about 200 bytes each). */
+  private readonly rows: LocalCache<CachedTransaction>;
+  private readonly strings = new StringPool();
 
   private readonly audit?: Pick<AuditLog, 'record'>;
 
@@ -86,7 +89,7 @@ export class TransactionService {
     bus: InvalidationBus,
     options: { cache?: TransactionCacheOptions; audit?: Pick<AuditLog, 'record'> } = {},
   ) {
-    this.rows = new LocalCache<Transaction>(bus, {
+    this.rows = new LocalCache<CachedTransaction>(bus, {
       name: 'transactions',
       ...(options.cache ?? { ttlMs: 60000, max: 20000 }),
     });
@@ -158,8 +161,12 @@ export class TransactionService {
   }
 
   /** The transaction as last committed, from memory once warm. */
-  get(id: string): Promise<Transaction | null> {
-    return this.rows.get(id, () => this.lookups.load(id));
+  async get(id: string): Promise<Transaction | null> {
+    const cached = await this.rows.get(id, async () => {
+      const row = await this.lookups.load(id);
+      return row && compactTransaction(id, row, this.strings);
+    });
+    return cached && expandTransaction(cached);
   }
 
   async history(id: string) {

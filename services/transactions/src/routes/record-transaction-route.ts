@@ -1,6 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import Joi from 'joi';
-import { isAddress } from 'viem';
 import {
   AppError,
   bodyErrorResponses,
@@ -12,6 +11,7 @@ import {
   jsonResponse,
   validate,
 } from '@attest/common';
+import { isValidAddress } from '../chain/address';
 import { representable, type ChainTokens } from '../chain/chain-tokens';
 import { toSpec, type TransactionService } from '../domain/transactions';
 import type { TransactionType } from '../store/transaction-store';
@@ -28,9 +28,7 @@ export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
 const address = (name: string) =>
   Joi.string()
     .pattern(/^0x[0-9a-fA-F]{40}$/)
-    .custom((value: string, helpers) =>
-      isAddress(value, { strict: true }) ? value : helpers.error('address.checksum'),
-    )
+    .custom((value: string, helpers) => (isValidAddress(value) ? value : helpers.error('address.checksum')))
     .required()
     .description('Lower case, or with a valid EIP-55 checksum')
     .messages({
