@@ -1,0 +1,268 @@
+import request from 'supertest';
+import {
+  basic,
+  browserFlow,
+  callbackParams,
+  createApp,
+  createUser,
+  hidden,
+  identityHarness,
+  REDIRECT_URI,
+  type IdentityHarness,
+} from './support';
+
+/**
+ * What each form endpoint answers for a missing, empty, repeated, unexpected or unknown field, and in which
+ * order the checks run: the wire contract relying parties are built against, whichever code enforces it.
+ */
+describe('form fields: the errors and their order', () => {
+  let h: IdentityHarness;
+  let app: { app_id: string; client_secret: string };
+  let user: { username: string; password: string };
+  beforeAll(async () => {
+    h = await identityHarness();
+    app = await createApp(h);
+    user = await createUser(h);
+  });
+  afterAll(() => h.close());
+
+  const post = (path: string, form: string, auth: string | null = basic(app.app_id, app.client_secret)) => {
+    const req = request(h.publicApp).post(path).type('form');
+    return (auth ? req.set('Authorization', auth) : req).send(form);
+  };
+  const given = (name: string) => ({
+    code: 'invalid_request',
+    detail: `The ${name} parameter must be given once.`,
+    attribute: name,
+  });
+  const oauth = (body: { code: string; detail: string; attribute: string }, error = 'invalid_request') => ({
+    ...body,
+    error,
+    error_description: body.detail,
+  });
+  const required = (attribute: string) => ({ code: 'required', detail: 'This attribute is required.', attribute });
+  const grantType = {
+    code: 'invalid_grant_type',
+    detail: 'Invalid grant type. Only authorization_code is supported.',
+    attribute: 'grant_type',
+  };
+  /** An HTML error page as the fields it shows. */
+  const shown = (res: request.Response) => ({
+    status: res.status,
+    code: /id="error-code">([^<]*)</.exec(res.text)?.[1],
+    detail: /<p class="error" role="alert">([^<]*)</.exec(res.text)?.[1],
+    attribute: /id="error-attribute">([^<]*)</.exec(res.text)?.[1],
+  });
+  const unknownCode = `grant_type=authorization_code&code=${'c'.repeat(64)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
+
+  describe('POST /token', () => {
+    it.each([
+      ['an empty grant_type', 'grant_type=&code=x', 400, oauth(grantType, 'unsupported_grant_type')],
+      [
+        'an unknown grant_type before a missing code',
+        'grant_type=password',
+        400,
+        oauth(grantType, 'unsupported_grant_type'),
+      ],
+      [
+        'a repeated grant_type',
+        'grant_type=authorization_code&grant_type=authorization_code&code=x',
+        400,
+        oauth(given('grant_type')),
+      ],
+      [
+        'a repeated grant_type, one of them unknown',
+        'grant_type=x&grant_type=authorization_code',
+        400,
+        oauth(given('grant_type')),
+      ],
+      ['an empty code', 'grant_type=authorization_code&code=&redirect_uri=x', 400, oauth(required('code'))],
+      ['a repeated code', 'grant_type=authorization_code&code=a&code=b&redirect_uri=x', 400, oauth(given('code'))],
+      [
+        'a missing code before a repeated redirect_uri',
+        'grant_type=authorization_code&redirect_uri=a&redirect_uri=b',
+        400,
+        oauth(required('code')),
+      ],
+      [
+        'a repeated redirect_uri',
+        'grant_type=authorization_code&code=a&redirect_uri=a&redirect_uri=b',
+        400,
+        oauth(given('redirect_uri')),
+      ],
+      [
+        'an empty redirect_uri',
+        'grant_type=authorization_code&code=a&redirect_uri=',
+        400,
+        oauth(required('redirect_uri')),
+      ],
+      [
+        'a repeated code_verifier',
+        `${unknownCode}&code_verifier=a&code_verifier=b`,
+        400,
+        oauth(given('code_verifier')),
+      ],
+    ])('%s', async (_what, form, status, body) => {
+      const res = await post('/token', form);
+      expect(res.status).toBe(status);
+      expect(res.body).toEqual(body);
+      expect(res.headers['cache-control']).toBe('no-store');
+    });
+
+    it('credentials are checked before the grant: a repeated client_id, then wrong credentials', async () => {
+      const twice = await post('/token', `client_id=${app.app_id}&client_id=${app.app_id}&grant_type=nope`);
+      expect([twice.status, twice.body]).toEqual([400, oauth(given('client_id'))]);
+      const wrong = await post('/token', 'grant_type=nope', basic(app.app_id, 'sk_wrong'));
+      expect([wrong.status, wrong.body.code, wrong.body.error]).toEqual([401, 'unauthenticated', 'invalid_client']);
+    });
+
+    it('ignores unknown parameters, repeated or not, and an empty code_verifier', async () => {
+      const res = await post('/token', `${unknownCode}&scope=a&scope=b&resource=x&code_verifier=`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_grant', error: 'invalid_grant' });
+    });
+
+    it('a repeated client_secret is refused when it is the credential, ignored beside a Basic header', async () => {
+      const asPost = await post(
+        '/token',
+        `${unknownCode}&client_id=${app.app_id}&client_secret=${app.client_secret}&client_secret=x`,
+        null,
+      );
+      expect([asPost.status, asPost.body]).toEqual([400, oauth(given('client_secret'))]);
+      const beside = await post('/token', `${unknownCode}&client_secret=a&client_secret=b`);
+      expect([beside.status, beside.body.code]).toEqual([400, 'invalid_grant']);
+    });
+  });
+
+  describe.each(['/introspect', '/revoke'])('POST %s', (path) => {
+    it('token: empty is missing, repeated is refused, both before the credentials are looked at', async () => {
+      const empty = await post(path, 'token=', null);
+      expect([empty.status, empty.body]).toEqual([400, required('token')]);
+      const twice = await post(path, 'token=a&token=b', null);
+      expect([twice.status, twice.body]).toEqual([400, given('token')]);
+      const noAuth = await post(path, 'token=a&client_id=x&client_id=y', null);
+      expect([noAuth.status, noAuth.body.code]).toEqual([401, 'unauthenticated']);
+    });
+
+    it('ignores unknown parameters, repeated or not', async () => {
+      const res = await post(path, 'token=not-a-token&foo=1&foo=2');
+      expect(res.status).toBe(path === '/revoke' ? 200 : 401);
+      if (path === '/introspect') expect(res.body.code).toBe('invalid_token');
+    });
+  });
+
+  it('POST /revoke: a repeated token_type_hint is refused once the app is known', async () => {
+    const res = await post('/revoke', 'token=x&token_type_hint=a&token_type_hint=b');
+    expect([res.status, res.body]).toEqual([400, given('token_type_hint')]);
+    const noAuth = await post('/revoke', 'token=x&token_type_hint=a&token_type_hint=b', null);
+    expect([noAuth.status, noAuth.body.code]).toEqual([401, 'unauthenticated']);
+  });
+
+  describe('POST /consent', () => {
+    /** A signed-in browser on the consent page: its agent, interaction and CSRF token. */
+    async function atConsent() {
+      const agent = request.agent(h.publicApp);
+      const page = await browserFlow(
+        agent,
+        { response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI, state: 's1' },
+        user,
+        'approve',
+      ).then(async (res) => {
+        // browserFlow approves; stop before that: start again and read the page
+        expect(res.status).toBe(303);
+        const again = await agent.get('/authorize').query({
+          response_type: 'code',
+          scope: 'openid',
+          client_id: app.app_id,
+          redirect_uri: REDIRECT_URI,
+          prompt: 'consent',
+        });
+        return agent.get(again.headers.location as string);
+      });
+      expect(page.text).toContain('name="decision"');
+      return { agent, interaction: hidden(page.text, 'interaction'), csrf: hidden(page.text, 'csrf') };
+    }
+
+    it.each([
+      ['no decision', ''],
+      ['an empty decision', '&decision='],
+      ['an unknown decision', '&decision=maybe'],
+      ['a repeated decision', '&decision=approve&decision=approve'],
+    ])('%s: 400 invalid_parameter naming decision', async (_what, extra) => {
+      const { agent, interaction, csrf } = await atConsent();
+      const res = await agent.post('/consent').type('form').send(`interaction=${interaction}&csrf=${csrf}${extra}`);
+      expect(shown(res)).toEqual({
+        status: 400,
+        code: 'invalid_parameter',
+        detail: 'decision must be approve or deny.',
+        attribute: 'decision',
+      });
+    });
+
+    it('the interaction is checked first, then the CSRF token, then the decision', async () => {
+      const { agent, interaction, csrf } = await atConsent();
+      const send = (form: string) => agent.post('/consent').type('form').send(form);
+      for (const form of [`csrf=${csrf}&decision=x`, `interaction=${interaction}&interaction=${interaction}&csrf=x`]) {
+        const res = await send(form);
+        expect(shown(res)).toMatchObject({ status: 400, code: 'invalid_request', attribute: 'interaction' });
+      }
+      for (const form of [
+        `interaction=${interaction}&decision=x`,
+        `interaction=${interaction}&csrf=${csrf}&csrf=${csrf}`,
+      ]) {
+        const res = await send(form);
+        expect(shown(res)).toMatchObject({ status: 403, code: 'invalid_csrf', attribute: 'csrf' });
+      }
+      const denied = await send(`interaction=${interaction}&csrf=${csrf}&decision=deny&extra=1&extra=2`);
+      expect(denied.status).toBe(303);
+      expect(callbackParams(denied)).toMatchObject({ error: 'access_denied' });
+    });
+  });
+
+  describe('POST /logout/confirm', () => {
+    async function atConfirm() {
+      const agent = request.agent(h.publicApp);
+      await browserFlow(
+        agent,
+        { response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI },
+        user,
+      );
+      const page = await agent.get('/logout');
+      expect(page.text).toContain('name="decision"');
+      return { agent, csrf: hidden(page.text, 'csrf') };
+    }
+    const send = (agent: ReturnType<typeof request.agent>, form: string) =>
+      agent.post('/logout/confirm').type('form').send(form);
+
+    it.each([
+      ['no decision', ''],
+      ['an unknown decision', '&decision=maybe'],
+      ['a repeated decision', '&decision=logout&decision=logout'],
+    ])('%s: 400 invalid_parameter naming decision', async (_what, extra) => {
+      const { agent, csrf } = await atConfirm();
+      const res = await send(agent, `csrf=${csrf}${extra}`);
+      expect(shown(res)).toEqual({
+        status: 400,
+        code: 'invalid_parameter',
+        detail: 'decision must be logout or stay.',
+        attribute: 'decision',
+      });
+    });
+
+    it('the CSRF token first, then a repeated parameter, then the decision; an unknown field is ignored once', async () => {
+      const { agent, csrf } = await atConfirm();
+      for (const form of ['decision=logout', `csrf=${csrf}&csrf=${csrf}&decision=logout`, 'csrf=&decision=x']) {
+        const res = await send(agent, form);
+        expect(shown(res)).toMatchObject({ status: 403, code: 'invalid_csrf', attribute: 'csrf' });
+      }
+      const twice = await send(agent, `csrf=${csrf}&state=a&state=b&decision=x`);
+      expect(shown(twice)).toMatchObject({ status: 400, code: 'invalid_request', attribute: 'state' });
+      // as at /logout, any parameter given twice is refused, a known one or not
+      const unknownTwice = await send(agent, `csrf=${csrf}&decision=stay&foo=1&foo=2`);
+      expect(shown(unknownTwice)).toMatchObject({ status: 400, code: 'invalid_request', attribute: 'foo' });
+      const stay = await send(agent, `csrf=${csrf}&decision=stay&foo=1`);
+      expect(stay.status).toBe(200);
+      expect((await agent.get('/account')).status).toBe(200);
+    });
+  });
+});
