@@ -265,4 +265,81 @@ describe('form fields: the errors and their order', () => {
       expect((await agent.get('/account')).status).toBe(200);
     });
   });
+
+  describe('the account forms', () => {
+    /** A browser signed in to /account: its agent and the page's CSRF token. */
+    async function onAccount() {
+      const person = await createUser(h);
+      const agent = request.agent(h.publicApp);
+      const page = await agent.get('/signin?next=account');
+      const signedIn = await agent
+        .post('/signin')
+        .type('form')
+        .send({
+          next: 'account',
+          csrf: hidden(page.text, 'csrf'),
+          username: person.username,
+          password: person.password,
+        });
+      expect(signedIn.headers.location).toBe('/account');
+      const account = await agent.get('/account');
+      return { agent, person, csrf: hidden(account.text, 'csrf') };
+    }
+    const accountError = (res: request.Response) => ({
+      status: res.status,
+      error: /id="account-error">([^<]*)</.exec(res.text)?.[1],
+    });
+
+    it.each([
+      ['/account/consents/withdraw', 'app_id', 404, 'That app has no access to withdraw.'],
+      ['/account/passkeys/remove', 'passkey_id', 404, 'No such passkey on your account.'],
+      ['/account/sessions/end', 'session_id', 404, 'That session has already ended.'],
+    ])('%s: a missing, empty or repeated %s is one that does not exist', async (path, name, status, error) => {
+      const { agent, csrf } = await onAccount();
+      for (const extra of ['', `&${name}=`, `&${name}=a&${name}=b`]) {
+        const res = await agent.post(path).type('form').send(`csrf=${csrf}${extra}&unknown=1&unknown=2`);
+        expect(accountError(res)).toEqual({ status, error });
+      }
+    });
+
+    it('a missing or repeated CSRF token: 403 before the fields are looked at', async () => {
+      const { agent, csrf } = await onAccount();
+      for (const form of ['app_id=x', `csrf=${csrf}&csrf=${csrf}&app_id=x`, 'csrf=&app_id=x']) {
+        const res = await agent.post('/account/consents/withdraw').type('form').send(form);
+        expect(shown(res)).toMatchObject({ status: 403, code: 'invalid_csrf', attribute: 'csrf' });
+      }
+    });
+
+    it('/account/password: the current password first (a missing one counts as wrong), then the length, then the match', async () => {
+      const { agent, csrf, person } = await onAccount();
+      const send = (fields: string) => agent.post('/account/password').type('form').send(`csrf=${csrf}&${fields}`);
+      const current = `current_password=${encodeURIComponent(person.password)}`;
+      const missing = await send('new_password=x&confirm_password=y');
+      expect(accountError(missing)).toEqual({ status: 400, error: 'Your current password is wrong.' });
+      expect(missing.headers.ratelimit).toEqual(expect.any(String));
+      const repeated = await send(`${current}&${current}&new_password=12345678&confirm_password=12345678`);
+      expect(accountError(repeated)).toEqual({ status: 400, error: 'Your current password is wrong.' });
+      const length = { status: 400, error: 'The new password must be 8 to 1024 characters.' };
+      for (const next of [
+        '',
+        'new_password=1234567',
+        'new_password=12345678&new_password=12345678',
+        `new_password=${'x'.repeat(1025)}`,
+      ])
+        expect(accountError(await send(`${current}&${next}&confirm_password=1234567`))).toEqual(length);
+      for (const confirm of ['', 'confirm_password=12345679', 'confirm_password=12345678&confirm_password=12345678'])
+        expect(accountError(await send(`${current}&new_password=12345678&${confirm}`))).toEqual({
+          status: 400,
+          error: 'The two new passwords differ.',
+        });
+      const eightAndMore = `${'é'.repeat(4)}1234`;
+      const changed = await send(
+        `${current}&new_password=${encodeURIComponent(eightAndMore)}&confirm_password=${encodeURIComponent(eightAndMore)}`,
+      );
+      expect([changed.status, changed.headers.location]).toEqual([303, '/account?notice=password-changed']);
+      const stored = await h.ctx.users.findByUsername(person.username);
+      const { verifyPassword } = await import('../src/domain/crypto');
+      expect(await verifyPassword(eightAndMore, stored!.passwordHash!)).toBe(true);
+    });
+  });
 });
