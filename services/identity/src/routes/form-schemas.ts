@@ -116,7 +116,7 @@ export const ACCOUNT_FORMS = {
   removePasskey: accountForm({ passkey_id: str().required() }),
   changePassword: accountForm({
     current_password: str().required(),
-    new_password: str().required(),
+    new_password: str('8 to 1024 characters').min(8).max(1024).required(),
     confirm_password: str().required(),
   }),
   endSession: accountForm({ session_id: str().required() }),
