@@ -342,4 +342,110 @@ describe('form fields: the errors and their order', () => {
       expect(await verifyPassword(eightAndMore, stored!.passwordHash!)).toBe(true);
     });
   });
+
+  describe('the sign-in and sign-up pages', () => {
+    /** A browser on the sign-in page of an authorization request: its agent, interaction and CSRF token. */
+    async function onSignIn() {
+      const agent = request.agent(h.publicApp);
+      const start = await agent
+        .get('/authorize')
+        .query({ response_type: 'code', scope: 'openid', client_id: app.app_id, redirect_uri: REDIRECT_URI });
+      const page = await agent.get(start.headers.location as string);
+      expect(page.text).toContain('name="password"');
+      return { agent, interaction: hidden(page.text, 'interaction'), csrf: hidden(page.text, 'csrf') };
+    }
+    const pageError = (res: request.Response, id: string) => ({
+      status: res.status,
+      error: new RegExp(`id="${id}">([^<]*)<`).exec(res.text)?.[1],
+      username: /id="username"[^>]*value="([^"]*)"/.exec(res.text)?.[1],
+    });
+    const expired = { status: 400, code: 'invalid_request', attribute: 'interaction' };
+
+    it.each(['/signin', '/signup'])(
+      'GET %s: a missing, empty, repeated or unknown interaction is an expired one',
+      async (path) => {
+        const { agent, interaction } = await onSignIn();
+        for (const query of [
+          '',
+          '?interaction=',
+          `?interaction=${interaction}&interaction=${interaction}`,
+          '?interaction=x',
+          '?next=other',
+        ])
+          expect(shown(await agent.get(`${path}${query}`))).toMatchObject(expired);
+        expect((await agent.get(`${path}?interaction=${interaction}&unknown=1&unknown=2`)).status).toBe(200);
+      },
+    );
+
+    it.each(['/signin', '/signup'])('POST %s: the interaction first, then the CSRF token', async (path) => {
+      const { agent, interaction, csrf } = await onSignIn();
+      const send = (form: string) => agent.post(path).type('form').send(form);
+      for (const form of [
+        `csrf=${csrf}`,
+        `interaction=${interaction}&interaction=${interaction}&csrf=x`,
+        'next=account&interaction=&csrf=x',
+      ])
+        expect(shown(await send(form))).toMatchObject(expired);
+      for (const form of [
+        `interaction=${interaction}`,
+        `interaction=${interaction}&csrf=${csrf}&csrf=${csrf}`,
+        `interaction=${interaction}&csrf=`,
+      ])
+        expect(shown(await send(form))).toMatchObject({ status: 403, code: 'invalid_csrf', attribute: 'csrf' });
+      for (const form of ['next=account', 'next=account&csrf=x'])
+        expect(shown(await send(form))).toMatchObject({ status: 403, code: 'invalid_csrf', attribute: 'csrf' });
+    });
+
+    it('POST /signin: a missing, blank or repeated username or password asks for both; unknown fields are ignored', async () => {
+      const { agent, interaction, csrf } = await onSignIn();
+      const base = `interaction=${interaction}&csrf=${csrf}&unknown=1&unknown=2`;
+      for (const [fields, username] of [
+        ['password=x', ''],
+        ['username=%20%20&password=x', ''],
+        ['username=a&username=b&password=x', ''],
+        ['username=%20ada%20&password=', 'ada'],
+        ['username=ada&password=a&password=b', 'ada'],
+      ])
+        expect(pageError(await agent.post('/signin').type('form').send(`${base}&${fields}`), 'signin-error')).toEqual({
+          status: 400,
+          error: 'Enter your username and password.',
+          username,
+        });
+      const ok = await agent
+        .post('/signin')
+        .type('form')
+        .send(`${base}&username=%20${user.username}%20&password=${encodeURIComponent(user.password)}&method=password`);
+      expect(ok.status).toBe(303);
+    });
+
+    it('POST /signup: the username, trimmed, is 3 to 64 of letters, digits and . _ - @ +; the page shows it back', async () => {
+      const { agent, interaction, csrf } = await onSignIn();
+      const base = `interaction=${interaction}&csrf=${csrf}&unknown=1&unknown=2`;
+      const error = 'Choose a username of 3 to 64 letters, digits or . _ - @ +';
+      for (const [fields, username] of [
+        ['', ''],
+        ['username=', ''],
+        ['username=%20ab%20', 'ab'],
+        ['username=a%20b', 'a b'],
+        ['username=abc&username=abd', ''],
+        [`username=${'a'.repeat(65)}`, 'a'.repeat(65)],
+      ])
+        expect(pageError(await agent.post('/signup').type('form').send(`${base}&${fields}`), 'signup-error')).toEqual({
+          status: 400,
+          error,
+          username,
+        });
+      const ok = await agent
+        .post('/signup')
+        .type('form')
+        .send(`${base}&username=%20new.comer%2Bx%40y%20&name=A&name=B`);
+      expect(ok.status).toBe(200);
+      expect(ok.text).toContain('name="ceremony"');
+      const options = JSON.parse(/data-options="([^"]+)"/.exec(ok.text)![1].replace(/&quot;/g, '"')) as {
+        user: { name: string; displayName: string };
+      };
+      expect(options.user.name).toBe('new.comer+x@y');
+      expect(options.user.displayName).toBe('new.comer+x@y');
+    });
+  });
 });
