@@ -10,7 +10,7 @@ import type { User } from '../store/user-store';
 import { accountPage } from '../views/account-page';
 import { errorPage } from '../views/pages';
 import type { IdentityContext } from './context';
-import { firstFailure } from './form-check';
+import { checkedValue } from './form-check';
 import { ACCOUNT_FORMS, ACCOUNT_QUERY } from './form-schemas';
 import { csrfToken, csrfValid } from './csrf';
 import { signInKeys } from './failure-limits';
@@ -54,7 +54,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   /** The form's CSRF token (its schema's `csrf`), before any other field is looked at. */
   const requireCsrf = (schema: Joi.ObjectSchema) => (req: Request, res: Response, next: NextFunction) => {
-    const presented = firstFailure(schema, req.body, ['csrf']) ? undefined : (req.body as { csrf: string }).csrf;
+    const presented = checkedValue(schema, req.body, 'csrf');
     if (csrfValid(ctx, req, `account:${signed(res).session.id}`, presented)) return next();
     errorPage(res, 403, {
       code: 'invalid_csrf',
@@ -90,17 +90,17 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
   };
 
-  const show = (req: Request, res: Response) =>
-    render(req, res, {
-      notice: firstFailure(ACCOUNT_QUERY, req.query) ? undefined : NOTICES[String(req.query.notice)],
-    });
+  const show = (req: Request, res: Response) => {
+    const notice = checkedValue(ACCOUNT_QUERY, req.query, 'notice');
+    return render(req, res, { notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice] : undefined });
+  };
   const done = (res: Response, notice: keyof typeof NOTICES) => res.redirect(303, `/account?notice=${notice}`);
   /**
    * A field of the form, checked with the form's schema: one that fails it (absent, empty, repeated, too
    * short or long) reads as empty, which each form answers as before (no such app, session or passkey).
    */
   const field = (req: Request, schema: Joi.ObjectSchema, name: string): string =>
-    firstFailure(schema, req.body, [name]) ? '' : ((req.body as Record<string, string | undefined>)[name] ?? '');
+    checkedValue(schema, req.body, name) ?? '';
 
   const withdraw = async (req: Request, res: Response) => {
     const { user } = signed(res);
@@ -176,7 +176,6 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const { user } = signed(res);
     if (!user.passwordHash)
       return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
-    const checked = (name: string) => !firstFailure(ACCOUNT_FORMS.changePassword, req.body, [name]);
     const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((name) =>
       field(req, ACCOUNT_FORMS.changePassword, name),
     );
@@ -202,8 +201,8 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
         );
       return render(req, res, { error: 'Your current password is wrong.' }, 400, failureFields(count));
     }
-    if (!checked('new_password'))
-      return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
+    // empty when it is not 8 to 1024 characters (the schema's rule)
+    if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next));
     ctx.logger.info('password changed by the user', { user_id: user.id });

@@ -42,6 +42,17 @@ export function firstFailure(
   return null;
 }
 
+/**
+ * A field's value as its schema reads it (trimmed where the schema trims), or undefined when it is absent,
+ * empty or fails the schema (given twice, not an allowed value, too long…).
+ */
+export function checkedValue(schema: Joi.ObjectSchema, source: unknown, name: string): string | undefined {
+  const raw = ((source ?? {}) as Record<string, unknown>)[name];
+  if (raw === '' || raw === undefined) return undefined;
+  const { value, error } = schema.extract(name).validate(raw) as { value: unknown; error?: Joi.ValidationError };
+  return error || typeof value !== 'string' ? undefined : value;
+}
+
 /** A field given twice, as every OAuth endpoint here has always refused it (RFC 6749 §3.1, §3.2). */
 export const repeatedField = (name: string) =>
   new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name);

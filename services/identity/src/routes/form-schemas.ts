@@ -64,14 +64,19 @@ export const REVOKE_FORM = form({
   token_type_hint: str('read, not trusted: access tokens are the only kind'),
 });
 
-/** GET /signup and /consent: the sign-in in progress. */
+/** GET /consent: the sign-in in progress. */
 export const INTERACTION_QUERY = form({ interaction: str('The sign-in in progress (from /authorize)') });
 
-/** GET|POST /signin: the sign-in in progress, or the account page. */
-export const SIGNIN_QUERY = form({
+const TARGET_FIELDS = {
   interaction: str('The sign-in in progress (from /authorize)'),
   next: Joi.string().valid('account').description('Sign in to the account page rather than to an app'),
-});
+};
+
+/** GET /signin and /signup: the sign-in in progress, or the account page (signin-target.ts). */
+export const SIGNIN_QUERY = form(TARGET_FIELDS);
+
+/** A username of an account created at /signup, once trimmed. */
+export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
 
 const PASSKEY_FIELDS = {
   ceremony: str('The passkey ceremony id the page was given'),
@@ -80,19 +85,21 @@ const PASSKEY_FIELDS = {
 
 /** POST /signin: a password, or a passkey (method=passkey). */
 export const SIGNIN_FORM = form({
-  interaction: str(),
-  csrf: str().required(),
-  username: str(),
+  ...TARGET_FIELDS,
+  csrf: str('The page’s CSRF token').required(),
+  method: str('passkey: sign in with ceremony and credential; otherwise with username and password'),
+  username: str().trim(),
   password: str(),
   ...PASSKEY_FIELDS,
 });
 
 /** POST /signup: step 1 a username and name, step 2 (step=passkey) the new passkey. */
 export const SIGNUP_FORM = form({
-  interaction: str(),
-  csrf: str().required(),
-  username: str(),
-  name: str(),
+  ...TARGET_FIELDS,
+  csrf: str('The page’s CSRF token').required(),
+  step: str('passkey: the second step, with ceremony and credential; otherwise the first'),
+  username: str('3 to 64 letters, digits or . _ - @ +, trimmed; required in the first step').trim().pattern(USERNAME),
+  name: str('Optional; trimmed, the first 200 characters kept').trim(),
   ...PASSKEY_FIELDS,
 });
 

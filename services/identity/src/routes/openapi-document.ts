@@ -227,7 +227,6 @@ export const identityDocs = {
     POST: {
       summary: 'The sign-in form',
       tags: ['pages'],
-      query: SIGNIN_QUERY,
       body: {
         contentType: FORM,
         schema: SIGNIN_FORM,
@@ -244,7 +243,7 @@ export const identityDocs = {
     GET: {
       summary: 'The sign-up page (a passkey account), when SIGNUP is on',
       tags: ['pages'],
-      query: INTERACTION_QUERY,
+      query: SIGNIN_QUERY,
       responses: {
         200: htmlResponse('The page'),
         403: pageError('signup_disabled: creating accounts is turned off (SIGNUP)'),
@@ -254,7 +253,6 @@ export const identityDocs = {
     POST: {
       summary: 'The sign-up form: a username, a name and a new passkey',
       tags: ['pages'],
-      query: INTERACTION_QUERY,
       body: {
         contentType: FORM,
         schema: SIGNUP_FORM,
