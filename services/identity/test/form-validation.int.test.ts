@@ -448,4 +448,88 @@ describe('form fields: the errors and their order', () => {
       expect(options.user.displayName).toBe('new.comer+x@y');
     });
   });
+
+  describe('GET /authorize', () => {
+    const challenge = 'a'.repeat(43);
+    const authorize = (extra: string, base = 'response_type=code&scope=openid&state=s1') =>
+      request(h.publicApp).get(
+        `/authorize?client_id=${app.app_id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&${base}${extra}`,
+      );
+
+    it.each([
+      ['an empty response_type', '', 'response_type=&scope=openid&state=s1', 'response_type is required.'],
+      ['an empty response_mode', '&response_mode=', undefined, "response_mode '' is not supported."],
+      [
+        'an unknown response_mode',
+        '&response_mode=web_message',
+        undefined,
+        "response_mode 'web_message' is not supported.",
+      ],
+      ['an empty scope', '', 'response_type=code&scope=&state=s1', 'scope is required.'],
+      ['an empty max_age', '&max_age=', undefined, 'max_age must be a non-negative integer.'],
+      ['a ten-digit max_age', '&max_age=1234567890', undefined, 'max_age must be a non-negative integer.'],
+      ['a negative max_age', '&max_age=-1', undefined, 'max_age must be a non-negative integer.'],
+      [
+        'plain PKCE',
+        `&code_challenge=${challenge}&code_challenge_method=plain`,
+        undefined,
+        'code_challenge_method must be S256 (plain is not supported).',
+      ],
+      [
+        'a challenge without its method',
+        `&code_challenge=${challenge}`,
+        undefined,
+        'code_challenge_method must be S256 (plain is not supported).',
+      ],
+      [
+        'an empty challenge method',
+        `&code_challenge=${challenge}&code_challenge_method=`,
+        undefined,
+        'code_challenge_method must be S256 (plain is not supported).',
+      ],
+      [
+        'an empty challenge',
+        '&code_challenge=&code_challenge_method=S256',
+        undefined,
+        'code_challenge must be a base64url SHA-256 value (43 characters).',
+      ],
+      [
+        'a short challenge',
+        `&code_challenge=${challenge.slice(1)}&code_challenge_method=S256`,
+        undefined,
+        'code_challenge must be a base64url SHA-256 value (43 characters).',
+      ],
+      ['a repeated unknown parameter', '&foo=1&foo=2', undefined, 'The foo parameter must be given once.'],
+    ])('%s: back to the app with invalid_request', async (_what, extra, base, description) => {
+      const res = await authorize(extra, base);
+      expect(res.status).toBe(302);
+      const url = new URL(res.headers.location as string);
+      expect(`${url.origin}${url.pathname}`).toBe(REDIRECT_URI);
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        error: 'invalid_request',
+        error_description: description,
+        state: 's1',
+      });
+    });
+
+    it('an empty or repeated client_id or redirect_uri: the error page, never a redirect', async () => {
+      const uri = encodeURIComponent(REDIRECT_URI);
+      for (const [query, code, attribute] of [
+        [`client_id=&redirect_uri=${uri}`, 'required', 'client_id'],
+        [`client_id=${app.app_id}&redirect_uri=`, 'required', 'redirect_uri'],
+        [`client_id=${app.app_id}&client_id=${app.app_id}&redirect_uri=${uri}`, 'invalid_request', 'client_id'],
+        [`client_id=${app.app_id}&redirect_uri=${uri}&redirect_uri=${uri}`, 'invalid_request', 'redirect_uri'],
+        [`client_id=app_x&redirect_uri=${uri}`, 'invalid_client', 'client_id'],
+      ]) {
+        const res = await request(h.publicApp).get(`/authorize?response_type=code&scope=openid&${query}`);
+        expect(shown(res)).toMatchObject({ status: 400, code, attribute });
+      }
+    });
+
+    it('a known parameter and unknown ones given once are accepted', async () => {
+      const res = await authorize(`&code_challenge=${challenge}&code_challenge_method=S256&max_age=0&foo=1&claims=x`);
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toMatch(/^\/signin\?interaction=/);
+    });
+  });
 });
