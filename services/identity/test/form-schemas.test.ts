@@ -1,6 +1,7 @@
 import type Joi from 'joi';
 import { toJsonSchema, type EndpointDocs } from '@attest/common';
 import * as account from '../src/routes/account-route';
+import * as authorize from '../src/routes/authorize-route';
 import * as consent from '../src/routes/consent-route';
 import { checkedValue, firstFailure } from '../src/routes/form-check';
 import * as introspect from '../src/routes/introspect-route';
@@ -10,7 +11,6 @@ import * as revoke from '../src/routes/revoke-route';
 import * as signin from '../src/routes/signin-route';
 import * as signup from '../src/routes/signup-route';
 import * as token from '../src/routes/token-route';
-import { AUTHORIZE_PARAMETERS } from '../src/routes/form-schemas';
 
 type Where = 'query' | 'body';
 const docs = identityDocs as Record<string, EndpointDocs>;
@@ -21,6 +21,8 @@ const documented = (route: string, method: 'GET' | 'POST', where: Where): unknow
 
 /** Each documented form or query string, and the schema its route module checks requests with. */
 const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
+  ['authorize', 'GET', 'query', authorize.AUTHORIZE_PARAMETERS],
+  ['authorize', 'POST', 'body', authorize.AUTHORIZE_PARAMETERS],
   ['token', 'POST', 'body', token.TOKEN_FORM],
   ['introspect', 'POST', 'body', introspect.INTROSPECT_FORM],
   ['revoke', 'POST', 'body', revoke.REVOKE_FORM],
@@ -41,12 +43,10 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
 ];
 
 /**
- * Documented, but checked by the domain parsers (domain/authorization-request.ts, domain/logout-request.ts),
- * whose order of checks and errors is the OAuth / RP-Initiated Logout contract.
+ * Documented, but checked by domain/logout-request.ts: every parameter is an optional single string (a
+ * repeat of any parameter is refused first), and what is checked is what the values mean.
  */
 const parsedByHand: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
-  ['authorize', 'GET', 'query', AUTHORIZE_PARAMETERS],
-  ['authorize', 'POST', 'body', AUTHORIZE_PARAMETERS],
   ['logout', 'GET', 'query', logout.LOGOUT_PARAMETERS],
   ['logout', 'POST', 'body', logout.LOGOUT_PARAMETERS],
 ];

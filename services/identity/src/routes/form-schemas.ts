@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { AUTHORIZE_PARAMETERS } from '../domain/authorization-request';
 
 /**
  * The forms and query strings of the identity endpoints, one joi schema each: the routes check requests
@@ -10,21 +11,8 @@ import Joi from 'joi';
 const str = (description?: string) => (description ? Joi.string().description(description) : Joi.string());
 const form = (fields: Record<string, Joi.Schema>) => Joi.object(fields).unknown(true);
 
-/** GET|POST /authorize (checked by domain/authorization-request.ts, whose order is the OAuth contract). */
-export const AUTHORIZE_PARAMETERS = form({
-  response_type: str('code, id_token, id_token token, code id_token, …').required(),
-  scope: str('openid, and email, profile').required(),
-  client_id: str().required(),
-  redirect_uri: str('Registered for the app, exact match').required(),
-  state: str(),
-  nonce: str('Required by the implicit and hybrid flows'),
-  response_mode: Joi.string().valid('query', 'fragment', 'form_post'),
-  code_challenge: str('PKCE; required from public clients'),
-  code_challenge_method: Joi.string().valid('S256', 'plain'),
-  prompt: str('none, login, consent'),
-  max_age: str('Seconds since the last sign-in'),
-  login_hint: str(),
-});
+/** GET|POST /authorize: the rules of an authorization request live beside its parser. */
+export { AUTHORIZE_PARAMETERS };
 
 /** GET|POST /logout (checked by domain/logout-request.ts). */
 export const LOGOUT_PARAMETERS = form({
