@@ -1,4 +1,5 @@
 import { AppError } from '@attest/common';
+import Joi from 'joi';
 import type { App } from '../store/app-store';
 import { redirectErrors } from './oauth-error';
 import { parseScopes, type Scope } from './scopes';
@@ -15,6 +16,45 @@ export const RESPONSE_TYPES = [
   'code id_token token',
 ] as const;
 export const RESPONSE_MODES: ResponseMode[] = ['query', 'fragment', 'form_post'];
+
+const str = (description?: string) => (description ? Joi.string().description(description) : Joi.string());
+
+/**
+ * GET|POST /authorize's parameters (OpenID Connect Core §3.1.2.1), as the OpenAPI document shows them. The
+ * checks below read each value rule from here, one parameter at a time, in the order (and with the errors)
+ * the OAuth contract fixes; what one parameter's rule cannot say (nonce with an id_token, PKCE with a code)
+ * is checked beside it. Unknown parameters are ignored.
+ */
+export const AUTHORIZE_PARAMETERS = Joi.object({
+  response_type: str('code, id_token, id_token token, code id_token, …').required(),
+  scope: str('openid, and email, profile').required(),
+  client_id: str().required(),
+  redirect_uri: str('Registered for the app, exact match').required(),
+  state: str(),
+  nonce: str('Required by the implicit and hybrid flows'),
+  response_mode: Joi.string().valid(...RESPONSE_MODES),
+  code_challenge: str('PKCE: base64url SHA-256 of the verifier; required from public clients').pattern(
+    /^[A-Za-z0-9_-]{43}$/,
+  ),
+  code_challenge_method: Joi.string().valid('S256').description('Required with code_challenge; plain is refused'),
+  prompt: str('none, login, consent'),
+  max_age: str('Seconds since the last sign-in').pattern(/^\d{1,9}$/),
+  login_hint: str(),
+}).unknown(true);
+
+type AuthorizeParameter =
+  | 'response_type'
+  | 'scope'
+  | 'client_id'
+  | 'redirect_uri'
+  | 'response_mode'
+  | 'code_challenge'
+  | 'code_challenge_method'
+  | 'max_age';
+
+/** Whether AUTHORIZE_PARAMETERS refuses this value (absent or empty included, for a required parameter). */
+const refused = (name: AuthorizeParameter, value: string | undefined): boolean =>
+  AUTHORIZE_PARAMETERS.extract(name).validate(value).error !== undefined;
 
 export interface AuthorizationRequest {
   clientId: string;
@@ -69,12 +109,12 @@ export async function identifyClient(
 ): Promise<{ app: App; redirectUri: string }> {
   const clientId = params.client_id;
   const redirectUri = params.redirect_uri;
-  if (!clientId) throw pageError.required('client_id');
-  if (!redirectUri) throw pageError.required('redirect_uri');
-  const app = /^app_[0-9a-f]{32}$/.test(clientId) ? await apps.find(clientId) : null;
+  if (refused('client_id', clientId)) throw pageError.required('client_id');
+  if (refused('redirect_uri', redirectUri)) throw pageError.required('redirect_uri');
+  const app = /^app_[0-9a-f]{32}$/.test(clientId!) ? await apps.find(clientId!) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
-  if (!app.redirectUris.includes(redirectUri)) throw pageError.invalidRedirectUri();
-  return { app, redirectUri };
+  if (!app.redirectUris.includes(redirectUri!)) throw pageError.invalidRedirectUri();
+  return { app, redirectUri: redirectUri! };
 }
 
 /** The response mode an error should use, even when the request itself is malformed. */
@@ -86,8 +126,6 @@ export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
     asked && RESPONSE_MODES.includes(asked) && !(asked === 'query' && fallback === 'fragment') ? asked : fallback;
   return { redirectUri, responseMode: mode, state: params.state };
 }
-
-const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
 /** A public client (no secret) may use only the code flow, and only with PKCE S256 (RFC 8252 §8.1, RFC 9700). */
@@ -108,24 +146,24 @@ export function parseAuthorizationRequest(
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
-  if (!params.response_type) throw redirectErrors.invalidRequest('response_type is required.');
-  const responseType = normaliseResponseType(params.response_type);
+  if (refused('response_type', params.response_type)) throw redirectErrors.invalidRequest('response_type is required.');
+  const responseType = normaliseResponseType(params.response_type!);
   if (!(RESPONSE_TYPES as readonly string[]).includes(responseType))
-    throw redirectErrors.unsupportedResponseType(params.response_type);
+    throw redirectErrors.unsupportedResponseType(params.response_type!);
 
   let responseMode = defaultResponseMode(responseType);
   if (params.response_mode !== undefined) {
-    if (!RESPONSE_MODES.includes(params.response_mode as ResponseMode))
+    if (refused('response_mode', params.response_mode))
       throw redirectErrors.invalidRequest(`response_mode '${params.response_mode}' is not supported.`);
     if (params.response_mode === 'query' && responseType !== 'code')
       throw redirectErrors.invalidRequest('response_mode query is only supported for the authorization code flow.');
     responseMode = params.response_mode as ResponseMode;
   }
 
-  if (!params.scope) throw redirectErrors.invalidRequest('scope is required.');
-  const requested = params.scope.split(' ').filter(Boolean);
+  if (refused('scope', params.scope)) throw redirectErrors.invalidRequest('scope is required.');
+  const requested = params.scope!.split(' ').filter(Boolean);
   if (!requested.includes('openid')) throw redirectErrors.invalidScope('scope must include openid.');
-  const scopes = parseScopes(params.scope);
+  const scopes = parseScopes(params.scope!);
 
   if (responseType.includes('id_token') && !params.nonce)
     throw redirectErrors.invalidRequest(
@@ -138,9 +176,9 @@ export function parseAuthorizationRequest(
       throw redirectErrors.invalidRequest('PKCE applies only to response types that include code.');
     if (params.code_challenge === undefined)
       throw redirectErrors.invalidRequest('code_challenge is required with code_challenge_method.');
-    if (params.code_challenge_method !== 'S256')
+    if (params.code_challenge_method === undefined || refused('code_challenge_method', params.code_challenge_method))
       throw redirectErrors.invalidRequest('code_challenge_method must be S256 (plain is not supported).');
-    if (!PKCE_CHALLENGE.test(params.code_challenge))
+    if (refused('code_challenge', params.code_challenge))
       throw redirectErrors.invalidRequest('code_challenge must be a base64url SHA-256 value (43 characters).');
     codeChallenge = params.code_challenge;
   }
@@ -155,7 +193,7 @@ export function parseAuthorizationRequest(
 
   let maxAge: number | undefined;
   if (params.max_age !== undefined) {
-    if (!/^\d{1,9}$/.test(params.max_age))
+    if (refused('max_age', params.max_age))
       throw redirectErrors.invalidRequest('max_age must be a non-negative integer.');
     maxAge = Number(params.max_age);
   }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
+import type Joi from 'joi';
 import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { hashPassword, verifyPassword } from '../domain/crypto';
@@ -9,6 +10,8 @@ import type { User } from '../store/user-store';
 import { accountPage } from '../views/account-page';
 import { errorPage } from '../views/pages';
 import type { IdentityContext } from './context';
+import { checkedValue } from './form-check';
+import { ACCOUNT_FORMS, ACCOUNT_QUERY } from './form-schemas';
 import { csrfToken, csrfValid } from './csrf';
 import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
@@ -16,6 +19,8 @@ import { pageErrors } from './page-errors';
 import { clearSessionCookie, currentSession } from './session-cookie';
 import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
+
+export { ACCOUNT_FORMS, ACCOUNT_QUERY };
 
 /** Notices after a change (Post/Redirect/Get): a fixed list, so nothing from the URL is reflected. */
 const NOTICES: Record<string, string> = {
@@ -47,10 +52,10 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     next();
   };
 
-  const requireCsrf = (req: Request, res: Response, next: NextFunction) => {
-    const presented = (req.body as Record<string, unknown>).csrf;
-    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, typeof presented === 'string' ? presented : undefined))
-      return next();
+  /** The form's CSRF token (its schema's `csrf`), before any other field is looked at. */
+  const requireCsrf = (schema: Joi.ObjectSchema) => (req: Request, res: Response, next: NextFunction) => {
+    const presented = checkedValue(schema, req.body, 'csrf');
+    if (csrfValid(ctx, req, `account:${signed(res).session.id}`, presented)) return next();
     errorPage(res, 403, {
       code: 'invalid_csrf',
       detail: 'The form could not be verified. Go back and try again.',
@@ -85,16 +90,21 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
   };
 
-  const show = (req: Request, res: Response) => render(req, res, { notice: NOTICES[String(req.query.notice)] });
-  const done = (res: Response, notice: keyof typeof NOTICES) => res.redirect(303, `/account?notice=${notice}`);
-  const field = (req: Request, name: string) => {
-    const value = (req.body as Record<string, unknown>)[name];
-    return typeof value === 'string' ? value : '';
+  const show = (req: Request, res: Response) => {
+    const notice = checkedValue(ACCOUNT_QUERY, req.query, 'notice');
+    return render(req, res, { notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice] : undefined });
   };
+  const done = (res: Response, notice: keyof typeof NOTICES) => res.redirect(303, `/account?notice=${notice}`);
+  /**
+   * A field of the form, checked with the form's schema: one that fails it (absent, empty, repeated, too
+   * short or long) reads as empty, which each form answers as before (no such app, session or passkey).
+   */
+  const field = (req: Request, schema: Joi.ObjectSchema, name: string): string =>
+    checkedValue(schema, req.body, name) ?? '';
 
   const withdraw = async (req: Request, res: Response) => {
     const { user } = signed(res);
-    const appId = field(req, 'app_id');
+    const appId = field(req, ACCOUNT_FORMS.withdrawConsent, 'app_id');
     if (!(await ctx.consents.withdraw(user.id, appId)))
       return render(req, res, { error: 'That app has no access to withdraw.' }, 404);
     ctx.logger.info('consent withdrawn by the user', { user_id: user.id, app_id: appId });
@@ -103,12 +113,14 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   const addPasskey = async (req: Request, res: Response) => {
     const { user } = signed(res);
-    const name = field(req, 'name').trim().slice(0, 100) || `Passkey added ${new Date().toISOString().slice(0, 10)}`;
-    const credential = parseCredential<RegistrationResponseJSON>(field(req, 'credential'));
+    const name =
+      field(req, ACCOUNT_FORMS.addPasskey, 'name').trim().slice(0, 100) ||
+      `Passkey added ${new Date().toISOString().slice(0, 10)}`;
+    const credential = parseCredential<RegistrationResponseJSON>(field(req, ACCOUNT_FORMS.addPasskey, 'credential'));
     const result = await ctx.passkeys.register(
       'add',
-      field(req, 'ceremony'),
-      field(req, 'csrf'),
+      field(req, ACCOUNT_FORMS.addPasskey, 'ceremony'),
+      field(req, ACCOUNT_FORMS.addPasskey, 'csrf'),
       credential,
       name,
       async (account, passkey) =>
@@ -126,7 +138,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   const removePasskey = async (req: Request, res: Response) => {
     const { user } = signed(res);
-    const id = field(req, 'passkey_id');
+    const id = field(req, ACCOUNT_FORMS.removePasskey, 'passkey_id');
     const passkeys = await ctx.passkeys.listForUser(user.id);
     if (!passkeys.some((p) => p.id === id)) return render(req, res, { error: 'No such passkey on your account.' }, 404);
     if (passkeys.length === 1 && !user.passwordHash) {
@@ -144,7 +156,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   /** Ends one of the user's sessions (back-channel logout included); ending this browser's is a sign-out. */
   const endSession = async (req: Request, res: Response) => {
     const { user, session } = signed(res);
-    const id = field(req, 'session_id');
+    const id = field(req, ACCOUNT_FORMS.endSession, 'session_id');
     if (!(await ctx.sessions.end(user.id, id)))
       return render(req, res, { error: 'That session has already ended.' }, 404);
     ctx.logger.info('session ended', { user_id: user.id, by: 'user' });
@@ -164,7 +176,9 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const { user } = signed(res);
     if (!user.passwordHash)
       return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
-    const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((n) => field(req, n));
+    const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((name) =>
+      field(req, ACCOUNT_FORMS.changePassword, name),
+    );
     const keys = signInKeys(req, user.username);
     const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
     if (blocked)
@@ -187,26 +201,30 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
         );
       return render(req, res, { error: 'Your current password is wrong.' }, 400, failureFields(count));
     }
-    if (next.length < 8 || next.length > 1024)
-      return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
+    // empty when it is not 8 to 1024 characters (the schema's rule)
+    if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next));
     ctx.logger.info('password changed by the user', { user_id: user.id });
     done(res, 'password-changed');
   };
 
-  const form = [cookieParser(), requireSession, requireFormContentType, formBody(ctx.config.BODY_LIMIT), requireCsrf];
+  const form = (schema: Joi.ObjectSchema) => [
+    cookieParser(),
+    requireSession,
+    requireFormContentType,
+    formBody(ctx.config.BODY_LIMIT),
+    requireCsrf(schema),
+  ];
   endpoint(router, '/account', { GET: [cookieParser(), requireSession, show] }, identityDocs.account);
-  endpoint(router, '/account/consents/withdraw', { POST: [...form, withdraw] }, identityDocs.withdrawConsent);
-  endpoint(router, '/account/passkeys', { POST: [...form, addPasskey] }, identityDocs.addPasskey);
-  endpoint(router, '/account/passkeys/remove', { POST: [...form, removePasskey] }, identityDocs.removePasskey);
-  endpoint(router, '/account/password', { POST: [...form, changePassword] }, identityDocs.changePassword);
-  endpoint(router, '/account/sessions/end', { POST: [...form, endSession] }, identityDocs.endSession);
-  endpoint(
-    router,
-    '/account/sessions/end-others',
-    { POST: [...form, endOtherSessions] },
-    identityDocs.endOtherSessions,
-  );
+  const forms = ACCOUNT_FORMS;
+  const post = (path: string, name: keyof typeof ACCOUNT_FORMS, handler: (req: Request, res: Response) => unknown) =>
+    endpoint(router, path, { POST: [...form(forms[name]), handler] }, identityDocs[name]);
+  post('/account/consents/withdraw', 'withdrawConsent', withdraw);
+  post('/account/passkeys', 'addPasskey', addPasskey);
+  post('/account/passkeys/remove', 'removePasskey', removePasskey);
+  post('/account/password', 'changePassword', changePassword);
+  post('/account/sessions/end', 'endSession', endSession);
+  post('/account/sessions/end-others', 'endOtherSessions', endOtherSessions);
   router.use('/account', pageErrors);
 }

@@ -6,6 +6,8 @@ import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage } from '../views/pages';
 import type { IdentityContext } from './context';
 import { csrfValid } from './csrf';
+import { firstFailure } from './form-check';
+import { CONSENT_FORM } from './form-schemas';
 
 /** Sends the authorization response (or error) to the app in the request's response mode. */
 export function respondToApp(
@@ -39,22 +41,23 @@ export function expiredInteraction(res: Response): void {
 }
 
 /**
- * For a form POST of the sign-in or consent page: the interaction it belongs to, after the CSRF check.
- * Null when it already answered with an error page.
+ * For a form POST of the consent page: the interaction it belongs to, after the CSRF check (both fields of
+ * CONSENT_FORM). Null when it already answered with an error page.
  */
 export async function postedInteraction(
   ctx: IdentityContext,
   req: Request,
   res: Response,
 ): Promise<{ id: string; interaction: Interaction } | null> {
-  const body = req.body as Record<string, unknown>;
-  const id = typeof body.interaction === 'string' ? body.interaction : '';
-  const interaction = await ctx.interactions.find(id);
+  const body = req.body as Record<string, string>;
+  const interaction = firstFailure(CONSENT_FORM, body, ['interaction'])
+    ? null
+    : await ctx.interactions.find(body.interaction);
   if (!interaction) {
     expiredInteraction(res);
     return null;
   }
-  if (!csrfValid(ctx, req, id, typeof body.csrf === 'string' ? body.csrf : undefined)) {
+  if (firstFailure(CONSENT_FORM, body, ['csrf']) || !csrfValid(ctx, req, body.interaction, body.csrf)) {
     errorPage(res, 403, {
       code: 'invalid_csrf',
       detail: 'The form could not be verified. Go back and try again.',
@@ -62,7 +65,7 @@ export async function postedInteraction(
     });
     return null;
   }
-  return { id, interaction };
+  return { id: body.interaction, interaction };
 }
 
 const stepErrors = { login_required: redirectErrors.loginRequired, consent_required: redirectErrors.consentRequired };

@@ -15,6 +15,9 @@ import { currentSession } from './session-cookie';
 import { pageErrors, showPageError } from './page-errors';
 import { identityDocs } from './openapi-document';
 
+/** The schema parseAuthorizationRequest and identifyClient check with, as the document shows it. */
+export { AUTHORIZE_PARAMETERS } from '../domain/authorization-request';
+
 /** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */
 export function authorizeRoute(router: Router, ctx: IdentityContext): void {
   const handle = async (req: Request, res: Response, _next: NextFunction) => {

@@ -5,17 +5,21 @@ import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
 import { expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
 import type { IdentityContext } from './context';
+import { firstFailure } from './form-check';
+import { CONSENT_FORM, INTERACTION_QUERY } from './form-schemas';
 import { csrfToken } from './csrf';
 import { currentSession } from './session-cookie';
 import { pageErrors } from './page-errors';
 import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
 
+export { CONSENT_FORM, INTERACTION_QUERY };
+
 /** GET|POST /consent: the user approves or denies the app's scopes. */
 export function consentRoute(router: Router, ctx: IdentityContext): void {
   const show = async (req: Request, res: Response) => {
-    const id = String(req.query.interaction ?? '');
-    const interaction = await ctx.interactions.find(id);
+    const id = req.query.interaction as string;
+    const interaction = firstFailure(INTERACTION_QUERY, req.query) ? null : await ctx.interactions.find(id);
     if (!interaction) return expiredInteraction(res);
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(302, `/signin?interaction=${id}`);
@@ -33,17 +37,16 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
     const posted = await postedInteraction(ctx, req, res);
     if (!posted) return;
     const { id, interaction } = posted;
-    const body = req.body as Record<string, unknown>;
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(303, `/signin?interaction=${id}`);
-    if (body.decision === 'deny')
-      return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
-    if (body.decision !== 'approve')
+    if (firstFailure(CONSENT_FORM, req.body, ['decision']))
       return errorPage(res, 400, {
         code: 'invalid_parameter',
         detail: 'decision must be approve or deny.',
         attribute: 'decision',
       });
+    if ((req.body as { decision: 'approve' | 'deny' }).decision === 'deny')
+      return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
     await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
     await ctx.audit.record({
       type: 'consent.granted',

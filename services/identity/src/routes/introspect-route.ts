@@ -1,7 +1,9 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, errors, sendJson } from '@attest/common';
+import { AppError, endpoint, sendJson } from '@attest/common';
 import { grantHolder } from '../domain/active-grant';
 import type { IdentityContext } from './context';
+import { checkForm } from './form-check';
+import { INTROSPECT_FORM } from './form-schemas';
 import { refuseBlockedClient } from './failure-limits';
 import {
   authenticateApp,
@@ -14,6 +16,8 @@ import {
 } from './steps';
 import { identityDocs } from './openapi-document';
 
+export { INTROSPECT_FORM };
+
 export const invalidToken = (scheme?: string) =>
   new AppError(
     'invalid_token',
@@ -23,8 +27,6 @@ export const invalidToken = (scheme?: string) =>
     scheme ? { headers: { 'WWW-Authenticate': scheme } } : {},
   );
 
-const requireToken = (req: Request, _res: Response, next: NextFunction) =>
-  next(field(req, 'token') ? undefined : errors.required('token'));
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
   next(req.get('authorization') ? undefined : missingAppCredentials());
 
@@ -58,7 +60,7 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
         noStore,
         requireFormContentType,
         parseForm(ctx.config.BODY_LIMIT),
-        requireToken,
+        checkForm(INTROSPECT_FORM, ['token']),
         requireAuthorizationHeader,
         refuseBlockedClient(ctx.limits),
         authenticateApp(ctx, { allowPost: false }),

@@ -6,11 +6,15 @@ import { pairwiseSubject } from '../domain/ids';
 import { logoutError, parseLogoutRequest, type LogoutRequest } from '../domain/logout-request';
 import { errorPage, logoutConfirmPage, signedOutPage } from '../views/pages';
 import type { IdentityContext } from './context';
+import { firstFailure } from './form-check';
+import { LOGOUT_CONFIRM_FORM, LOGOUT_PARAMETERS } from './form-schemas';
 import { csrfToken, csrfValid } from './csrf';
 import { pageErrors } from './page-errors';
 import { clearSessionCookie, currentSession, sessionCookieOf } from './session-cookie';
 import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
+
+export { LOGOUT_CONFIRM_FORM, LOGOUT_PARAMETERS };
 
 const CSRF_PURPOSE = 'logout';
 
@@ -64,7 +68,7 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
 
   const confirm = async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown>;
-    if (!csrfValid(ctx, req, CSRF_PURPOSE, typeof body.csrf === 'string' ? body.csrf : undefined)) {
+    if (firstFailure(LOGOUT_CONFIRM_FORM, body, ['csrf']) || !csrfValid(ctx, req, CSRF_PURPOSE, body.csrf as string)) {
       return errorPage(res, 403, {
         code: 'invalid_csrf',
         detail: 'The form could not be verified. Go back and try again.',
@@ -72,8 +76,9 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
       });
     }
     const { csrf: _csrf, decision, ...rest } = body;
+    // client_id, post_logout_redirect_uri and state are checked as at /logout, a repeat of any field refused
     const request = await parse(rest);
-    if (decision !== 'logout' && decision !== 'stay')
+    if (firstFailure(LOGOUT_CONFIRM_FORM, { decision }, ['decision']))
       return errorPage(res, 400, {
         code: 'invalid_parameter',
         detail: 'decision must be logout or stay.',

@@ -1,4 +1,4 @@
-import Joi from 'joi';
+import type Joi from 'joi';
 import {
   bodyErrorResponses,
   countedErrorResponse,
@@ -13,10 +13,24 @@ import {
   type OperationDoc,
   type ResponseDoc,
 } from '@attest/common';
+import {
+  ACCOUNT_FORMS,
+  ACCOUNT_QUERY,
+  AUTHORIZE_PARAMETERS,
+  CONSENT_FORM,
+  INTERACTION_QUERY,
+  INTROSPECT_FORM,
+  LOGOUT_CONFIRM_FORM,
+  LOGOUT_PARAMETERS,
+  REVOKE_FORM,
+  SIGNIN_FORM,
+  SIGNIN_QUERY,
+  SIGNUP_FORM,
+  TOKEN_FORM,
+} from './form-schemas';
 
 const FORM = 'application/x-www-form-urlencoded';
 const basicAuth = [{ clientBasic: [] }];
-const str = (description?: string) => (description ? Joi.string().description(description) : Joi.string());
 
 /** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
 export function identityApi(baseUrl: string): ApiInfo {
@@ -72,21 +86,6 @@ const CORS_PREFLIGHT: OperationDoc = {
   responses: { 204: emptyResponse('The methods and headers other origins may use') },
 };
 
-const AUTHORIZE_PARAMETERS = Joi.object({
-  response_type: str('code, id_token, id_token token, code id_token, …').required(),
-  scope: str('openid, and email, profile').required(),
-  client_id: str().required(),
-  redirect_uri: str('Registered for the app, exact match').required(),
-  state: str(),
-  nonce: str('Required by the implicit and hybrid flows'),
-  response_mode: Joi.string().valid('query', 'fragment', 'form_post'),
-  code_challenge: str('PKCE; required from public clients'),
-  code_challenge_method: Joi.string().valid('S256', 'plain'),
-  prompt: str('none, login, consent'),
-  max_age: str('Seconds since the last sign-in'),
-  login_hint: str(),
-});
-
 const authorizeResponses: Record<number, ResponseDoc> = {
   302: redirectResponse(
     'To the sign-in or consent page, or back to redirect_uri with code/tokens or error, error_description and state',
@@ -99,15 +98,6 @@ const authorizeResponses: Record<number, ResponseDoc> = {
   413: pageError('payload_too_large (POST)'),
   415: pageError('unsupported_encoding, unsupported_charset (POST)'),
 };
-
-const LOGOUT_PARAMETERS = Joi.object({
-  id_token_hint: str('An ID token this provider issued'),
-  client_id: str(),
-  post_logout_redirect_uri: str('Registered for the app, exact match'),
-  state: str(),
-  ui_locales: str(),
-  logout_hint: str(),
-});
 
 const logoutResponses: Record<number, ResponseDoc> = {
   302: redirectResponse(
@@ -124,32 +114,17 @@ const logoutResponses: Record<number, ResponseDoc> = {
   415: pageError('unsupported_encoding, unsupported_charset; or a POST that is not a form'),
 };
 
-const INTERACTION = Joi.object({ interaction: str('The sign-in in progress (from /authorize)') });
-const SIGNIN_QUERY = Joi.object({
-  interaction: str('The sign-in in progress (from /authorize)'),
-  next: Joi.string().valid('account').description('Sign in to the account page rather than to an app'),
-});
-
 const signInPage: Record<number, ResponseDoc> = {
   200: htmlResponse('The page; again with a message when the form was refused (wrong password, a passkey that failed)'),
   302: redirectResponse('To the next step when there is nothing to ask'),
   303: redirectResponse('After a POST: to the consent page, back to the app, or to /account'),
 };
 
-const PASSKEY_FIELDS = {
-  ceremony: str('The passkey ceremony id the page was given'),
-  credential: str('The WebAuthn response, JSON'),
-};
-
-const SESSION_CSRF = {
-  csrf: str('The page’s CSRF token').required(),
-};
-
-const accountForm = (summary: string, fields: Record<string, Joi.Schema>): EndpointDocs => ({
+const accountForm = (summary: string, schema: Joi.ObjectSchema): EndpointDocs => ({
   POST: {
     summary,
     tags: ['account'],
-    body: { contentType: FORM, schema: Joi.object({ ...SESSION_CSRF, ...fields }) },
+    body: { contentType: FORM, schema },
     responses: {
       303: redirectResponse('Back to /account with a notice; to /signin?next=account without a session'),
       200: htmlResponse('The account page again, with what went wrong'),
@@ -187,15 +162,6 @@ const INTROSPECTION = {
 const credentialErrors = (extra401 = ''): Record<number, ResponseDoc> => ({
   401: countedErrorResponse(`unauthenticated${extra401}`),
   429: tooManyRequestsResponse('wrong client credentials'),
-});
-
-const TOKEN_FORM = Joi.object({
-  grant_type: Joi.string().valid('authorization_code').required(),
-  code: str().required(),
-  redirect_uri: str().required(),
-  code_verifier: str('PKCE; required from public clients'),
-  client_id: str('client_secret_post, or a public client'),
-  client_secret: str('client_secret_post'),
 });
 
 /** Each public route's operations, by route. */
@@ -261,16 +227,9 @@ export const identityDocs = {
     POST: {
       summary: 'The sign-in form',
       tags: ['pages'],
-      query: SIGNIN_QUERY,
       body: {
         contentType: FORM,
-        schema: Joi.object({
-          interaction: str(),
-          csrf: str().required(),
-          username: str(),
-          password: str(),
-          ...PASSKEY_FIELDS,
-        }),
+        schema: SIGNIN_FORM,
       },
       responses: {
         ...signInPage,
@@ -284,7 +243,7 @@ export const identityDocs = {
     GET: {
       summary: 'The sign-up page (a passkey account), when SIGNUP is on',
       tags: ['pages'],
-      query: INTERACTION,
+      query: SIGNIN_QUERY,
       responses: {
         200: htmlResponse('The page'),
         403: pageError('signup_disabled: creating accounts is turned off (SIGNUP)'),
@@ -294,16 +253,9 @@ export const identityDocs = {
     POST: {
       summary: 'The sign-up form: a username, a name and a new passkey',
       tags: ['pages'],
-      query: INTERACTION,
       body: {
         contentType: FORM,
-        schema: Joi.object({
-          interaction: str(),
-          csrf: str().required(),
-          username: str(),
-          name: str(),
-          ...PASSKEY_FIELDS,
-        }),
+        schema: SIGNUP_FORM,
       },
       responses: {
         303: redirectResponse('Signed up and in: on to consent, the app or /account'),
@@ -319,7 +271,7 @@ export const identityDocs = {
     GET: {
       summary: 'The consent page: which claims the app asks for',
       tags: ['pages'],
-      query: INTERACTION,
+      query: INTERACTION_QUERY,
       responses: {
         200: htmlResponse('The page'),
         302: redirectResponse('To /signin when the browser has no session'),
@@ -331,11 +283,7 @@ export const identityDocs = {
       tags: ['pages'],
       body: {
         contentType: FORM,
-        schema: Joi.object({
-          interaction: str().required(),
-          csrf: str().required(),
-          decision: Joi.string().valid('approve', 'deny').required(),
-        }),
+        schema: CONSENT_FORM,
       },
       responses: {
         302: redirectResponse('Back to the app with the code or tokens, or access_denied'),
@@ -349,23 +297,19 @@ export const identityDocs = {
     GET: {
       summary: 'The account page: sessions, consents, passkeys, password',
       tags: ['account'],
-      query: Joi.object({ notice: str('What the last form did') }),
+      query: ACCOUNT_QUERY,
       responses: {
         200: htmlResponse('The page'),
         302: redirectResponse('To /signin?next=account without a session'),
       },
     },
   } as EndpointDocs,
-  withdrawConsent: accountForm('Withdraw the consent given to an app', { app_id: str().required() }),
-  addPasskey: accountForm('Add a passkey', { name: str(), ...PASSKEY_FIELDS }),
-  removePasskey: accountForm('Remove a passkey', { passkey_id: str().required() }),
-  changePassword: accountForm('Change the password', {
-    current_password: str().required(),
-    new_password: str().required(),
-    confirm_password: str().required(),
-  }),
-  endSession: accountForm('End one of the user’s sessions', { session_id: str().required() }),
-  endOtherSessions: accountForm('End every session of the user but this one', {}),
+  withdrawConsent: accountForm('Withdraw the consent given to an app', ACCOUNT_FORMS.withdrawConsent),
+  addPasskey: accountForm('Add a passkey', ACCOUNT_FORMS.addPasskey),
+  removePasskey: accountForm('Remove a passkey', ACCOUNT_FORMS.removePasskey),
+  changePassword: accountForm('Change the password', ACCOUNT_FORMS.changePassword),
+  endSession: accountForm('End one of the user’s sessions', ACCOUNT_FORMS.endSession),
+  endOtherSessions: accountForm('End every session of the user but this one', ACCOUNT_FORMS.endOtherSessions),
   token: {
     POST: {
       summary: 'Exchange an authorization code',
@@ -395,7 +339,7 @@ export const identityDocs = {
       summary: 'Introspect an access token of the calling app',
       tags: ['oidc'],
       security: basicAuth,
-      body: { contentType: FORM, schema: Joi.object({ token: str().required() }) },
+      body: { contentType: FORM, schema: INTROSPECT_FORM },
       responses: {
         200: jsonResponse(
           '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s',
@@ -413,10 +357,7 @@ export const identityDocs = {
       security: basicAuth,
       body: {
         contentType: FORM,
-        schema: Joi.object({
-          token: str().required(),
-          token_type_hint: str('read, not trusted: access tokens are the only kind'),
-        }),
+        schema: REVOKE_FORM,
       },
       responses: {
         200: emptyResponse(
@@ -468,13 +409,7 @@ export const identityDocs = {
       tags: ['oidc'],
       body: {
         contentType: FORM,
-        schema: Joi.object({
-          csrf: str().required(),
-          decision: Joi.string().valid('logout', 'stay').required(),
-          client_id: str(),
-          post_logout_redirect_uri: str(),
-          state: str(),
-        }),
+        schema: LOGOUT_CONFIRM_FORM,
       },
       responses: {
         303: redirectResponse('To post_logout_redirect_uri with state, or to the signed-out page'),

@@ -1,6 +1,8 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { endpoint, errors } from '@attest/common';
+import { endpoint } from '@attest/common';
 import type { IdentityContext } from './context';
+import { checkForm } from './form-check';
+import { REVOKE_FORM } from './form-schemas';
 import { refuseBlockedClient } from './failure-limits';
 import {
   authenticateApp,
@@ -13,8 +15,8 @@ import {
 } from './steps';
 import { identityDocs } from './openapi-document';
 
-const requireToken = (req: Request, _res: Response, next: NextFunction) =>
-  next(field(req, 'token') ? undefined : errors.required('token'));
+export { REVOKE_FORM };
+
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
   next(req.get('authorization') ? undefined : missingAppCredentials());
 
@@ -26,7 +28,6 @@ const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunc
  */
 export function revokeRoute(router: Router, ctx: IdentityContext): void {
   const revoke = async (req: Request, res: Response) => {
-    field(req, 'token_type_hint');
     const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
     if (result.ok && result.claims.client_id === authenticatedApp(res).id) {
       await ctx.revocations.revoke([result.claims.jti], new Date(result.claims.exp * 1000));
@@ -42,10 +43,11 @@ export function revokeRoute(router: Router, ctx: IdentityContext): void {
         noStore,
         requireFormContentType,
         parseForm(ctx.config.BODY_LIMIT),
-        requireToken,
+        checkForm(REVOKE_FORM, ['token']),
         requireAuthorizationHeader,
         refuseBlockedClient(ctx.limits),
         authenticateApp(ctx, { allowPost: false }),
+        checkForm(REVOKE_FORM, ['token_type_hint']),
         revoke,
       ],
     },

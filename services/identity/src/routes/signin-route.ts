@@ -7,6 +7,8 @@ import { parseCredential, passkeyAmr } from '../domain/passkeys';
 import { formAction } from '../views/pages';
 import { signInPage } from '../views/signin-page';
 import type { IdentityContext } from './context';
+import { checkedValue } from './form-check';
+import { SIGNIN_FORM, SIGNIN_QUERY } from './form-schemas';
 import { signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
@@ -22,6 +24,8 @@ import {
 } from './signin-target';
 import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
+
+export { SIGNIN_FORM, SIGNIN_QUERY };
 
 const TOO_MANY = 'Too many failed attempts. Wait a few minutes and try again.';
 
@@ -56,14 +60,13 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const show = async (req: Request, res: Response) => {
-    const target = await readTarget(ctx, res, req.query as Record<string, unknown>);
+    const target = await readTarget(ctx, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
     if (target) await render(req, res, target);
   };
 
   const withPassword = async (req: Request, res: Response, target: SignInTarget) => {
-    const body = req.body as Record<string, unknown>;
-    const username = typeof body.username === 'string' ? body.username.trim() : '';
-    const password = typeof body.password === 'string' ? body.password : '';
+    const username = checkedValue(SIGNIN_FORM, req.body, 'username') ?? '';
+    const password = checkedValue(SIGNIN_FORM, req.body, 'password') ?? '';
     const again = (error: string, status: number, headers: Record<string, string> = {}) =>
       render(req, res, target, { username, error }, status, headers);
     if (!username || !password) return again('Enter your username and password.', 400);
@@ -146,9 +149,9 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const submit = async (req: Request, res: Response) => {
-    const posted = await postedTarget(ctx, req, res);
+    const posted = await postedTarget(ctx, req, res, SIGNIN_FORM);
     if (!posted) return;
-    if ((req.body as Record<string, unknown>).method === 'passkey')
+    if (checkedValue(SIGNIN_FORM, req.body, 'method') === 'passkey')
       return withPasskey(req, res, posted.target, posted.csrf);
     await withPassword(req, res, posted.target);
   };

@@ -1,9 +1,11 @@
 import type { Request, Response } from 'express';
+import type Joi from 'joi';
 import type { Interaction } from '../domain/sessions';
 import { errorPage } from '../views/pages';
 import { expiredInteraction } from './authorization-flow';
 import type { IdentityContext } from './context';
 import { csrfToken, csrfValid } from './csrf';
+import { checkedValue } from './form-check';
 import type { AfterSignIn } from './sign-in-service';
 
 /**
@@ -28,14 +30,20 @@ const purpose = (t: SignInTarget) => (t.kind === 'account' ? 'account-signin' : 
 export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t: SignInTarget) =>
   csrfToken(ctx, req, res, purpose(t));
 
-/** The target a GET (query) or POST (form) names, or null after answering with the error page. */
+/**
+ * The target a GET (query) or POST (form) names, checked with that request's schema (SIGNIN_QUERY,
+ * SIGNIN_FORM, SIGNUP_FORM), or null after answering with the error page. `next=account` without an
+ * interaction is the account page; anything else must name a sign-in in progress.
+ */
 export async function readTarget(
   ctx: IdentityContext,
   res: Response,
   source: Record<string, unknown>,
+  schema: Joi.ObjectSchema,
 ): Promise<SignInTarget | null> {
-  if (source.next === 'account' && source.interaction === undefined) return { kind: 'account' };
-  const id = typeof source.interaction === 'string' ? source.interaction : '';
+  if (checkedValue(schema, source, 'next') === 'account' && source.interaction === undefined)
+    return { kind: 'account' };
+  const id = checkedValue(schema, source, 'interaction') ?? '';
   const interaction = await ctx.interactions.find(id);
   if (!interaction) {
     expiredInteraction(res);
@@ -49,11 +57,12 @@ export async function postedTarget(
   ctx: IdentityContext,
   req: Request,
   res: Response,
+  schema: Joi.ObjectSchema,
 ): Promise<{ target: SignInTarget; csrf: string } | null> {
   const body = req.body as Record<string, unknown>;
-  const target = await readTarget(ctx, res, body);
+  const target = await readTarget(ctx, res, body, schema);
   if (!target) return null;
-  const csrf = typeof body.csrf === 'string' ? body.csrf : undefined;
+  const csrf = checkedValue(schema, body, 'csrf');
   if (!csrf || !csrfValid(ctx, req, purpose(target), csrf)) {
     errorPage(res, 403, {
       code: 'invalid_csrf',

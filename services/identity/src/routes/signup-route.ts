@@ -7,6 +7,8 @@ import { parseCredential, passkeyAmr } from '../domain/passkeys';
 import { errorPage, formAction } from '../views/pages';
 import { signUpPage, signUpPasskeyPage } from '../views/signup-page';
 import type { IdentityContext } from './context';
+import { checkedValue } from './form-check';
+import { SIGNIN_QUERY, SIGNUP_FORM, USERNAME } from './form-schemas';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
@@ -22,7 +24,7 @@ import {
 import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
 
-export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
+export { SIGNIN_QUERY, SIGNUP_FORM, USERNAME };
 
 /** GET|POST /signup: self sign-up with a passkey (step 1: username; step 2: the passkey), when SIGNUP_ENABLED. */
 export function signUpRoute(router: Router, ctx: IdentityContext): void {
@@ -63,22 +65,19 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const show = async (req: Request, res: Response) => {
-    const target = await readTarget(ctx, res, req.query as Record<string, unknown>);
+    const target = await readTarget(ctx, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
     if (target) await details(req, res, target);
   };
 
   const submitDetails = async (req: Request, res: Response, t: SignInTarget, csrf: string) => {
-    const body = req.body as Record<string, unknown>;
-    const username = typeof body.username === 'string' ? body.username.trim() : '';
-    const name = typeof body.name === 'string' ? body.name.trim().slice(0, 200) : '';
-    if (!USERNAME.test(username)) {
-      return details(
-        req,
-        res,
-        t,
-        { username, name, error: 'Choose a username of 3 to 64 letters, digits or . _ - @ +' },
-        400,
-      );
+    const typed = req.body as { username?: unknown };
+    const username = checkedValue(SIGNUP_FORM, req.body, 'username');
+    const name = (checkedValue(SIGNUP_FORM, req.body, 'name') ?? '').slice(0, 200);
+    if (!username) {
+      // shown back as typed (trimmed), so the user can correct it
+      const shown = typeof typed.username === 'string' ? typed.username.trim() : '';
+      const error = 'Choose a username of 3 to 64 letters, digits or . _ - @ +';
+      return details(req, res, t, { username: shown, name, error }, 400);
     }
     if (await ctx.users.findByUsername(username))
       return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409);
@@ -111,9 +110,9 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const submit = async (req: Request, res: Response) => {
-    const posted = await postedTarget(ctx, req, res);
+    const posted = await postedTarget(ctx, req, res, SIGNUP_FORM);
     if (!posted) return;
-    const step = (req.body as Record<string, unknown>).step;
+    const step = checkedValue(SIGNUP_FORM, req.body, 'step');
     if (step === 'passkey') return submitPasskey(req, res, posted.target, posted.csrf);
     await submitDetails(req, res, posted.target, posted.csrf);
   };

@@ -5,6 +5,7 @@ import { AppError, constantTimeEqual, countFailure, errors, formBody } from '@at
 import { APP_ID, hashClientSecret } from '../domain/ids';
 import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
+import { repeatedField } from './form-check';
 
 export const invalidContentType = () =>
   new AppError(
@@ -23,8 +24,7 @@ export const parseForm = (limit: string) => formBody(limit);
 /** A form field as one string; a field sent twice is refused. */
 export function field(req: Request, name: string): string | undefined {
   const value = (req.body as Record<string, unknown> | undefined)?.[name];
-  if (Array.isArray(value))
-    throw new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name);
+  if (Array.isArray(value)) throw repeatedField(name);
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 

@@ -2,9 +2,13 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, countFailure, endpoint, errors, requestActor, sendJson, toAppError } from '@attest/common';
 import { APP_ID } from '../domain/ids';
 import type { IdentityContext } from './context';
+import { checkForm, fieldError, type FieldFailure } from './form-check';
+import { TOKEN_FORM } from './form-schemas';
 import { refuseBlockedClient, refuseBlockedCodes } from './failure-limits';
 import { authenticateApp, authenticatedApp, field, noStore, parseForm, requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
+
+export { TOKEN_FORM };
 
 /** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -24,25 +28,11 @@ const OAUTH_ERROR: Record<string, string> = {
   too_many_requests: 'temporarily_unavailable',
 };
 
-const checkGrantType = (req: Request, _res: Response, next: NextFunction) => {
-  next(
-    field(req, 'grant_type') === 'authorization_code'
-      ? undefined
-      : new AppError(
-          'invalid_grant_type',
-          400,
-          'Invalid grant type. Only authorization_code is supported.',
-          'grant_type',
-        ),
-  );
-};
-
-const requireFields =
-  (...names: string[]) =>
-  (req: Request, _res: Response, next: NextFunction) => {
-    const missing = names.find((n) => !field(req, n));
-    next(missing ? errors.required(missing) : undefined);
-  };
+/** grant_type, absent or not authorization_code, is unsupported_grant_type (RFC 6749 §5.2); a repeat is invalid_request. */
+const grantTypeError = (failure: FieldFailure) =>
+  failure.name === 'grant_type' && failure.problem !== 'repeated'
+    ? new AppError('invalid_grant_type', 400, 'Invalid grant type. Only authorization_code is supported.', 'grant_type')
+    : fieldError(failure);
 
 /** CORS for a page of one of the app's registered web origins (a public client in a browser). */
 const webOriginCors = (ctx: IdentityContext) => async (req: Request, res: Response, next: NextFunction) => {
@@ -80,7 +70,7 @@ const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunc
 
 /**
  * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
- * redirect_uri → (public client) code_verifier → code failure limits → exchange. A public client (no secret)
+ * redirect_uri (TOKEN_FORM, form-schemas.ts) → (public client) code_verifier → code failure limits → exchange. A public client (no secret)
  * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the client's code limit.
  */
 export function tokenRoute(router: Router, ctx: IdentityContext): void {
@@ -110,10 +100,10 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
         webOriginCors(ctx),
         refuseBlockedClient(ctx.limits),
         authenticateApp(ctx, { allowPost: true, allowPublic: true }),
-        checkGrantType,
-        requireFields('code', 'redirect_uri'),
+        checkForm(TOKEN_FORM, ['grant_type', 'code', 'redirect_uri'], grantTypeError),
         requirePublicClientVerifier,
         refuseBlockedCodes(ctx.limits),
+        checkForm(TOKEN_FORM, ['code_verifier']),
         exchange,
       ],
       OPTIONS: [preflight(ctx)],

@@ -1,0 +1,104 @@
+import type Joi from 'joi';
+import { toJsonSchema, type EndpointDocs } from '@attest/common';
+import * as account from '../src/routes/account-route';
+import * as authorize from '../src/routes/authorize-route';
+import * as consent from '../src/routes/consent-route';
+import { checkedValue, firstFailure } from '../src/routes/form-check';
+import * as introspect from '../src/routes/introspect-route';
+import * as logout from '../src/routes/logout-route';
+import { identityDocs } from '../src/routes/openapi-document';
+import * as revoke from '../src/routes/revoke-route';
+import * as signin from '../src/routes/signin-route';
+import * as signup from '../src/routes/signup-route';
+import * as token from '../src/routes/token-route';
+
+type Where = 'query' | 'body';
+const docs = identityDocs as Record<string, EndpointDocs>;
+const documented = (route: string, method: 'GET' | 'POST', where: Where): unknown => {
+  const op = (docs[route] as Record<string, { query?: unknown; body?: { schema: unknown } }>)[method];
+  return where === 'query' ? op.query : op.body?.schema;
+};
+
+/** Each documented form or query string, and the schema its route module checks requests with. */
+const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
+  ['authorize', 'GET', 'query', authorize.AUTHORIZE_PARAMETERS],
+  ['authorize', 'POST', 'body', authorize.AUTHORIZE_PARAMETERS],
+  ['token', 'POST', 'body', token.TOKEN_FORM],
+  ['introspect', 'POST', 'body', introspect.INTROSPECT_FORM],
+  ['revoke', 'POST', 'body', revoke.REVOKE_FORM],
+  ['signin', 'GET', 'query', signin.SIGNIN_QUERY],
+  ['signin', 'POST', 'body', signin.SIGNIN_FORM],
+  ['signup', 'GET', 'query', signup.SIGNIN_QUERY],
+  ['signup', 'POST', 'body', signup.SIGNUP_FORM],
+  ['consent', 'GET', 'query', consent.INTERACTION_QUERY],
+  ['consent', 'POST', 'body', consent.CONSENT_FORM],
+  ['account', 'GET', 'query', account.ACCOUNT_QUERY],
+  ['withdrawConsent', 'POST', 'body', account.ACCOUNT_FORMS.withdrawConsent],
+  ['addPasskey', 'POST', 'body', account.ACCOUNT_FORMS.addPasskey],
+  ['removePasskey', 'POST', 'body', account.ACCOUNT_FORMS.removePasskey],
+  ['changePassword', 'POST', 'body', account.ACCOUNT_FORMS.changePassword],
+  ['endSession', 'POST', 'body', account.ACCOUNT_FORMS.endSession],
+  ['endOtherSessions', 'POST', 'body', account.ACCOUNT_FORMS.endOtherSessions],
+  ['logoutConfirm', 'POST', 'body', logout.LOGOUT_CONFIRM_FORM],
+];
+
+/**
+ * Documented, but checked by domain/logout-request.ts: every parameter is an optional single string (a
+ * repeat of any parameter is refused first), and what is checked is what the values mean.
+ */
+const parsedByHand: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
+  ['logout', 'GET', 'query', logout.LOGOUT_PARAMETERS],
+  ['logout', 'POST', 'body', logout.LOGOUT_PARAMETERS],
+];
+
+describe('identity request schemas', () => {
+  it.each(checked)('%s %s: the document shows the %s schema the route checks', (route, method, where, schema) => {
+    expect(documented(route, method, where)).toBe(schema);
+  });
+
+  it.each(parsedByHand)('%s %s: the document shows the shared %s schema', (route, method, where, schema) => {
+    expect(documented(route, method, where)).toBe(schema);
+  });
+
+  it('every documented form and query string is one of those', () => {
+    const all = Object.entries(docs).flatMap(([route, ops]) =>
+      (['GET', 'POST'] as const).flatMap((method) =>
+        (['query', 'body'] as const)
+          .filter((where) => method in ops && documented(route, method, where) !== undefined)
+          .map((where) => `${route} ${method} ${where}`),
+      ),
+    );
+    const listed = [...checked, ...parsedByHand].map(([route, method, where]) => `${route} ${method} ${where}`);
+    expect(all.sort()).toEqual(listed.sort());
+  });
+
+  it('every form accepts fields it does not name, and says so in the document', () => {
+    for (const [, , , schema] of [...checked, ...parsedByHand]) {
+      expect(schema.describe().flags).toMatchObject({ unknown: true });
+      expect(toJsonSchema(schema)).toMatchObject({ type: 'object', additionalProperties: true });
+    }
+  });
+
+  it('reads a field as the schema does: empty is absent, a repeat or a refused value fails it', () => {
+    const form = token.TOKEN_FORM;
+    expect(firstFailure(form, { grant_type: 'authorization_code', code: 'c', redirect_uri: 'r' })).toBeNull();
+    expect(firstFailure(form, { grant_type: '' })).toMatchObject({ name: 'grant_type', problem: 'missing' });
+    expect(firstFailure(form, { grant_type: ['a', 'b'] })).toMatchObject({ name: 'grant_type', problem: 'repeated' });
+    expect(firstFailure(form, { grant_type: 'password' })).toEqual({
+      name: 'grant_type',
+      problem: 'invalid',
+      message: 'grant_type must be [authorization_code]',
+    });
+    expect(firstFailure(form, { grant_type: 'authorization_code', code: 'c' })).toMatchObject({
+      name: 'redirect_uri',
+      problem: 'missing',
+    });
+    expect(firstFailure(form, {}, ['code', 'grant_type'])).toMatchObject({ name: 'code' });
+    expect(checkedValue(signup.SIGNUP_FORM, { username: '  ada.l  ' }, 'username')).toBe('ada.l');
+    expect(checkedValue(signup.SIGNUP_FORM, { username: 'a b' }, 'username')).toBeUndefined();
+    expect(checkedValue(signup.SIGNUP_FORM, { username: ['ada', 'bob'] }, 'username')).toBeUndefined();
+    expect(checkedValue(account.ACCOUNT_FORMS.changePassword, { new_password: '1234567' }, 'new_password')).toBe(
+      undefined,
+    );
+  });
+});
