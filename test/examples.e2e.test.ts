@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser as Chromium } from 'playwright-core';
@@ -133,6 +134,80 @@ describe('examples/ against pnpm start', () => {
       token: 'USDCE',
     });
     expect(lines.at(-1)).toEqual({ event: 'paid', amount: '1.5 USDCE' });
+  }, 120000);
+
+  it('merchant-backend: receives signed webhooks, refuses forged ones, ships a payment once when it is mined', async () => {
+    const app = await run(
+      'app',
+      'create',
+      '--name',
+      'Webhook shop',
+      '--redirect-uri',
+      'http://localhost:3000/callback',
+    );
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/webhooks/attest`;
+    const hook = await run('webhook', 'add', '--app-id', app.app_id, '--url', url);
+    const receiver = start('merchant-backend/receive-webhooks.mjs', {
+      WEBHOOK_SECRET: hook.secret,
+      APP_ID: app.app_id,
+      API_KEY: app.api_key,
+      API_URL: stack.urls.transactions,
+      PORT: String(port),
+    });
+    await listening(receiver, '"event":"listening"');
+
+    // a request signed with another secret, and one with a good signature over another body, are refused
+    const body = JSON.stringify({ type: 'transaction.mined', data: { transaction_id: `0x${'a'.repeat(64)}` } });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const sign = (secret: Buffer, signed: string) =>
+      `v1,${crypto.createHmac('sha256', secret).update(`msg_forged.${timestamp}.${signed}`).digest('base64')}`;
+    const forged = (signature: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'webhook-id': 'msg_forged', 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+        body,
+      });
+    expect((await forged(sign(crypto.randomBytes(24), body))).status).toBe(400);
+    const realKey = Buffer.from(hook.secret.slice('whsec_'.length), 'base64');
+    expect((await forged(sign(realKey, `${body} `))).status).toBe(400);
+
+    const payer = start(
+      'merchant-backend/check-payment.mjs',
+      {
+        APP_ID: app.app_id,
+        API_KEY: app.api_key,
+        API_URL: stack.urls.transactions,
+        POLL_SECONDS: '0.2',
+        ATTEMPTS: '600',
+      },
+      ['order-77'],
+    );
+    await listening(payer, '"transaction_status":"pending"');
+    const recorded = JSON.parse(payer.output().split('\n')[0]) as Json;
+    await listening(receiver, '"type":"transaction.created"');
+    await run('transaction', 'set-status', recorded.transaction_id, 'mined');
+    expect(await payer.exited).toBe(0);
+    await listening(receiver, '"event":"ship"');
+    const events = receiver
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    expect(events.filter((e) => e.event === 'webhook').map((e) => [e.type, e.reference])).toEqual([
+      ['transaction.created', 'order-77'],
+      ['transaction.mined', 'order-77'],
+    ]);
+    expect(events.filter((e) => e.event === 'ship')).toEqual([{ event: 'ship', reference: 'order-77' }]);
+    // Attest records both deliveries as answered by the receiver (a 204, moments after it printed)
+    let statuses: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const listed = JSON.parse((await manage(['webhook', 'deliveries', hook.webhook_id], stack.env)).stdout);
+      statuses = (listed as { status: string }[]).map((d) => d.status);
+      if (statuses.every((status) => status === 'succeeded')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(statuses).toEqual(['succeeded', 'succeeded']);
   }, 120000);
 
   describeNeeding([CHROMIUM], 'in headless Chromium', () => {
