@@ -159,13 +159,18 @@ describe('transactions admin API and audit trail', () => {
     const keys = async () => (await h.storage.db.query('SELECT id FROM api_keys')).length;
     const before = await keys();
     for (const appId of ['nope', 'app_123', `app_${'A'.repeat(32)}`]) {
-      const res = await h.admin('post', `/apps/${appId}/api-keys`).send({ name: 'ci' });
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({
+      const malformed = {
         code: 'invalid_parameter',
         detail: 'app_id must be app_ followed by 32 hexadecimal digits',
         attribute: 'app_id',
-      });
+      };
+      const res = await h.admin('post', `/apps/${appId}/api-keys`).send({ name: 'ci' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(malformed);
+      // listing an app's keys names the malformed app_id too, rather than answering []
+      const list = await h.admin('get', `/apps/${appId}/api-keys`);
+      expect(list.status).toBe(400);
+      expect(list.body).toEqual(malformed);
     }
     expect(await keys()).toBe(before);
     expect(await auditOf('api_key.created', undefined)).not.toContainEqual(

@@ -114,12 +114,16 @@ export function transactionsAdminRoutes(
   documentAdminRoute(router, 'GET', '/apps/:app_id/api-keys', {
     summary: 'An app’s API keys, revoked ones included (never the keys themselves)',
     tags: keyTags,
-    responses: { 200: jsonResponse('The keys', { type: 'array', items: transactionsSchemas.apiKey }) },
+    params: appIdParams,
+    responses: {
+      200: jsonResponse('The keys', { type: 'array', items: transactionsSchemas.apiKey }),
+      400: adminValidationResponse('app_id (app_ and 32 hexadecimal digits)'),
+    },
   });
-  router.get(
-    '/apps/:app_id/api-keys',
-    async (req, res) => void res.json((await deps.keyStore.listForApp(req.params.app_id)).map(publicKey)),
-  );
+  router.get('/apps/:app_id/api-keys', async (req, res) => {
+    const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
+    res.json((await deps.keyStore.listForApp(appId)).map(publicKey));
+  });
 
   documentAdminRoute(router, 'POST', '/api-keys/:key_id/revoke', {
     summary: 'Revoke an API key; it stops working at once on every replica',
