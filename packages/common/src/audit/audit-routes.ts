@@ -6,6 +6,7 @@ import { operatorName } from '../http/admin-auth';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
+  pageOf,
   DATE_TIME,
   documentAdminRoute,
   NULLABLE_DATE_TIME,
@@ -126,15 +127,7 @@ export function auditAdminRoutes(
     tags: ['audit'],
     query: auditQuery,
     responses: {
-      200: jsonResponse('A page of events', {
-        type: 'object',
-        required: ['events', 'next_cursor'],
-        additionalProperties: false,
-        properties: {
-          events: { type: 'array', items: AUDIT_EVENT },
-          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
-        },
-      }),
+      200: jsonResponse('A page of events', pageOf('events', AUDIT_EVENT)),
       400: adminValidationResponse('limit, cursor, since or type'),
     },
   });

@@ -33,6 +33,17 @@ export const DATE_TIME: JsonSchema = { type: 'string', format: 'date-time' };
 export const NULLABLE_DATE_TIME: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 
 /** An admin operation: the security and the 401 are added by documentAdminRoute. */
+/** A page of a paged admin list: the items under `key`, and the cursor of the next page (null on the last). */
+export const pageOf = (key: string, items: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: [key, 'next_cursor'],
+  additionalProperties: false,
+  properties: {
+    [key]: { type: 'array', items },
+    next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
+  },
+});
+
 export type AdminOperationDoc = Omit<OperationDoc, 'security'>;
 
 /**

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
+  pageOf,
   documentAdminRoute,
   errorResponse,
   errors,
@@ -88,15 +89,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     tags,
     query: appListQuery,
     responses: {
-      200: jsonResponse('A page of apps', {
-        type: 'object',
-        required: ['apps', 'next_cursor'],
-        additionalProperties: false,
-        properties: {
-          apps: { type: 'array', items: identitySchemas.app },
-          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
-        },
-      }),
+      200: jsonResponse('A page of apps', pageOf('apps', identitySchemas.app)),
       400: adminValidationResponse('limit or cursor'),
     },
   });

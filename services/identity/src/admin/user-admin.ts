@@ -4,6 +4,7 @@ import Joi from 'joi';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
+  pageOf,
   documentAdminRoute,
   emptyResponse,
   errorResponse,
@@ -93,15 +94,7 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     tags,
     query: userListQuery,
     responses: {
-      200: jsonResponse('A page of users', {
-        type: 'object',
-        required: ['users', 'next_cursor'],
-        additionalProperties: false,
-        properties: {
-          users: { type: 'array', items: identitySchemas.user },
-          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
-        },
-      }),
+      200: jsonResponse('A page of users', pageOf('users', identitySchemas.user)),
       400: adminValidationResponse('limit, cursor or username'),
     },
   });

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
+  pageOf,
   documentAdminRoute,
   errorResponse,
   errors,
@@ -183,15 +184,7 @@ export function transactionsAdminRoutes(
     tags,
     query: listQuery,
     responses: {
-      200: jsonResponse('A page of transactions', {
-        type: 'object',
-        required: ['transactions', 'next_cursor'],
-        additionalProperties: false,
-        properties: {
-          transactions: { type: 'array', items: transactionsSchemas.listedTransaction },
-          next_cursor: { type: ['string', 'null'], description: 'The cursor of the next page, or null' },
-        },
-      }),
+      200: jsonResponse('A page of transactions', pageOf('transactions', transactionsSchemas.listedTransaction)),
       400: adminValidationResponse('app_id, status, limit or cursor'),
     },
   });
