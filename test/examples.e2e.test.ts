@@ -25,7 +25,8 @@ function runExample(
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': output can still be in the pipes when the process has exited
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   return { child, output: () => output, exited };
 }
 

@@ -41,7 +41,8 @@ function bash(script: string, env: NodeJS.ProcessEnv): Shell {
   let stdout = '';
   child.stdout!.on('data', (d) => ((output += d), (stdout += d)));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close', not 'exit': output can still be in the pipes when the process has exited
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   return { child, output: () => output, stdout: () => stdout, exited };
 }
 
