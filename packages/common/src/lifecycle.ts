@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from './logger';
 import { answerClientError } from './http/client-error';
+import { createExpressServer } from './http/express-server';
 import type { Readiness } from './http/health';
 
 export interface ServerHandle {
@@ -33,7 +34,7 @@ export interface ServeOptions {
 
 function listen(app: Express, port: number, host: string | undefined, variable: string): Promise<http.Server> {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(app);
+    const server = createExpressServer(app);
     server.keepAliveTimeout = 65000;
     server.headersTimeout = 66000;
     server.requestTimeout = 30000;

@@ -3,7 +3,16 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import express, { Router } from 'express';
 import winston from 'winston';
-import { createHttpApp, createLogger, finishHttpApp, healthRoutes, jsonBody, serve, type Readiness } from '../src';
+import {
+  createHttpApp,
+  createLogger,
+  expressServerOptions,
+  finishHttpApp,
+  healthRoutes,
+  jsonBody,
+  serve,
+  type Readiness,
+} from '../src';
 import { testLogger } from './support';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -177,5 +186,67 @@ describe('draining on shutdown', () => {
       }),
     ]);
     expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
+});
+
+describe('the listeners', () => {
+  it('make each request and response with the app’s own prototypes, before Express sees them', async () => {
+    const seen: { request: boolean; response: boolean; admin: boolean }[] = [];
+    type Handle = (req: http.IncomingMessage, res: http.ServerResponse, next?: unknown) => void;
+    const withProbe = (app: express.Express, admin: boolean) => {
+      // express's own entry point (untyped): what the server made, before Express sets the prototypes itself
+      const internal = app as unknown as { handle: Handle };
+      const handle = internal.handle.bind(app);
+      internal.handle = (req, res, next) => {
+        seen.push({
+          request: Object.getPrototypeOf(req) === app.request,
+          response: Object.getPrototypeOf(res) === app.response,
+          admin,
+        });
+        handle(req, res, next);
+      };
+      return app;
+    };
+    const publicApp = express();
+    publicApp.get('/hello', (req, res) => res.json({ path: req.path, app: req.app === publicApp }));
+    const adminApp = express();
+    adminApp.get('/admin/hello', (_req, res) => res.status(201).send('admin'));
+    const handle = await serve({
+      logger: testLogger,
+      publicApp: withProbe(publicApp, false),
+      adminApp: withProbe(adminApp, true),
+      port: 0,
+      adminPort: 0,
+      adminHost: '127.0.0.1',
+      readiness: { shuttingDown: false, checks: [] },
+      shutdownTimeoutMs: 1000,
+      onClose: async () => undefined,
+    });
+    try {
+      expect(await get(handle.publicPort, '/hello')).toEqual({ status: 200, body: '{"path":"/hello","app":true}' });
+      expect(await get(handle.adminPort, '/admin/hello')).toEqual({ status: 201, body: 'admin' });
+      expect(seen).toEqual([
+        { request: true, response: true, admin: false },
+        { request: true, response: true, admin: true },
+      ]);
+    } finally {
+      await handle.stop();
+    }
+  });
+
+  it('are Node’s own request and response objects', () => {
+    const app = express();
+    const options = expressServerOptions(app);
+    const Request = options.IncomingMessage!;
+    const Response = options.ServerResponse!;
+    const req = new Request(new net.Socket());
+    const res = new Response(req);
+    expect(req).toBeInstanceOf(http.IncomingMessage);
+    expect(res).toBeInstanceOf(http.ServerResponse);
+    expect(Object.getPrototypeOf(req)).toBe(app.request);
+    expect(Object.getPrototypeOf(res)).toBe(app.response);
+    expect(req.headers).toEqual({});
+    expect(res.statusCode).toBe(200);
+    expect(res.getHeaderNames()).toEqual([]);
   });
 });

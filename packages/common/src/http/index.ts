@@ -1,4 +1,5 @@
 export * from './app-factory';
+export * from './express-server';
 export * from './client-error';
 export * from './endpoint';
 export * from './error-handler';
