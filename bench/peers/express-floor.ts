@@ -9,14 +9,20 @@ export interface FloorPeer {
   stop(): Promise<void>;
 }
 
-export async function startExpressFloor(pinning: Pinning, logDir: string): Promise<FloorPeer> {
+/** `appPrototypes`: the variant whose server makes requests with the app's prototypes (Attest's listeners). */
+export async function startExpressFloor(pinning: Pinning, logDir: string, appPrototypes = false): Promise<FloorPeer> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const server = startServer(
     pinning,
-    'express-floor',
+    appPrototypes ? 'express-floor-app-prototypes' : 'express-floor',
     'bench/peers/express-floor-server.ts',
-    { PATH: process.env.PATH, HOME: process.env.HOME, PEER_PORT: String(port) },
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PEER_PORT: String(port),
+      PEER_APP_PROTOTYPES: appPrototypes ? '1' : '0',
+    },
     logDir,
   );
   try {
