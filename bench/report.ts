@@ -60,7 +60,7 @@ export interface Report {
   notes: string[];
 }
 
-const fmt = (n: number | undefined, digits = 0) =>
+export const fmt = (n: number | undefined, digits = 0) =>
   n === undefined || !Number.isFinite(n)
     ? '—'
     : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -17,6 +17,7 @@ import { startExpressFloor } from './peers/express-floor';
 import { startOidcPeer } from './peers/oidc-provider';
 import {
   evaluate,
+  fmt,
   markdown,
   writeReport,
   type GrowthRow,
@@ -230,7 +231,7 @@ async function main(): Promise<void> {
       const m = await timed('GET / → hello', floorWorkload(variant.origin), drive);
       await stopVariant();
       notes.push(
-        `Express hello world whose server makes requests and responses with the app's prototypes, as Attest's listeners do: ${m.rate.toFixed(0)}/s, p99 ${m.p99.toFixed(2)} ms${m.errors ? `, ${m.errors} errors` : ''} (the floor, stock \`app.listen\`: ${floor.rate.toFixed(0)}/s)`,
+        `Express hello world whose server makes requests and responses with the app's prototypes, as Attest's listeners do: ${fmt(m.rate)}/s, p99 ${fmt(m.p99, 2)} ms${m.errors ? `, ${fmt(m.errors)} errors` : ''} (the floor, stock \`app.listen\`: ${fmt(floor.rate)}/s)`,
       );
     }
   }
