@@ -1,9 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../support';
 
 const SERVICES = ['identity', 'transactions', 'prices'];
+/** The patches `pnpm install --frozen-lockfile` applies (pnpm-lock.yaml, patchedDependencies). */
+const lockfilePatches = Object.values(
+  (
+    parse(fs.readFileSync(path.join(ROOT, 'pnpm-lock.yaml'), 'utf8')) as {
+      patchedDependencies?: Record<string, { path: string }>;
+    }
+  ).patchedDependencies ?? {},
+).map((p) => p.path);
 const cliPackage = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as {
   name: string;
   bin: Record<string, string>;
@@ -52,6 +60,21 @@ describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engi
     expect(build).toContain(`--filter ${cliPackage.name} run build`);
     expect(build).toContain(`${cliPackage.name} deploy --prod /cli`);
     expect(lines).toContain('COPY packages ./packages');
+  });
+
+  it('copies the patches the lockfile applies before it installs', () => {
+    expect(lockfilePatches).toContain('patches/passport-http@0.3.0.patch');
+    const install = lines.findIndex((l) => l.startsWith('RUN pnpm install'));
+    const copied = lines.slice(0, install).filter((l) => l.startsWith('COPY '));
+    for (const patch of lockfilePatches)
+      expect(
+        copied.some((l) =>
+          l
+            .split(/\s+/)
+            .slice(1, -1)
+            .some((src) => patch.startsWith(src.replace(/\/?$/, '/'))),
+        ),
+      ).toBe(true);
   });
 
   it('installs the bin the CLI package declares as attest-manage on the PATH of the final image', () => {
