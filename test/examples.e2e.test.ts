@@ -254,9 +254,14 @@ describe('examples/ against pnpm start', () => {
         await page.fill('input[name=password]', PASSWORD);
         await page.click('button[type=submit]');
         await page.click('button[name=decision][value=approve]');
-        await page.waitForFunction("document.getElementById('status').textContent.startsWith('Signed in')", undefined, {
-          timeout: 30000,
-        });
+        // null-safe: the predicate also runs on the consent page, before the redirect back to the app's page
+        await page.waitForFunction(
+          "document.getElementById('status')?.textContent.startsWith('Signed in')",
+          undefined,
+          {
+            timeout: 30000,
+          },
+        );
         expect(await page.textContent('#status')).toMatch(/^Signed in: 0x[0-9a-f]{64} \(verification level orb\)$/);
         expect(JSON.parse((await page.textContent('#claims'))!)).toMatchObject({ name: 'Alice' });
         await page.click('#logout');

@@ -275,9 +275,14 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
         await page.fill('input[name=password]', ALICE.password);
         await page.click('button[type=submit]');
         await page.click('button[name=decision][value=approve]');
-        await page.waitForFunction("document.getElementById('status').textContent.startsWith('Signed in')", undefined, {
-          timeout: 30000,
-        });
+        // null-safe: the predicate also runs on the consent page, before the redirect back to the app's page
+        await page.waitForFunction(
+          "document.getElementById('status')?.textContent.startsWith('Signed in')",
+          undefined,
+          {
+            timeout: 30000,
+          },
+        );
         expect(await page.textContent('#status')).toMatch(/^Signed in: 0x[0-9a-f]{64} \(verification level orb\)$/);
       } finally {
         await page.close();
