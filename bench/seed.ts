@@ -146,11 +146,13 @@ export async function insertQuotes(db: Queryable, count: number): Promise<void> 
 }
 
 /**
- * After a bulk insert: VACUUM ANALYZE the table, as autovacuum would on its own some time later, so that
- * it does not run (on either core: Postgres is not pinned) while a row is being measured.
+ * After a bulk insert: VACUUM ANALYZE the table, as autovacuum would on its own some time later, then a
+ * CHECKPOINT to write the pages both dirtied, so that neither autovacuum nor the checkpointer runs (on
+ * either core: Postgres is not pinned) while a row is being measured.
  */
 export async function settle(db: Queryable, table: 'transactions' | 'quotes'): Promise<void> {
   await db.query(`VACUUM ANALYZE ${table}`);
+  await db.query('CHECKPOINT');
 }
 
 export async function countRows(db: Queryable, table: 'transactions' | 'quotes'): Promise<number> {
