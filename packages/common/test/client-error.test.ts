@@ -1,7 +1,7 @@
 import express from 'express';
-import { serve, type ServerHandle } from '../src';
+import type { ServerHandle } from '../src';
 import { answered, rawRequest, type RawRequest, type RawResponse } from './support/raw-http';
-import { testLogger } from './support';
+import { serveOnFreePorts } from './support';
 
 async function send(port: number, spec: RawRequest): Promise<RawResponse> {
   const res = await rawRequest(port, spec);
@@ -14,17 +14,7 @@ describe('requests Node cannot parse are answered in the error shape', () => {
   beforeAll(async () => {
     const app = express();
     app.get('/ok', (_req, res) => void res.json({ ok: true }));
-    handle = await serve({
-      logger: testLogger,
-      publicApp: app,
-      adminApp: express(),
-      port: 0,
-      adminPort: 0,
-      adminHost: '127.0.0.1',
-      readiness: { shuttingDown: false, checks: [] },
-      shutdownTimeoutMs: 1000,
-      onClose: async () => undefined,
-    });
+    handle = await serveOnFreePorts(app, express());
   });
   afterAll(() => handle.stop());
 

@@ -13,7 +13,7 @@ import {
   serve,
   type Readiness,
 } from '../src';
-import { testLogger } from './support';
+import { serveOnFreePorts, testLogger } from './support';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -211,17 +211,7 @@ describe('the listeners', () => {
     publicApp.get('/hello', (req, res) => res.json({ path: req.path, app: req.app === publicApp }));
     const adminApp = express();
     adminApp.get('/admin/hello', (_req, res) => res.status(201).send('admin'));
-    const handle = await serve({
-      logger: testLogger,
-      publicApp: withProbe(publicApp, false),
-      adminApp: withProbe(adminApp, true),
-      port: 0,
-      adminPort: 0,
-      adminHost: '127.0.0.1',
-      readiness: { shuttingDown: false, checks: [] },
-      shutdownTimeoutMs: 1000,
-      onClose: async () => undefined,
-    });
+    const handle = await serveOnFreePorts(withProbe(publicApp, false), withProbe(adminApp, true));
     try {
       expect(await get(handle.publicPort, '/hello')).toEqual({ status: 200, body: '{"path":"/hello","app":true}' });
       expect(await get(handle.adminPort, '/admin/hello')).toEqual({ status: 201, body: 'admin' });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { Express } from 'express';
+import { serve, type ServerHandle } from '../../src/lifecycle';
 import { createDatabase, migrate, readMigrations, type Db } from '../../src/db';
 import { createBus, MemoryCache, RedisCache, type Cache, type InvalidationBus } from '../../src/cache';
 import { createLogger, type Logger } from '../../src/logger';
@@ -86,3 +88,17 @@ export * from './raw-http';
 export * from './fuzz';
 export { describeNeeding, pgBinary } from './binaries';
 export { CuttableProxy, freePort, ThrowawayPostgres, ThrowawayRedis } from './throwaway';
+
+/** serve() on free loopback ports with an empty readiness and no storage to close: for tests of the listeners. */
+export const serveOnFreePorts = (publicApp: Express, adminApp: Express): Promise<ServerHandle> =>
+  serve({
+    logger: testLogger,
+    publicApp,
+    adminApp,
+    port: 0,
+    adminPort: 0,
+    adminHost: '127.0.0.1',
+    readiness: { shuttingDown: false, checks: [] },
+    shutdownTimeoutMs: 1000,
+    onClose: async () => undefined,
+  });
