@@ -174,21 +174,8 @@ function median(values: number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
-/** Warm-up + measurement, `repetitions` times; medians of rate and p99; errors summed over the measured runs. */
-export async function measure(
-  work: Workload,
-  options: DriveOptions,
-  progress: (line: string) => void = () => undefined,
-): Promise<Measurement> {
-  const reps: RunResult[] = [];
-  for (let r = 0; r < options.repetitions; r++) {
-    if (options.warmupSeconds > 0) await runOnce(work, options.connections, options.warmupSeconds);
-    const rep = await runOnce(work, options.connections, options.seconds);
-    progress(
-      `    rep ${r + 1}/${options.repetitions}: ${rep.rate}/s p99 ${rep.p99} ms${rep.errors ? `, ${rep.errors} errors` : ''}`,
-    );
-    reps.push(rep);
-  }
+/** The median of each figure over the repetitions (totals for the counts). */
+export function summarize(reps: RunResult[]): Measurement {
   const errorKinds: Record<string, number> = {};
   for (const rep of reps) for (const [k, n] of Object.entries(rep.errorKinds)) errorKinds[k] = (errorKinds[k] ?? 0) + n;
   return {
@@ -202,4 +189,49 @@ export async function measure(
     errorSample: reps.find((r) => r.errorSample)?.errorSample,
     repetitions: reps,
   };
+}
+
+const repLine = (label: string, r: number, of: number, rep: RunResult) =>
+  `    ${label}rep ${r + 1}/${of}: ${rep.rate}/s p99 ${rep.p99} ms${rep.errors ? `, ${rep.errors} errors` : ''}`;
+
+/** Warm-up + measurement, `repetitions` times; medians of rate and p99; errors summed over the measured runs. */
+export async function measure(
+  work: Workload,
+  options: DriveOptions,
+  progress: (line: string) => void = () => undefined,
+): Promise<Measurement> {
+  const reps: RunResult[] = [];
+  for (let r = 0; r < options.repetitions; r++) {
+    if (options.warmupSeconds > 0) await runOnce(work, options.connections, options.warmupSeconds);
+    const rep = await runOnce(work, options.connections, options.seconds);
+    progress(repLine('', r, options.repetitions, rep));
+    reps.push(rep);
+  }
+  return summarize(reps);
+}
+
+/**
+ * Measures workloads that are to be compared with each other (the same lookup on two deployments)
+ * in turn, repetition by repetition, each with its own warm-up; every other repetition in reverse
+ * order (A B, B A, A B …). A machine that gets slower or faster while they run (another tenant, the
+ * kernel writing back a bulk load) then weighs on all of them alike instead of on whichever ran last.
+ */
+export async function measureInterleaved(
+  works: { label: string; work: Workload }[],
+  options: DriveOptions,
+  progress: (line: string) => void = () => undefined,
+): Promise<Measurement[]> {
+  const reps: RunResult[][] = works.map(() => []);
+  for (let r = 0; r < options.repetitions; r++) {
+    const order = works.map((_, i) => i);
+    if (r % 2 === 1) order.reverse();
+    for (const i of order) {
+      const { label, work } = works[i];
+      if (options.warmupSeconds > 0) await runOnce(work, options.connections, options.warmupSeconds);
+      const rep = await runOnce(work, options.connections, options.seconds);
+      progress(repLine(`${label}: `, r, options.repetitions, rep));
+      reps[i].push(rep);
+    }
+  }
+  return reps.map(summarize);
 }

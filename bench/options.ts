@@ -17,7 +17,11 @@ export interface BenchOptions {
   memorySeconds: number;
   /** 1,000 vs 1,000,000 transactions and 100 vs 1,000,000 quotes. */
   growth: boolean;
+  /** Only the growth rows (no scenarios, no oidc-provider). */
+  growthOnly: boolean;
   growthLarge: number;
+  /** Repetitions of each growth row (its two sizes measured in turn). */
+  growthRepetitions: number;
   /** Distinct transactions for the cache-miss lookup. */
   missSet: number;
   /** Real Postgres server (a database of this name is dropped and recreated). */
@@ -30,9 +34,10 @@ export interface BenchOptions {
 }
 
 const USAGE = `pnpm bench [--seconds N] [--warmup N] [--repetitions N] [--connections N] [--embedded-only | --real-only]
-           [--scenario NAME]... [--memory] [--growth] [--no-write]
+           [--scenario NAME]... [--memory] [--growth | --growth-only] [--no-write]
 Environment: BENCH_SECONDS, BENCH_WARMUP, BENCH_REPETITIONS, BENCH_CONNECTIONS, BENCH_EMBEDDED_ONLY=1, BENCH_REAL_ONLY=1,
-BENCH_SCENARIO=a,b, BENCH_MEMORY=1, BENCH_MEMORY_SECONDS, BENCH_GROWTH=1, BENCH_GROWTH_LARGE, BENCH_MISS_SET,
+BENCH_SCENARIO=a,b, BENCH_MEMORY=1, BENCH_MEMORY_SECONDS, BENCH_GROWTH=1, BENCH_GROWTH_ONLY=1, BENCH_GROWTH_LARGE,
+BENCH_GROWTH_REPETITIONS (5), BENCH_MISS_SET,
 BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_DATABASE (attest_bench), BENCH_LOG_LEVEL.`;
 
 function positive(name: string, raw: string | undefined, fallback: number, min = 1): number {
@@ -56,7 +61,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       process.exit(0);
     }
     const [key, inline] = arg.split('=', 2);
-    if (['--embedded-only', '--real-only', '--memory', '--growth', '--no-write'].includes(key)) {
+    if (['--embedded-only', '--real-only', '--memory', '--growth', '--growth-only', '--no-write'].includes(key)) {
       switches.add(key);
     } else if (['--seconds', '--warmup', '--repetitions', '--connections', '--scenario'].includes(key)) {
       const value = inline ?? argv[++i];
@@ -73,6 +78,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const embeddedOnly = switches.has('--embedded-only') || flag(env, 'BENCH_EMBEDDED_ONLY');
   const realOnly = switches.has('--real-only') || flag(env, 'BENCH_REAL_ONLY');
   if (embeddedOnly && realOnly) throw new Error(`--embedded-only and --real-only exclude each other\n${USAGE}`);
+  const growthOnly = switches.has('--growth-only') || flag(env, 'BENCH_GROWTH_ONLY');
+  if (growthOnly && scenarios.length) throw new Error(`--growth-only runs no scenario; drop --scenario\n${USAGE}`);
   return {
     seconds: positive('--seconds', values.get('--seconds') ?? env.BENCH_SECONDS, 10),
     warmupSeconds: positive('--warmup', values.get('--warmup') ?? env.BENCH_WARMUP, 2, 0),
@@ -83,7 +90,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     scenarios: scenarios.map((s) => s.toLowerCase()),
     memory: switches.has('--memory') || flag(env, 'BENCH_MEMORY'),
     memorySeconds: positive('BENCH_MEMORY_SECONDS', env.BENCH_MEMORY_SECONDS, 60, 2),
-    growth: switches.has('--growth') || flag(env, 'BENCH_GROWTH'),
+    growth: growthOnly || switches.has('--growth') || flag(env, 'BENCH_GROWTH'),
+    growthOnly,
+    growthRepetitions: Math.round(positive('BENCH_GROWTH_REPETITIONS', env.BENCH_GROWTH_REPETITIONS, 5)),
     growthLarge: Math.round(positive('BENCH_GROWTH_LARGE', env.BENCH_GROWTH_LARGE, 1_000_000, 1000)),
     missSet: Math.round(positive('BENCH_MISS_SET', env.BENCH_MISS_SET, 300_000, 1000)),
     postgresUrl: env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',

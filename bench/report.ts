@@ -224,6 +224,10 @@ export function markdown(report: Report): string {
   if (report.growth.length) {
     lines.push('', '### Growth (same lookup, more stored rows)', '');
     lines.push(
+      `Both sizes deployed side by side and measured in turn: median of ${o.growthRepetitions} interleaved repetitions each (small, large; large, small; …).`,
+      '',
+    );
+    lines.push(
       '| mode | scenario | small rows | /s | p99 ms | large rows | /s | p99 ms | ratio |',
       '|---|---|---:|---:|---:|---:|---:|---:|---:|',
     );

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt, realCommandLine } from './build';
-import { measure, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
+import { measure, measureInterleaved, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
 import { MemoryWatch } from './memory';
 import { parseOptions, type BenchOptions } from './options';
 import { startExpressFloor } from './peers/express-floor';
@@ -46,6 +46,8 @@ const MISS_TAG = 1;
 const GROWTH_TAG = 2;
 const GROWTH_LOOKUP_SET = 1000;
 const GROWTH_SMALL = { transactions: 1000, quotes: 100 };
+/** The growth rows' two databases (Postgres + Redis) live side by side: BENCH_DATABASE with a suffix each. */
+const growthDatabaseName = (name: string, i: number) => `${name.slice(0, 50)}_growth_${i ? 'large' : 'small'}`;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const elapsed = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
@@ -79,6 +81,21 @@ function gitCommit(): string {
   }
 }
 
+async function timedInterleaved(
+  label: string,
+  works: { label: string; work: Workload }[],
+  drive: DriveOptions,
+): Promise<Measurement[]> {
+  log(`  ${label}`);
+  const ms = await measureInterleaved(works, drive, log);
+  ms.forEach((m, i) =>
+    log(
+      `  → ${works[i].label}: ${m.rate}/s, p99 ${m.p99} ms${m.errors ? `, ${m.errors} ERRORS (${Object.keys(m.errorKinds).join(', ')})` : ''}`,
+    ),
+  );
+  return ms;
+}
+
 async function timed(label: string, work: Workload, drive: DriveOptions): Promise<Measurement> {
   log(`  ${label}`);
   const m = await measure(work, drive, log);
@@ -95,14 +112,15 @@ async function deployAttest(
   pinning: Pinning,
   logDir: string,
   bulk: { missSet?: number; growth?: { transactions: number; quotes: number } },
+  databaseName = options.databaseName,
 ): Promise<{ deploy: Deployment; target: AttestTarget; stored: { transactions: number; quotes: number } }> {
   const t0 = Date.now();
   let deploy: Deployment;
   if (mode === 'embedded') {
     deploy = await startEmbedded(pinning, logDir, options.logLevel);
   } else {
-    const databaseUrl = await recreateDatabase(options.postgresUrl, options.databaseName);
-    onCleanup(() => dropDatabase(options.postgresUrl, options.databaseName));
+    const databaseUrl = await recreateDatabase(options.postgresUrl, databaseName);
+    onCleanup(() => dropDatabase(options.postgresUrl, databaseName));
     const redis = await startRedis();
     onCleanup(() => redis.stop());
     deploy = await startReal(pinning, logDir, databaseUrl, redis.url, options.logLevel);
@@ -128,6 +146,9 @@ async function deployAttest(
         return countRows(db, 'quotes');
       });
     }
+    // the bulk load's writes leave the kernel's page cache before anything is measured: a writeback
+    // during a measurement would slow the servers' own writes (their request log) and blame it on them
+    execFileSync('sync');
     log(
       `  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`,
     );
@@ -196,7 +217,7 @@ async function main(): Promise<void> {
     warmupSeconds: options.warmupSeconds,
     repetitions: options.repetitions,
   };
-  const chosen = selectScenarios(options.scenarios);
+  const chosen = options.growthOnly ? [] : selectScenarios(options.scenarios);
   const rows: ScenarioRow[] = chosen.map((s) => ({ scenario: s, notes: [] }));
   const memory: MemoryRow[] = [];
   const growth: GrowthRow[] = [];
@@ -254,6 +275,7 @@ async function main(): Promise<void> {
   }
 
   for (const mode of modes) {
+    if (!rows.length && !(mode === 'real' && options.memory)) continue;
     log(`\nAttest, ${mode === 'embedded' ? 'embedded (pnpm start)' : 'Postgres + Redis (one process per service)'}`);
     const missSet =
       chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
@@ -291,43 +313,58 @@ async function main(): Promise<void> {
   if (options.growth) {
     const sizes = [GROWTH_SMALL, { transactions: options.growthLarge, quotes: options.growthLarge }];
     for (const mode of modes) {
-      const results: {
-        size: { transactions: number; quotes: number };
-        tx: Measurement;
-        prices: Measurement;
+      // Both sizes are deployed side by side and measured in turn (interleaved repetitions), so that the
+      // only difference between the two figures is the number of stored rows, not the moment they ran.
+      const deployed: {
+        deploy: Deployment;
+        target: AttestTarget;
         counted: { transactions: number; quotes: number };
       }[] = [];
-      for (const size of sizes) {
+      for (const [i, size] of sizes.entries()) {
         log(
           `\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes`,
         );
-        const {
-          deploy,
-          target,
-          stored: counted,
-        } = await deployAttest(mode, options, pinning, logDir, { growth: size });
-        const tx = await timed(scenario('tx-growth').name, scenario('tx-growth').attest(target), drive);
-        const prices = await timed(scenario('prices').name, scenario('prices').attest(target), drive);
-        results.push({ size, tx, prices, counted });
-        await deploy.stop();
-        await cleanupAll();
+        const { deploy, target, stored } = await deployAttest(
+          mode,
+          options,
+          pinning,
+          logDir,
+          { growth: size },
+          growthDatabaseName(options.databaseName, i),
+        );
+        deployed.push({ deploy, target, counted: stored });
       }
-      const [small, large] = results;
+      log(`\nGrowth, ${mode}: both deployments measured in turn`);
+      const labels = sizes.map((s) => `${s.transactions.toLocaleString('en-US')} rows`);
+      const growthDrive = { ...drive, repetitions: options.growthRepetitions };
+      const [txSmall, txLarge] = await timedInterleaved(
+        scenario('tx-growth').name,
+        deployed.map((d, i) => ({ label: labels[i], work: scenario('tx-growth').attest(d.target) })),
+        growthDrive,
+      );
+      const [pricesSmall, pricesLarge] = await timedInterleaved(
+        scenario('prices').name,
+        deployed.map((d, i) => ({ label: labels[i], work: scenario('prices').attest(d.target) })),
+        growthDrive,
+      );
+      for (const d of deployed) await d.deploy.stop();
+      await cleanupAll();
+      const [small, large] = deployed.map((d) => d.counted);
       growth.push({
         mode,
         scenario: 'transaction lookup (1,000 ids in turn)',
-        smallRows: small.counted.transactions,
-        largeRows: large.counted.transactions,
-        small: small.tx,
-        large: large.tx,
+        smallRows: small.transactions,
+        largeRows: large.transactions,
+        small: txSmall,
+        large: txLarge,
       });
       growth.push({
         mode,
         scenario: 'price lookup (2 × 3)',
-        smallRows: small.counted.quotes,
-        largeRows: large.counted.quotes,
-        small: small.prices,
-        large: large.prices,
+        smallRows: small.quotes,
+        largeRows: large.quotes,
+        small: pricesSmall,
+        large: pricesLarge,
       });
     }
     notes.push(
