@@ -91,6 +91,25 @@ describe('GET /api/v2/client/transaction/{id}', () => {
     expect(badId.body).toMatchObject({ code: 'invalid_parameter', attribute: 'transaction_id' });
   });
 
+  it('reads the id in any case, and refuses type names that only objects have (toString, __proto__)', async () => {
+    const upper = `0x${tx.transaction_id.slice(2).toUpperCase()}`;
+    const res = await lookup(upper, { app_id: appId, type: 'pay' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ reference: 'order-1', app_id: appId });
+    for (const type of ['toString', '__proto__', 'constructor']) {
+      const bad = await lookup(tx.transaction_id, { app_id: appId, type });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toEqual({
+        code: 'invalid_parameter',
+        detail: 'type must be pay or sendTransaction.',
+        attribute: 'type',
+      });
+    }
+    const blankApp = await lookup(tx.transaction_id, { app_id: '  ', type: 'pay' });
+    expect(blankApp.status).toBe(400);
+    expect(blankApp.body).toMatchObject({ code: 'required', attribute: 'app_id' });
+  });
+
   it('403 invalid_app for another app’s key; 404 for another app’s transaction or an unknown id', async () => {
     const mismatch = await lookup(tx.transaction_id, { app_id: appId, type: 'pay' }, otherKey.api_key);
     expect(mismatch.status).toBe(403);

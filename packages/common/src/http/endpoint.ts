@@ -23,6 +23,9 @@ function checkPathParameters(path: string | string[]): RequestHandler | null {
   if (paths.length === 0) return null;
   const matches = match<Record<string, string | string[]>>(paths, { decode: false });
   return (req, _res, next) => {
+    // only a percent sign can make decoding fail: most requests have none, and skip the match (once per
+    // endpoint with parameters, on every request the router sees)
+    if (!req.url.includes('%')) return next();
     const found = matches(req.path);
     if (!found) return next();
     const bad = Object.entries(found.params).find(([, value]) =>

@@ -1,7 +1,10 @@
 import type { AuditActor, AuditLog, Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
-import { hashApiKeySecret, newApiKey, parseApiKey, sameKeyHash } from './api-keys';
+import { apiKeyHasher, newApiKey, type ParsedApiKey } from './api-keys';
 import { LastUseRecorder } from './last-use';
+
+/** Compared against when the key id is unknown, so an unknown id costs what a known one does. */
+const NO_HASH = '0'.repeat(64);
 
 export interface VerifiedKey {
   keyId: string;
@@ -14,13 +17,15 @@ export interface VerifiedKey {
  */
 export class ApiKeyService {
   private readonly lastUse: LastUseRecorder;
+  private readonly hasher: ReturnType<typeof apiKeyHasher>;
 
   constructor(
     private readonly store: ApiKeyStore,
-    private readonly serverSecret: string,
+    serverSecret: string,
     logger: Logger,
     private readonly audit?: Pick<AuditLog, 'record'>,
   ) {
+    this.hasher = apiKeyHasher(serverSecret);
     this.lastUse = new LastUseRecorder(
       (keyId) => store.touch(keyId),
       (keyId, err) => logger.warn('could not record API key use', { key_id: keyId, error: err.message }),
@@ -36,7 +41,7 @@ export class ApiKeyService {
     const record = await this.store.insert({
       id: keyId,
       appId,
-      secretHash: hashApiKeySecret(this.serverSecret, secret),
+      secretHash: this.hasher.hex(secret),
       name,
     });
     if (actor)
@@ -44,12 +49,10 @@ export class ApiKeyService {
     return { apiKey, record };
   }
 
-  async verify(apiKey: string): Promise<VerifiedKey | null> {
-    const parsed = parseApiKey(apiKey);
-    if (!parsed) return null;
-    const presented = hashApiKeySecret(this.serverSecret, parsed.secret);
+  /** The key a request presented (parsed once, see parseApiKey): its app, or null when unknown, wrong or revoked. */
+  async verify(parsed: ParsedApiKey): Promise<VerifiedKey | null> {
     const record = await this.store.find(parsed.keyId);
-    const matches = sameKeyHash(presented, record?.secretHash ?? '0'.repeat(64));
+    const matches = this.hasher.matches(parsed.secret, record?.secretHash ?? NO_HASH);
     if (!record || !matches || record.revokedAt) return null;
     this.lastUse.record(record.id);
     return { keyId: record.id, appId: record.appId };

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export interface ParsedApiKey {
   keyId: string;
@@ -20,14 +20,27 @@ export function parseApiKey(apiKey: string): ParsedApiKey | null {
   return match ? { keyId: match[1], secret: match[2] } : null;
 }
 
-/** Keyed hash of the secret part; the key itself is never stored. */
-export const hashApiKeySecret = (serverSecret: string, secret: string) =>
-  createHmac('sha256', serverSecret).update(`api-key:${secret}`).digest('hex');
+/**
+ * The keyed hash of an API key's secret part (the key itself is never stored), with its key prepared
+ * once (createHmac given a string converts it on every call, which the lookup's profile showed): `hex`
+ * for storing, `matches` for checking a presented secret against a stored hash (64 hexadecimal
+ * digits; anything else never matches) in constant time.
+ */
+export function apiKeyHasher(serverSecret: string): {
+  hex(secret: string): string;
+  matches(secret: string, stored: string): boolean;
+} {
+  const key: KeyObject = createSecretKey(Buffer.from(serverSecret, 'utf8'));
+  const digest = (secret: string) => createHmac('sha256', key).update(`api-key:${secret}`).digest();
+  return {
+    hex: (secret) => digest(secret).toString('hex'),
+    matches: (secret, stored) => {
+      const presented = digest(secret);
+      // a malformed stored hash still costs one comparison, against a copy of the presented one
+      const valid = HASH.test(stored);
+      return timingSafeEqual(presented, valid ? Buffer.from(stored, 'hex') : Buffer.from(presented)) && valid;
+    },
+  };
+}
 
 const HASH = /^[0-9a-f]{64}$/;
-
-/** Constant-time equality of two keyed hashes (64 hex digits each, so no length to hide); false for anything else. */
-export function sameKeyHash(presented: string, stored: string): boolean {
-  if (!HASH.test(presented) || !HASH.test(stored)) return false;
-  return timingSafeEqual(Buffer.from(presented, 'hex'), Buffer.from(stored, 'hex'));
-}

@@ -8,7 +8,7 @@ import {
   type FailureLimiter,
 } from '@attest/common';
 import type { ApiKeyService, VerifiedKey } from '../domain/api-key-service';
-import { parseApiKey } from '../domain/api-keys';
+import { parseApiKey, type ParsedApiKey } from '../domain/api-keys';
 
 const BEARER = 'Bearer realm="attest-api"';
 const BEARER_KEY = /^Bearer\s+(\S+)\s*$/i;
@@ -21,8 +21,22 @@ export interface ApiKeyAuthDeps {
   failures: FailureLimiter;
 }
 
+const PRESENTED = Symbol('presented API key');
+type WithPresented = Request & { [PRESENTED]?: ParsedApiKey | null };
+
+/** The API key a request presents as `Bearer <API_KEY>`, parsed once per request (its secret not yet checked). */
+function presentedKey(req: Request): ParsedApiKey | null {
+  const withPresented = req as WithPresented;
+  let parsed = withPresented[PRESENTED];
+  if (parsed === undefined) {
+    const token = BEARER_KEY.exec(req.get('authorization') ?? '')?.[1];
+    parsed = withPresented[PRESENTED] = token === undefined ? null : parseApiKey(token);
+  }
+  return parsed;
+}
+
 /** The API key id a request presents, read without checking its secret. */
-const presentedKeyId = (req: Request) => parseApiKey(BEARER_KEY.exec(req.get('authorization') ?? '')?.[1] ?? '')?.keyId;
+const presentedKeyId = (req: Request) => presentedKey(req)?.keyId;
 
 /**
  * The app's API key (`Authorization: Bearer <API_KEY>`), for every app endpoint: refused while its key id
@@ -34,9 +48,10 @@ export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
     const header = req.get('authorization');
     if (!header)
       return next(errors.unauthenticated('Provide your API key as Authorization: Bearer <API_KEY>.', BEARER));
-    const match = BEARER_KEY.exec(header);
-    if (!match) return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
-    const key = await deps.apiKeys.verify(match[1]);
+    if (!BEARER_KEY.test(header))
+      return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
+    const presented = presentedKey(req);
+    const key = presented && (await deps.apiKeys.verify(presented));
     if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
     res.locals.key = key;
     next();

@@ -1,7 +1,8 @@
 import type { Request, Response, Router } from 'express';
 import Joi from 'joi';
 import { endpoint, errorResponse, errors, jsonResponse, queryParam, sendJson, validate } from '@attest/common';
-import { toSpec, TRANSACTION_ID, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
+import { toSpec, TYPE_ALIASES, type TransactionService } from '../domain/transactions';
+import type { TransactionType } from '../store/transaction-store';
 import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
 import { apiKeyResponses } from './openapi-document';
 
@@ -30,21 +31,38 @@ export const lookupParamsSchema = Joi.object({
     .messages({ 'string.pattern.base': 'transaction_id must be 0x followed by 64 hexadecimal digits.' }),
 });
 
+const ANY_CASE_ID = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * The lookup's parameters. A well-formed request (the usual one) is read directly, by the same rules as
+ * the schemas above; anything else goes through the schemas, which name what is wrong. (Two joi
+ * validations were 4.5 % of a cached lookup's CPU.)
+ */
+function lookupOf(req: Request): { appId: string; type: TransactionType; id: string } {
+  const appId = queryParam(req.query, 'app_id');
+  const typeName = queryParam(req.query, 'type');
+  const rawId = req.params.transaction_id;
+  if (
+    appId === undefined ||
+    typeName === undefined ||
+    !Object.hasOwn(TYPE_ALIASES, typeName) ||
+    typeof rawId !== 'string' ||
+    !ANY_CASE_ID.test(rawId)
+  ) {
+    const query = validate(lookupQuerySchema, { app_id: appId, type: typeName });
+    const params = validate(lookupParamsSchema, { transaction_id: rawId });
+    return { appId: query.app_id, type: TYPE_ALIASES[query.type], id: params.transaction_id.toLowerCase() };
+  }
+  return { appId, type: TYPE_ALIASES[typeName], id: rawId.toLowerCase() };
+}
+
 /**
  * GET /api/v2/client/transaction/{transaction_id}?app_id=…&type=pay|sendTransaction (SPEC 4.7), with the
  * app's API key: failure limits → API key → lookup. A wrong or unknown key counts against the limits.
  */
 export function transactionRoute(router: Router, deps: TransactionRouteDeps): void {
   const lookup = async (req: Request, res: Response) => {
-    const query = validate(lookupQuerySchema, {
-      app_id: queryParam(req.query, 'app_id'),
-      type: queryParam(req.query, 'type'),
-    });
-    const appId = query.app_id;
-    const type = TYPE_ALIASES[query.type];
-    const id = validate(lookupParamsSchema, { transaction_id: req.params.transaction_id }).transaction_id.toLowerCase();
-    if (!TRANSACTION_ID.test(id))
-      throw errors.invalidParameter('transaction_id', 'transaction_id must be 0x followed by 64 hexadecimal digits.');
+    const { appId, type, id } = lookupOf(req);
     if (verifiedKey(res).appId !== appId) throw invalidApp();
     const transaction = await deps.transactions.get(id);
     if (!transaction || transaction.appId !== appId || transaction.type !== type)
