@@ -54,8 +54,9 @@ const elapsed = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 
 /** Everything started is stopped, whatever happens (also on Ctrl-C). */
 const cleanups: (() => Promise<void>)[] = [];
-async function cleanupAll(): Promise<void> {
-  while (cleanups.length) await cleanups.pop()!().catch((err: Error) => log(`cleanup: ${err.message}`));
+/** Stops what was started since `mark` (a length of `cleanups`), newest first; everything by default. */
+async function cleanupAll(mark = 0): Promise<void> {
+  while (cleanups.length > mark) await cleanups.pop()!().catch((err: Error) => log(`cleanup: ${err.message}`));
 }
 function onCleanup(fn: () => Promise<void>): () => Promise<void> {
   let done = false;
@@ -233,6 +234,9 @@ async function main(): Promise<void> {
   if (modes.includes('real')) ensureBuilt(log);
 
   let floor: Measurement | undefined;
+  // the stock floor stays up: rows with a floor target measure it again in turn with themselves
+  let floorPeer: Awaited<ReturnType<typeof startExpressFloor>> | undefined;
+  let stopFloor: (() => Promise<void>) | undefined;
   if (needsFloor || options.growth) {
     log('\nExpress 5 hello world (the floor)');
     const peer = await startExpressFloor(pinning, logDir);
@@ -244,7 +248,8 @@ async function main(): Promise<void> {
       when: 'after its load',
       mb: mb(rss(peer.server.nodePid())),
     });
-    await stop();
+    if (needsFloor) [floorPeer, stopFloor] = [peer, stop];
+    else await stop();
     if (needsFloor) {
       log('\nExpress 5 hello world, its requests made with the app’s prototypes (as Attest’s listeners make them)');
       const variant = await startExpressFloor(pinning, logDir, true);
@@ -277,12 +282,26 @@ async function main(): Promise<void> {
   for (const mode of modes) {
     if (!rows.length && !(mode === 'real' && options.memory)) continue;
     log(`\nAttest, ${mode === 'embedded' ? 'embedded (pnpm start)' : 'Postgres + Redis (one process per service)'}`);
+    const mark = cleanups.length;
     const missSet =
       chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
     const { deploy, target } = await deployAttest(mode, options, pinning, logDir, { missSet });
     const watch = new MemoryWatch(deploy.servers());
     for (const row of rows) {
-      const m = await timed(row.scenario.name, row.scenario.attest(target), drive);
+      let m: Measurement;
+      if (floorPeer && row.scenario[mode].reference === 'floor' && row.scenario[mode].minRatio !== undefined) {
+        // measured in turn with the floor, so that the ratio compares two figures of the same minutes
+        const [f, a] = await timedInterleaved(
+          row.scenario.name,
+          [
+            { label: 'Express floor', work: floorWorkload(floorPeer.origin) },
+            { label: 'Attest', work: row.scenario.attest(target) },
+          ],
+          drive,
+        );
+        (row.floor ??= {})[mode] = f;
+        m = a;
+      } else m = await timed(row.scenario.name, row.scenario.attest(target), drive);
       row[mode] = m;
       if (row.scenario.key === 'tx-miss') {
         row.notes.push(
@@ -307,8 +326,9 @@ async function main(): Promise<void> {
       memory.push(...(await soak(deploy, target, options)));
     }
     await deploy.stop();
-    await cleanupAll();
+    await cleanupAll(mark);
   }
+  await stopFloor?.();
 
   if (options.growth) {
     const sizes = [GROWTH_SMALL, { transactions: options.growthLarge, quotes: options.growthLarge }];
@@ -395,7 +415,7 @@ async function main(): Promise<void> {
   };
   const errors = [
     floor,
-    ...rows.flatMap((r) => [r.embedded, r.real, r.oidc]),
+    ...rows.flatMap((r) => [r.embedded, r.real, r.oidc, r.floor?.embedded, r.floor?.real]),
     ...growth.flatMap((g) => [g.small, g.large]),
   ].some((m) => m && m.errors > 0);
   if (errors || process.env.BENCH_KEEP_LOGS) partial.notes.unshift(`server logs of this run: ${logDir}`);
