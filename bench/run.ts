@@ -248,9 +248,9 @@ async function main(): Promise<void> {
       when: 'after its load',
       mb: mb(rss(peer.server.nodePid())),
     });
-    if (needsFloor) [floorPeer, stopFloor] = [peer, stop];
-    else await stop();
-    if (needsFloor) {
+    if (!needsFloor) await stop();
+    else {
+      [floorPeer, stopFloor] = [peer, stop];
       log('\nExpress 5 hello world, its requests made with the app’s prototypes (as Attest’s listeners make them)');
       const variant = await startExpressFloor(pinning, logDir, true);
       const stopVariant = onCleanup(() => variant.stop());

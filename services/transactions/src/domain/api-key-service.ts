@@ -1,6 +1,6 @@
 import type { AuditActor, AuditLog, Logger } from '@attest/common';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store';
-import { apiKeyHasher, newApiKey, type ParsedApiKey } from './api-keys';
+import { apiKeyHasher, newApiKey, type ApiKeyHasher, type ParsedApiKey } from './api-keys';
 import { LastUseRecorder } from './last-use';
 
 /** Compared against when the key id is unknown, so an unknown id costs what a known one does. */
@@ -17,7 +17,7 @@ export interface VerifiedKey {
  */
 export class ApiKeyService {
   private readonly lastUse: LastUseRecorder;
-  private readonly hasher: ReturnType<typeof apiKeyHasher>;
+  private readonly hasher: ApiKeyHasher;
 
   constructor(
     private readonly store: ApiKeyStore,

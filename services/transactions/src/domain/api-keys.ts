@@ -20,16 +20,18 @@ export function parseApiKey(apiKey: string): ParsedApiKey | null {
   return match ? { keyId: match[1], secret: match[2] } : null;
 }
 
+export interface ApiKeyHasher {
+  hex(secret: string): string;
+  matches(secret: string, stored: string): boolean;
+}
+
 /**
  * The keyed hash of an API key's secret part (the key itself is never stored), with its key prepared
  * once (createHmac given a string converts it on every call, which the lookup's profile showed): `hex`
  * for storing, `matches` for checking a presented secret against a stored hash (64 hexadecimal
  * digits; anything else never matches) in constant time.
  */
-export function apiKeyHasher(serverSecret: string): {
-  hex(secret: string): string;
-  matches(secret: string, stored: string): boolean;
-} {
+export function apiKeyHasher(serverSecret: string): ApiKeyHasher {
   const key: KeyObject = createSecretKey(Buffer.from(serverSecret, 'utf8'));
   const digest = (secret: string) => createHmac('sha256', key).update(`api-key:${secret}`).digest();
   return {

@@ -23,15 +23,16 @@ export const lookupQuerySchema = Joi.object({
     .messages({ 'any.only': 'type must be pay or sendTransaction.' }),
 });
 
+/** A transaction id as the lookup's path takes it: any case. */
+const ANY_CASE_ID = /^0x[0-9a-fA-F]{64}$/;
+
 /** The lookup's path: the transaction id, any case. */
 export const lookupParamsSchema = Joi.object({
   transaction_id: Joi.string()
-    .pattern(/^0x[0-9a-fA-F]{64}$/)
+    .pattern(ANY_CASE_ID)
     .required()
     .messages({ 'string.pattern.base': 'transaction_id must be 0x followed by 64 hexadecimal digits.' }),
 });
-
-const ANY_CASE_ID = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * The lookup's parameters. A well-formed request (the usual one) is read directly, by the same rules as
