@@ -6,10 +6,10 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import type { Logger } from '@attest/common';
-import type { TransactionService } from '../domain/transactions';
+import { ALREADY_CLAIMED, type TransactionService } from '../domain/transactions';
 import type { LeasedTransaction, Transaction, TransactionStore } from '../store/transaction-store';
 import type { TokenConfig } from './chain-tokens';
-import { lastFinalBlock, verifyTransfer, type Finality, type StatusReason } from './verify-transfer';
+import { lastFinalBlock, payingLogIndex, verifyTransfer, type Finality, type StatusReason } from './verify-transfer';
 
 export interface ChainWatcherOptions {
   /** Only transactions recorded with this chain name are watched. */
@@ -129,14 +129,22 @@ export class ChainWatcher {
       transaction: sent && { from: sent.from, to: sent.to, value: sent.value },
     });
     const source = `chain:${receipt.status}@${receipt.blockNumber}`;
-    await this.transactions.transition(transaction.id, reason ? 'failed' : 'mined', source, reason);
-    if (reason)
+    // a payment the chain holds claims its transaction; one another payment claimed first is failed (already_claimed)
+    const { transaction: settled } = await this.transactions.transition(
+      transaction.id,
+      reason ? 'failed' : 'mined',
+      source,
+      reason,
+      undefined,
+      { logIndex: reason ? null : payingLogIndex(transaction, token, receipt.logs), failWhenClaimed: true },
+    );
+    if (settled.status === 'failed')
       this.logger.info('chain watcher failed a transaction', {
         transaction_id: transaction.id,
-        reason: reason.code,
-        detail: reason.detail,
+        reason: settled.statusReason,
+        detail: reason?.detail ?? ALREADY_CLAIMED.detail,
       });
-    return reason ? 'failed' : 'mined';
+    return settled.status === 'mined' ? 'mined' : 'failed';
   }
 
   private async reorganised(transaction: Transaction, seenBlockHash: string, now: string | null): Promise<Outcome> {

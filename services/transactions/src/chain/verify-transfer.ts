@@ -2,7 +2,14 @@ import { sameAmount, type TokenConfig } from './chain-tokens';
 
 /** Why the chain watcher failed a transaction; shown in the status history and the lookup's header. */
 export type FailureReason =
-  'reverted' | 'wrong_token' | 'wrong_recipient' | 'wrong_sender' | 'wrong_amount' | 'unknown_token' | 'dropped';
+  | 'reverted'
+  | 'wrong_token'
+  | 'wrong_recipient'
+  | 'wrong_sender'
+  | 'wrong_amount'
+  | 'unknown_token'
+  | 'dropped'
+  | 'already_claimed';
 
 export interface StatusReason {
   code: FailureReason;
@@ -22,6 +29,8 @@ export interface ChainLog {
   address: string;
   topics: readonly string[];
   data: string;
+  /** Its position in the block (the receipt's logs have it). */
+  logIndex?: number | null;
 }
 
 /** A final receipt, and for native tokens the transaction itself. */
@@ -39,6 +48,7 @@ interface Transfer {
   from: string;
   to: string;
   value: bigint;
+  logIndex: number | null;
 }
 
 const lower = (address: string) => address.toLowerCase();
@@ -53,7 +63,30 @@ export function transfersIn(logs: readonly ChainLog[]): Transfer[] {
       from: topicAddress(l.topics[1]),
       to: topicAddress(l.topics[2]),
       value: BigInt(l.data),
+      logIndex: l.logIndex ?? null,
     }));
+}
+
+/** The ERC-20 Transfer log that pays what was recorded (the first that does), or undefined. */
+function payingTransfer(
+  recorded: RecordedTransfer,
+  token: Extract<TokenConfig, { kind: 'erc20' }>,
+  logs: readonly ChainLog[],
+): Transfer | undefined {
+  const [from, to, amount] = [lower(recorded.from), lower(recorded.to), BigInt(recorded.tokenAmount)];
+  return transfersIn(logs).find(
+    (t) =>
+      t.contract === lower(token.address) && t.from === from && t.to === to && sameAmount(amount, t.value, token.decimals),
+  );
+}
+
+/** The log index of the Transfer that pays a recorded ERC-20 payment (null for a native token, or when none does). */
+export function payingLogIndex(
+  recorded: RecordedTransfer,
+  token: TokenConfig | undefined,
+  logs: readonly ChainLog[],
+): number | null {
+  return token?.kind === 'erc20' ? (payingTransfer(recorded, token, logs)?.logIndex ?? null) : null;
 }
 
 const fail = (code: FailureReason, detail: string): StatusReason => ({ code, detail });

@@ -36,6 +36,23 @@ export { toSpec } from './transaction-spec';
 export const referenceTaken = (detail: string, attribute = 'reference') =>
   errors.conflict('reference_taken', detail, attribute);
 
+/**
+ * 409 transaction_already_claimed: another recorded payment (of this app or another) holds this on-chain
+ * transaction; one transaction pays at most one recorded payment.
+ */
+export const transactionAlreadyClaimed = () =>
+  errors.conflict(
+    'transaction_already_claimed',
+    'Another recorded payment already claims this transaction_hash on this chain; one on-chain transaction pays at most one payment.',
+    'transaction_hash',
+  );
+
+/** The reason a payment the chain paid is failed when another payment claimed the same transaction first. */
+export const ALREADY_CLAIMED: Reason = {
+  code: 'already_claimed',
+  detail: 'The chain holds this payment, but another recorded payment claimed the same transaction first.',
+};
+
 /** The fields that make two records of one reference the same transaction, in the SPEC 2.5 names. */
 const SAME_RECORD: [string, (t: Omit<NewTransaction, 'id'>) => string | null][] = [
   ['type', (t) => t.type],
@@ -63,6 +80,14 @@ const ALLOWED: Record<TransactionStatus, TransactionStatus[]> = { pending: ['min
 export interface TransitionResult {
   transaction: Transaction;
   changed: boolean;
+}
+
+/** How a transition to mined claims the on-chain transfer (see TransactionService.transition). */
+export interface TransferClaim {
+  /** The Transfer log that paid; null for a native transfer or when unknown. */
+  logIndex: number | null;
+  /** Fail the transaction (already_claimed) rather than refuse the change when the transfer is claimed. */
+  failWhenClaimed: boolean;
 }
 
 export interface TransactionCacheOptions {
@@ -101,56 +126,56 @@ export class TransactionService {
   /** Cache misses that arrive together are read in one query (a lookup cycle over many ids misses on each). */
   private readonly lookups = new KeyBatcher<Transaction>((ids) => this.store().findMany(ids));
 
-  /** `actor` defaults to the system worker named by `source`; the audit event commits with the change. */
-  async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
+  /**
+   * Inserts the transaction with its audit event (and, recorded already mined, its transfer claim) in one
+   * database transaction; null when the app used the reference or the transfer is claimed.
+   */
+  private async insert(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor) {
     const created = await this.db.transaction(async (tx) => {
-      const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
-      if (t)
-        await this.audit?.record(
-          {
-            type: 'transaction.recorded',
-            actor: actor ?? systemActor(source),
-            subject: t.id,
-            detail: { app_id: t.appId, reference: t.reference, status: t.status, source },
-          },
-          tx,
-        );
+      const store = transactionStore(tx);
+      const t = await store.insert({ ...input, id: newTransactionId() }, source);
+      if (!t) return null;
+      if (t.status === 'mined' && t.transactionHash && !(await store.claimTransfer(t, null)))
+        throw transactionAlreadyClaimed();
+      await this.audit?.record(
+        {
+          type: 'transaction.recorded',
+          actor: actor ?? systemActor(source),
+          subject: t.id,
+          detail: { app_id: t.appId, reference: t.reference, status: t.status, source },
+        },
+        tx,
+      );
       return t;
     });
-    if (!created) throw referenceTaken('This app already recorded a transaction with this reference.');
-    await this.rows.invalidate(created.id);
+    if (created) await this.rows.invalidate(created.id);
     return created;
+  }
+
+  /** `actor` defaults to the system worker named by `source`; the audit event commits with the change. */
+  async record(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor): Promise<Transaction> {
+    const created = await this.insert(input, source, actor);
+    if (created) return created;
+    if (await this.store().findByReference(input.appId, input.reference))
+      throw referenceTaken('This app already recorded a transaction with this reference.');
+    throw transactionAlreadyClaimed();
   }
 
   /**
    * Records once per (app_id, reference): repeating the same record answers the stored transaction
    * (`created` false); a record that differs is refused with 409 naming the first field that differs.
+   * A transaction_hash that another recorded payment (of any app) holds is refused with 409
+   * transaction_already_claimed.
    */
   async recordOnce(
     input: Omit<NewTransaction, 'id'>,
     source: string,
     actor?: AuditActor,
   ): Promise<{ transaction: Transaction; created: boolean }> {
-    const created = await this.db.transaction(async (tx) => {
-      const t = await transactionStore(tx).insert({ ...input, id: newTransactionId() }, source);
-      if (t)
-        await this.audit?.record(
-          {
-            type: 'transaction.recorded',
-            actor: actor ?? systemActor(source),
-            subject: t.id,
-            detail: { app_id: t.appId, reference: t.reference, status: t.status, source },
-          },
-          tx,
-        );
-      return t;
-    });
-    if (created) {
-      await this.rows.invalidate(created.id);
-      return { transaction: created, created: true };
-    }
+    const created = await this.insert(input, source, actor);
+    if (created) return { transaction: created, created: true };
     const stored = await this.store().findByReference(input.appId, input.reference);
-    if (!stored) throw referenceTaken('This app already recorded a transaction with this reference.');
+    if (!stored) throw transactionAlreadyClaimed();
     const field = differingField(stored, input);
     if (field)
       throw referenceTaken(
@@ -180,6 +205,9 @@ export class TransactionService {
   /**
    * `reason` says why (the chain watcher's failure reasons); it is kept with the status and in the
    * history. `actor` defaults to the system worker named by `source`; the audit event commits with the change.
+   * Becoming mined claims the transaction's (chain, transaction_hash) in the same database transaction; when
+   * another payment claimed it first, the change is refused (409 transaction_already_claimed), or with
+   * `claim.failWhenClaimed` (the chain watcher) the transaction becomes failed with the reason already_claimed.
    */
   async transition(
     id: string,
@@ -187,6 +215,7 @@ export class TransactionService {
     source: string,
     reason: Reason | null = null,
     actor?: AuditActor,
+    claim: TransferClaim = { logIndex: null, failWhenClaimed: false },
   ): Promise<TransitionResult> {
     const result = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
@@ -200,7 +229,11 @@ export class TransactionService {
           `The transaction is already ${current.status}; it cannot become ${to}.`,
           'status',
         );
-      const transaction = await store.setStatus(id, current.status, to, source, reason);
+      const claimed =
+        to !== 'mined' || !current.transactionHash || (await store.claimTransfer(current, claim.logIndex));
+      if (!claimed && !claim.failWhenClaimed) throw transactionAlreadyClaimed();
+      const [status, why] = claimed ? [to, reason] : (['failed', ALREADY_CLAIMED] as const);
+      const transaction = await store.setStatus(id, current.status, status, source, why);
       await this.audit?.record(
         {
           type: 'transaction.status_changed',
@@ -209,9 +242,9 @@ export class TransactionService {
           detail: {
             app_id: transaction.appId,
             from: current.status,
-            to,
+            to: status,
             source,
-            ...(reason ? { reason: reason.code } : {}),
+            ...(why ? { reason: why.code } : {}),
           },
         },
         tx,

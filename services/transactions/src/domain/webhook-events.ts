@@ -19,8 +19,10 @@ const STATUS_EVENT: Record<TransactionStatus, WebhookEventType | null> = {
   failed: 'transaction.failed',
 };
 
+/** `data` is the transaction as the lookup answers it, with its id, and on a failed one the reason (the lookup's Transaction-Status-Reason). */
 function event(type: WebhookEventType, t: Transaction, at: Date): WebhookEvent {
-  const body = JSON.stringify({ type, timestamp: at.toISOString(), data: { transaction_id: t.id, ...toSpec(t) } });
+  const reason = t.statusReason ? { status_reason: t.statusReason } : {};
+  const body = JSON.stringify({ type, timestamp: at.toISOString(), data: { transaction_id: t.id, ...toSpec(t), ...reason } });
   return { id: newMessageId(), appId: t.appId, type, transactionId: t.id, body };
 }
 

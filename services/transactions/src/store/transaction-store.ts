@@ -89,11 +89,16 @@ async function writeEvents(db: Queryable, t: Transaction, change: 'created' | 's
 
 export function transactionStore(db: Queryable) {
   return {
-    /** Null when the app already used this reference. Call inside a transaction: it also writes the webhook outbox. */
+    /**
+     * Null when the app already used this reference, or when another recorded payment that has not failed
+     * holds this (chain, transaction_hash) (the unique index transactions_transfer_claim_idx decides, so
+     * concurrent records of one transaction store one row). Call inside a transaction: it also writes the
+     * webhook outbox.
+     */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
         `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (app_id, reference) DO NOTHING RETURNING *`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING *`,
         [
           t.id,
           t.appId,
@@ -124,6 +129,19 @@ export function transactionStore(db: Queryable) {
         reference,
       ]);
       return row ? toTransaction(row) : null;
+    },
+    /**
+     * Claims the on-chain transaction that paid `t` (its chain and hash; `logIndex` the Transfer log, null for
+     * a native transfer) as it becomes mined. False when another payment claimed it first: the primary key
+     * of transfer_claims decides, across replicas. Call inside the transaction that marks it mined.
+     */
+    async claimTransfer(t: Transaction, logIndex: number | null): Promise<boolean> {
+      const rows = await db.query(
+        `INSERT INTO transfer_claims (chain, transaction_hash, transaction_id, log_index) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING RETURNING transaction_id`,
+        [t.chain, t.transactionHash, t.id, logIndex],
+      );
+      return rows.length === 1;
     },
     async find(id: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>('SELECT * FROM transactions WHERE id = $1', [id]);
