@@ -1,11 +1,13 @@
 import ganache from 'ganache';
 import { createWalletClient, encodeFunctionData, getAddress, http, type Hash, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { testLogger } from '@attest/testing';
+import path from 'node:path';
+import { migrate, readMigrations } from '@attest/common';
+import { testDatabase, testLogger } from '@attest/testing';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { ChainWatcher, type ChainWatcherOptions } from '../src/chain/chain-watcher';
 import { chainClient } from '../src/chain/start-watcher';
-import { TransactionService } from '../src/domain/transactions';
+import { newTransactionId, TransactionService } from '../src/domain/transactions';
 import { transactionStore } from '../src/store/transaction-store';
 import { TEST_TOKEN_ABI, TEST_TOKEN_BYTECODE } from './fixtures/test-token';
 import {
@@ -392,6 +394,90 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     expect(merged.filter(([tid]) => tid === id)).toEqual([[id, 'mined']]);
     expect(merged.find(([tid]) => tid === other.transaction_id)).toBeUndefined();
     expect((await seen(id)).history.filter((x) => x[1] === 'mined')).toHaveLength(1);
+  });
+
+  it('two pending records of one transaction (made before migration 006) race on two replicas: one mined, the other failed already_claimed', async () => {
+    const hash = await transfer(usdce, accounts[1], 7n);
+    const receipt = await client.getTransactionReceipt({ hash });
+    const migrations = readMigrations(path.join(__dirname, '..', 'migrations'));
+    const db = await testDatabase('transactions');
+    const apps = [newAppId(), newAppId()];
+    const ids = [newTransactionId(), newTransactionId()];
+    await migrate(
+      db,
+      migrations.filter((m) => m.version < 6),
+    );
+    for (const [i, app] of apps.entries())
+      await db.query(
+        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
+         VALUES ($1, $2, 'pay', 'order-1', $3, 'pending', $4, $5, 'worldchain', 'USDCE', 7)`,
+        [ids[i], app, hash, accounts[0], accounts[1]],
+      );
+    await migrate(db, migrations);
+    const legacy = await transactionsHarness({ CHAIN_TOKENS: chainTokens }, { db });
+    try {
+      const keys = [(await apiKeyFor(legacy, apps[0])).api_key, (await apiKeyFor(legacy, apps[1])).api_key];
+      const replica = () =>
+        new ChainWatcher(
+          client,
+          transactionStore(db),
+          new TransactionService(db, legacy.storage.bus),
+          { chain: 'worldchain', tokens: legacy.config.CHAIN_TOKENS.worldchain, finality: 1, dropTimeoutMs: 60000, intervalMs: 50, batchSize: 1 },
+          testLogger,
+        );
+      const outcomes = Object.assign({}, ...(await Promise.all([replica().tick(), replica().tick()])));
+      expect(Object.keys(outcomes).sort()).toEqual([...ids].sort());
+      expect(Object.values(outcomes).sort()).toEqual(['failed', 'mined']);
+      const winner = ids.findIndex((id) => outcomes[id] === 'mined');
+      const loser = 1 - winner;
+
+      const won = await lookupTransaction(legacy, keys[winner], ids[winner], apps[winner]);
+      expect(won.body.transaction_status).toBe('mined');
+      const lost = await lookupTransaction(legacy, keys[loser], ids[loser], apps[loser]);
+      expect(lost.status).toBe(200);
+      expect(lost.body.transaction_status).toBe('failed');
+      expect(lost.headers['transaction-status-reason']).toBe('already_claimed');
+      const detail = await legacy.admin('get', `/transactions/${ids[loser]}`);
+      expect(detail.body.status_reason).toBe('already_claimed');
+      expect(detail.body.history.at(-1)).toMatchObject({
+        from_status: 'pending',
+        to_status: 'failed',
+        source: `chain:success@${receipt.blockNumber}`,
+        reason: 'already_claimed',
+        reason_detail: 'The chain holds this payment, but another recorded payment claimed the same transaction first.',
+      });
+      // the loser's app is told by webhook, with the reason
+      const [event] = await db.query<{ type: string; body: string }>(
+        "SELECT type, body FROM webhook_events WHERE transaction_id = $1 AND type <> 'transaction.created'",
+        [ids[loser]],
+      );
+      expect(event.type).toBe('transaction.failed');
+      expect(JSON.parse(event.body).data).toMatchObject({
+        transaction_id: ids[loser],
+        transaction_status: 'failed',
+        status_reason: 'already_claimed',
+      });
+      expect(await db.query('SELECT transaction_id, log_index FROM transfer_claims')).toEqual([
+        { transaction_id: ids[winner], log_index: receipt.logs[0].logIndex },
+      ]);
+      // and the transaction cannot be recorded a third time
+      const again = await postTransaction(legacy, keys[loser], {
+        app_id: apps[loser],
+        type: 'pay',
+        reference: 'order-2',
+        transaction_hash: hash,
+        chain: 'worldchain',
+        token: 'USDCE',
+        from: accounts[0],
+        to: accounts[1],
+        token_amount: '7',
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.code).toBe('transaction_already_claimed');
+    } finally {
+      await legacy.close();
+      await db.close();
+    }
   });
 
   it('runs inside the service when CHAIN_RPC_URL is set', async () => {

@@ -11,7 +11,8 @@ import {
 
 const FROM = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55 checksummed
 const TO = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359';
-const HASH = `0x${'1f'.repeat(32)}`;
+/** A transaction hash of its own for each order: one on-chain transaction pays one recorded payment. */
+const hashOf = (order: number) => `0x${order.toString(16).padStart(4, '0')}${'1f'.repeat(30)}`;
 
 describe('POST /api/v2/client/transaction', () => {
   let h: TransactionsHarness;
@@ -24,7 +25,7 @@ describe('POST /api/v2/client/transaction', () => {
     app_id: appId,
     type: 'pay',
     reference: `order-${++orders}`,
-    transaction_hash: HASH,
+    transaction_hash: hashOf(orders),
     chain: 'worldchain',
     token: 'USDCE',
     to: TO,
@@ -58,7 +59,7 @@ describe('POST /api/v2/client/transaction', () => {
     expect(res.body).toEqual({
       transaction_id: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       reference: 'order-a',
-      transaction_hash: HASH,
+      transaction_hash: sent.transaction_hash,
       transaction_status: 'pending',
       from: FROM,
       chain: 'worldchain',
@@ -96,7 +97,7 @@ describe('POST /api/v2/client/transaction', () => {
     const again = await postTransaction(h, key.api_key, {
       ...sent,
       from: FROM.toLowerCase(),
-      transaction_hash: HASH.toUpperCase().replace('0X', '0x'),
+      transaction_hash: sent.transaction_hash.toUpperCase().replace('0X', '0x'),
     });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
