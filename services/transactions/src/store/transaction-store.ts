@@ -92,13 +92,16 @@ export function transactionStore(db: Queryable) {
     /**
      * Null when the app already used this reference, or when another recorded payment that has not failed
      * holds this (chain, transaction_hash) (the unique index transactions_transfer_claim_idx decides, so
-     * concurrent records of one transaction store one row). Call inside a transaction: it also writes the
-     * webhook outbox.
+     * concurrent records of one transaction store one row), or a mined one claimed it (transfer_claims: a
+     * row recorded before migration 006 may be mined without holding the index). Call inside a
+     * transaction: it also writes the webhook outbox.
      */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
         `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING *`,
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+         WHERE NOT EXISTS (SELECT 1 FROM transfer_claims WHERE chain = $9 AND transaction_hash = $5)
+         ON CONFLICT DO NOTHING RETURNING *`,
         [
           t.id,
           t.appId,
