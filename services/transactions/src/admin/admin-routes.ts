@@ -148,7 +148,10 @@ export function transactionsAdminRoutes(
     responses: {
       201: jsonResponse('The transaction', transactionsSchemas.transaction),
       400: adminValidationResponse('app_id, type, reference, from, to, chain, token, token_amount, …'),
-      409: errorResponse('reference_taken: the app already recorded a transaction with this reference'),
+      409: errorResponse(
+        'reference_taken: the app already recorded a transaction with this reference; transaction_already_claimed ' +
+          '(attribute transaction_hash): another recorded payment holds this transaction on this chain',
+      ),
     },
   });
   router.post('/transactions', async (req, res) => {
@@ -249,7 +252,10 @@ export function transactionsAdminRoutes(
       200: jsonResponse('The transaction', transactionsSchemas.transaction),
       400: adminValidationResponse('transaction_id or status'),
       404: noTransaction,
-      409: errorResponse('invalid_transition: the transaction is already mined or failed (attribute status)'),
+      409: errorResponse(
+        'invalid_transition: the transaction is already mined or failed (attribute status); transaction_already_claimed ' +
+          '(attribute transaction_hash): to mined, but another payment claimed its transaction',
+      ),
     },
   });
   router.post('/transactions/:id/status', async (req, res) => {

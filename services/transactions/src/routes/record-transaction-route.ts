@@ -94,7 +94,8 @@ const requireJson = (req: Request, _res: Response, next: NextFunction) =>
 /**
  * POST /api/v2/client/transaction: an app records a payment it sent (with its API key), stored
  * pending for the chain watcher to verify. Idempotent per (app_id, reference): the same record again
- * answers 200 with the same transaction; a different one 409 reference_taken naming the field.
+ * answers 200 with the same transaction; a different one 409 reference_taken naming the field. A
+ * transaction another payment holds is 409 transaction_already_claimed (transaction_hash).
  */
 export function recordTransactionRoute(router: Router, deps: RecordTransactionRouteDeps): void {
   const record = async (req: Request, res: Response) => {
@@ -158,7 +159,8 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         description:
           'Stored pending. It becomes mined only when a final block holds a successful transaction with a Transfer of the ' +
           'configured token contract (or a native transfer) from `from` to `to` of exactly `token_amount`; otherwise failed, ' +
-          'with the reason in the Transaction-Status-Reason header of the lookup. Idempotent per (app_id, reference).',
+          'with the reason in the Transaction-Status-Reason header of the lookup. Idempotent per (app_id, reference). ' +
+          'A transaction_hash pays at most one recorded payment, across all apps: bind `from` to the wallet of your signed-in user.',
         tags: ['transactions'],
         security: [{ apiKey: [] }],
         body: { contentType: 'application/json', schema: recordTransactionSchema },
@@ -170,7 +172,9 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
           ),
           ...apiKeyResponses,
           409: errorResponse(
-            'reference_taken: this app recorded the reference with different values; attribute names the first field that differs',
+            'reference_taken: this app recorded the reference with different values; attribute names the first field that differs. ' +
+              'transaction_already_claimed (attribute transaction_hash): another recorded payment, of any app, holds this ' +
+              'transaction on this chain (one on-chain transaction pays at most one payment; one that failed lets it go)',
           ),
         },
       },

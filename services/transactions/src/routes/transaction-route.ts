@@ -91,7 +91,7 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
             {
               [STATUS_REASON_HEADER]: {
                 description:
-                  'Only on a failed transaction the chain watcher failed: reverted, wrong_token, wrong_recipient, wrong_sender, wrong_amount, unknown_token or dropped',
+                  'Only on a failed transaction the chain watcher failed: reverted, wrong_token, wrong_recipient, wrong_sender, wrong_amount, unknown_token, dropped or already_claimed (another payment claimed the same transaction first)',
                 schema: { type: 'string' },
               },
             },
