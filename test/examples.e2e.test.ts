@@ -107,20 +107,31 @@ describe('examples/ against pnpm start', () => {
 
   it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {
     const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
-    const example = start(
-      'merchant-backend/check-payment.mjs',
-      {
-        APP_ID: app.app_id,
-        API_KEY: app.api_key,
-        API_URL: stack.urls.transactions,
-        POLL_SECONDS: '0.2',
-        ATTEMPTS: '600',
-      },
-      ['order-42'],
-    );
+    const wallet = `0x${crypto.randomBytes(20).toString('hex')}`;
+    const txHash = `0x${crypto.randomBytes(32).toString('hex')}`;
+    const env = {
+      APP_ID: app.app_id,
+      API_KEY: app.api_key,
+      API_URL: stack.urls.transactions,
+      POLL_SECONDS: '0.2',
+      ATTEMPTS: '600',
+      CUSTOMER_WALLET: wallet,
+      TX_HASH: txHash,
+    };
+    const example = start('merchant-backend/check-payment.mjs', env, ['order-42']);
     await listening(example, '"transaction_status":"pending"');
     const recorded = JSON.parse(example.output().split('\n')[0]) as Json;
-    expect(recorded).toMatchObject({ event: 'recorded', reference: 'order-42' });
+    // `from` is the signed-in customer's wallet, from the shop's session
+    expect(recorded).toMatchObject({ event: 'recorded', reference: 'order-42', from: wallet });
+    // the same transaction for another order is refused: one transaction pays one order
+    const second = start('merchant-backend/check-payment.mjs', env, ['order-43']);
+    expect(await second.exited).toBe(4);
+    expect(JSON.parse(second.output().trim())).toEqual({
+      event: 'refused',
+      reference: 'order-43',
+      code: 'transaction_already_claimed',
+      attribute: 'transaction_hash',
+    });
     await run('transaction', 'set-status', recorded.transaction_id, 'mined');
     expect(await example.exited).toBe(0);
     const lines = example

@@ -1,7 +1,8 @@
 // A merchant backend: records a payment, then checks it with the lookup API before "shipping".
 //   APP_ID=app_… API_KEY=api_… node examples/merchant-backend/check-payment.mjs [REFERENCE]
 // It polls while the payment is pending (every POLL_SECONDS, at most ATTEMPTS times); exit code 0 when
-// mined, 2 when failed, 3 when still pending. Mark it mined meanwhile with:
+// mined, 2 when failed, 3 when still pending, 4 when another order already claimed the transaction.
+// CUSTOMER_WALLET is the wallet of the customer signed in to the shop. Mark it mined meanwhile with:
 //   pnpm --silent manage transaction set-status <transaction_id> mined
 import crypto from 'node:crypto';
 
@@ -15,11 +16,19 @@ if (!APP_ID || !API_KEY) {
   process.exit(1);
 }
 
+// 0. Who pays: the customer signed in to your shop. `from` comes from YOUR session (the wallet you
+//    stored for this user when she signed in), never from the browser's request: Attest marks a
+//    payment mined when the chain holds a transfer from `from` to `to` of the amount, and transfers are
+//    public, so a customer who could choose `from` could claim a stranger's payment of the right amount
+//    to your shop as her own. Here the session is this one customer's.
+const session = { user: 'customer-1', wallet: process.env.CUSTOMER_WALLET ?? '0x1111111111111111111111111111111111111111' };
+
 // 1. The payment. The user's wallet makes it; the backend records it with the app's API key (the
 //    same reference again with the same values answers the same transaction). TX_HASH is the
 //    transaction's hash from the wallet; without one, this example makes up a hash, which no chain
 //    knows: with a chain watcher configured it would fail as dropped, without one it stays pending
-//    until an operator sets its status.
+//    until an operator sets its status. One on-chain transaction pays one order: a hash another
+//    order (of any app) already recorded is refused with 409 transaction_already_claimed.
 const transactionHash = process.env.TX_HASH ?? `0x${crypto.randomBytes(32).toString('hex')}`;
 const recorded = await fetch(`${API_URL}/api/v2/client/transaction`, {
   method: 'POST',
@@ -29,16 +38,25 @@ const recorded = await fetch(`${API_URL}/api/v2/client/transaction`, {
     type: 'pay',
     reference,
     transaction_hash: transactionHash,
-    from: '0x1111111111111111111111111111111111111111',
+    from: session.wallet, // bound to the signed-in customer, not taken from the request
     to: '0x2222222222222222222222222222222222222222',
     chain: 'worldchain',
     token: 'USDCE',
     token_amount: '1500000', // 1.5 USDCE: amounts are integers with 6 decimals
   }),
 });
+if (recorded.status === 409) {
+  const error = await recorded.json();
+  if (error.code === 'transaction_already_claimed') {
+    // this transaction already pays another order: do not ship this one
+    console.log(JSON.stringify({ event: 'refused', reference, code: error.code, attribute: error.attribute }));
+    process.exit(4);
+  }
+  throw new Error(`recording failed: 409 ${JSON.stringify(error)}`);
+}
 if (recorded.status !== 201) throw new Error(`recording failed: ${recorded.status} ${await recorded.text()}`);
-const { transaction_id: transactionId } = await recorded.json();
-console.log(JSON.stringify({ event: 'recorded', transaction_id: transactionId, reference }));
+const { transaction_id: transactionId, from } = await recorded.json();
+console.log(JSON.stringify({ event: 'recorded', transaction_id: transactionId, reference, from }));
 
 // 2. The check a merchant backend makes before it ships: with the app's API key, compare the reference,
 //    read transaction_status; retry while pending.
