@@ -21,7 +21,10 @@ if (!APP_ID || !API_KEY) {
 //    payment mined when the chain holds a transfer from `from` to `to` of the amount, and transfers are
 //    public, so a customer who could choose `from` could claim a stranger's payment of the right amount
 //    to your shop as her own. Here the session is this one customer's.
-const session = { user: 'customer-1', wallet: process.env.CUSTOMER_WALLET ?? '0x1111111111111111111111111111111111111111' };
+const session = {
+  user: 'customer-1',
+  wallet: process.env.CUSTOMER_WALLET ?? '0x1111111111111111111111111111111111111111',
+};
 
 // 1. The payment. The user's wallet makes it; the backend records it with the app's API key (the
 //    same reference again with the same values answers the same transaction). TX_HASH is the

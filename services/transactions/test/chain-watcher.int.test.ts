@@ -422,7 +422,14 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
           client,
           transactionStore(db),
           new TransactionService(db, legacy.storage.bus),
-          { chain: 'worldchain', tokens: legacy.config.CHAIN_TOKENS.worldchain, finality: 1, dropTimeoutMs: 60000, intervalMs: 50, batchSize: 1 },
+          {
+            chain: 'worldchain',
+            tokens: legacy.config.CHAIN_TOKENS.worldchain,
+            finality: 1,
+            dropTimeoutMs: 60000,
+            intervalMs: 50,
+            batchSize: 1,
+          },
           testLogger,
         );
       const outcomes = Object.assign({}, ...(await Promise.all([replica().tick(), replica().tick()])));

@@ -116,7 +116,9 @@ describe('one on-chain transaction is claimed by at most one recorded payment', 
     const squatter = await postTransaction(h, keys[1], payment(1, 'not-mine', hash, { from: `0x${'e'.repeat(40)}` }));
     expect(squatter.status).toBe(201);
     expect((await postTransaction(h, keys[0], payment(0, 'mine', hash))).status).toBe(409);
-    const failed = await h.admin('post', `/transactions/${squatter.body.transaction_id}/status`).send({ status: 'failed' });
+    const failed = await h
+      .admin('post', `/transactions/${squatter.body.transaction_id}/status`)
+      .send({ status: 'failed' });
     expect(failed.status).toBe(200);
     const mine = await postTransaction(h, keys[0], payment(0, 'mine', hash));
     expect(mine.status).toBe(201);
@@ -149,9 +151,9 @@ describe('one on-chain transaction is claimed by at most one recorded payment', 
     );
     expect(claim.transaction_id).toBe(mined.transaction_id);
     // the same hash on another chain is another transaction
-    expect((await recordTransaction(h, apps[1], { transaction_hash: hash, chain: 'ethereum' })).transaction_status).toBe(
-      'pending',
-    );
+    expect(
+      (await recordTransaction(h, apps[1], { transaction_hash: hash, chain: 'ethereum' })).transaction_status,
+    ).toBe('pending');
   });
 });
 

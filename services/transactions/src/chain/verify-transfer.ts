@@ -76,7 +76,10 @@ function payingTransfer(
   const [from, to, amount] = [lower(recorded.from), lower(recorded.to), BigInt(recorded.tokenAmount)];
   return transfersIn(logs).find(
     (t) =>
-      t.contract === lower(token.address) && t.from === from && t.to === to && sameAmount(amount, t.value, token.decimals),
+      t.contract === lower(token.address) &&
+      t.from === from &&
+      t.to === to &&
+      sameAmount(amount, t.value, token.decimals),
   );
 }
 

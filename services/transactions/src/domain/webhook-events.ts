@@ -22,7 +22,11 @@ const STATUS_EVENT: Record<TransactionStatus, WebhookEventType | null> = {
 /** `data` is the transaction as the lookup answers it, with its id, and on a failed one the reason (the lookup's Transaction-Status-Reason). */
 function event(type: WebhookEventType, t: Transaction, at: Date): WebhookEvent {
   const reason = t.statusReason ? { status_reason: t.statusReason } : {};
-  const body = JSON.stringify({ type, timestamp: at.toISOString(), data: { transaction_id: t.id, ...toSpec(t), ...reason } });
+  const body = JSON.stringify({
+    type,
+    timestamp: at.toISOString(),
+    data: { transaction_id: t.id, ...toSpec(t), ...reason },
+  });
   return { id: newMessageId(), appId: t.appId, type, transactionId: t.id, body };
 }
 
