@@ -1,4 +1,4 @@
-import { CliError, queryString } from './admin-client';
+import { CliError, queryString, type AdminClient } from './admin-client';
 import { nullable, pageOptions, path, str, type Command } from './command';
 
 const appId = ['APP_ID'];
@@ -26,6 +26,25 @@ const logoutOptions = {
     description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
   },
 } as const;
+
+/**
+ * Disables or enables an app in both services that know it: identity (its sign-in and tokens), then
+ * transactions (its API keys and webhooks). Both calls are idempotent, so a failed second one is retried
+ * by running the command again. Answers identity's app.
+ */
+async function setAppState(client: AdminClient, id: string, action: 'disable' | 'enable'): Promise<unknown> {
+  const app = await client.call('identity', 'POST', `/apps/${path(id)}/${action}`, {});
+  try {
+    await client.call('transactions', 'POST', `/apps/${path(id)}/${action}`, {});
+  } catch (err) {
+    const done = action === 'disable' ? 'disabled (no new tokens)' : 'enabled for sign-in';
+    throw new CliError(
+      `App ${id} was ${done}, but its API keys and webhooks were not ${action}d: ${(err as Error).message}. ` +
+        `Run: pnpm manage app ${action} ${id}`,
+    );
+  }
+  return app;
+}
 
 export const appCommands: Record<string, Command> = {
   'app create': {
@@ -126,16 +145,16 @@ export const appCommands: Record<string, Command> = {
     },
   },
   'app disable': {
-    summary: 'disable an app: it gets no tokens, and its tokens stop working',
+    summary: 'disable an app: it gets no tokens, its tokens stop working, its API keys get 401 and its webhooks stop',
     options: {},
     positionals: appId,
-    run: (client, _v, [id]) => client.call('identity', 'POST', `/apps/${path(id)}/disable`, {}),
+    run: (client, _v, [id]) => setAppState(client, id, 'disable'),
   },
   'app enable': {
-    summary: 'enable a disabled app again',
+    summary: 'enable a disabled app again (its tokens, API keys and webhooks)',
     options: {},
     positionals: appId,
-    run: (client, _v, [id]) => client.call('identity', 'POST', `/apps/${path(id)}/enable`, {}),
+    run: (client, _v, [id]) => setAppState(client, id, 'enable'),
   },
   'app rotate-secret': {
     summary: 'give the app a new client secret (printed once); the old one stops working',

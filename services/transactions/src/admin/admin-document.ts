@@ -104,6 +104,11 @@ export function transactionsAdminApi(): ApiInfo {
           ...WEBHOOK_PROPERTIES,
           secret: { type: 'string', description: 'The signing secret, shown once' },
         }),
+        AppStatus: object({
+          app_id: { type: 'string' },
+          disabled: { type: 'boolean', description: 'Its API keys get 401 and its webhooks wait while true' },
+          disabled_at: NULLABLE_DATE_TIME,
+        }),
         Delivery: object(DELIVERY_PROPERTIES),
         DeliveryWithLog: object({
           ...DELIVERY_PROPERTIES,
@@ -134,4 +139,5 @@ export const transactionsSchemas = {
   webhookWithSecret: ref('WebhookWithSecret'),
   delivery: ref('Delivery'),
   deliveryWithLog: ref('DeliveryWithLog'),
+  appStatus: ref('AppStatus'),
 };

@@ -88,6 +88,13 @@ const transactionParams = Joi.object({
 });
 const noTransaction = adminNotFoundResponse('no transaction with this id (attribute transaction_id)');
 const keyTags = ['api keys'];
+const appTags = ['apps'];
+
+const appStatus = (appId: string, disabledAt: Date | null) => ({
+  app_id: appId,
+  disabled: disabledAt !== null,
+  disabled_at: disabledAt?.toISOString() ?? null,
+});
 const tags = ['transactions'];
 
 export function transactionsAdminRoutes(
@@ -124,6 +131,48 @@ export function transactionsAdminRoutes(
   router.get('/apps/:app_id/api-keys', async (req, res) => {
     const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
     res.json((await deps.keyStore.listForApp(appId)).map(publicKey));
+  });
+
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    documentAdminRoute(router, 'POST', `/apps/:app_id/${action}`, {
+      summary: disabled
+        ? 'Disable an app here: its API keys get 401 and its webhook endpoints stop, on every replica at once'
+        : 'Enable a disabled app again: its API keys work again and its waiting webhook deliveries go out',
+      description:
+        'Idempotent. `pnpm manage app ' +
+        action +
+        '` calls this after the identity service’s own POST /admin/apps/{app_id}/' +
+        action +
+        ' (which stops its tokens).',
+      tags: appTags,
+      params: appIdParams,
+      responses: {
+        200: jsonResponse('The app’s state here', transactionsSchemas.appStatus),
+        400: adminValidationResponse('app_id (app_ and 32 hexadecimal digits)'),
+      },
+    });
+    router.post(`/apps/:app_id/${action}`, async (req, res) => {
+      const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
+      const disabledAt = await deps.apiKeys.setAppDisabled(appId, disabled, operatorActor(req, res));
+      res.json(appStatus(appId, disabledAt));
+    });
+  }
+
+  documentAdminRoute(router, 'GET', '/apps/:app_id', {
+    summary: 'Whether an app is disabled here (its API keys and webhooks)',
+    tags: appTags,
+    params: appIdParams,
+    responses: {
+      200: jsonResponse('The app’s state here', transactionsSchemas.appStatus),
+      400: adminValidationResponse('app_id (app_ and 32 hexadecimal digits)'),
+    },
+  });
+  router.get('/apps/:app_id', async (req, res) => {
+    const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
+    res.json(appStatus(appId, await deps.keyStore.appDisabledAt(appId)));
   });
 
   documentAdminRoute(router, 'POST', '/api-keys/:key_id/revoke', {

@@ -9,6 +9,8 @@ const NO_HASH = '0'.repeat(64);
 export interface VerifiedKey {
   keyId: string;
   appId: string;
+  /** The key is right, but its app is disabled: the request is refused (401), not counted as a failure. */
+  appDisabled: boolean;
 }
 
 /**
@@ -55,7 +57,18 @@ export class ApiKeyService {
     const matches = this.hasher.matches(parsed.secret, record?.secretHash ?? NO_HASH);
     if (!record || !matches || record.revokedAt) return null;
     this.lastUse.record(record.id);
-    return { keyId: record.id, appId: record.appId };
+    return { keyId: record.id, appId: record.appId, appDisabled: record.appDisabledAt !== null };
+  }
+
+  /**
+   * Disables or enables an app here (idempotent): while disabled its API keys get 401 and its webhook
+   * endpoints are not delivered to, on every replica at once (the keys' cached rows are dropped through the bus).
+   */
+  async setAppDisabled(appId: string, disabled: boolean, actor?: AuditActor): Promise<Date | null> {
+    const { disabledAt } = await this.store.setAppDisabled(appId, disabled);
+    if (actor)
+      await this.audit?.record({ type: disabled ? 'app.disabled' : 'app.enabled', actor, subject: appId, detail: {} });
+    return disabledAt;
   }
 
   async revoke(keyId: string, actor?: AuditActor): Promise<ApiKeyRecord | null> {

@@ -15,6 +15,13 @@ const BEARER_KEY = /^Bearer\s+(\S+)\s*$/i;
 const unknownKey = () =>
   errors.unauthenticated('The API key is unknown or revoked.', `${BEARER}, error="invalid_token"`);
 
+/** The key is right but an operator disabled its app (not a failure: the limits do not count it). */
+const appDisabled = () =>
+  errors.unauthenticated(
+    "This API key's app is disabled; it works again once an operator enables the app.",
+    `${BEARER}, error="invalid_token"`,
+  );
+
 export interface ApiKeyAuthDeps {
   apiKeys: ApiKeyService;
   /** Failed API-key checks, per key id (never the secret part) and per client address. */
@@ -53,6 +60,7 @@ export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
     const presented = presentedKey(req);
     const key = presented && (await deps.apiKeys.verify(presented));
     if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
+    if (key.appDisabled) return next(appDisabled());
     res.locals.key = key;
     next();
   };

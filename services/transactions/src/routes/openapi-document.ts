@@ -38,7 +38,9 @@ export function transactionsApi(apiUrl: string): ApiInfo {
 
 /** The answers of the API-key check every app endpoint starts with. */
 export const apiKeyResponses: Record<number, ResponseDoc> = {
-  401: countedErrorResponse('unauthenticated: no, malformed, unknown or revoked API key'),
+  401: countedErrorResponse(
+    'unauthenticated: no, malformed, unknown or revoked API key, or the key of an app an operator disabled (not counted)',
+  ),
   403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
   429: tooManyRequestsResponse('unknown or revoked API keys'),
 };

@@ -26,5 +26,11 @@ export function cachedApiKeyStore(store: ApiKeyStore, bus: InvalidationBus, opti
       await rows.invalidate(id);
       return record;
     },
+    // the app's state is read with each key: disabling or enabling it drops its keys' rows everywhere
+    async setAppDisabled(appId, disabled) {
+      const result = await store.setAppDisabled(appId, disabled);
+      await Promise.all(result.keyIds.map((id) => rows.invalidate(id)));
+      return result;
+    },
   };
 }

@@ -8,6 +8,8 @@ export interface ApiKeyRecord {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** When the operator disabled the key's app (its keys then get 401), else null. */
+  appDisabledAt: Date | null;
 }
 
 interface Row {
@@ -18,6 +20,7 @@ interface Row {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  app_disabled_at: Date | null;
 }
 
 const toRecord = (r: Row): ApiKeyRecord => ({
@@ -28,32 +31,63 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
+  appDisabledAt: r.app_disabled_at,
 });
+
+/** The key's columns and whether its app is disabled, read in the same statement. */
+const KEY_COLUMNS = 'k.*, (SELECT d.disabled_at FROM disabled_apps d WHERE d.app_id = k.app_id) AS app_disabled_at';
+const RETURNING = 'RETURNING *, (SELECT d.disabled_at FROM disabled_apps d WHERE d.app_id = api_keys.app_id) AS app_disabled_at';
 
 export function apiKeyStore(db: Queryable) {
   return {
     async insert(key: { id: string; appId: string; secretHash: string; name: string | null }): Promise<ApiKeyRecord> {
       const [row] = await db.query<Row>(
-        'INSERT INTO api_keys (id, app_id, secret_hash, name) VALUES ($1, $2, $3, $4) RETURNING *',
+        `INSERT INTO api_keys (id, app_id, secret_hash, name) VALUES ($1, $2, $3, $4) ${RETURNING}`,
         [key.id, key.appId, key.secretHash, key.name],
       );
       return toRecord(row);
     },
     async find(id: string): Promise<ApiKeyRecord | null> {
-      const [row] = await db.query<Row>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      const [row] = await db.query<Row>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1`, [id]);
       return row ? toRecord(row) : null;
     },
     async listForApp(appId: string): Promise<ApiKeyRecord[]> {
-      return (await db.query<Row>('SELECT * FROM api_keys WHERE app_id = $1 ORDER BY created_at, id', [appId])).map(
-        toRecord,
-      );
+      return (
+        await db.query<Row>(`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.app_id = $1 ORDER BY k.created_at, k.id`, [
+          appId,
+        ])
+      ).map(toRecord);
     },
     async revoke(id: string): Promise<ApiKeyRecord | null> {
       const [row] = await db.query<Row>(
-        'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *',
+        `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 ${RETURNING}`,
         [id],
       );
       return row ? toRecord(row) : null;
+    },
+    /**
+     * Disables or enables an app (idempotent): when disabled since, or null. Returns the ids of its keys,
+     * whose cached rows must be dropped.
+     */
+    async setAppDisabled(appId: string, disabled: boolean): Promise<{ disabledAt: Date | null; keyIds: string[] }> {
+      let disabledAt: Date | null = null;
+      if (disabled) {
+        const [row] = await db.query<{ disabled_at: Date }>(
+          `INSERT INTO disabled_apps (app_id) VALUES ($1)
+           ON CONFLICT (app_id) DO UPDATE SET disabled_at = disabled_apps.disabled_at RETURNING disabled_at`,
+          [appId],
+        );
+        disabledAt = row.disabled_at;
+      } else await db.query('DELETE FROM disabled_apps WHERE app_id = $1', [appId]);
+      const keys = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE app_id = $1', [appId]);
+      return { disabledAt, keyIds: keys.map((k) => k.id) };
+    },
+    /** When the operator disabled the app, or null. */
+    async appDisabledAt(appId: string): Promise<Date | null> {
+      const [row] = await db.query<{ disabled_at: Date }>('SELECT disabled_at FROM disabled_apps WHERE app_id = $1', [
+        appId,
+      ]);
+      return row?.disabled_at ?? null;
     },
     /** At most one write a minute per key. */
     async touch(id: string): Promise<void> {

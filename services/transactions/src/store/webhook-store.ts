@@ -194,7 +194,7 @@ export function webhookStore(db: Queryable) {
     /**
      * Leases up to `limit` due deliveries of enabled endpoints for `leaseMs`; SKIP LOCKED and the lease
      * keep replicas from sending the same delivery at once. An attempt cut short (a crash) is retried
-     * when the lease runs out.
+     * when the lease runs out. Deliveries of a disabled app (disabled_apps) wait until it is enabled.
      */
     async leaseDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
       const rows = await db.query<
@@ -205,7 +205,7 @@ export function webhookStore(db: Queryable) {
            WHERE id IN (
              SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
              WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-               AND w.disabled_at IS NULL
+               AND w.disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM disabled_apps a WHERE a.app_id = w.app_id)
              ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED)
            RETURNING id, attempts, event_id, endpoint_id)
          SELECT due.id AS delivery_id, due.attempts, due.event_id, e.body, e.created_at AS event_created_at, w.*
