@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import request from 'supertest';
 import type { AddressInfo } from 'node:net';
 import { CliError } from '../src/admin-client';
 import { commands } from '../src/commands';
@@ -145,6 +146,33 @@ describe('pnpm manage', () => {
     expect(await failure(['app', 'show', 'app_00000000000000000000000000000000'])).toMatch(
       /No app with this app_id\. \(app_id\) \[not_found\]/,
     );
+  });
+
+  it('app disable stops the app’s API keys and webhooks too; app enable brings them back', async () => {
+    const created = await manage(['app', 'create', '--name', 'Stopped', '--redirect-uri', 'https://stop.example/cb']);
+    const id = created.app_id as string;
+    const lookup = () =>
+      request(transactions.publicApp)
+        .get(`/api/v2/client/transaction/0x${'0'.repeat(64)}`)
+        .query({ app_id: id, type: 'pay' })
+        .set('Authorization', `Bearer ${created.api_key}`);
+    expect((await lookup()).status).toBe(404);
+    expect((await manage(['app', 'disable', id])).disabled).toBe(true);
+    const refused = await lookup();
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toMatch(/app is disabled/);
+    expect((await transactions.admin('get', `/apps/${id}`)).body).toMatchObject({ app_id: id, disabled: true });
+    expect((await manage(['app', 'enable', id])).disabled).toBe(false);
+    expect((await lookup()).status).toBe(404);
+    // the transactions service unreachable: identity's part is done, and the message says how to finish
+    expect(await failure(['app', 'disable', id], { TRANSACTIONS_ADMIN_URL: 'http://127.0.0.1:9' })).toBe(
+      `App ${id} was disabled (no new tokens), but its API keys and webhooks were not disabled: ` +
+        'Cannot reach the transactions admin API at http://127.0.0.1:9/admin/apps/' +
+        `${id}/disable: is the service running (pnpm start)?. Run: pnpm manage app disable ${id}`,
+    );
+    expect((await lookup()).status).toBe(404);
+    expect((await manage(['app', 'disable', id])).disabled).toBe(true);
+    expect((await lookup()).status).toBe(401);
   });
 
   it('API keys: create, list, revoke', async () => {
