@@ -10,7 +10,7 @@ import {
   transactionsHarness,
   type TransactionsHarness,
 } from './support';
-import { eventOf, WebhookReceiver } from './support/webhook-receiver';
+import { eventOf, WebhookReceiver, type Received } from './support/webhook-receiver';
 
 const KEY_ENCRYPTION_KEY = 'webhook-test-key-encryption-key-0123456789';
 const ENV = {
@@ -131,7 +131,7 @@ describe('disabling an app stops its API keys and its webhooks', () => {
       testLogger,
     );
     await worker.pass();
-    const ofTx = (r: { body: string }) => eventOf(r).data.transaction_id === tx.transaction_id;
+    const ofTx = (r: Received) => eventOf(r).data.transaction_id === tx.transaction_id;
     expect(receiver.received.filter(ofTx)).toEqual([]);
     const waiting = await h.admin('get', `/webhooks/${hook.body.webhook_id}/deliveries`);
     expect(waiting.body.map((d: { status: string; attempts: number }) => [d.status, d.attempts])).toEqual([

@@ -171,7 +171,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   ] as const) {
     documentAdminRoute(router, 'POST', `/apps/:id/${action}`, {
       summary: disabled ? 'Disable an app' : 'Enable a disabled app',
-      description: disabled ? 'A disabled app gets no tokens, and its tokens go inactive.' : undefined,
+      description: disabled
+        ? 'A disabled app gets no tokens, and its tokens go inactive. Its API keys and webhooks are the transactions ' +
+          'service’s: POST /admin/apps/{app_id}/disable there stops them (`pnpm manage app disable` calls both).'
+        : 'Its API keys and webhooks: POST /admin/apps/{app_id}/enable of the transactions service (`pnpm manage app enable` calls both).',
       tags,
       params: appParams,
       responses: { 200: jsonResponse('The app', identitySchemas.app), 404: appNotFound },

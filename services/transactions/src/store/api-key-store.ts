@@ -36,7 +36,8 @@ const toRecord = (r: Row): ApiKeyRecord => ({
 
 /** The key's columns and whether its app is disabled, read in the same statement. */
 const KEY_COLUMNS = 'k.*, (SELECT d.disabled_at FROM disabled_apps d WHERE d.app_id = k.app_id) AS app_disabled_at';
-const RETURNING = 'RETURNING *, (SELECT d.disabled_at FROM disabled_apps d WHERE d.app_id = api_keys.app_id) AS app_disabled_at';
+const RETURNING =
+  'RETURNING *, (SELECT d.disabled_at FROM disabled_apps d WHERE d.app_id = api_keys.app_id) AS app_disabled_at';
 
 export function apiKeyStore(db: Queryable) {
   return {
