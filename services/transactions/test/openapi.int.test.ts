@@ -56,6 +56,9 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
   try {
     await expectDocumentMatchesRoutes(h.adminApp, [
       '/admin/apps/{app_id}/api-keys',
+      '/admin/apps/{app_id}',
+      '/admin/apps/{app_id}/disable',
+      '/admin/apps/{app_id}/enable',
       '/admin/api-keys/{key_id}/revoke',
       '/admin/transactions',
       '/admin/transactions/{id}',
