@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   AppError,
-  countFailure,
+  checkCredential,
   credentialKeysOf,
   errors,
   refuseWhileBlocked,
@@ -51,8 +51,16 @@ export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
     if (!BEARER_KEY.test(header))
       return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
     const presented = presentedKey(req);
-    const key = presented && (await deps.apiKeys.verify(presented));
-    if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
+    const record = presented && (await deps.apiKeys.find(presented.keyId));
+    // the secret is compared under the failure limits, in one tick with their check and count
+    let key: VerifiedKey | null = null;
+    const failure = checkCredential(
+      deps.failures,
+      res,
+      () => (key = presented && deps.apiKeys.check(presented, record)) !== null,
+      unknownKey,
+    );
+    if (failure) return next(await failure);
     res.locals.key = key;
     next();
   };
