@@ -23,6 +23,10 @@ export interface IdentityLimits {
   codes: FailureLimiter;
   /** Wrong passwords at /signin: per (username, address), so nobody can lock a user out from everywhere. */
   signIn: FailureLimiter;
+  /** Failed passkey assertions at /signin, per address (the credential names no user before it is verified). */
+  passkeys: FailureLimiter;
+  /** Sign-ups started at /signup (a username checked, whatever the answer), per address. */
+  signUps: FailureLimiter;
 }
 
 export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLimits {
@@ -41,6 +45,12 @@ export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLi
     signIn: new FailureLimiter(cache, 'signin', [
       { name: 'per-user-and-address', limit: config.SIGNIN_FAILURES_PER_USER_AND_ADDRESS, windowSeconds },
       { name: 'per-address', limit: config.SIGNIN_FAILURES_PER_ADDRESS, windowSeconds },
+    ]),
+    passkeys: new FailureLimiter(cache, 'passkeys', [
+      { name: 'per-address-passkeys', limit: config.PASSKEY_FAILURES_PER_ADDRESS, windowSeconds },
+    ]),
+    signUps: new FailureLimiter(cache, 'signup', [
+      { name: 'per-address-signups', limit: config.SIGNUP_ATTEMPTS_PER_ADDRESS, windowSeconds },
     ]),
   };
 }
@@ -84,3 +94,6 @@ export const signInKeys = (req: Request, username: string): FailureKeys => {
   const address = clientAddress(req);
   return { 'per-user-and-address': `${username.toLowerCase()}|${address}`, 'per-address': address };
 };
+
+/** The key of a per-address limit. */
+export const addressKeys = (req: Request, policy: string): FailureKeys => ({ [policy]: clientAddress(req) });

@@ -9,7 +9,7 @@ import { signInPage } from '../views/signin-page';
 import type { IdentityContext } from './context';
 import { checkedValue } from './form-check';
 import { SIGNIN_FORM, SIGNIN_QUERY } from './form-schemas';
-import { signInKeys } from './failure-limits';
+import { addressKeys, signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
@@ -105,22 +105,28 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   const withPasskey = async (req: Request, res: Response, target: SignInTarget, csrf: string) => {
     const body = req.body as Record<string, unknown>;
     const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
+    // a slot is taken before the assertion is verified, given back when it was right
+    const admission = await ctx.limits.passkeys.reserve(addressKeys(req, 'per-address-passkeys'));
+    if (admission.refused) return render(req, res, target, { error: TOO_MANY }, 429, refusalFields(admission.refused));
+    const { attempt } = admission;
     const result = await ctx.passkeys.authenticate(
       body.ceremony,
       csrf,
       parseCredential<AuthenticationResponseJSON>(body.credential),
     );
-    if (!result.ok) {
+    const user = result.ok ? await ctx.users.findById(result.value.userId) : null;
+    if (!result.ok || !user) {
+      const failure = result.ok ? 'unknown_credential' : result.failure;
       await ctx.audit.record({
         type: 'signin.failed',
         actor: requestActor(req, 'anonymous', null),
         subject: null,
-        detail: { method: 'passkey', app_id: appId, reason: result.failure },
+        detail: { method: 'passkey', app_id: appId, reason: failure },
       });
-      return render(req, res, target, { error: passkeyMessage(result.failure) }, 400);
+      const count = await attempt.failed();
+      return render(req, res, target, { error: passkeyMessage(failure) }, 400, failureFields(count));
     }
-    const user = await ctx.users.findById(result.value.userId);
-    if (!user) return render(req, res, target, { error: passkeyMessage('unknown_credential') }, 400);
+    await attempt.succeeded();
     if (user.disabledAt) {
       await ctx.audit.record({
         type: 'signin.failed',
