@@ -1,4 +1,7 @@
 import request from 'supertest';
+import type { Express } from 'express';
+import { testLogger } from '@attest/testing';
+import { buildApp, buildContext } from '../src/app';
 import {
   ADMIN_TOKEN,
   basic,
@@ -22,8 +25,8 @@ const WRONG = 'sk_000000000000000000000000000000000000000000000000';
 type Response = request.Response;
 
 /** A sign-in page ready to be posted: its agent (cookies) and hidden fields. */
-async function signInPage(h: IdentityHarness, appId: string, from: string) {
-  const agent = request.agent(h.publicApp);
+async function signInPage(h: IdentityHarness, appId: string, from: string, server: Express = h.publicApp) {
+  const agent = request.agent(server);
   const authorize = await agent
     .get('/authorize')
     .set('X-Forwarded-For', from)
@@ -141,16 +144,12 @@ describe('parallel wrong current passwords at /account/password (issue 23, item 
     expect(page.status).toBe(200);
     const csrf = hidden(page.text, 'csrf');
     const change = (current: string) =>
-      agent
-        .post('/account/password')
-        .set('X-Forwarded-For', '203.0.113.30')
-        .type('form')
-        .send({
-          csrf,
-          current_password: current,
-          new_password: 'a new password 1',
-          confirm_password: 'a new password 1',
-        });
+      agent.post('/account/password').set('X-Forwarded-For', '203.0.113.30').type('form').send({
+        csrf,
+        current_password: current,
+        new_password: 'a new password 1',
+        confirm_password: 'a new password 1',
+      });
     const answers = await Promise.all(Array.from({ length: 80 }, () => change('wrong password')));
     expect(answers.filter((r) => r.status === 400)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(70);
@@ -216,5 +215,41 @@ describe('parallel wrong client secrets (issue 23, item 2)', () => {
       Array.from({ length: 40 }, () => post('/introspect', '203.0.113.41', basic(client.app_id, client.client_secret))),
     );
     for (const r of answers) expect(r.body.code).toBe('invalid_token');
+  });
+});
+
+const describeRedis = process.env.TEST_REDIS_URL ? describe : describe.skip;
+
+describeRedis('parallel wrong passwords spread over two replicas sharing one Redis (issue 23, item 2)', () => {
+  let h: IdentityHarness;
+  let second: Express;
+  let app: { app_id: string };
+  beforeAll(async () => {
+    h = await identityHarness({ TRUST_PROXY: 'true', SIGNIN_FAILURES_PER_USER_AND_ADDRESS: '10' });
+    const deps = {
+      config: h.config,
+      storage: { ...h.storage, describe: { database: 'test', cache: 'test' } },
+      logger: testLogger,
+      readiness: { shuttingDown: false, checks: [] },
+      adminToken: ADMIN_TOKEN,
+    };
+    second = (await buildApp(deps, buildContext(deps))).publicApp;
+    app = await createApp(h);
+  });
+  afterAll(() => h.close());
+
+  it('80 guesses, half on each replica: 10 checked in all, and the right password refused on both', async () => {
+    const user = await createUser(h);
+    const servers = [h.publicApp, second];
+    const pages = await Promise.all(
+      Array.from({ length: 82 }, (_, i) => signInPage(h, app.app_id, '203.0.113.50', servers[i % 2])),
+    );
+    const before = await auditCount(h, 'signin.failed');
+    const answers = await Promise.all(pages.slice(0, 80).map((post) => post(user.username, 'wrong password')));
+    expect(answers.filter((r) => r.status === 400)).toHaveLength(10);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(70);
+    expect((await auditCount(h, 'signin.failed')) - before).toBe(10);
+    expectRefusedPage(await pages[80](user.username, user.password), 'per-user-and-address', 10);
+    expectRefusedPage(await pages[81](user.username, user.password), 'per-user-and-address', 10);
   });
 });
