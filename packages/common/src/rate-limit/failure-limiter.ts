@@ -369,7 +369,8 @@ class MemoryFailureStore implements FailureStore {
   private increment(k: StoreKey, now: number): Stored {
     let entry = this.live(k.key, now);
     if (!entry) {
-      if (this.counts.size >= SWEEP_AT) for (const [key, e] of this.counts) if (e.resetAt <= now) this.counts.delete(key);
+      if (this.counts.size >= SWEEP_AT)
+        for (const [key, e] of this.counts) if (e.resetAt <= now) this.counts.delete(key);
       entry = { count: 0, resetAt: now + k.windowMs };
       this.counts.set(k.key, entry);
     }
