@@ -86,25 +86,24 @@ const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunc
  */
 export function tokenRoute(router: Router, ctx: IdentityContext): void {
   const exchange = async (req: Request, res: Response) => {
+    const input = {
+      clientId: authenticatedApp(res).id,
+      code: field(req, 'code')!,
+      redirectUri: field(req, 'redirect_uri')!,
+      codeVerifier: field(req, 'code_verifier'),
+      actor: requestActor(req, 'anonymous', null),
+    };
     // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant
     const admission = await ctx.limits.codes.reserveHere(failureKeysOf(res, ctx.limits.codes));
     if (admission.refused) throw tooManyFailures(admission.refused);
     const { attempt } = admission;
-    const result = await ctx.grants
-      .exchangeCode({
-        clientId: authenticatedApp(res).id,
-        code: field(req, 'code')!,
-        redirectUri: field(req, 'redirect_uri')!,
-        codeVerifier: field(req, 'code_verifier'),
-        actor: requestActor(req, 'anonymous', null),
-      })
-      .catch(async (err: unknown) => {
-        if (!(err instanceof AppError && err.code === 'invalid_grant')) {
-          await attempt.succeeded();
-          throw err;
-        }
-        throw answerTo(await attempt.failed(), err);
-      });
+    const result = await ctx.grants.exchangeCode(input).catch(async (err: unknown) => {
+      if (!(err instanceof AppError && err.code === 'invalid_grant')) {
+        await attempt.succeeded();
+        throw err;
+      }
+      throw answerTo(await attempt.failed(), err);
+    });
     await attempt.succeeded();
     sendJson(res, result);
   };
