@@ -42,7 +42,7 @@ export function failureKeysOf(res: Response, limiter: FailureLimiter): FailureKe
 /**
  * A step that answers 429 when the request's id or address is at its limit as this process knows it,
  * before any record is looked up, so the right secret is refused too and the answer reveals nothing.
- * It also keeps the keys for `checkCredential` and `countFailure`.
+ * It also keeps the keys for `checkCredential` (and `failureKeysOf`).
  */
 export function refuseWhileBlocked(
   limiter: FailureLimiter,
@@ -80,14 +80,6 @@ export function checkCredential(
   if (result.outcome === 'passed') return null;
   if (result.outcome === 'refused') return Promise.resolve(tooManyFailures(result.refused));
   return result.count.then((count) => answerTo(count, failure()));
-}
-
-/**
- * Counts a failed attempt of this request that checked no secret (e.g. a malformed key) and returns the
- * error to answer with: 429 once a limit is exceeded, else `failure` carrying the RateLimit fields.
- */
-export async function countFailure(limiter: FailureLimiter, res: Response, failure: AppError): Promise<AppError> {
-  return answerTo(await limiter.recordFailure(failureKeysOf(res, limiter)), failure);
 }
 
 /** The answer to a counted failure. */
