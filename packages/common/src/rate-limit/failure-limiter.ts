@@ -190,7 +190,7 @@ export class FailureLimiter {
         succeeded: async (forget = []) => {
           settle();
           const remove = applicable.filter(({ counter }) => forget.includes(counter.policy.name));
-          for (const { counter, key } of remove) counter.local.delete(key);
+          this.forgetHere(remove);
           const release = storeKeys.filter((_k, i) => !remove.includes(applicable[i]));
           await inStore(() =>
             this.store.settle(
@@ -316,7 +316,8 @@ export class FailureLimiter {
     this.tidy(counter, key, entry);
   }
 
-  private async forgetAll(remove: Applicable[]): Promise<void> {
+  /** Forgets what this process knows of these keys' failures (attempts in flight stay counted). */
+  private forgetHere(remove: Applicable[]): void {
     for (const { counter, key } of remove) {
       const entry = counter.local.get(key);
       if (entry) {
@@ -324,6 +325,10 @@ export class FailureLimiter {
         this.tidy(counter, key, entry);
       }
     }
+  }
+
+  private async forgetAll(remove: Applicable[]): Promise<void> {
+    this.forgetHere(remove);
     const keys = this.storeKeys(remove).map((k) => k.key);
     await inStore(() => this.store.settle([], keys));
   }
