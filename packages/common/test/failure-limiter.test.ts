@@ -1,7 +1,14 @@
 import type { Request } from 'express';
 import { MemoryCache, RedisCache, type Cache } from '../src/cache';
 import { AppError } from '../src/errors';
-import { clientAddress, FailureLimiter, failureFields, rateLimitPolicyField, tooManyFailures } from '../src/rate-limit';
+import {
+  clientAddress,
+  FailureLimiter,
+  failureFields,
+  rateLimitPolicyField,
+  tooManyFailures,
+  type Admission,
+} from '../src/rate-limit';
 import { testLogger } from './support';
 import { freePort } from './support/throwaway';
 
@@ -50,14 +57,19 @@ describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
     expect(count.states.map((s) => s.policy.name)).toEqual(['per-address']);
   });
 
-  it('a fresh limiter on the same store (another replica) learns of a limit from the store', async () => {
+  it('a fresh limiter on the same store (another replica) is refused a slot at the limit from the store', async () => {
     const keys = { 'per-id': 'app_3' };
     for (let i = 0; i < 3; i++) await limiter.recordFailure(keys);
     const replica = new FailureLimiter(cache, 'unit', policies);
     expect(replica.blocked(keys)).toBeNull();
-    const shared = await replica.blockedAnywhere(keys);
-    if (cache.mode === 'redis') expect(shared).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
-    else expect(shared).toBeNull();
+    const admission = await replica.reserve(keys);
+    if (cache.mode === 'redis')
+      expect(admission.refused).toMatchObject({
+        policy: { name: 'per-id' },
+        remaining: 0,
+        resetMs: expect.any(Number),
+      });
+    else expect(admission.attempt).toBeDefined();
   });
 
   it('forget clears a key', async () => {
@@ -66,8 +78,95 @@ describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
     expect(limiter.blocked(keys)).not.toBeNull();
     await limiter.forget('per-id', 'app_4');
     expect(limiter.blocked(keys)).toBeNull();
-    expect(await limiter.blockedAnywhere(keys)).toBeNull();
+    expect((await limiter.reserve(keys)).attempt).toBeDefined();
+    expect((await limiter.recordFailure(keys)).states[0].remaining).toBe(1);
+  });
+
+  it('reserve: 20 parallel attempts get exactly `limit` slots, atomically for every policy', async () => {
+    const keys = { 'per-id': 'app_r1', 'per-address': '192.0.2.50' };
+    const admissions = await Promise.all(Array.from({ length: 20 }, () => limiter.reserve(keys)));
+    const admitted = admissions.filter((a) => a.attempt);
+    expect(admitted).toHaveLength(3);
+    expect(admissions.filter((a) => a.refused?.policy.name === 'per-id')).toHaveLength(17);
+    // refused attempts took nothing: the address has 3 of its 5
+    const other = await limiter.reserve({ 'per-id': 'app_r2', 'per-address': '192.0.2.50' });
+    expect(other.attempt).toBeDefined();
+    const count = await other.attempt!.failed();
+    expect(count.states.map((s) => [s.policy.name, s.remaining])).toEqual([
+      ['per-id', 2],
+      ['per-address', 1],
+    ]);
+  });
+
+  it('reserve: a success gives its slot back (and clears the policies it names), a failure keeps it', async () => {
+    const keys = { 'per-id': 'app_r3', 'per-address': '192.0.2.51' };
+    const [a, b, c] = await Promise.all([limiter.reserve(keys), limiter.reserve(keys), limiter.reserve(keys)]);
+    expect((await limiter.reserve(keys)).refused).toMatchObject({ policy: { name: 'per-id' } });
+    await a.attempt!.failed();
+    await b.attempt!.succeeded();
+    const d = await limiter.reserve(keys);
+    expect(d.attempt).toBeDefined();
+    await c.attempt!.succeeded(['per-id']);
+    const after = await limiter.reserve(keys);
+    const count = await after.attempt!.failed();
+    // per-id was cleared by c; per-address holds a's failure, d's slot and this one
+    expect(count.states.map((s) => [s.policy.name, s.remaining])).toEqual([
+      ['per-id', 2],
+      ['per-address', 2],
+    ]);
+    await expect(b.attempt!.succeeded()).rejects.toThrow('an attempt is settled once');
+  });
+
+  it('checkNow: 20 parallel failing checks run the check at most `limit` times', async () => {
+    const keys = { 'per-id': 'app_c1', 'per-address': '192.0.2.52' };
+    let checked = 0;
+    const outcomes = Array.from({ length: 20 }, () =>
+      limiter.checkNow(keys, () => {
+        checked++;
+        return false;
+      }),
+    );
+    expect(checked).toBe(3);
+    expect(outcomes.filter((o) => o.outcome === 'refused')).toHaveLength(17);
+    const counts = await Promise.all(outcomes.flatMap((o) => (o.outcome === 'failed' ? [o.count] : [])));
+    expect(counts.map((c) => c.states[0].remaining).sort()).toEqual([0, 1, 2]);
+    expect(limiter.blocked(keys)).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
+  });
+
+  it('checkNow: a passing check counts nothing and touches no store', async () => {
+    const keys = { 'per-id': 'app_c2' };
+    for (let i = 0; i < 10; i++) expect(limiter.checkNow(keys, () => true)).toEqual({ outcome: 'passed' });
     expect((await limiter.recordFailure(keys)).states[0].remaining).toBe(2);
+  });
+
+  it('reserveHere: attempts in flight hold slots; one beyond waits for them instead of being refused', async () => {
+    const keys = { 'per-id': 'app_h1' };
+    const first = await limiter.reserveHere(keys);
+    const second = await limiter.reserveHere(keys);
+    const third = await limiter.reserveHere(keys);
+    let fourth: Admission | null = null;
+    const waiting = Promise.resolve(limiter.reserveHere(keys)).then((a) => (fourth = a));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fourth).toBeNull();
+    await first.attempt!.succeeded();
+    await waiting;
+    expect(fourth!.attempt).toBeDefined();
+    // three failures: the next is refused at once, with the window's state
+    await second.attempt!.failed();
+    await third.attempt!.failed();
+    await fourth!.attempt!.failed();
+    const refused = await limiter.reserveHere(keys);
+    expect(refused.refused).toMatchObject({ policy: { name: 'per-id' }, remaining: 0 });
+    expect(limiter.blocked(keys)).not.toBeNull();
+  });
+
+  it('reserveHere: waiting attempts are refused once the ones in flight failed', async () => {
+    const keys = { 'per-id': 'app_h2' };
+    const held = await Promise.all([limiter.reserveHere(keys), limiter.reserveHere(keys), limiter.reserveHere(keys)]);
+    const waiting = Array.from({ length: 5 }, () => Promise.resolve(limiter.reserveHere(keys)));
+    await Promise.all(held.map((a) => a.attempt!.failed()));
+    const late = await Promise.all(waiting);
+    expect(late.every((a) => a.refused?.policy.name === 'per-id')).toBe(true);
   });
 });
 
@@ -78,15 +177,15 @@ describe('FailureLimiter with Redis down', () => {
   });
   afterAll(() => cache.close());
 
-  it('answers 503 service_unavailable for a failure, and still answers blocked() from memory', async () => {
+  it('answers 503 service_unavailable for a failure and a reservation, and still answers blocked() from memory', async () => {
     const limiter = new FailureLimiter(cache, 'unit', policies);
     const error = await limiter.recordFailure({ 'per-id': 'app_5' }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: 'service_unavailable', status: 503, headers: { 'Retry-After': '5' } });
-    expect(await limiter.blockedAnywhere({ 'per-id': 'app_5' }).catch((err: AppError) => err.code)).toBe(
-      'service_unavailable',
-    );
+    expect(await limiter.reserve({ 'per-id': 'app_5' }).catch((err: AppError) => err.code)).toBe('service_unavailable');
     expect(limiter.blocked({ 'per-id': 'app_5' })).toBeNull();
+    // a passing synchronous check needs no store
+    expect(limiter.checkNow({ 'per-id': 'app_5' }, () => true)).toEqual({ outcome: 'passed' });
   });
 });
 

@@ -28,8 +28,12 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   BACKCHANNEL_LOGOUT_ATTEMPTS: number;
   KEY_ROTATION_DAYS: number;
   CODE_FAILURES_PER_CLIENT: number;
+  PUBLIC_CODE_FAILURES_PER_CLIENT_AND_ADDRESS: number;
+  PUBLIC_CODE_FAILURES_PER_ADDRESS: number;
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: number;
   SIGNIN_FAILURES_PER_ADDRESS: number;
+  PASSKEY_FAILURES_PER_ADDRESS: number;
+  SIGNUP_ATTEMPTS_PER_ADDRESS: number;
   SIGNUP_ENABLED?: boolean;
   PASSKEY_RP_ID?: string;
   PASSKEY_RP_NAME: string;
@@ -71,8 +75,12 @@ const schema = {
   BACKCHANNEL_LOGOUT_ATTEMPTS: Joi.number().integer().min(1).max(50).default(10),
   KEY_ROTATION_DAYS: Joi.number().min(1).max(365).default(21),
   CODE_FAILURES_PER_CLIENT: Joi.number().integer().min(1).max(1000000).default(200),
+  PUBLIC_CODE_FAILURES_PER_CLIENT_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(20),
+  PUBLIC_CODE_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(200),
   SIGNIN_FAILURES_PER_USER_AND_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
   SIGNIN_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(100),
+  PASSKEY_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(100),
+  SIGNUP_ATTEMPTS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(20),
   SIGNUP_ENABLED: Joi.boolean(),
   PASSKEY_RP_ID: Joi.string().hostname(),
   PASSKEY_RP_NAME: Joi.string().trim().min(1).max(100).default('Attest'),

@@ -3,7 +3,7 @@ import type { Cache } from '../cache';
 import type { FailureLimitConfig } from '../config';
 import type { AppError } from '../errors';
 import { clientAddress } from './client-address';
-import { FailureLimiter, type FailureKeys } from './failure-limiter';
+import { FailureLimiter, type FailureCount, type FailureKeys } from './failure-limiter';
 import { failureFields, tooManyFailures } from './rate-limit-fields';
 
 /**
@@ -40,8 +40,9 @@ export function failureKeysOf(res: Response, limiter: FailureLimiter): FailureKe
 }
 
 /**
- * A step that answers 429 when the request's id or address is at its limit in this process, before
- * any credential is verified, so the right secret is refused too and the answer reveals nothing.
+ * A step that answers 429 when the request's id or address is at its limit as this process knows it,
+ * before any record is looked up, so the right secret is refused too and the answer reveals nothing.
+ * It also keeps the keys for `checkCredential` (and `failureKeysOf`).
  */
 export function refuseWhileBlocked(
   limiter: FailureLimiter,
@@ -63,10 +64,25 @@ export const credentialKeysOf =
     credentialKeys(idOf(req), clientAddress(req));
 
 /**
- * Counts a failed attempt of this request and returns the error to answer with: 429 once a limit is
- * exceeded, else `failure` carrying the RateLimit fields.
+ * Runs a synchronous secret check (after the record was looked up) under this request's failure limits,
+ * in one tick with the limit check and the count (FailureLimiter.checkNow), so parallel requests never
+ * check more wrong secrets than the limits allow. Null when the secret is right (nothing else happens);
+ * else the error to answer with: 429 when refused or now over a limit, else `failure()` carrying the
+ * RateLimit fields.
  */
-export async function countFailure(limiter: FailureLimiter, res: Response, failure: AppError): Promise<AppError> {
-  const count = await limiter.recordFailure(failureKeysOf(res, limiter));
+export function checkCredential(
+  limiter: FailureLimiter,
+  res: Response,
+  check: () => boolean,
+  failure: () => AppError,
+): Promise<AppError> | null {
+  const result = limiter.checkNow(failureKeysOf(res, limiter), check);
+  if (result.outcome === 'passed') return null;
+  if (result.outcome === 'refused') return Promise.resolve(tooManyFailures(result.refused));
+  return result.count.then((count) => answerTo(count, failure()));
+}
+
+/** The answer to a counted failure. */
+export function answerTo(count: FailureCount, failure: AppError): AppError {
   return count.exceeded ? tooManyFailures(count.exceeded) : failure.withHeaders(failureFields(count));
 }

@@ -179,28 +179,21 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((name) =>
       field(req, ACCOUNT_FORMS.changePassword, name),
     );
-    const keys = signInKeys(req, user.username);
-    const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
-    if (blocked)
+    // a slot is taken in the shared store before the password is hashed (as at /signin)
+    const admission = await ctx.limits.signIn.reserve(signInKeys(req, user.username));
+    if (admission.refused)
       return render(
         req,
         res,
         { error: 'Too many failed attempts. Wait a few minutes and try again.' },
         429,
-        refusalFields(blocked),
+        refusalFields(admission.refused),
       );
     if (!current || !(await verifyPassword(current, user.passwordHash))) {
-      const count = await ctx.limits.signIn.recordFailure(keys);
-      if (count.exceeded)
-        return render(
-          req,
-          res,
-          { error: 'Too many failed attempts. Wait a few minutes and try again.' },
-          429,
-          refusalFields(count.exceeded),
-        );
+      const count = await admission.attempt.failed();
       return render(req, res, { error: 'Your current password is wrong.' }, 400, failureFields(count));
     }
+    await admission.attempt.succeeded(['per-user-and-address']);
     // empty when it is not 8 to 1024 characters (the schema's rule)
     if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);

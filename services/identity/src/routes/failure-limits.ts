@@ -15,10 +15,18 @@ import { APP_ID } from '../domain/ids';
 export interface IdentityLimits {
   /** Wrong client secrets at /token and /introspect. */
   credentials: FailureLimiter;
-  /** Failed code exchanges of an authenticated client at /token. */
+  /**
+   * Failed code exchanges at /token: of a client that authenticated with its secret, per client (only it
+   * can send them); of a public client (no secret: anyone can send them), per (client, address) and per
+   * address, so nobody can block the others who use that client.
+   */
   codes: FailureLimiter;
   /** Wrong passwords at /signin: per (username, address), so nobody can lock a user out from everywhere. */
   signIn: FailureLimiter;
+  /** Failed passkey assertions at /signin, per address (the credential names no user before it is verified). */
+  passkeys: FailureLimiter;
+  /** Sign-ups started at /signup (a username checked, whatever the answer), per address. */
+  signUps: FailureLimiter;
 }
 
 export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLimits {
@@ -27,10 +35,22 @@ export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLi
     credentials: credentialFailureLimiter(cache, config),
     codes: new FailureLimiter(cache, 'codes', [
       { name: 'per-client-codes', limit: config.CODE_FAILURES_PER_CLIENT, windowSeconds },
+      {
+        name: 'per-public-client-and-address-codes',
+        limit: config.PUBLIC_CODE_FAILURES_PER_CLIENT_AND_ADDRESS,
+        windowSeconds,
+      },
+      { name: 'per-address-codes', limit: config.PUBLIC_CODE_FAILURES_PER_ADDRESS, windowSeconds },
     ]),
     signIn: new FailureLimiter(cache, 'signin', [
       { name: 'per-user-and-address', limit: config.SIGNIN_FAILURES_PER_USER_AND_ADDRESS, windowSeconds },
       { name: 'per-address', limit: config.SIGNIN_FAILURES_PER_ADDRESS, windowSeconds },
+    ]),
+    passkeys: new FailureLimiter(cache, 'passkeys', [
+      { name: 'per-address-passkeys', limit: config.PASSKEY_FAILURES_PER_ADDRESS, windowSeconds },
+    ]),
+    signUps: new FailureLimiter(cache, 'signup', [
+      { name: 'per-address-signups', limit: config.SIGNUP_ATTEMPTS_PER_ADDRESS, windowSeconds },
     ]),
   };
 }
@@ -58,13 +78,22 @@ export function claimedClientId(req: Request): string | undefined {
 export const refuseBlockedClient = (limits: IdentityLimits): RequestHandler =>
   refuseWhileBlocked(limits.credentials, credentialKeysOf(claimedClientId));
 
-/** Refuses an authenticated client at its limit of failed code exchanges, before the code is looked up. */
+/**
+ * Refuses a client at its limit of failed code exchanges, before the code is looked up: an authenticated
+ * client by its id, a public client by (its id, the address) and by the address.
+ */
 export const refuseBlockedCodes = (limits: IdentityLimits): RequestHandler =>
-  refuseWhileBlocked(limits.codes, (_req, res: Response) => ({
-    'per-client-codes': (res.locals.app as { id: string }).id,
-  }));
+  refuseWhileBlocked(limits.codes, (req, res: Response): FailureKeys => {
+    const app = res.locals.app as { id: string; public: boolean };
+    if (!app.public) return { 'per-client-codes': app.id };
+    const address = clientAddress(req);
+    return { 'per-public-client-and-address-codes': `${app.id}|${address}`, 'per-address-codes': address };
+  });
 
 export const signInKeys = (req: Request, username: string): FailureKeys => {
   const address = clientAddress(req);
   return { 'per-user-and-address': `${username.toLowerCase()}|${address}`, 'per-address': address };
 };
+
+/** The key of a per-address limit. */
+export const addressKeys = (req: Request, policy: string): FailureKeys => ({ [policy]: clientAddress(req) });

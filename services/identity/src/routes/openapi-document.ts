@@ -235,7 +235,9 @@ export const identityDocs = {
         ...signInPage,
         ...pageFormErrors('invalid_request: no sign-in in progress with this interaction'),
         401: htmlResponse('The page again: wrong username or password, or a passkey that did not verify'),
-        429: pageError('too_many_requests: too many failed sign-ins for this user or from this address'),
+        429: pageError(
+          'too_many_requests: too many failed sign-ins for this user or from this address (passwords), or failed passkey assertions from this address; with Retry-After and the RateLimit fields',
+        ),
       },
     },
   },
@@ -263,7 +265,9 @@ export const identityDocs = {
         ...pageFormErrors('invalid_parameter or required naming the field'),
         403: pageError('signup_disabled (SIGNUP is off), or invalid_csrf'),
         409: pageError('username_taken'),
-        429: pageError('too_many_requests'),
+        429: pageError(
+          'too_many_requests: too many sign-ups started from this address (every username checked counts); with Retry-After and the RateLimit fields',
+        ),
       },
     },
   },

@@ -9,7 +9,7 @@ import { signInPage } from '../views/signin-page';
 import type { IdentityContext } from './context';
 import { checkedValue } from './form-check';
 import { SIGNIN_FORM, SIGNIN_QUERY } from './form-schemas';
-import { signInKeys } from './failure-limits';
+import { addressKeys, signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
@@ -71,10 +71,11 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
       render(req, res, target, { username, error }, status, headers);
     if (!username || !password) return again('Enter your username and password.', 400);
 
-    // Passwords are weak secrets: the limit is checked in the shared store too, not only in this process.
-    const keys = signInKeys(req, username);
-    const blocked = await ctx.limits.signIn.blockedAnywhere(keys);
-    if (blocked) return again(TOO_MANY, 429, refusalFields(blocked));
+    // Passwords are weak secrets: a slot is taken in the shared store before the password is hashed, so
+    // parallel guesses on any replica never check more passwords than the limits allow.
+    const admission = await ctx.limits.signIn.reserve(signInKeys(req, username));
+    if (admission.refused) return again(TOO_MANY, 429, refusalFields(admission.refused));
+    const { attempt } = admission;
     const user = await ctx.users.findByUsername(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
@@ -87,16 +88,16 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
       });
     if (!user?.passwordHash || !ok) {
       await audited('signin.failed', user ? 'wrong_password' : 'unknown_username');
-      const count = await ctx.limits.signIn.recordFailure(keys);
-      if (count.exceeded) return again(TOO_MANY, 429, refusalFields(count.exceeded));
+      const count = await attempt.failed();
       return again('Unknown username or wrong password.', 400, failureFields(count));
     }
+    // the password was right: the slot is given back (and this user's failures from here forgotten)
+    await attempt.succeeded(['per-user-and-address']);
     // told only to whoever knows the password
     if (user.disabledAt) {
       await audited('signin.failed', 'user_disabled');
       return again('This account is disabled. Contact the operator of this service.', 403);
     }
-    await ctx.limits.signIn.forget('per-user-and-address', keys['per-user-and-address']!);
     await audited('signin.succeeded');
     await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: ['pwd'] });
   };
@@ -104,22 +105,28 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   const withPasskey = async (req: Request, res: Response, target: SignInTarget, csrf: string) => {
     const body = req.body as Record<string, unknown>;
     const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
+    // a slot is taken before the assertion is verified, given back when it was right
+    const admission = await ctx.limits.passkeys.reserve(addressKeys(req, 'per-address-passkeys'));
+    if (admission.refused) return render(req, res, target, { error: TOO_MANY }, 429, refusalFields(admission.refused));
+    const { attempt } = admission;
     const result = await ctx.passkeys.authenticate(
       body.ceremony,
       csrf,
       parseCredential<AuthenticationResponseJSON>(body.credential),
     );
-    if (!result.ok) {
+    const user = result.ok ? await ctx.users.findById(result.value.userId) : null;
+    if (!result.ok || !user) {
+      const failure = result.ok ? 'unknown_credential' : result.failure;
       await ctx.audit.record({
         type: 'signin.failed',
         actor: requestActor(req, 'anonymous', null),
         subject: null,
-        detail: { method: 'passkey', app_id: appId, reason: result.failure },
+        detail: { method: 'passkey', app_id: appId, reason: failure },
       });
-      return render(req, res, target, { error: passkeyMessage(result.failure) }, 400);
+      const count = await attempt.failed();
+      return render(req, res, target, { error: passkeyMessage(failure) }, 400, failureFields(count));
     }
-    const user = await ctx.users.findById(result.value.userId);
-    if (!user) return render(req, res, target, { error: passkeyMessage('unknown_credential') }, 400);
+    await attempt.succeeded();
     if (user.disabledAt) {
       await ctx.audit.record({
         type: 'signin.failed',

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { endpoint, formBody } from '@attest/common';
+import { endpoint, failureFields, formBody, refusalFields } from '@attest/common';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { newUserId } from '../domain/ids';
 import { parseCredential, passkeyAmr } from '../domain/passkeys';
@@ -9,6 +9,7 @@ import { signUpPage, signUpPasskeyPage } from '../views/signup-page';
 import type { IdentityContext } from './context';
 import { checkedValue } from './form-check';
 import { SIGNIN_QUERY, SIGNUP_FORM, USERNAME } from './form-schemas';
+import { addressKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
 import { completeSignIn } from './sign-in-service';
@@ -25,6 +26,8 @@ import { requireFormContentType } from './steps';
 import { identityDocs } from './openapi-document';
 
 export { SIGNIN_QUERY, SIGNUP_FORM, USERNAME };
+
+const TOO_MANY = 'Too many sign-up attempts from your network. Wait a few minutes and try again.';
 
 /** GET|POST /signup: self sign-up with a passkey (step 1: username; step 2: the passkey), when SIGNUP_ENABLED. */
 export function signUpRoute(router: Router, ctx: IdentityContext): void {
@@ -50,10 +53,11 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
     t: SignInTarget,
     input: { username?: string; name?: string; error?: string } = {},
     status = 200,
+    headers: Record<string, string> = {},
   ) => {
     const csrf = targetCsrf(ctx, req, res, t);
     signUpPage(
-      res,
+      res.set(headers),
       {
         fields: { ...targetFields(t), csrf },
         appName: await appName(t),
@@ -79,8 +83,15 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
       const error = 'Choose a username of 3 to 64 letters, digits or . _ - @ +';
       return details(req, res, t, { username: shown, name, error }, 400);
     }
+    // Every username checked takes a slot (kept, whatever the answer), before the lookup: sign-ups from one
+    // address are limited, and so is what they can learn about which usernames exist.
+    const admission = await ctx.limits.signUps.reserve(addressKeys(req, 'per-address-signups'));
+    if (admission.refused)
+      return details(req, res, t, { username, name, error: TOO_MANY }, 429, refusalFields(admission.refused));
+    const fields = failureFields(await admission.attempt.failed());
     if (await ctx.users.findByUsername(username))
-      return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409);
+      return details(req, res, t, { username, name, error: passkeyMessage('username_taken') }, 409, fields);
+    res.set(fields);
     const passkey = await ctx.passkeys.registrationOptions('signup', csrf, {
       userId: newUserId(),
       username,

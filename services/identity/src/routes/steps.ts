@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
-import { AppError, constantTimeEqual, countFailure, errors, formBody } from '@attest/common';
+import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret } from '../domain/ids';
 import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
@@ -30,16 +30,30 @@ export function field(req: Request, name: string): string | undefined {
 
 export const authenticatedApp = (res: Response): App => res.locals.app as App;
 
-/** Verifies an app's client credentials in constant time; unknown apps cost the same. */
-export async function verifyClient(ctx: IdentityContext, clientId: string, secret: string): Promise<App | null> {
+/**
+ * Verifies an app's client credentials in constant time; unknown apps cost the same. The app is looked up
+ * first; the comparison then runs under the credential failure limits in one tick with their check and
+ * count (checkCredential), so parallel wrong secrets are never compared beyond the limits. The app, or
+ * the error to answer with (401 with the RateLimit fields, or 429).
+ */
+export async function verifyClient(
+  ctx: IdentityContext,
+  clientId: string,
+  secret: string,
+  res: Response,
+): Promise<App | AppError> {
   const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
-  const presented = hashClientSecret(ctx.config.secret, secret);
-  // a public client has no secret: compare against the placeholder too, and never accept
-  const matches = constantTimeEqual(
-    presented,
-    app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'),
-  );
-  return app && app.secretHash !== null && matches && !app.disabledAt ? app : null;
+  const valid = () => {
+    const presented = hashClientSecret(ctx.config.secret, secret);
+    // a public client has no secret: compare against the placeholder too, and never accept
+    const matches = constantTimeEqual(
+      presented,
+      app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'),
+    );
+    return app !== null && app.secretHash !== null && matches && !app.disabledAt;
+  };
+  const failure = checkCredential(ctx.limits.credentials, res, valid, invalidAppCredentials);
+  return failure ? await failure : app!;
 }
 
 /** A public client (token_endpoint_auth_method none) identifies itself by client_id alone. */
@@ -59,7 +73,7 @@ export const invalidAppCredentials = () =>
 function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
   const passport = new Passport();
   passport.use(
-    new BasicStrategy((clientId, secret, done) => {
+    new BasicStrategy({ passReqToCallback: true }, (req: Request, clientId: string, secret: string, done) => {
       // RFC 6749 §2.3.1: client credentials are form-encoded before Basic encoding.
       let id = clientId;
       let pw = secret;
@@ -69,8 +83,8 @@ function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
       } catch {
         // keep the raw values
       }
-      verifyClient(ctx, id, pw).then(
-        (app) => done(null, app ?? false),
+      verifyClient(ctx, id, pw, req.res!).then(
+        (app) => (app instanceof AppError ? done(app) : done(null, app)),
         (err: unknown) => done(err),
       );
     }),
@@ -104,17 +118,14 @@ function passportStep(
  * public client's client_id alone (`none`: its proof is the PKCE verifier the exchange requires).
  * `allowPost` is false where SPEC asks for the Basic header only. A client_id given twice in the form is
  * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
- * (refuseBlockedClient runs first); a missing or malformed header does not.
+ * (refuseBlockedClient runs first, verifyClient counts); a missing or malformed header does not.
  */
 export function authenticateApp(
   ctx: IdentityContext,
   options: { allowPost: boolean; allowPublic?: boolean },
 ): RequestHandler {
-  const refuse = (res: Response, next: NextFunction) => {
-    countFailure(ctx.limits.credentials, res, invalidAppCredentials()).then(next, next);
-  };
   const basic = passportStep(basicPassport(ctx), 'basic', (req, res, next, app) => {
-    if (!app) return refuse(res, next);
+    if (!app) return next(invalidAppCredentials());
     const bodyClientId = field(req, 'client_id');
     if (bodyClientId && bodyClientId !== (app as App).id) return next(invalidAppCredentials());
     res.locals.app = app;
@@ -130,8 +141,8 @@ export function authenticateApp(
       return next();
     }
     if (!options.allowPost || !clientId || !secret) return next(missingAppCredentials());
-    const app = await verifyClient(ctx, clientId, secret);
-    if (!app) return refuse(res, next);
+    const app = await verifyClient(ctx, clientId, secret, res);
+    if (app instanceof AppError) return next(app);
     res.locals.app = app;
     next();
   };

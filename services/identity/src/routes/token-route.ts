@@ -1,5 +1,15 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, countFailure, endpoint, errors, requestActor, sendJson, toAppError } from '@attest/common';
+import {
+  answerTo,
+  AppError,
+  endpoint,
+  errors,
+  failureKeysOf,
+  requestActor,
+  sendJson,
+  toAppError,
+  tooManyFailures,
+} from '@attest/common';
 import { APP_ID } from '../domain/ids';
 import type { IdentityContext } from './context';
 import { checkForm, fieldError, type FieldFailure } from './form-check';
@@ -71,22 +81,30 @@ const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunc
 /**
  * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
  * redirect_uri (TOKEN_FORM, form-schemas.ts) → (public client) code_verifier → code failure limits → exchange. A public client (no secret)
- * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the client's code limit.
+ * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the code limits
+ * (a public client's per (client, address) and per address; see failure-limits.ts), its slot taken before the code is looked up.
  */
 export function tokenRoute(router: Router, ctx: IdentityContext): void {
   const exchange = async (req: Request, res: Response) => {
-    const result = await ctx.grants
-      .exchangeCode({
-        clientId: authenticatedApp(res).id,
-        code: field(req, 'code')!,
-        redirectUri: field(req, 'redirect_uri')!,
-        codeVerifier: field(req, 'code_verifier'),
-        actor: requestActor(req, 'anonymous', null),
-      })
-      .catch(async (err: unknown) => {
-        const failed = err instanceof AppError && err.code === 'invalid_grant';
-        throw failed ? await countFailure(ctx.limits.codes, res, err) : err;
-      });
+    const input = {
+      clientId: authenticatedApp(res).id,
+      code: field(req, 'code')!,
+      redirectUri: field(req, 'redirect_uri')!,
+      codeVerifier: field(req, 'code_verifier'),
+      actor: requestActor(req, 'anonymous', null),
+    };
+    // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant
+    const admission = await ctx.limits.codes.reserveHere(failureKeysOf(res, ctx.limits.codes));
+    if (admission.refused) throw tooManyFailures(admission.refused);
+    const { attempt } = admission;
+    const result = await ctx.grants.exchangeCode(input).catch(async (err: unknown) => {
+      if (!(err instanceof AppError && err.code === 'invalid_grant')) {
+        await attempt.succeeded();
+        throw err;
+      }
+      throw answerTo(await attempt.failed(), err);
+    });
+    await attempt.succeeded();
     sendJson(res, result);
   };
   endpoint(

@@ -51,9 +51,16 @@ export class ApiKeyService {
     return { apiKey, record };
   }
 
-  /** The key a request presented (parsed once, see parseApiKey): its app, or null when unknown, wrong or revoked. */
-  async verify(parsed: ParsedApiKey): Promise<VerifiedKey | null> {
-    const record = await this.store.find(parsed.keyId);
+  /** The record of a presented key id (its secret not yet checked), or null. */
+  find(keyId: string): Promise<ApiKeyRecord | null> {
+    return this.store.find(keyId);
+  }
+
+  /**
+   * Checks the key a request presented (parsed once, see parseApiKey) against its record, synchronously
+   * (so a failure limit can check and count in one tick): its app, or null when unknown, wrong or revoked.
+   */
+  check(parsed: ParsedApiKey, record: ApiKeyRecord | null): VerifiedKey | null {
     const matches = this.hasher.matches(parsed.secret, record?.secretHash ?? NO_HASH);
     if (!record || !matches || record.revokedAt) return null;
     this.lastUse.record(record.id);
@@ -69,6 +76,11 @@ export class ApiKeyService {
     if (actor)
       await this.audit?.record({ type: disabled ? 'app.disabled' : 'app.enabled', actor, subject: appId, detail: {} });
     return disabledAt;
+  }
+
+  /** The key a request presented: its app, or null when unknown, wrong or revoked (no failure limit). */
+  async verify(parsed: ParsedApiKey): Promise<VerifiedKey | null> {
+    return this.check(parsed, await this.find(parsed.keyId));
   }
 
   async revoke(keyId: string, actor?: AuditActor): Promise<ApiKeyRecord | null> {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   AppError,
-  countFailure,
+  checkCredential,
   credentialKeysOf,
   errors,
   refuseWhileBlocked,
@@ -58,10 +58,20 @@ export function apiKeyAuthentication(deps: ApiKeyAuthDeps): RequestHandler[] {
     if (!BEARER_KEY.test(header))
       return next(errors.unauthenticated('The Authorization header must be Bearer <API_KEY>.', BEARER));
     const presented = presentedKey(req);
-    const key = presented && (await deps.apiKeys.verify(presented));
-    if (!key) return next(await countFailure(deps.failures, res, unknownKey()));
-    if (key.appDisabled) return next(appDisabled());
-    res.locals.key = key;
+    const record = presented && (await deps.apiKeys.find(presented.keyId));
+    // the secret is compared under the failure limits, in one tick with their check and count
+    let key: VerifiedKey | null = null;
+    const failure = checkCredential(
+      deps.failures,
+      res,
+      () => (key = presented && deps.apiKeys.check(presented, record)) !== null,
+      unknownKey,
+    );
+    if (failure) return next(await failure);
+    // a right key of a disabled app is refused, and not counted as a failure
+    const verified = key as VerifiedKey | null;
+    if (verified?.appDisabled) return next(appDisabled());
+    res.locals.key = verified;
     next();
   };
   return [refuseWhileBlocked(deps.failures, credentialKeysOf(presentedKeyId)), authenticate];
