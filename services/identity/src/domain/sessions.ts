@@ -32,6 +32,8 @@ export interface SessionEndings {
   ): Promise<T>;
   /** After the commit: deliver now rather than at the next poll. */
   kick(): void;
+  /** After the commit of ended sessions whose apps were told: their revoked tokens reach every replica. */
+  afterEnd(sessions: Session[]): Promise<void>;
 }
 
 const COOKIE = /^[0-9a-f]{64}$/;
@@ -187,7 +189,10 @@ export class Sessions {
       return deleted;
     });
     for (const session of ended) await this.cache.invalidate(session.cookieHash);
-    if (notify && ended.some((s) => s.clientIds.length > 0)) this.endings.kick();
+    if (notify && ended.some((s) => s.clientIds.length > 0)) {
+      await this.endings.afterEnd(ended);
+      this.endings.kick();
+    }
     out.push(...ended);
     return ended.length;
   }

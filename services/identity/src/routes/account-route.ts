@@ -173,7 +173,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const changePassword = async (req: Request, res: Response) => {
-    const { user } = signed(res);
+    const { user, session } = signed(res);
     if (!user.passwordHash)
       return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
     const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((name) =>
@@ -205,7 +205,9 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next));
-    ctx.logger.info('password changed by the user', { user_id: user.id });
+    // whoever else is signed in (perhaps with the old password) is signed out, and their tokens stop working
+    const ended = await ctx.sessions.endAll(user.id, session.id);
+    ctx.logger.info('password changed by the user', { user_id: user.id, other_sessions_ended: ended });
     done(res, 'password-changed');
   };
 

@@ -117,15 +117,17 @@ export async function proceed(
   respondToApp(res, request, values, status);
 }
 
-/** The app's code and tokens; the session remembers the app (for back-channel logout) the first time only. */
+/**
+ * The app's code and tokens; the session remembers the app (for back-channel logout) the first time only,
+ * before any token is issued: ending the session revokes the tokens of every app it remembers.
+ */
 async function authorizeInSession(
   ctx: IdentityContext,
   request: AuthorizationRequest,
   session: Session,
 ): Promise<Record<string, string>> {
-  const values = await ctx.grants.authorize(request, session);
   await ctx.sessions.recordClient(session, request.clientId);
-  return values;
+  return ctx.grants.authorize(request, session);
 }
 
 export async function finishWithError(
