@@ -32,7 +32,7 @@ import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
 import { logoutDeliveryStore } from './store/logout-delivery-store';
-import { passkeyStore } from './store/passkey-store';
+import { passkeyStore, removePasskeyKeepingOne } from './store/passkey-store';
 import { revocationStore } from './store/revocation-store';
 import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
@@ -144,10 +144,12 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
     audit,
-    passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
-      ...config.passkeyRp,
-      ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
-    }),
+    passkeys: new Passkeys(
+      passkeyStore(db),
+      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS),
+      { ...config.passkeyRp, ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS },
+      (userId, id) => removePasskeyKeepingOne(db, userId, id),
+    ),
     createPasskeyAccount: passkeyAccounts(db, users),
   };
 }

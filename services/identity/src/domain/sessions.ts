@@ -75,6 +75,16 @@ export class Sessions {
     return this.lifetimes.maxAgeSeconds;
   }
 
+  /** Seconds since the epoch by the sessions' clock: the auth_time of a sign-in now. */
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  /** Whether the user signed in (password or passkey) within the last `seconds`: a recent authentication. */
+  authenticatedWithin(session: Pick<Session, 'authTime'>, seconds: number): boolean {
+    return this.now() - session.authTime * 1000 <= seconds * 1000;
+  }
+
   /** Starts a session; returns it and the cookie value (only its hash is stored). */
   async create(input: NewSession): Promise<{ cookie: string; session: Session }> {
     const cookie = newOpaqueId();
