@@ -1,4 +1,4 @@
-import { LocalCache, type Cache, type InvalidationBus, type Logger } from '@attest/common';
+import { constantTimeEqual, LocalCache, type Cache, type InvalidationBus, type Logger } from '@attest/common';
 import type { SessionStore, StoredSession } from '../store/session-store';
 import type { AuthorizationRequest } from './authorization-request';
 import { randomHex, sha256 } from './crypto';
@@ -221,6 +221,11 @@ export class Sessions {
 
 export interface Interaction {
   request: AuthorizationRequest;
+  /**
+   * A SHA-256 of the binding value of the browser that started it (routes/authorization-flow.ts): only
+   * that browser may continue it.
+   */
+  browser?: string;
   /** Set once the user signed in during this interaction (so prompt=login is not asked again). */
   signedIn?: boolean;
   /** Set once the user approved during this interaction (so prompt=consent is not asked again). */
@@ -239,10 +244,15 @@ export class InteractionStore {
     return id;
   }
 
-  async find(id: unknown): Promise<Interaction | null> {
+  /** The interaction, if `browser` (the binding hash of the asking browser) is the one that started it. */
+  async find(id: unknown, browser: string): Promise<Interaction | null> {
     if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return null;
     const raw = await this.cache.get(`interaction:${id}`);
-    return raw ? (JSON.parse(raw) as Interaction) : null;
+    if (!raw) return null;
+    const interaction = JSON.parse(raw) as Interaction;
+    return typeof interaction.browser === 'string' && constantTimeEqual(interaction.browser, browser)
+      ? interaction
+      : null;
   }
 
   async update(id: string, interaction: Interaction): Promise<void> {

@@ -3,7 +3,13 @@ import cookieParser from 'cookie-parser';
 import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
 import { consentPage, errorPage } from '../views/pages';
-import { expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
+import {
+  expiredInteraction,
+  finishWithError,
+  interactionBinding,
+  postedInteraction,
+  proceed,
+} from './authorization-flow';
 import type { IdentityContext } from './context';
 import { firstFailure } from './form-check';
 import { CONSENT_FORM, INTERACTION_QUERY } from './form-schemas';
@@ -19,7 +25,9 @@ export { CONSENT_FORM, INTERACTION_QUERY };
 export function consentRoute(router: Router, ctx: IdentityContext): void {
   const show = async (req: Request, res: Response) => {
     const id = req.query.interaction as string;
-    const interaction = firstFailure(INTERACTION_QUERY, req.query) ? null : await ctx.interactions.find(id);
+    const interaction = firstFailure(INTERACTION_QUERY, req.query)
+      ? null
+      : await ctx.interactions.find(id, interactionBinding(ctx, req, res));
     if (!interaction) return expiredInteraction(res);
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(302, `/signin?interaction=${id}`);
