@@ -64,7 +64,11 @@ describe('account page: credential changes need a recent sign-in; the last crede
       expect(await h.ctx.passkeys.insert(more)).toBe(true);
       ids.push(more.id);
     }
-    const { cookie } = await h.ctx.sessions.create({ userId, authTime: Math.floor((Date.now() + offsetMs) / 1000), amr: ['hwk'] });
+    const { cookie } = await h.ctx.sessions.create({
+      userId,
+      authTime: Math.floor((Date.now() + offsetMs) / 1000),
+      amr: ['hwk'],
+    });
     const page = await request(h.publicApp).get('/account').set('Cookie', `attest_session=${cookie}`);
     expect(page.status).toBe(200);
     const csrfCookie = /attest_csrf=([0-9a-f]{64})/.exec(String(page.headers['set-cookie']))![1];

@@ -152,9 +152,7 @@ describe('GET /authorize', () => {
       // the POST's redirect back to the app must be allowed (browsers apply form-action to it)
       expect(signin.headers['content-security-policy']).toContain("form-action 'self' http://localhost:3000;");
       // set by /authorize: the interaction is bound to this browser (issue 23, item 9)
-      const csrfCookie = (start.headers['set-cookie'] as unknown as string[]).find((c) =>
-        c.startsWith('attest_csrf='),
-      );
+      const csrfCookie = (start.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='));
       expect(csrfCookie).toMatch(/HttpOnly/);
       expect(csrfCookie).toMatch(/SameSite=Lax/);
 

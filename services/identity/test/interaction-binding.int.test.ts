@@ -41,17 +41,24 @@ describe('an interaction is bound to the browser that started it', () => {
     const agent = request.agent(h.publicApp);
     const start = await agent.get('/authorize').query(query());
     const page = await agent.get(start.headers.location as string);
-    const signedIn = await agent.post('/signin').type('form').send({
-      interaction: hidden(page.text, 'interaction'),
-      csrf: hidden(page.text, 'csrf'),
-      username: user.username,
-      password: user.password,
-    });
+    const signedIn = await agent
+      .post('/signin')
+      .type('form')
+      .send({
+        interaction: hidden(page.text, 'interaction'),
+        csrf: hidden(page.text, 'csrf'),
+        username: user.username,
+        password: user.password,
+      });
     const consent = await agent.get(signedIn.headers.location as string);
     const done = await agent
       .post('/consent')
       .type('form')
-      .send({ interaction: hidden(consent.text, 'interaction'), csrf: hidden(consent.text, 'csrf'), decision: 'approve' });
+      .send({
+        interaction: hidden(consent.text, 'interaction'),
+        csrf: hidden(consent.text, 'csrf'),
+        decision: 'approve',
+      });
     expect(callbackParams(done).code).toMatch(/^[0-9a-f]{64}$/);
     return agent;
   }
@@ -67,12 +74,15 @@ describe('an interaction is bound to the browser that started it', () => {
     const interaction = /interaction=([0-9a-f]{64})/.exec(start.headers.location as string)![1];
     const page = await first.get(`/signin?interaction=${interaction}`);
     await h.ctx.consents.withdraw(victim.user_id, app.app_id);
-    const signedIn = await first.post('/signin').type('form').send({
-      interaction,
-      csrf: hidden(page.text, 'csrf'),
-      username: victim.username,
-      password: victim.password,
-    });
+    const signedIn = await first
+      .post('/signin')
+      .type('form')
+      .send({
+        interaction,
+        csrf: hidden(page.text, 'csrf'),
+        username: victim.username,
+        password: victim.password,
+      });
     expect(signedIn.headers.location).toBe(`/consent?interaction=${interaction}`);
 
     // the other browser (its own session, its own CSRF cookie) tries to take the interaction over

@@ -190,13 +190,16 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
       .query({ id_token_hint: idToken, client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT, state: 'st-4' });
     expect(page.status).toBe(200);
     expect(page.text).toContain('Logout app asks to sign you out');
-    const confirmed = await agent.post('/logout/confirm').type('form').send({
-      csrf: hidden(page.text, 'csrf'),
-      client_id: app.app_id,
-      post_logout_redirect_uri: SIGNED_OUT,
-      state: 'st-4',
-      decision: 'logout',
-    });
+    const confirmed = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({
+        csrf: hidden(page.text, 'csrf'),
+        client_id: app.app_id,
+        post_logout_redirect_uri: SIGNED_OUT,
+        state: 'st-4',
+        decision: 'logout',
+      });
     expect(confirmed.status).toBe(303);
     expect(confirmed.headers.location).toBe(`${SIGNED_OUT}?state=st-4`);
     expect((await silent(agent)).error).toBe('login_required');

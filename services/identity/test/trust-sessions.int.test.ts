@@ -149,12 +149,15 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     expect(await works(h, app, other.access)).toBe(true);
     rx.tokens.length = 0;
 
-    const changed = await agent.post('/account/password').type('form').send({
-      csrf: hidden(page.text, 'csrf'),
-      current_password: user.password,
-      new_password: 'another good password',
-      confirm_password: 'another good password',
-    });
+    const changed = await agent
+      .post('/account/password')
+      .type('form')
+      .send({
+        csrf: hidden(page.text, 'csrf'),
+        current_password: user.password,
+        new_password: 'another good password',
+        confirm_password: 'another good password',
+      });
     expect(changed.status).toBe(303);
     expect(await silent(other.agent)).toMatchObject({ error: 'login_required' });
     expect(await works(h, app, other.access)).toBe(false);

@@ -172,10 +172,11 @@ export class SigningKeys {
   }
 
   private async loadRing(): Promise<KeyRing> {
-    let [keys, revoked] = await Promise.all([
+    const [published, revoked] = await Promise.all([
       this.store.published(),
       this.store.revoked(this.options.maxTokenTtlMs),
     ]);
+    let keys = published;
     if (keys.length === 0) {
       await this.signingKey();
       keys = await this.store.published();
