@@ -101,8 +101,7 @@ export class Passkeys {
     private readonly removeKeepingOne: (
       userId: string,
       id: string,
-    ) => Promise<'removed' | 'not_found' | 'last_credential'> = async (userId, id) =>
-      (await store.remove(userId, id)) ? 'removed' : 'not_found',
+    ) => Promise<'removed' | 'not_found' | 'last_credential'>,
   ) {}
 
   listForUser(userId: string): Promise<Passkey[]> {
@@ -111,10 +110,6 @@ export class Passkeys {
 
   insert(passkey: NewPasskey): Promise<boolean> {
     return this.store.insert(passkey);
-  }
-
-  remove(userId: string, id: string): Promise<boolean> {
-    return this.store.remove(userId, id);
   }
 
   /** Removes the passkey unless it is the last way the user can sign in (no password, no other passkey). */

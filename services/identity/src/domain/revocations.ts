@@ -11,11 +11,12 @@ const RELOAD_WHILE_DISCONNECTED_MS = 1000;
 const MAX_CODES_PER_WRITE = 500;
 
 const REVOKED = Promise.resolve(true);
+const NOT_REVOKED = Promise.resolve(false);
+
 /** The revocation key of every token of an ended session: its `sid` claim. */
 export const sessionKey = (sid: string) => `sid:${sid}`;
 /** The "before" revocation key of a user's tokens for an app (a consent withdrawn). */
 export const consentKey = (userId: string, appId: string) => `consent:${userId}:${appId}`;
-const NOT_REVOKED = Promise.resolve(false);
 
 /**
  * Revoked access tokens: durable in Postgres until they expire, checked from an in-process set.

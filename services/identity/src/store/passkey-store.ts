@@ -60,10 +60,6 @@ export function passkeyStore(db: Queryable) {
     async recordUse(id: string, counter: number): Promise<void> {
       await db.query('UPDATE passkeys SET counter = $2, last_used_at = now() WHERE id = $1', [id, counter]);
     },
-    async remove(userId: string, id: string): Promise<boolean> {
-      const rows = await db.query('DELETE FROM passkeys WHERE user_id = $1 AND id = $2 RETURNING 1', [userId, id]);
-      return rows.length === 1;
-    },
   };
 }
 export type PasskeyStore = ReturnType<typeof passkeyStore>;
