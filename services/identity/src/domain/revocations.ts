@@ -91,6 +91,18 @@ export class Revocations {
   }
 
   /**
+   * Waits, if `key` was revoked in the current second (by `now`), until the next second begins: a token
+   * issued after that is not taken for one issued before the revocation (`iat` has whole seconds). For
+   * an app approved again in the second its consent was withdrawn; at most 2 s (clock skew).
+   */
+  async pastRevocationOf(key: string, now: () => number): Promise<void> {
+    const entry = this.revokedBefore.get(key);
+    if (!entry) return;
+    const wait = Math.min(Math.ceil(entry.before / 1000) * 1000 - now(), 2000);
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+
+  /**
    * Revocations the caller already wrote to Postgres in its own transaction (e.g. the sessions it
    * ended, with revocationStore(tx).revoke): here and on every replica.
    */

@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
+import { consentKey } from '../domain/revocations';
 import { consentPage, errorPage } from '../views/pages';
 import {
   expiredInteraction,
@@ -55,6 +56,11 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
       });
     if ((req.body as { decision: 'approve' | 'deny' }).decision === 'deny')
       return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
+    // approved again in the second of a withdrawal: its new tokens must not count as issued before it
+    await ctx.revocations.pastRevocationOf(
+      consentKey(current.session.userId, interaction.request.clientId),
+      ctx.tokens.now,
+    );
     await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
     await ctx.audit.record({
       type: 'consent.granted',
