@@ -209,6 +209,22 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     expect(await works(h, app, laptop.access)).toBe(false);
   });
 
+  it('signing out at /logout (the app’s id_token as hint) makes the tokens of that session inactive', async () => {
+    const user = await createUser(h);
+    const agent = request.agent(h.publicApp);
+    const { code } = callbackParams(await browserFlow(agent, query(app), user));
+    const res = await request(h.publicApp)
+      .post('/token')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+    const access = res.body.access_token as string;
+    expect(await works(h, app, access)).toBe(true);
+    const out = await agent.get('/logout').query({ id_token_hint: res.body.id_token as string });
+    expect(out.text).toContain('You are signed out');
+    expect(await works(h, app, access)).toBe(false);
+  });
+
   it('a disabled user’s tokens stay inactive once the user is enabled again (their sessions ended)', async () => {
     const user = await createUser(h);
     const { access } = await tokenFor(h, app, user);
