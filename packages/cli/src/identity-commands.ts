@@ -304,7 +304,14 @@ export const signingKeyCommands: Record<string, Command> = {
   },
   'signing-key rotate': {
     summary: 'sign with a new key now; the old one stays published until its tokens expire',
-    options: {},
-    run: (client) => client.call('identity', 'POST', '/keys/rotate', {}),
+    options: {
+      'revoke-previous': {
+        type: 'boolean',
+        description:
+          'emergency (a key may be compromised): unpublish every earlier key at once; the tokens they signed stop working everywhere',
+      },
+    },
+    run: (client, values) =>
+      client.call('identity', 'POST', '/keys/rotate', values['revoke-previous'] ? { revoke_previous: true } : {}),
   },
 };

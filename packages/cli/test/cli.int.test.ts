@@ -254,6 +254,16 @@ describe('pnpm manage', () => {
     expect(after.keys.map((k: Json) => k.kid)).toEqual(expect.arrayContaining(before.keys.map((k: Json) => k.kid)));
   });
 
+  it('signing keys: an emergency rotation (--revoke-previous, in --help) unpublishes every earlier key at once', async () => {
+    const help = (await runCli(['signing-key', 'rotate', '--help'], {})) as HelpText;
+    expect(help.text).toContain('--revoke-previous');
+    const before = await manage(['signing-key', 'list']);
+    const rotated = await manage(['signing-key', 'rotate', '--revoke-previous']);
+    expect(rotated.revoked).toEqual(before.keys.map((k: Json) => k.kid).sort());
+    const after = await manage(['signing-key', 'list']);
+    expect(after.keys.map((k: Json) => k.kid)).toEqual([rotated.kid]);
+  });
+
   it('transactions: record, set the status, list by app and status, show with history', async () => {
     const appId = `app_${'2'.repeat(32)}`;
     const args = [

@@ -6,9 +6,10 @@ import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from 
 import { passkeyAccounts } from './domain/accounts';
 import { Grants } from './domain/grants';
 import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
-import { Revocations } from './domain/revocations';
+import { consentKey, Revocations, sessionKey } from './domain/revocations';
+import { pairwiseSid } from './domain/ids';
 import { BackChannelLogout } from './domain/backchannel-logout';
-import { InteractionStore, Sessions } from './domain/sessions';
+import { InteractionStore, Sessions, type Session } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
 import { accountRoute } from './routes/account-route';
@@ -31,7 +32,7 @@ import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
 import { keyStore } from './store/key-store';
 import { logoutDeliveryStore } from './store/logout-delivery-store';
-import { passkeyStore } from './store/passkey-store';
+import { passkeyStore, removePasskeyKeepingOne } from './store/passkey-store';
 import { revocationStore } from './store/revocation-store';
 import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
@@ -61,7 +62,19 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
   const audit = new AuditLog(db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
-  const tokens = new TokenService(keys, config.issuer, config.ACCESS_TOKEN_TTL_SECONDS, config.ID_TOKEN_TTL_SECONDS);
+  const tokens = new TokenService(
+    keys,
+    config.issuer,
+    config.ACCESS_TOKEN_TTL_SECONDS,
+    config.ID_TOKEN_TTL_SECONDS,
+    now,
+  );
+  // An ended session's access tokens (each carries the app's sid of it) are revoked until the last one
+  // it may still give has expired: a code issued before the end can be exchanged for one after it.
+  const sessionTokens = (ended: Session[]) => ({
+    keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
+    expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
+  });
   const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
     secret: config.secret,
     intervalMs: 5000,
@@ -79,9 +92,15 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
             const outbox = logoutDeliveryStore(tx);
             const uris = await outbox.backchannelUris(ended.flatMap((s) => s.clientIds));
             await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
+            const revoked = sessionTokens(ended);
+            await revocationStore(tx).revoke(revoked.keys, revoked.expiresAt);
           }),
         ),
       kick: () => backChannelLogout.kick(),
+      afterEnd: async (ended) => {
+        const revoked = sessionTokens(ended);
+        await revocations.announce(revoked.keys, revoked.expiresAt);
+      },
     },
     bus,
     { idleSeconds: config.sessionIdleSeconds, maxAgeSeconds: config.sessionMaxAgeSeconds },
@@ -95,7 +114,14 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     apps,
     users,
     subjects,
-    consents: new ConsentDirectory(consentStore(db), bus),
+    // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again
+    consents: new ConsentDirectory(consentStore(db), bus, (userId, appId) =>
+      revocations.revokeBefore(
+        consentKey(userId, appId),
+        new Date(now()),
+        new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
+      ),
+    ),
     keys,
     tokens,
     revocations,
@@ -118,10 +144,12 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
     audit,
-    passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
-      ...config.passkeyRp,
-      ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
-    }),
+    passkeys: new Passkeys(
+      passkeyStore(db),
+      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS),
+      { ...config.passkeyRp, ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS },
+      (userId, id) => removePasskeyKeepingOne(db, userId, id),
+    ),
     createPasskeyAccount: passkeyAccounts(db, users),
   };
 }

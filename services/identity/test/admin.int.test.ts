@@ -258,7 +258,7 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect((await admin('get', '/admin/users/usr_missing')).status).toBe(404);
     });
 
-    it('a disabled user cannot sign in and their tokens stop working at once; enabled, they work again', async () => {
+    it('a disabled user cannot sign in and their tokens stop working at once; enabled, they sign in again (the old tokens stay inactive)', async () => {
       const a = await createApp(h);
       const u = await createUser(h);
       const { agent, access } = await signIn(a, u);
@@ -274,7 +274,9 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(refused.status).toBe(403);
       expect(refused.text).toContain('This account is disabled');
       await admin('post', `/admin/users/${u.user_id}/enable`).expect(200);
-      expect((await userinfo(access)).status).toBe(200);
+      // disabling ended the user's sessions, and with them the tokens issued in them (issue 23, item 7)
+      expect((await userinfo(access)).status).toBe(401);
+      expect((await userinfo((await signIn(a, u)).access)).status).toBe(200);
       expect(await auditOf('user.disabled', u.user_id)).toEqual([
         expect.objectContaining({ actor: { type: 'operator', id: 'ops-alice' } }),
       ]);

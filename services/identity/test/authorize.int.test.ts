@@ -151,9 +151,8 @@ describe('GET /authorize', () => {
       expect(signin.headers['cache-control']).toBe('no-store');
       // the POST's redirect back to the app must be allowed (browsers apply form-action to it)
       expect(signin.headers['content-security-policy']).toContain("form-action 'self' http://localhost:3000;");
-      const csrfCookie = (signin.headers['set-cookie'] as unknown as string[]).find((c) =>
-        c.startsWith('attest_csrf='),
-      );
+      // set by /authorize: the interaction is bound to this browser (issue 23, item 9)
+      const csrfCookie = (start.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='));
       expect(csrfCookie).toMatch(/HttpOnly/);
       expect(csrfCookie).toMatch(/SameSite=Lax/);
 
@@ -242,12 +241,19 @@ describe('GET /authorize', () => {
       expect(bad.status).toBe(400);
       expect(bad.text).toContain('Unknown username or wrong password.');
       expect(bad.headers['set-cookie']?.toString() ?? '').not.toContain('attest_session');
-      const forged = await request(h.publicApp)
+      const forged = await agent
+        .post('/signin')
+        .type('form')
+        .send({ interaction, csrf: 'f'.repeat(64), username: user.username, password: user.password });
+      expect(forged.status).toBe(403);
+      expect(forged.text).toContain('invalid_csrf');
+      // another browser (without this one's cookie) does not even find the sign-in in progress
+      const elsewhere = await request(h.publicApp)
         .post('/signin')
         .type('form')
         .send({ interaction, csrf: hidden(res.text, 'csrf'), username: user.username, password: user.password });
-      expect(forged.status).toBe(403);
-      expect(forged.text).toContain('invalid_csrf');
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.text).toContain('This sign-in request has expired or is unknown.');
     });
 
     it('returns implicit-flow tokens in the fragment, and hybrid values by form_post', async () => {

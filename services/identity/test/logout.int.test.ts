@@ -150,15 +150,64 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     expect((await silent(agent)).error).toBe('login_required');
   });
 
-  it('refuses a hint we did not sign, a client_id that is not the hint’s audience, and unregistered redirects — without ending the session', async () => {
+  it('a hint that cannot be verified (not a JWT, forged, or signed by a key no longer published) is treated as absent: the confirmation page, and confirming signs out', async () => {
     const { agent, idToken } = await signIn();
     const { privateKey } = await jose.generateKeyPair('RS256');
     const forged = await new jose.SignJWT(jwt.decode(idToken) as JWTPayload)
       .setProtectedHeader({ alg: 'RS256', kid: jwt.decode(idToken, { complete: true })!.header.kid! })
       .sign(privateKey);
+    const gone = await new jose.SignJWT(jwt.decode(idToken) as JWTPayload)
+      .setProtectedHeader({ alg: 'RS256', kid: 'a-key-that-left-the-jwks' })
+      .sign(privateKey);
+    for (const hint of ['not-a-jwt', forged, gone]) {
+      for (const extra of [{}, { post_logout_redirect_uri: SIGNED_OUT, state: 'st-3' }]) {
+        const page = await agent.get('/logout').query({ id_token_hint: hint, ...extra });
+        expect(page.status).toBe(200);
+        expect(page.text).toContain('action="/logout/confirm"');
+        // without a verified hint or a client_id, the redirect cannot be checked: it is dropped, never followed
+        expect(page.text).not.toContain(SIGNED_OUT);
+      }
+    }
+    const page = await agent.get('/logout').query({ id_token_hint: gone, post_logout_redirect_uri: SIGNED_OUT });
+    const confirmed = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), decision: 'logout' });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.text).toContain('You are signed out');
+    expect((await silent(agent)).error).toBe('login_required');
+  });
+
+  it('after an emergency key rotation, the hint signed by the revoked key is treated as absent: confirm, and the session ends', async () => {
+    const { agent, idToken } = await signIn();
+    const rotated = await request(h.adminApp)
+      .post('/admin/keys/rotate')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ revoke_previous: true });
+    expect(rotated.status).toBe(200);
+    const page = await agent
+      .get('/logout')
+      .query({ id_token_hint: idToken, client_id: app.app_id, post_logout_redirect_uri: SIGNED_OUT, state: 'st-4' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Logout app asks to sign you out');
+    const confirmed = await agent
+      .post('/logout/confirm')
+      .type('form')
+      .send({
+        csrf: hidden(page.text, 'csrf'),
+        client_id: app.app_id,
+        post_logout_redirect_uri: SIGNED_OUT,
+        state: 'st-4',
+        decision: 'logout',
+      });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.headers.location).toBe(`${SIGNED_OUT}?state=st-4`);
+    expect((await silent(agent)).error).toBe('login_required');
+  });
+
+  it('refuses a client_id that is not the hint’s audience, and unregistered redirects — without ending the session', async () => {
+    const { agent, idToken } = await signIn();
     const cases: [Record<string, string>, string, string][] = [
-      [{ id_token_hint: 'not-a-jwt' }, 'invalid_request', 'id_token_hint'],
-      [{ id_token_hint: forged }, 'invalid_request', 'id_token_hint'],
       [{ id_token_hint: idToken, client_id: other.app_id }, 'invalid_request', 'client_id'],
       [{ client_id: 'app_00000000000000000000000000000000' }, 'invalid_client', 'client_id'],
       [{ post_logout_redirect_uri: SIGNED_OUT }, 'invalid_request', 'post_logout_redirect_uri'],

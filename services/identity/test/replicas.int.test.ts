@@ -130,8 +130,10 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
     await admin(one, 'post', `/admin/users/${u.user_id}/disable`).expect(200);
     expect(await withinASecond(async () => (await userinfo(two, access)).status === 401)).toBe(true);
     expect((await introspect(two, app, access)).body).toEqual({ active: false });
+    // disabling ended the user's sessions: the tokens issued in them stay inactive once enabled again
     await admin(one, 'post', `/admin/users/${u.user_id}/enable`).expect(200);
-    expect(await withinASecond(async () => (await userinfo(two, access)).status === 200)).toBe(true);
+    expect(await withinASecond(async () => (await userinfo(two, access)).status === 200)).toBe(false);
+    expect((await introspect(two, app, access)).body).toEqual({ active: false });
   });
 
   it('a user deleted on one replica: the other refuses their tokens', async () => {

@@ -2,16 +2,19 @@ import type { Router } from 'express';
 import Joi from 'joi';
 import {
   adminNotFoundResponse,
+  adminValidationResponse,
   documentAdminRoute,
   emptyResponse,
   errors,
   jsonResponse,
   operatorActor,
+  validate,
 } from '@attest/common';
 import type { Session } from '../domain/sessions';
 import type { IdentityContext } from '../routes/context';
 import type { StoredKey } from '../store/key-store';
 import { identitySchemas } from './admin-document';
+import { rotateKeySchema } from './admin-schemas';
 import { appAdminRoutes } from './app-admin';
 import { userAdminRoutes } from './user-admin';
 
@@ -120,25 +123,42 @@ export function identityAdminRoutes(router: Router, ctx: IdentityContext): void 
 
   documentAdminRoute(router, 'POST', '/keys/rotate', {
     summary: 'Sign with a new key from now on',
-    description: 'The old key stays published until the tokens it signed have expired.',
+    description:
+      'The old key stays published until the tokens it signed have expired. With `revoke_previous` (emergency ' +
+      'rotation, a key may be compromised) every earlier key leaves the JWKS at once and the tokens it signed ' +
+      'are inactive at /introspect and /userinfo on every replica.',
     tags: ['signing keys'],
+    body: { contentType: 'application/json', schema: rotateKeySchema, required: false },
     responses: {
-      200: jsonResponse('The new key id and the one it replaced', {
+      200: jsonResponse('The new key id, the one it replaced, and the keys revoked', {
         type: 'object',
-        required: ['kid', 'retired'],
+        required: ['kid', 'retired', 'revoked'],
         additionalProperties: false,
-        properties: { kid: { type: 'string' }, retired: { type: ['string', 'null'] } },
+        properties: {
+          kid: { type: 'string' },
+          retired: { type: ['string', 'null'] },
+          revoked: { type: 'array', items: { type: 'string' }, description: 'Kids taken out of the JWKS at once' },
+        },
       }),
+      400: adminValidationResponse('revoke_previous'),
     },
   });
   router.post('/keys/rotate', async (req, res) => {
-    const rotated = await ctx.keys.rotate();
+    const body = validate(rotateKeySchema, req.body ?? {});
+    const rotated = await ctx.keys.rotate({ revokePrevious: body.revoke_previous === true });
     await ctx.audit.record({
       type: 'signing_key.rotated',
       actor: operatorActor(req, res),
       subject: rotated.kid,
-      detail: { retired: rotated.retired },
+      detail: { retired: rotated.retired, revoked: rotated.revoked },
     });
+    for (const kid of rotated.revoked)
+      await ctx.audit.record({
+        type: 'signing_key.revoked',
+        actor: operatorActor(req, res),
+        subject: kid,
+        detail: { replaced_by: rotated.kid },
+      });
     res.json(rotated);
   });
 }

@@ -100,6 +100,15 @@ export const updateUserSchema = Joi.object({
 /** A new password, or none to have one generated (returned once). */
 export const resetPasswordSchema = Joi.object({ password });
 
+/** POST /admin/keys/rotate: `revoke_previous` for an emergency (a key may be compromised). */
+export const rotateKeySchema = Joi.object({
+  revoke_previous: Joi.boolean()
+    .strict()
+    .description(
+      'Also take every earlier key out of the JWKS at once: the tokens they signed are refused on every replica',
+    ),
+});
+
 export const appListQuery = Joi.object({
   ...pageQuery,
   cursor: Joi.string()

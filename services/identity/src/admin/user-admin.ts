@@ -223,7 +223,12 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     const body = validate(resetPasswordSchema, req.body ?? {});
     const password = body.password ?? randomBytes(18).toString('base64url');
     if (!(await ctx.users.setPasswordHash(req.params.id, await hashPassword(password)))) throw noUser();
-    await audit(req, res, 'user.password_reset', req.params.id, { generated: body.password === undefined });
+    // every session of the user ends (apps told through back-channel logout; their tokens stop working)
+    const ended = await ctx.sessions.endAll(req.params.id);
+    await audit(req, res, 'user.password_reset', req.params.id, {
+      generated: body.password === undefined,
+      sessions_ended: ended,
+    });
     res.json({ user_id: req.params.id, ...(body.password === undefined ? { password } : {}) });
   });
 

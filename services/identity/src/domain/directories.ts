@@ -181,6 +181,11 @@ export class ConsentDirectory {
   constructor(
     private readonly store: ConsentStore,
     bus: InvalidationBus,
+    /**
+     * Before a withdrawal: makes the app's tokens issued so far inactive for good, so approving the
+     * app again does not revive them (Revocations.revokeBefore).
+     */
+    private readonly beforeWithdrawal: (userId: string, appId: string) => Promise<void> = async () => {},
   ) {
     this.cache = new LocalCache(bus, { name: 'consents', ttlMs: TTL_MS, max: 50000 });
   }
@@ -208,6 +213,7 @@ export class ConsentDirectory {
 
   /** False when there was nothing to withdraw. */
   async withdraw(userId: string, appId: string): Promise<boolean> {
+    await this.beforeWithdrawal(userId, appId);
     const found = await this.store.withdraw(userId, appId);
     await this.cache.invalidate(`${userId} ${appId}`);
     return found;

@@ -89,6 +89,7 @@ export class Grants {
         sub,
         clientId: request.clientId,
         scopes: request.scopes,
+        sid: signIn.sid,
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -148,6 +149,7 @@ export class Grants {
       sub: record.sub,
       clientId: record.clientId,
       scopes: record.scopes,
+      sid: record.sid,
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([

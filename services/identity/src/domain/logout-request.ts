@@ -15,8 +15,6 @@ export interface LogoutRequest {
 
 export const logoutError = {
   duplicate: (name: string) => new AppError('invalid_request', 400, `The ${name} parameter must be given once.`, name),
-  badHint: () =>
-    new AppError('invalid_request', 400, 'id_token_hint is not an id_token this provider issued.', 'id_token_hint'),
   clientMismatch: () =>
     new AppError('invalid_request', 400, 'client_id is not the audience of the id_token_hint.', 'client_id'),
   invalidClient: () => new AppError('invalid_client', 400, 'Unknown or disabled client_id.', 'client_id'),
@@ -42,15 +40,19 @@ export interface LogoutDeps {
 }
 
 /**
- * The checks of RP-Initiated Logout 1.0 §2–3: the hint must be ours (expired is fine), client_id must
- * be its audience, and a post_logout_redirect_uri must be registered for that app, exactly. Any failure
- * is an error page: the browser is never sent to an unverified address.
+ * The checks of RP-Initiated Logout 1.0 §2–3: client_id must be the hint's audience, and a
+ * post_logout_redirect_uri must be registered for that app, exactly; a failure of these is an error
+ * page, and the browser is never sent to an unverified address. A hint that cannot be verified (not a
+ * JWT, not signed by us, or signed by a key that has left the JWKS, e.g. after an emergency rotation) is
+ * treated as absent: the user is asked to confirm, and a sign-out is never refused for it. Without
+ * client_id, the redirect (and state) of such a request cannot be checked, so they are dropped.
  */
 export async function parseLogoutRequest(params: Params, deps: LogoutDeps): Promise<LogoutRequest> {
   let hint: IdTokenClaims | undefined;
+  let unverifiedHint = false;
   if (params.id_token_hint !== undefined) {
     hint = (await deps.tokens.verifyIdTokenHint(params.id_token_hint)) ?? undefined;
-    if (!hint) throw logoutError.badHint();
+    unverifiedHint = !hint;
   }
   if (hint && params.client_id !== undefined && params.client_id !== hint.aud) throw logoutError.clientMismatch();
   const clientId = params.client_id ?? hint?.aud;
@@ -59,6 +61,7 @@ export async function parseLogoutRequest(params: Params, deps: LogoutDeps): Prom
     app = (await deps.apps.find(clientId)) ?? undefined;
     if (!app || app.disabledAt) throw logoutError.invalidClient();
   }
+  if (unverifiedHint && !app) return {};
   const uri = params.post_logout_redirect_uri;
   if (uri !== undefined) {
     if (!app) throw logoutError.redirectWithoutClient();

@@ -97,6 +97,11 @@ export class Passkeys {
     private readonly store: PasskeyStore,
     private readonly ceremonies: PasskeyCeremonies,
     private readonly rp: RelyingParty,
+    /** Removes one unless it is the account's last credential, decided inside the write (passkey-store.ts). */
+    private readonly removeKeepingOne: (
+      userId: string,
+      id: string,
+    ) => Promise<'removed' | 'not_found' | 'last_credential'>,
   ) {}
 
   listForUser(userId: string): Promise<Passkey[]> {
@@ -107,8 +112,9 @@ export class Passkeys {
     return this.store.insert(passkey);
   }
 
-  remove(userId: string, id: string): Promise<boolean> {
-    return this.store.remove(userId, id);
+  /** Removes the passkey unless it is the last way the user can sign in (no password, no other passkey). */
+  removeUnlessLast(userId: string, id: string): Promise<'removed' | 'not_found' | 'last_credential'> {
+    return this.removeKeepingOne(userId, id);
   }
 
   /** Creation options for a discoverable credential; existing passkeys of the account are excluded. */

@@ -1,4 +1,4 @@
-import { LocalCache, type Cache, type InvalidationBus, type Logger } from '@attest/common';
+import { constantTimeEqual, LocalCache, type Cache, type InvalidationBus, type Logger } from '@attest/common';
 import type { SessionStore, StoredSession } from '../store/session-store';
 import type { AuthorizationRequest } from './authorization-request';
 import { randomHex, sha256 } from './crypto';
@@ -32,6 +32,8 @@ export interface SessionEndings {
   ): Promise<T>;
   /** After the commit: deliver now rather than at the next poll. */
   kick(): void;
+  /** After the commit of ended sessions whose apps were told: their revoked tokens reach every replica. */
+  afterEnd(sessions: Session[]): Promise<void>;
 }
 
 const COOKIE = /^[0-9a-f]{64}$/;
@@ -71,6 +73,16 @@ export class Sessions {
 
   get maxAgeSeconds(): number {
     return this.lifetimes.maxAgeSeconds;
+  }
+
+  /** Seconds since the epoch by the sessions' clock: the auth_time of a sign-in now. */
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  /** Whether the user signed in (password or passkey) within the last `seconds`: a recent authentication. */
+  authenticatedWithin(session: Pick<Session, 'authTime'>, seconds: number): boolean {
+    return this.now() - session.authTime * 1000 <= seconds * 1000;
   }
 
   /** Starts a session; returns it and the cookie value (only its hash is stored). */
@@ -187,7 +199,10 @@ export class Sessions {
       return deleted;
     });
     for (const session of ended) await this.cache.invalidate(session.cookieHash);
-    if (notify && ended.some((s) => s.clientIds.length > 0)) this.endings.kick();
+    if (notify && ended.some((s) => s.clientIds.length > 0)) {
+      await this.endings.afterEnd(ended);
+      this.endings.kick();
+    }
     out.push(...ended);
     return ended.length;
   }
@@ -206,6 +221,11 @@ export class Sessions {
 
 export interface Interaction {
   request: AuthorizationRequest;
+  /**
+   * A SHA-256 of the binding value of the browser that started it (routes/authorization-flow.ts): only
+   * that browser may continue it.
+   */
+  browser?: string;
   /** Set once the user signed in during this interaction (so prompt=login is not asked again). */
   signedIn?: boolean;
   /** Set once the user approved during this interaction (so prompt=consent is not asked again). */
@@ -224,10 +244,15 @@ export class InteractionStore {
     return id;
   }
 
-  async find(id: unknown): Promise<Interaction | null> {
+  /** The interaction, if `browser` (the binding hash of the asking browser) is the one that started it. */
+  async find(id: unknown, browser: string): Promise<Interaction | null> {
     if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return null;
     const raw = await this.cache.get(`interaction:${id}`);
-    return raw ? (JSON.parse(raw) as Interaction) : null;
+    if (!raw) return null;
+    const interaction = JSON.parse(raw) as Interaction;
+    return typeof interaction.browser === 'string' && constantTimeEqual(interaction.browser, browser)
+      ? interaction
+      : null;
   }
 
   async update(id: string, interaction: Interaction): Promise<void> {

@@ -27,6 +27,8 @@ interface ActiveKey {
 /** The published keys, by kid, and the JWKS ready to send. */
 interface KeyRing {
   byKid: Map<string, StoredKey>;
+  /** Kids an emergency rotation revoked, while their tokens may be unexpired: such tokens are inactive. */
+  revoked: Set<string>;
   jwks: PublicJwk[];
   document: PreparedJson;
 }
@@ -71,15 +73,34 @@ export class SigningKeys {
     return fresh.key;
   }
 
-  /** Retires the active key now (e.g. on suspicion of compromise); its tokens keep verifying until they expire. */
-  async rotate(): Promise<{ kid: string; retired: string | null }> {
+  /**
+   * Retires the active key now. Its tokens keep verifying until they expire; with `revokePrevious`
+   * (a key may be compromised) every earlier key still published (the one just retired, and any retired
+   * before it) leaves the JWKS at once, and every token they signed is refused on every replica (their
+   * caches of the key ring, which the cache of verified tokens consults, are dropped through the bus).
+   */
+  async rotate(
+    options: { revokePrevious?: boolean } = {},
+  ): Promise<{ kid: string; retired: string | null; revoked: string[] }> {
     const result = await this.store.withRotationLock(async (tx) => {
       const current = await this.store.active(tx);
       const kid = await this.replace(tx, current);
-      return { kid, retired: current?.kid ?? null };
+      const revoked = options.revokePrevious ? await this.store.revokeAllBut(tx, kid) : [];
+      return { kid, retired: current?.kid ?? null, revoked };
     });
     await this.keysChanged();
+    if (result.revoked.length) this.logger.warn('signing keys revoked', { kids: result.revoked });
     return result;
+  }
+
+  /** Whether the kid is in the JWKS (a memory lookup once warm): a token it signed may be trusted. */
+  async isPublished(kid: string): Promise<boolean> {
+    return (await this.ring()).byKid.has(kid);
+  }
+
+  /** Whether an emergency rotation revoked the kid (its tokens are inactive rather than unknown). */
+  async isRevoked(kid: string): Promise<boolean> {
+    return (await this.ring()).revoked.has(kid);
   }
 
   /** The JWKS: every key whose tokens may still be in use. */
@@ -151,13 +172,22 @@ export class SigningKeys {
   }
 
   private async loadRing(): Promise<KeyRing> {
-    let keys = await this.store.published();
+    const [published, revoked] = await Promise.all([
+      this.store.published(),
+      this.store.revoked(this.options.maxTokenTtlMs),
+    ]);
+    let keys = published;
     if (keys.length === 0) {
       await this.signingKey();
       keys = await this.store.published();
     }
     const jwks = keys.map((k) => this.toPublicJwk(k));
-    return { byKid: new Map(keys.map((k) => [k.kid, k])), jwks, document: prepareJson({ keys: jwks }) };
+    return {
+      byKid: new Map(keys.map((k) => [k.kid, k])),
+      revoked: new Set(revoked),
+      jwks,
+      document: prepareJson({ keys: jwks }),
+    };
   }
 
   private toPublicJwk(key: StoredKey): PublicJwk {

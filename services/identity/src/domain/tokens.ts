@@ -17,6 +17,8 @@ export interface AccessTokenClaims {
   jti: string;
   iat: number;
   exp: number;
+  /** The session it was issued in, as the app's id_token names it: ending the session revokes it. */
+  sid?: string;
 }
 
 export type IdTokenClaims = Record<string, unknown> & {
@@ -27,10 +29,10 @@ export type IdTokenClaims = Record<string, unknown> & {
   exp: number;
 };
 
+/** `revoked`: signed by one of our keys that an emergency rotation revoked (the token is inactive). */
 export type VerifyResult =
-  { ok: true; claims: AccessTokenClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'wrong_type' };
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+  | { ok: true; claims: AccessTokenClaims }
+  | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'wrong_type' | 'revoked' };
 
 export class TokenService {
   private readonly verified = new VerifiedTokens();
@@ -40,7 +42,13 @@ export class TokenService {
     private readonly issuer: string,
     private readonly accessTtl: number,
     private readonly idTtl: number,
+    /** The clock of `iat` (tests move it on). */
+    readonly now: () => number = Date.now,
   ) {}
+
+  private nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
 
   get accessTokenTtl() {
     return this.accessTtl;
@@ -51,8 +59,9 @@ export class TokenService {
     sub: string;
     clientId: string;
     scopes: string[];
+    sid?: string;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
-    const iat = nowSeconds();
+    const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
       iss: this.issuer,
       aud: this.issuer,
@@ -62,6 +71,7 @@ export class TokenService {
       jti: newOpaqueId(),
       iat,
       exp: iat + this.accessTtl,
+      ...(input.sid ? { sid: input.sid } : {}),
     };
     const key = await this.keys.signingKey();
     const token = jwt.sign(claims, key.privateKey, {
@@ -73,7 +83,7 @@ export class TokenService {
   }
 
   async idToken(claims: Record<string, unknown> & { sub: string; aud: string }): Promise<string> {
-    const iat = nowSeconds();
+    const iat = this.nowSeconds();
     const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
     const key = await this.keys.signingKey();
     return jwt.sign(payload, key.privateKey, {
@@ -85,7 +95,7 @@ export class TokenService {
 
   /** OpenID Connect Back-Channel Logout 1.0 §2.4: typ logout+jwt, the logout event, sid and sub, never a nonce. */
   async logoutToken(input: { aud: string; sub: string; sid: string }): Promise<string> {
-    const iat = nowSeconds();
+    const iat = this.nowSeconds();
     const payload = {
       iss: this.issuer,
       aud: input.aud,
@@ -131,24 +141,36 @@ export class TokenService {
 
   /**
    * Checks shape, signature (by kid), issuer, expiry and type. An id_token is `wrong_type`.
-   * A token verified once is remembered until it expires; revocation is the caller's check.
+   * A token verified once is remembered until it expires, or until its key leaves the JWKS (an
+   * emergency rotation, seen by every replica through the bus); revocation is the caller's check.
    */
   async verifyAccessToken(token: string): Promise<VerifyResult> {
     const key = VerifiedTokens.keyOf(token);
     const known = this.verified.get(key);
     if (known === 'expired') return { ok: false, reason: 'expired' };
-    if (known) return { ok: true, claims: known };
+    if (known) {
+      if (await this.keys.isPublished(known.kid)) return { ok: true, claims: known.claims };
+      this.verified.forget(key);
+    }
     const result = await this.verifyOnce(token);
-    if (result.ok) this.verified.remember(key, result.claims);
-    return result;
+    if (result.ok) this.verified.remember(key, result.kid, result.claims);
+    return result.ok ? { ok: true, claims: result.claims } : result;
   }
 
-  private async verifyOnce(token: string): Promise<VerifyResult> {
+  private async verifyOnce(
+    token: string,
+  ): Promise<Exclude<VerifyResult, { ok: true }> | { ok: true; claims: AccessTokenClaims; kid: string }> {
     const decoded = jwt.decode(token, { complete: true });
     if (!decoded || typeof decoded.payload === 'string' || !decoded.header.kid)
       return { ok: false, reason: 'malformed' };
-    const key = await this.keys.verificationKey(decoded.header.kid);
-    if (!key) return { ok: false, reason: 'forged' };
+    const kid = decoded.header.kid;
+    const key = await this.keys.verificationKey(kid);
+    if (!key) {
+      // ours until an emergency rotation revoked its key: inactive while it would otherwise be valid
+      const { exp } = decoded.payload as { exp?: unknown };
+      const live = typeof exp === 'number' && exp * 1000 > Date.now();
+      return { ok: false, reason: live && (await this.keys.isRevoked(kid)) ? 'revoked' : 'forged' };
+    }
     try {
       jwt.verify(token, key, { algorithms: ['RS256'], issuer: this.issuer });
     } catch (err) {
@@ -161,6 +183,6 @@ export class TokenService {
       typeof payload.jti !== 'string'
     )
       return { ok: false, reason: 'wrong_type' };
-    return { ok: true, claims: payload as AccessTokenClaims };
+    return { ok: true, claims: payload as AccessTokenClaims, kid };
   }
 }

@@ -8,7 +8,7 @@ import type { AccessTokenClaims } from './tokens';
  * callers check it on every request.
  */
 export class VerifiedTokens {
-  private readonly entries = new Map<string, AccessTokenClaims>();
+  private readonly entries = new Map<string, { kid: string; claims: AccessTokenClaims }>();
 
   constructor(private readonly max = 10000) {}
 
@@ -16,18 +16,22 @@ export class VerifiedTokens {
     return createHash('sha256').update(token).digest('base64');
   }
 
-  /** The claims, or undefined when unknown; 'expired' once past exp (and then forgotten). */
-  get(key: string): AccessTokenClaims | 'expired' | undefined {
-    const claims = this.entries.get(key);
-    if (!claims) return undefined;
-    if (claims.exp * 1000 > Date.now()) return claims;
+  /** The claims and the kid that signed them, or undefined when unknown; 'expired' once past exp (and then forgotten). */
+  get(key: string): { kid: string; claims: AccessTokenClaims } | 'expired' | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.claims.exp * 1000 > Date.now()) return entry;
     this.entries.delete(key);
     return 'expired';
   }
 
-  remember(key: string, claims: AccessTokenClaims): void {
+  remember(key: string, kid: string, claims: AccessTokenClaims): void {
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, Object.freeze({ ...claims }));
+    this.entries.set(key, Object.freeze({ kid, claims: Object.freeze({ ...claims }) }));
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
   }
 
   get size(): number {

@@ -32,6 +32,14 @@ const NOTICES: Record<string, string> = {
   'sessions-ended': 'Your other sessions ended: only this browser is signed in.',
 };
 
+/**
+ * Adding or removing a passkey needs a sign-in this recent (else the user signs in again, with a password
+ * or a passkey, at /signin?next=account); a password change needs the current password instead.
+ */
+export const RECENT_AUTH_SECONDS = 300;
+const REAUTH_NEEDED =
+  'For your security, sign in again before changing your passkeys: your last sign-in was more than 5 minutes ago.';
+
 interface Signed {
   /** The server-side session this browser is signed in with (its public id is the CSRF purpose). */
   session: Session;
@@ -87,7 +95,12 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
       lastSeenAt: s.lastSeenAt,
       current: s.id === current,
     }));
-    accountPage(res.set(headers), { csrf, user, consents, passkeys, addPasskey, sessions: listed, ...extra }, status);
+    const reauth = !ctx.sessions.authenticatedWithin(signed(res).session, RECENT_AUTH_SECONDS);
+    accountPage(
+      res.set(headers),
+      { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, ...extra },
+      status,
+    );
   };
 
   const show = (req: Request, res: Response) => {
@@ -111,8 +124,16 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     done(res, 'withdrawn');
   };
 
+  /** A stolen session alone cannot change how the account signs in: a recent sign-in is needed. */
+  const recentlyAuthenticated = async (req: Request, res: Response): Promise<boolean> => {
+    if (ctx.sessions.authenticatedWithin(signed(res).session, RECENT_AUTH_SECONDS)) return true;
+    await render(req, res, { error: REAUTH_NEEDED }, 403);
+    return false;
+  };
+
   const addPasskey = async (req: Request, res: Response) => {
     const { user } = signed(res);
+    if (!(await recentlyAuthenticated(req, res))) return;
     const name =
       field(req, ACCOUNT_FORMS.addPasskey, 'name').trim().slice(0, 100) ||
       `Passkey added ${new Date().toISOString().slice(0, 10)}`;
@@ -138,10 +159,12 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
 
   const removePasskey = async (req: Request, res: Response) => {
     const { user } = signed(res);
+    if (!(await recentlyAuthenticated(req, res))) return;
     const id = field(req, ACCOUNT_FORMS.removePasskey, 'passkey_id');
-    const passkeys = await ctx.passkeys.listForUser(user.id);
-    if (!passkeys.some((p) => p.id === id)) return render(req, res, { error: 'No such passkey on your account.' }, 404);
-    if (passkeys.length === 1 && !user.passwordHash) {
+    // "never the last credential" is decided inside the write (two removals at once cannot both pass)
+    const removed = id ? await ctx.passkeys.removeUnlessLast(user.id, id) : 'not_found';
+    if (removed === 'not_found') return render(req, res, { error: 'No such passkey on your account.' }, 404);
+    if (removed === 'last_credential') {
       return render(
         req,
         res,
@@ -149,7 +172,6 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
         409,
       );
     }
-    await ctx.passkeys.remove(user.id, id);
     done(res, 'passkey-removed');
   };
 
@@ -173,7 +195,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const changePassword = async (req: Request, res: Response) => {
-    const { user } = signed(res);
+    const { user, session } = signed(res);
     if (!user.passwordHash)
       return render(req, res, { error: 'Your account has no password; you sign in with passkeys.' }, 400);
     const [current, next, confirm] = ['current_password', 'new_password', 'confirm_password'].map((name) =>
@@ -198,7 +220,9 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next));
-    ctx.logger.info('password changed by the user', { user_id: user.id });
+    // whoever else is signed in (perhaps with the old password) is signed out, and their tokens stop working
+    const ended = await ctx.sessions.endAll(user.id, session.id);
+    ctx.logger.info('password changed by the user', { user_id: user.id, other_sessions_ended: ended });
     done(res, 'password-changed');
   };
 

@@ -5,7 +5,8 @@ import { redirectErrors, type RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage } from '../views/pages';
 import type { IdentityContext } from './context';
-import { csrfValid } from './csrf';
+import { sha256 } from '../domain/crypto';
+import { csrfToken, csrfValid } from './csrf';
 import { firstFailure } from './form-check';
 import { CONSENT_FORM } from './form-schemas';
 
@@ -41,6 +42,15 @@ export function expiredInteraction(res: Response): void {
 }
 
 /**
+ * The hash that binds an interaction to this browser: of a MAC of the browser's random CSRF cookie
+ * (set now if it has none; the cookie helper gives it its name and attributes), for a fixed purpose. An
+ * interaction started by this browser is found only with it (InteractionStore.find), so a sign-in in
+ * progress cannot be continued or finished by another browser that learnt its id.
+ */
+export const interactionBinding = (ctx: IdentityContext, req: Request, res: Response): string =>
+  sha256(csrfToken(ctx, req, res, 'interaction-binding'));
+
+/**
  * For a form POST of the consent page: the interaction it belongs to, after the CSRF check (both fields of
  * CONSENT_FORM). Null when it already answered with an error page.
  */
@@ -52,7 +62,7 @@ export async function postedInteraction(
   const body = req.body as Record<string, string>;
   const interaction = firstFailure(CONSENT_FORM, body, ['interaction'])
     ? null
-    : await ctx.interactions.find(body.interaction);
+    : await ctx.interactions.find(body.interaction, interactionBinding(ctx, req, res));
   if (!interaction) {
     expiredInteraction(res);
     return null;
@@ -76,6 +86,7 @@ const stepErrors = { login_required: redirectErrors.loginRequired, consent_requi
  */
 export async function begin(
   ctx: IdentityContext,
+  req: Request,
   res: Response,
   request: AuthorizationRequest,
   session: Session | null,
@@ -86,7 +97,7 @@ export async function begin(
   if (step === 'login_required' || step === 'consent_required') {
     return respondWithError(res, request, stepErrors[step](), 302);
   }
-  const id = await ctx.interactions.create({ request });
+  const id = await ctx.interactions.create({ request, browser: interactionBinding(ctx, req, res) });
   res.redirect(302, `/${step}?interaction=${id}`);
 }
 
@@ -117,15 +128,17 @@ export async function proceed(
   respondToApp(res, request, values, status);
 }
 
-/** The app's code and tokens; the session remembers the app (for back-channel logout) the first time only. */
+/**
+ * The app's code and tokens; the session remembers the app (for back-channel logout) the first time only,
+ * before any token is issued: ending the session revokes the tokens of every app it remembers.
+ */
 async function authorizeInSession(
   ctx: IdentityContext,
   request: AuthorizationRequest,
   session: Session,
 ): Promise<Record<string, string>> {
-  const values = await ctx.grants.authorize(request, session);
   await ctx.sessions.recordClient(session, request.clientId);
-  return values;
+  return ctx.grants.authorize(request, session);
 }
 
 export async function finishWithError(

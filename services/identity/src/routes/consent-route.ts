@@ -2,8 +2,15 @@ import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from '../domain/oauth-error';
+import { consentKey } from '../domain/revocations';
 import { consentPage, errorPage } from '../views/pages';
-import { expiredInteraction, finishWithError, postedInteraction, proceed } from './authorization-flow';
+import {
+  expiredInteraction,
+  finishWithError,
+  interactionBinding,
+  postedInteraction,
+  proceed,
+} from './authorization-flow';
 import type { IdentityContext } from './context';
 import { firstFailure } from './form-check';
 import { CONSENT_FORM, INTERACTION_QUERY } from './form-schemas';
@@ -19,7 +26,9 @@ export { CONSENT_FORM, INTERACTION_QUERY };
 export function consentRoute(router: Router, ctx: IdentityContext): void {
   const show = async (req: Request, res: Response) => {
     const id = req.query.interaction as string;
-    const interaction = firstFailure(INTERACTION_QUERY, req.query) ? null : await ctx.interactions.find(id);
+    const interaction = firstFailure(INTERACTION_QUERY, req.query)
+      ? null
+      : await ctx.interactions.find(id, interactionBinding(ctx, req, res));
     if (!interaction) return expiredInteraction(res);
     const current = await currentSession(ctx, req);
     if (!current) return res.redirect(302, `/signin?interaction=${id}`);
@@ -47,6 +56,11 @@ export function consentRoute(router: Router, ctx: IdentityContext): void {
       });
     if ((req.body as { decision: 'approve' | 'deny' }).decision === 'deny')
       return finishWithError(ctx, res, id, interaction.request, redirectErrors.accessDenied(), 303);
+    // approved again in the second of a withdrawal: its new tokens must not count as issued before it
+    await ctx.revocations.pastRevocationOf(
+      consentKey(current.session.userId, interaction.request.clientId),
+      ctx.tokens.now,
+    );
     await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
     await ctx.audit.record({
       type: 'consent.granted',

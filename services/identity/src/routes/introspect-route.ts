@@ -33,11 +33,14 @@ const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunc
 /**
  * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →
  * credentials → token.
- * Malformed, forged or expired: 401 invalid_token. Revoked, or another app's: RFC 7662 {"active": false}.
+ * Malformed, forged or expired: 401 invalid_token. Revoked (the token, its session, its consent before a
+ * withdrawal, or its signing key), or another app's: RFC 7662 {"active": false}.
  */
 export function introspectRoute(router: Router, ctx: IdentityContext): void {
   const introspect = async (req: Request, res: Response) => {
     const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
+    // signed by a key an emergency rotation revoked: ours, but no longer valid
+    if (!result.ok && result.reason === 'revoked') return sendJson(res, { active: false });
     if (!result.ok) throw invalidToken();
     const { claims } = result;
     const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;

@@ -120,7 +120,11 @@ const signInPage: Record<number, ResponseDoc> = {
   303: redirectResponse('After a POST: to the consent page, back to the app, or to /account'),
 };
 
-const accountForm = (summary: string, schema: Joi.ObjectSchema): EndpointDocs => ({
+const accountForm = (
+  summary: string,
+  schema: Joi.ObjectSchema,
+  extra: Record<number, ResponseDoc> = {},
+): EndpointDocs => ({
   POST: {
     summary,
     tags: ['account'],
@@ -131,9 +135,18 @@ const accountForm = (summary: string, schema: Joi.ObjectSchema): EndpointDocs =>
       ...pageFormErrors('invalid_parameter or required, naming the field'),
       404: pageError('not_found: no such session, passkey or consent of this user'),
       429: pageError('too_many_requests: too many wrong current passwords'),
+      ...extra,
     },
   },
 });
+
+/** Passkey changes need a sign-in of the last 5 minutes (issue 23): else 403 and a link to sign in again. */
+const reauthentication = {
+  403: pageError(
+    'invalid_csrf: the form’s CSRF token is missing or not this browser’s, or the last sign-in is ' +
+      'more than 5 minutes old (the account page again, with a link to sign in again at /signin?next=account)',
+  ),
+};
 
 const INTROSPECTION = {
   oneOf: [
@@ -309,8 +322,14 @@ export const identityDocs = {
     },
   } as EndpointDocs,
   withdrawConsent: accountForm('Withdraw the consent given to an app', ACCOUNT_FORMS.withdrawConsent),
-  addPasskey: accountForm('Add a passkey', ACCOUNT_FORMS.addPasskey),
-  removePasskey: accountForm('Remove a passkey', ACCOUNT_FORMS.removePasskey),
+  addPasskey: accountForm('Add a passkey', ACCOUNT_FORMS.addPasskey, {
+    ...reauthentication,
+    409: pageError('The account page again: that passkey is already registered'),
+  }),
+  removePasskey: accountForm('Remove a passkey', ACCOUNT_FORMS.removePasskey, {
+    ...reauthentication,
+    409: pageError('The account page again: the last passkey of an account without a password stays'),
+  }),
   changePassword: accountForm('Change the password', ACCOUNT_FORMS.changePassword),
   endSession: accountForm('End one of the user’s sessions', ACCOUNT_FORMS.endSession),
   endOtherSessions: accountForm('End every session of the user but this one', ACCOUNT_FORMS.endOtherSessions),

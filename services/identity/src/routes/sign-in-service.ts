@@ -29,7 +29,7 @@ export async function completeSignIn(
 ): Promise<void> {
   const { cookie, session } = await ctx.sessions.rotate(sessionCookieOf(req), {
     userId: signedIn.userId,
-    authTime: Math.floor(Date.now() / 1000),
+    authTime: ctx.sessions.nowSeconds(),
     amr: signedIn.amr,
     device: describeUserAgent(req.get('user-agent')),
     address: clientAddress(req),

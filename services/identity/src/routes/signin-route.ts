@@ -60,7 +60,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const show = async (req: Request, res: Response) => {
-    const target = await readTarget(ctx, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
+    const target = await readTarget(ctx, req, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
     if (target) await render(req, res, target);
   };
 

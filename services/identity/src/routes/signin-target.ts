@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type Joi from 'joi';
 import type { Interaction } from '../domain/sessions';
 import { errorPage } from '../views/pages';
-import { expiredInteraction } from './authorization-flow';
+import { expiredInteraction, interactionBinding } from './authorization-flow';
 import type { IdentityContext } from './context';
 import { csrfToken, csrfValid } from './csrf';
 import { checkedValue } from './form-check';
@@ -37,6 +37,7 @@ export const targetCsrf = (ctx: IdentityContext, req: Request, res: Response, t:
  */
 export async function readTarget(
   ctx: IdentityContext,
+  req: Request,
   res: Response,
   source: Record<string, unknown>,
   schema: Joi.ObjectSchema,
@@ -44,7 +45,7 @@ export async function readTarget(
   if (checkedValue(schema, source, 'next') === 'account' && source.interaction === undefined)
     return { kind: 'account' };
   const id = checkedValue(schema, source, 'interaction') ?? '';
-  const interaction = await ctx.interactions.find(id);
+  const interaction = await ctx.interactions.find(id, interactionBinding(ctx, req, res));
   if (!interaction) {
     expiredInteraction(res);
     return null;
@@ -60,7 +61,7 @@ export async function postedTarget(
   schema: Joi.ObjectSchema,
 ): Promise<{ target: SignInTarget; csrf: string } | null> {
   const body = req.body as Record<string, unknown>;
-  const target = await readTarget(ctx, res, body, schema);
+  const target = await readTarget(ctx, req, res, body, schema);
   if (!target) return null;
   const csrf = checkedValue(schema, body, 'csrf');
   if (!csrf || !csrfValid(ctx, req, purpose(target), csrf)) {

@@ -69,7 +69,7 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const show = async (req: Request, res: Response) => {
-    const target = await readTarget(ctx, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
+    const target = await readTarget(ctx, req, res, req.query as Record<string, unknown>, SIGNIN_QUERY);
     if (target) await details(req, res, target);
   };
 

@@ -43,6 +43,18 @@ export function keyStore(db: Db) {
       return rows.map(toKey);
     },
     /**
+     * Keys taken out of the JWKS while tokens they signed may still be unexpired (revoked by an
+     * emergency rotation; a key retired the ordinary way stays published until its tokens expire).
+     */
+    async revoked(maxTokenTtlMs: number): Promise<string[]> {
+      const rows = await db.query<{ kid: string }>(
+        `SELECT kid FROM signing_keys
+         WHERE unpublish_at <= now() AND unpublish_at > now() - $1 * interval '1 millisecond'`,
+        [maxTokenTtlMs],
+      );
+      return rows.map((r) => r.kid);
+    },
+    /**
      * Runs fn under a transaction-scoped advisory lock, so of many replicas exactly one rotates
      * and the others then read the key it made.
      */
@@ -67,6 +79,15 @@ export function keyStore(db: Db) {
         key.publicJwk,
         key.privateKeyEnc,
       ]);
+    },
+    /** Takes every published key but `keep` out of the JWKS now (an emergency rotation); returns their kids. */
+    async revokeAllBut(tx: Queryable, keep: string): Promise<string[]> {
+      const rows = await tx.query<{ kid: string }>(
+        `UPDATE signing_keys SET retired_at = coalesce(retired_at, now()), unpublish_at = now()
+         WHERE kid <> $1 AND (unpublish_at IS NULL OR unpublish_at > now()) RETURNING kid`,
+        [keep],
+      );
+      return rows.map((r) => r.kid).sort();
     },
     async retire(tx: Queryable, kid: string, publishedForMs: number): Promise<void> {
       await tx.query(

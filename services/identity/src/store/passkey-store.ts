@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import type { Db, Queryable } from '@attest/common';
 
 export interface Passkey {
   /** Credential id, base64url. */
@@ -60,10 +60,34 @@ export function passkeyStore(db: Queryable) {
     async recordUse(id: string, counter: number): Promise<void> {
       await db.query('UPDATE passkeys SET counter = $2, last_used_at = now() WHERE id = $1', [id, counter]);
     },
-    async remove(userId: string, id: string): Promise<boolean> {
-      const rows = await db.query('DELETE FROM passkeys WHERE user_id = $1 AND id = $2 RETURNING 1', [userId, id]);
-      return rows.length === 1;
-    },
   };
 }
 export type PasskeyStore = ReturnType<typeof passkeyStore>;
+
+/**
+ * Removes a passkey unless it is the account's last credential (no password, no other passkey), decided
+ * inside the write: the user's row is locked first, so two removals of the same account run one after
+ * the other and the second sees what the first left (never an account with nothing to sign in with).
+ */
+export async function removePasskeyKeepingOne(
+  db: Pick<Db, 'transaction'>,
+  userId: string,
+  id: string,
+): Promise<'removed' | 'not_found' | 'last_credential'> {
+  return db.transaction(async (tx) => {
+    const [user] = await tx.query<{ has_password: boolean }>(
+      'SELECT password_hash IS NOT NULL AS has_password FROM users WHERE id = $1 FOR UPDATE',
+      [userId],
+    );
+    if (!user) return 'not_found';
+    const rows = await tx.query<{ id: string }>(
+      `DELETE FROM passkeys WHERE user_id = $1 AND id = $2
+         AND ($3 OR EXISTS (SELECT 1 FROM passkeys WHERE user_id = $1 AND id <> $2))
+       RETURNING id`,
+      [userId, id, user.has_password],
+    );
+    if (rows.length === 1) return 'removed';
+    const [exists] = await tx.query('SELECT 1 FROM passkeys WHERE user_id = $1 AND id = $2', [userId, id]);
+    return exists ? 'last_credential' : 'not_found';
+  });
+}

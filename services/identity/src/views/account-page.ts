@@ -11,6 +11,8 @@ export interface AccountPageInput {
   passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }[];
   addPasskey: { ceremony: string; options: unknown };
   sessions: AccountSession[];
+  /** The sign-in is too old to change passkeys: offer to sign in again first. */
+  reauth?: boolean;
   notice?: string;
   error?: string;
 }
@@ -81,6 +83,11 @@ ${
 }
 ${sessionsSection(input.sessions, csrf)}
 <h2 id="passkeys">Passkeys</h2>
+${
+  input.reauth
+    ? html`<p class="muted" id="passkeys-reauth">To add or remove a passkey, <a href="/signin?next=account">sign in again</a> first (a sign-in of the last 5 minutes is needed).</p>`
+    : ''
+}
 ${
   input.passkeys.length === 0
     ? html`<p class="muted">No passkeys yet.</p>`
