@@ -121,6 +121,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
       ...config.passkeyRp,
       ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
+      userVerification: config.PASSKEY_USER_VERIFICATION,
     }),
     createPasskeyAccount: passkeyAccounts(db, users),
   };

@@ -24,6 +24,12 @@ export interface RelyingParty {
   name: string;
   origin: string;
   ttlSeconds: number;
+  /**
+   * PASSKEY_USER_VERIFICATION: 'required' (the default) asks every authenticator to verify the user (PIN,
+   * biometric) and refuses an answer without the UV flag, so a stolen authenticator alone signs nobody in;
+   * 'preferred' accepts one without, and the session's amr says so (['hwk'] instead of ['hwk', 'user']).
+   */
+  userVerification: 'required' | 'preferred';
 }
 
 /** Why a ceremony failed; each has its own message on the page. */
@@ -128,7 +134,11 @@ export class Passkeys {
       timeout: this.rp.ttlSeconds * 1000,
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports })),
-      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
+      authenticatorSelection: {
+        residentKey: 'required',
+        requireResidentKey: true,
+        userVerification: this.rp.userVerification,
+      },
     });
     const ceremony = await this.ceremonies.start({ kind, challenge: options.challenge, binding, account });
     return { ceremony, options };
@@ -142,7 +152,7 @@ export class Passkeys {
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       timeout: this.rp.ttlSeconds * 1000,
-      userVerification: 'preferred',
+      userVerification: this.rp.userVerification,
     });
     const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
     return { ceremony, options };
@@ -171,7 +181,7 @@ export class Passkeys {
         expectedChallenge: ceremony.challenge,
         expectedOrigin: this.rp.origin,
         expectedRPID: this.rp.id,
-        requireUserVerification: false,
+        requireUserVerification: this.rp.userVerification === 'required',
       });
     } catch {
       return fail('not_verified');
@@ -216,7 +226,7 @@ export class Passkeys {
           counter: passkey.counter,
           transports: passkey.transports,
         },
-        requireUserVerification: false,
+        requireUserVerification: this.rp.userVerification === 'required',
       });
     } catch {
       return fail('not_verified');
