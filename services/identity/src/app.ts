@@ -145,6 +145,7 @@ export async function buildApp(
     adminTokens: deps.config.ADMIN_TOKENS,
     audit: { log: ctx.audit, db: deps.storage.db },
     trustProxy: deps.config.TRUST_PROXY,
+    publicUrl: deps.config.BASE_URL,
     bodyLimit: deps.config.BODY_LIMIT,
     publicApi: identityApi(deps.config.issuer),
     adminApi: identityAdminApi(),

@@ -53,6 +53,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     adminTokens: config.ADMIN_TOKENS,
     audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
+    publicUrl: config.API_URL,
     bodyLimit: config.BODY_LIMIT,
     publicApi: transactionsApi(config.API_URL),
     adminApi: transactionsAdminApi(),
