@@ -66,6 +66,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     secret: config.secret,
     intervalMs: 5000,
     maxAttempts: config.BACKCHANNEL_LOGOUT_ATTEMPTS,
+    targets: config.outbound,
     now,
   });
   const sessions = new Sessions(

@@ -9,6 +9,7 @@ import {
   resolveSecret,
   type CommonConfig,
   type FailureLimitConfig,
+  type OutboundPolicy,
 } from '@attest/common';
 import { DEFAULT_PASSWORD_HASH_COST, MAX_PASSWORD_HASH_COST } from './domain/crypto';
 
@@ -63,7 +64,7 @@ export interface IdentityConfig extends IdentityEnv {
   /** No DATABASE_URL: the embedded development mode (`pnpm start`). */
   embedded: boolean;
   /** Outbound requests (back-channel logout): plain http only in embedded mode; private addresses per setting. */
-  outbound: { allowHttp: boolean; allowPrivate: boolean };
+  outbound: OutboundPolicy;
 }
 
 const schema = {
@@ -132,6 +133,10 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
     sessionMaxAgeSeconds,
     sessionIdleSeconds: Math.min(base.SESSION_IDLE_TIMEOUT_SECONDS, sessionMaxAgeSeconds),
     embedded,
-    outbound: { allowHttp: embedded, allowPrivate: base.BACKCHANNEL_LOGOUT_ALLOW_PRIVATE ?? embedded },
+    outbound: {
+      allowHttp: embedded,
+      allowPrivate: base.BACKCHANNEL_LOGOUT_ALLOW_PRIVATE ?? embedded,
+      allowPrivateSetting: 'BACKCHANNEL_LOGOUT_ALLOW_PRIVATE',
+    },
   });
 }

@@ -38,7 +38,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const transactions = new TransactionService(storage.db, storage.bus, { audit });
   const failures = credentialFailureLimiter(storage.cache, config);
   deps.readiness.rule = transactionsReady;
-  const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey);
+  const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey, config.webhookTargets);
   const webhookMetrics = new WebhookMetrics();
   const delivery = startDeliveryWorker(config, storage, webhookMetrics, logger);
   // viem is loaded with the watcher, only when a chain is configured (it costs about 12 MB of memory)
