@@ -17,6 +17,7 @@ import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
 import type { IdentityContext } from './routes/context';
 import { identityLimits } from './routes/failure-limits';
+import { InteractionLimit } from './routes/interaction-limit';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
@@ -118,6 +119,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     backChannelLogout,
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
+    interactionLimit: new InteractionLimit(cache, config),
     audit,
     passkeys: new Passkeys(passkeyStore(db), new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS), {
       ...config.passkeyRp,
