@@ -1,12 +1,33 @@
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scryptAsync = promisify(scrypt) as (
+const scryptOnce = promisify(scrypt) as (
   password: string,
   salt: Buffer,
   keylen: number,
   options: { N: number; r: number; p: number; maxmem: number },
 ) => Promise<Buffer>;
+
+/**
+ * At most two scrypt computations at once per process: at N=2^17 each holds 128 MiB outside the V8
+ * heap, so two stay within the 512 Mi container limit beside the heap; more sign-ins at the same
+ * moment wait their turn (a third of a second each) instead of ending the process out of memory.
+ */
+const SCRYPT_CONCURRENCY = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function scryptAsync(...args: Parameters<typeof scryptOnce>): Promise<Buffer> {
+  if (running >= SCRYPT_CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await scryptOnce(...args);
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
