@@ -94,11 +94,18 @@ describe('the audit trail of the account page, sign-up and failed sign-ins (issu
     const ended = await agent.post('/account/sessions/end').type('form').send({ csrf, session_id: otherId });
     expect(ended.headers.location).toBe('/account?notice=session-ended');
     expect(await events('session.ended', user.user_id)).toEqual([
-      expect.objectContaining({ actorType: 'user', actor: user.user_id, detail: { session_id: otherId, current: false } }),
+      expect.objectContaining({
+        actorType: 'user',
+        actor: user.user_id,
+        detail: { session_id: otherId, current: false },
+      }),
     ]);
     const endedOthers = await agent.post('/account/sessions/end-others').type('form').send({ csrf });
     expect(endedOthers.headers.location).toBe('/account?notice=sessions-ended');
-    expect((await events('session.ended', user.user_id)).map((e) => e.detail)).toContainEqual({ others: true, count: 1 });
+    expect((await events('session.ended', user.user_id)).map((e) => e.detail)).toContainEqual({
+      others: true,
+      count: 1,
+    });
     await other.agent.get('/account').expect(302);
 
     const changed = await agent.post('/account/password').type('form').send({

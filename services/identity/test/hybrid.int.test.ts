@@ -92,7 +92,9 @@ describe('hybrid flows, login_hint and cookies', () => {
         .get('/authorize')
         .query({ response_type: 'code', scope: 'openid', client_id: a.app_id, redirect_uri: REDIRECT_URI });
       const page = await agent.get(start.headers.location);
-      const csrf = (page.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('__Host-attest_csrf='))!;
+      const csrf = (page.headers['set-cookie'] as unknown as string[]).find((c) =>
+        c.startsWith('__Host-attest_csrf='),
+      )!;
       expect(csrf).toMatch(/; Secure/);
       const signin = await request(secure.publicApp)
         .post('/signin')

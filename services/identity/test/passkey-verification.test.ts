@@ -36,22 +36,20 @@ describe('passkey sign-in and user verification (PASSKEY_USER_VERIFICATION)', ()
   it('is required by default: the options ask for it', () => {
     const config = loadIdentityConfig({ IDENTITY_SECRET: 'x'.repeat(32), LOG_LEVEL: 'silent' });
     expect(config.PASSKEY_USER_VERIFICATION).toBe('required');
-    expect(() => loadIdentityConfig({ PASSKEY_USER_VERIFICATION: 'discouraged' })).toThrow(
-      /PASSKEY_USER_VERIFICATION/,
-    );
+    expect(() => loadIdentityConfig({ PASSKEY_USER_VERIFICATION: 'discouraged' })).toThrow(/PASSKEY_USER_VERIFICATION/);
   });
 
   it('required: an assertion without the UV flag (a stolen authenticator, no PIN) is refused; with it, accepted', async () => {
     const { passkeys, cache } = passkeysWith('required', device.passkey);
     const first = await passkeys.authenticationOptions('browser-a');
     expect(first.options.userVerification).toBe('required');
-    expect(await passkeys.authenticate(first.ceremony, 'browser-a', device.assert(first.options.challenge, false))).toEqual(
-      { ok: false, failure: 'not_verified' },
-    );
+    expect(
+      await passkeys.authenticate(first.ceremony, 'browser-a', device.assert(first.options.challenge, false)),
+    ).toEqual({ ok: false, failure: 'not_verified' });
     const second = await passkeys.authenticationOptions('browser-a');
-    expect(await passkeys.authenticate(second.ceremony, 'browser-a', device.assert(second.options.challenge, true))).toEqual(
-      { ok: true, value: { userId: 'usr_test', userVerified: true } },
-    );
+    expect(
+      await passkeys.authenticate(second.ceremony, 'browser-a', device.assert(second.options.challenge, true)),
+    ).toEqual({ ok: true, value: { userId: 'usr_test', userVerified: true } });
     await cache.close();
   });
 
@@ -59,7 +57,9 @@ describe('passkey sign-in and user verification (PASSKEY_USER_VERIFICATION)', ()
     const { passkeys, cache } = passkeysWith('preferred', device.passkey);
     const opts = await passkeys.authenticationOptions('browser-b');
     expect(opts.options.userVerification).toBe('preferred');
-    expect(await passkeys.authenticate(opts.ceremony, 'browser-b', device.assert(opts.options.challenge, false))).toEqual({
+    expect(
+      await passkeys.authenticate(opts.ceremony, 'browser-b', device.assert(opts.options.challenge, false)),
+    ).toEqual({
       ok: true,
       value: { userId: 'usr_test', userVerified: false },
     });

@@ -46,7 +46,12 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
     const wrong = await agent
       .post('/signin')
       .type('form')
-      .send({ next: 'account', csrf: hidden(page.text, 'csrf'), username: user.username, password: 'not the password' });
+      .send({
+        next: 'account',
+        csrf: hidden(page.text, 'csrf'),
+        username: user.username,
+        password: 'not the password',
+      });
     expect(wrong.status).toBe(400);
     expect((await h.ctx.users.findByUsername(user.username))!.passwordHash).toBe(old);
 
@@ -66,9 +71,9 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
       false,
     );
     const { verifyPassword } = await import('../src/domain/crypto');
-    expect(await verifyPassword('the newer password', (await h.ctx.users.findByUsername(user.username))!.passwordHash!)).toBe(
-      true,
-    );
+    expect(
+      await verifyPassword('the newer password', (await h.ctx.users.findByUsername(user.username))!.passwordHash!),
+    ).toBe(true);
   });
 
   it('admin create and reset refuse a common password, naming the field', async () => {
@@ -89,7 +94,9 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
     expect(upper.body).toMatchObject({ code: 'invalid_parameter', attribute: 'password' });
 
     const user = await createUser(h);
-    const reset = await admin(h, 'post', `/admin/users/${user.user_id}/reset-password`).send({ password: 'qwertyuiop' });
+    const reset = await admin(h, 'post', `/admin/users/${user.user_id}/reset-password`).send({
+      password: 'qwertyuiop',
+    });
     expect(reset.status).toBe(400);
     expect(reset.body).toMatchObject({ code: 'invalid_parameter', attribute: 'password' });
     // a generated one is never common; a long uncommon one is taken

@@ -53,7 +53,13 @@ export function softAuthenticator(rp: { id: string; origin: string }) {
         cose,
       ]);
       const attestationObject = Buffer.from(
-        isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]) as never),
+        isoCBOR.encode(
+          new Map<string, unknown>([
+            ['fmt', 'none'],
+            ['attStmt', new Map()],
+            ['authData', authData],
+          ]) as never,
+        ),
       );
       return {
         id,

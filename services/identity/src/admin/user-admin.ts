@@ -21,7 +21,10 @@ import type { User, UserUpdate } from '../store/user-store';
 import { identitySchemas } from './admin-document';
 import { createUserSchema, resetPasswordSchema, updateUserSchema, userListQuery } from './admin-schemas';
 
-type UserAdminContext = Pick<IdentityContext, 'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config'>;
+type UserAdminContext = Pick<
+  IdentityContext,
+  'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config'
+>;
 
 export const userJson = (user: User) => ({
   user_id: user.id,

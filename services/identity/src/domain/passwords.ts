@@ -8,9 +8,7 @@ let common: Promise<ReadonlySet<string>> | undefined;
  * not with the service (a few MB of memory a passkey-only deployment never needs).
  */
 function commonPasswords(): Promise<ReadonlySet<string>> {
-  common ??= import('@zxcvbn-ts/language-common').then(
-    ({ dictionary }) => new Set(dictionary['passwords-common']),
-  );
+  common ??= import('@zxcvbn-ts/language-common').then(({ dictionary }) => new Set(dictionary['passwords-common']));
   return common;
 }
 

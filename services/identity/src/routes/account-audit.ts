@@ -5,12 +5,7 @@ import type { IdentityContext } from './context';
 
 /** What the person changed on the account page, and sign-up: each leaves an audit event with them as the actor. */
 export type AccountEvent =
-  | 'user.signed_up'
-  | 'password.changed'
-  | 'passkey.added'
-  | 'passkey.removed'
-  | 'consent.withdrawn'
-  | 'session.ended';
+  'user.signed_up' | 'password.changed' | 'passkey.added' | 'passkey.removed' | 'consent.withdrawn' | 'session.ended';
 
 export function recordAccountEvent(
   ctx: Pick<IdentityContext, 'audit'>,

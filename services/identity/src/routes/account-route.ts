@@ -211,7 +211,8 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     // empty when it is not 8 to 1024 characters (the schema's rule)
     if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
-    if (await isCommonPassword(next)) return render(req, res, { error: commonPasswordMessage('The new password') }, 400);
+    if (await isCommonPassword(next))
+      return render(req, res, { error: commonPasswordMessage('The new password') }, 400);
     await ctx.users.setPasswordHash(user.id, await hashPassword(next, ctx.config.PASSWORD_HASH_COST));
     ctx.logger.info('password changed by the user', { user_id: user.id });
     await recordAccountEvent(ctx, req, user.id, 'password.changed');

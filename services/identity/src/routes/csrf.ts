@@ -17,7 +17,12 @@ export function csrfToken(ctx: IdentityContext, req: Request, res: Response, pur
   let browser = (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, CSRF_COOKIE)];
   if (!browser || !/^[0-9a-f]{64}$/.test(browser)) {
     browser = randomBytes(32).toString('hex');
-    res.cookie(cookieName(ctx, CSRF_COOKIE), browser, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
+    res.cookie(cookieName(ctx, CSRF_COOKIE), browser, {
+      httpOnly: true,
+      secure: secureCookies(ctx),
+      sameSite: 'lax',
+      path: '/',
+    });
   }
   return mac(ctx, browser, purpose);
 }

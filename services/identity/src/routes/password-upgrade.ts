@@ -16,7 +16,11 @@ export async function upgradePasswordHash(
   const cost = ctx.config.PASSWORD_HASH_COST;
   if (!user.passwordHash || !needsRehash(user.passwordHash, cost)) return;
   try {
-    const upgraded = await ctx.users.replacePasswordHash(user.id, user.passwordHash, await hashPassword(password, cost));
+    const upgraded = await ctx.users.replacePasswordHash(
+      user.id,
+      user.passwordHash,
+      await hashPassword(password, cost),
+    );
     if (upgraded) ctx.logger.info('password hash upgraded', { user_id: user.id, cost });
   } catch (err) {
     ctx.logger.warn('password hash not upgraded', { user_id: user.id, error: (err as Error).message });

@@ -44,5 +44,10 @@ export function setSessionCookie(ctx: IdentityContext, res: Response, id: string
 }
 
 export function clearSessionCookie(ctx: IdentityContext, res: Response): void {
-  res.clearCookie(cookieName(ctx, SESSION_COOKIE), { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
+  res.clearCookie(cookieName(ctx, SESSION_COOKIE), {
+    httpOnly: true,
+    secure: secureCookies(ctx),
+    sameSite: 'lax',
+    path: '/',
+  });
 }

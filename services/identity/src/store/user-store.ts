@@ -90,11 +90,10 @@ export function userStore(db: Queryable) {
       return rows.length === 1;
     },
     async replacePasswordHash(id: string, previous: string, passwordHash: string): Promise<boolean> {
-      const rows = await db.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2 RETURNING 1', [
-        id,
-        previous,
-        passwordHash,
-      ]);
+      const rows = await db.query(
+        'UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2 RETURNING 1',
+        [id, previous, passwordHash],
+      );
       return rows.length === 1;
     },
     async findByUsername(username: string): Promise<User | null> {
