@@ -98,6 +98,17 @@ describe('what /authorize parks is bounded (issue 23, item 5)', () => {
     expect(elsewhere.headers.location).toMatch(/^\/signin\?interaction=/);
   });
 
+  it('holds under concurrency: of 12 parallel new sign-ins from one address, exactly 3 are parked', async () => {
+    const from = fromNewAddress();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        request(h.publicApp).get('/authorize').set('X-Forwarded-For', from).query(query()),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 302).length).toBe(3);
+    expect(answers.filter((r) => r.status === 429).length).toBe(9);
+  });
+
   it('a silent sign-in parks nothing and is never counted', async () => {
     const user = await createUser(h);
     const from = fromNewAddress();

@@ -41,7 +41,7 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
       throw err;
     }
     const current = await currentSession(ctx, req);
-    await begin(ctx, res, request, current?.session ?? null, clientAddress(req));
+    await begin(ctx, res, request, current?.session ?? null, () => clientAddress(req));
   };
   endpoint(
     router,
