@@ -14,3 +14,4 @@ export * from './rate-limit';
 export * from './worker-loop';
 export * from './key-batcher';
 export * from './audit';
+export * from './outbound';

@@ -18,6 +18,7 @@ import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
 import type { IdentityContext } from './routes/context';
 import { identityLimits } from './routes/failure-limits';
+import { InteractionLimit } from './routes/interaction-limit';
 import { discoveryRoute } from './routes/discovery-route';
 import { introspectRoute } from './routes/introspect-route';
 import { jwksRoute } from './routes/jwks-route';
@@ -79,6 +80,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     secret: config.secret,
     intervalMs: 5000,
     maxAttempts: config.BACKCHANNEL_LOGOUT_ATTEMPTS,
+    targets: config.outbound,
     now,
   });
   const sessions = new Sessions(
@@ -143,11 +145,16 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     backChannelLogout,
     interactions: new InteractionStore(cache),
     limits: identityLimits(cache, config),
+    interactionLimit: new InteractionLimit(cache, config),
     audit,
     passkeys: new Passkeys(
       passkeyStore(db),
       new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS),
-      { ...config.passkeyRp, ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS },
+      {
+        ...config.passkeyRp,
+        ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,
+        userVerification: config.PASSKEY_USER_VERIFICATION,
+      },
       (userId, id) => removePasskeyKeepingOne(db, userId, id),
     ),
     createPasskeyAccount: passkeyAccounts(db, users),
@@ -172,6 +179,7 @@ export async function buildApp(
     adminTokens: deps.config.ADMIN_TOKENS,
     audit: { log: ctx.audit, db: deps.storage.db },
     trustProxy: deps.config.TRUST_PROXY,
+    publicUrl: deps.config.BASE_URL,
     bodyLimit: deps.config.BODY_LIMIT,
     publicApi: identityApi(deps.config.issuer),
     adminApi: identityAdminApi(),

@@ -9,7 +9,9 @@ import {
   resolveSecret,
   type CommonConfig,
   type FailureLimitConfig,
+  type OutboundPolicy,
 } from '@attest/common';
+import { DEFAULT_PASSWORD_HASH_COST, MAX_PASSWORD_HASH_COST } from './domain/crypto';
 
 export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   IDENTITY_PORT: number;
@@ -38,6 +40,14 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   PASSKEY_RP_ID?: string;
   PASSKEY_RP_NAME: string;
   PASSKEY_CHALLENGE_TTL_SECONDS: number;
+  /** WebAuthn user verification at passkey sign-in and registration: required (default) or preferred. */
+  PASSKEY_USER_VERIFICATION: 'required' | 'preferred';
+  /** scrypt cost of new password hashes, as log2 N (17: N = 2^17). */
+  PASSWORD_HASH_COST: number;
+  /** New sign-in interactions (an /authorize that needs a page) per client address per window. */
+  INTERACTIONS_PER_ADDRESS: number;
+  /** Back-channel logout may reach private, loopback and link-local addresses (embedded: yes). */
+  BACKCHANNEL_LOGOUT_ALLOW_PRIVATE?: boolean;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -55,6 +65,10 @@ export interface IdentityConfig extends IdentityEnv {
   sessionMaxAgeSeconds: number;
   /** A session unused this long ends: SESSION_IDLE_TIMEOUT_SECONDS, at most the maximum age. */
   sessionIdleSeconds: number;
+  /** No DATABASE_URL: the embedded development mode (`pnpm start`). */
+  embedded: boolean;
+  /** Outbound requests (back-channel logout): plain http only in embedded mode; private addresses per setting. */
+  outbound: OutboundPolicy;
 }
 
 const schema = {
@@ -85,6 +99,15 @@ const schema = {
   PASSKEY_RP_ID: Joi.string().hostname(),
   PASSKEY_RP_NAME: Joi.string().trim().min(1).max(100).default('Attest'),
   PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
+  PASSKEY_USER_VERIFICATION: Joi.string().valid('required', 'preferred').default('required'),
+  PASSWORD_HASH_COST: Joi.number()
+    .integer()
+    .min(10)
+    .max(MAX_PASSWORD_HASH_COST)
+    .default(DEFAULT_PASSWORD_HASH_COST)
+    .messages({ 'number.min': '{{#label}} must be at least 10 (log2 of scrypt N; 17 in production)' }),
+  INTERACTIONS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(300),
+  BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
 };
 
 /** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */
@@ -117,5 +140,11 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
     passkeyRp: passkeyRp(base),
     sessionMaxAgeSeconds,
     sessionIdleSeconds: Math.min(base.SESSION_IDLE_TIMEOUT_SECONDS, sessionMaxAgeSeconds),
+    embedded,
+    outbound: {
+      allowHttp: embedded,
+      allowPrivate: base.BACKCHANNEL_LOGOUT_ALLOW_PRIVATE ?? embedded,
+      allowPrivateSetting: 'BACKCHANNEL_LOGOUT_ALLOW_PRIVATE',
+    },
   });
 }

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { hmacHex } from '../src/domain/crypto';
 import {
   ADMIN_TOKEN,
   basic,
@@ -370,8 +371,11 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         detail: { method: 'password', reason: 'wrong_password', username: u.username, app_id: a.app_id },
       });
       expect(JSON.stringify(failed)).not.toContain('wrong password!');
-      const unknown = (await auditOf('signin.failed')).find((e) => e.detail.username === 'nobody-at-all');
+      // an unknown username is kept as its keyed hash only (it may be a password typed in the wrong field)
+      const hash = hmacHex(h.config.secret, 'audit-username:nobody-at-all');
+      const unknown = (await auditOf('signin.failed')).find((e) => e.detail.username_hash === hash);
       expect(unknown).toMatchObject({ subject: null, detail: { reason: 'unknown_username' } });
+      expect(JSON.stringify(await auditOf('signin.failed'))).not.toContain('nobody-at-all');
       expect((await auditOf('signin.succeeded', u.user_id))[0]).toMatchObject({
         actor: { type: 'user', id: u.user_id },
         detail: { method: 'password', app_id: a.app_id },

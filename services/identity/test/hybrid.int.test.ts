@@ -82,7 +82,7 @@ describe('hybrid flows, login_hint and cookies', () => {
     expect(hidden(page.text, 'interaction')).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('marks cookies Secure when BASE_URL is https', async () => {
+  it('marks cookies Secure (and __Host-) when BASE_URL is https', async () => {
     const secure = await identityHarness({ BASE_URL: 'https://id.example.com' });
     try {
       const a = await createApp(secure);
@@ -91,7 +91,9 @@ describe('hybrid flows, login_hint and cookies', () => {
       const start = await agent
         .get('/authorize')
         .query({ response_type: 'code', scope: 'openid', client_id: a.app_id, redirect_uri: REDIRECT_URI });
-      const csrf = (start.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('attest_csrf='))!;
+      const csrf = (start.headers['set-cookie'] as unknown as string[]).find((c) =>
+        c.startsWith('__Host-attest_csrf='),
+      )!;
       expect(csrf).toMatch(/; Secure/);
       // over plain http the agent keeps Secure cookies to itself: send the one /authorize bound the sign-in to
       const page = await agent.get(start.headers.location).set('Cookie', csrf.split(';')[0]);
@@ -106,7 +108,7 @@ describe('hybrid flows, login_hint and cookies', () => {
           password: u.password,
         });
       const session = (signin.headers['set-cookie'] as unknown as string[]).find((c) =>
-        c.startsWith('attest_session='),
+        c.startsWith('__Host-attest_session='),
       )!;
       expect(session).toMatch(/; Secure/);
       expect(session).toMatch(/HttpOnly/);

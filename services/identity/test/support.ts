@@ -68,6 +68,8 @@ export async function identityHarness(
     IDENTITY_SECRET: 'identity-test-secret-0123456789abcdef',
     KEY_ENCRYPTION_KEY: 'key-encryption-test-0123456789abcdef',
     LOG_LEVEL: 'silent',
+    // production hashes at N=2^17 (128 MiB, a third of a second); tests at 2^10 unless they ask
+    PASSWORD_HASH_COST: '10',
     ...env,
   });
   const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };

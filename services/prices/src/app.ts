@@ -73,6 +73,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     adminTokens: config.ADMIN_TOKENS,
     audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
+    publicUrl: config.PRICES_URL,
     bodyLimit: config.BODY_LIMIT,
     publicApi: pricesApi(config.PRICES_URL),
     adminApi: pricesAdminApi(),

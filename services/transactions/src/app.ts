@@ -38,7 +38,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const transactions = new TransactionService(storage.db, storage.bus, { audit });
   const failures = credentialFailureLimiter(storage.cache, config);
   deps.readiness.rule = transactionsReady;
-  const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey);
+  const webhooks = new WebhookService(webhookStore(storage.db), config.keyEncryptionKey, config.webhookTargets);
   const webhookMetrics = new WebhookMetrics();
   const delivery = startDeliveryWorker(config, storage, webhookMetrics, logger);
   // viem is loaded with the watcher, only when a chain is configured (it costs about 12 MB of memory)
@@ -53,6 +53,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     adminTokens: config.ADMIN_TOKENS,
     audit: { log: audit, db: storage.db },
     trustProxy: config.TRUST_PROXY,
+    publicUrl: config.API_URL,
     bodyLimit: config.BODY_LIMIT,
     publicApi: transactionsApi(config.API_URL),
     adminApi: transactionsAdminApi(),

@@ -9,6 +9,7 @@ import {
   resolveSecret,
   type CommonConfig,
   type FailureLimitConfig,
+  type OutboundPolicy,
 } from '@attest/common';
 import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './chain/chain-tokens';
 import type { Finality } from './chain/verify-transfer';
@@ -43,8 +44,8 @@ export interface TransactionsConfig extends TransactionsEnv {
   keyEncryptionKey: string;
   /** Seconds before each retry of a failed webhook delivery. */
   webhookRetrySchedule: number[];
-  /** Deliveries may go to private, loopback and link-local addresses (WEBHOOK_ALLOW_PRIVATE; embedded: yes). */
-  webhookAllowPrivate: boolean;
+  /** Where webhook endpoints may point: http only in embedded mode, private addresses per WEBHOOK_ALLOW_PRIVATE. */
+  webhookTargets: OutboundPolicy;
 }
 
 const schema = {
@@ -112,7 +113,12 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
       !base.DATABASE_URL,
     ),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
-    // embedded mode is local use: a receiver on this machine must work
-    webhookAllowPrivate: base.WEBHOOK_ALLOW_PRIVATE ?? !base.DATABASE_URL,
+    // embedded mode is local use: a receiver on this machine must work (plain http to loopback, private
+    // addresses); with a database, deliveries leave the machine: https, and public addresses unless allowed
+    webhookTargets: {
+      allowHttp: !base.DATABASE_URL,
+      allowPrivate: base.WEBHOOK_ALLOW_PRIVATE ?? !base.DATABASE_URL,
+      allowPrivateSetting: 'WEBHOOK_ALLOW_PRIVATE',
+    },
   });
 }

@@ -126,7 +126,12 @@ describe('disabling an app stops its API keys and its webhooks', () => {
     // a delivery worker's pass (any replica's) leases nothing of a disabled app
     const worker = new DeliveryWorker(
       h.storage.db,
-      { keyEncryptionKey: KEY_ENCRYPTION_KEY, retrySchedule: [0], allowPrivate: true, intervalMs: 60000 },
+      {
+        keyEncryptionKey: KEY_ENCRYPTION_KEY,
+        retrySchedule: [0],
+        targets: { allowHttp: true, allowPrivate: true, allowPrivateSetting: 'WEBHOOK_ALLOW_PRIVATE' },
+        intervalMs: 60000,
+      },
       new WebhookMetrics(),
       testLogger,
     );

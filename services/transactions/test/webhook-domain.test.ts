@@ -93,16 +93,33 @@ describe('the retry schedule', () => {
   });
 });
 
+const EMBEDDED = { allowHttp: true, allowPrivate: true, allowPrivateSetting: 'WEBHOOK_ALLOW_PRIVATE' };
+const PRODUCTION = { allowHttp: false, allowPrivate: false, allowPrivateSetting: 'WEBHOOK_ALLOW_PRIVATE' };
+
 describe('webhook targets', () => {
-  it('accept https anywhere and http only on loopback', () => {
-    expect(endpointUrlProblem('https://example.com/hooks')).toBeNull();
-    expect(endpointUrlProblem('http://localhost:3000/hooks')).toBeNull();
-    expect(endpointUrlProblem('http://127.0.0.1:3000/hooks')).toBeNull();
-    expect(endpointUrlProblem('http://[::1]:3000/hooks')).toBeNull();
-    expect(endpointUrlProblem('http://example.com/hooks')).toMatch(/^url must be https/);
-    expect(endpointUrlProblem('ftp://example.com/')).toBe('url must be an https URL.');
-    expect(endpointUrlProblem('not a url')).toBe('url must be an absolute https URL.');
-    expect(endpointUrlProblem('https://user:pw@example.com/')).toBe('url must not contain a user name or password.');
+  it('accept https anywhere; http only on loopback, and only in embedded mode', () => {
+    expect(endpointUrlProblem('https://example.com/hooks', EMBEDDED)).toBeNull();
+    expect(endpointUrlProblem('http://localhost:3000/hooks', EMBEDDED)).toBeNull();
+    expect(endpointUrlProblem('http://127.0.0.1:3000/hooks', EMBEDDED)).toBeNull();
+    expect(endpointUrlProblem('http://[::1]:3000/hooks', EMBEDDED)).toBeNull();
+    expect(endpointUrlProblem('http://example.com/hooks', EMBEDDED)).toMatch(/^url must be https/);
+    expect(endpointUrlProblem('http://localhost:3000/hooks', PRODUCTION)).toBe(
+      'url must be https (plain http only in the embedded development mode).',
+    );
+    expect(endpointUrlProblem('https://example.com/hooks', PRODUCTION)).toBeNull();
+    // an IP literal is judged at registration
+    expect(endpointUrlProblem('https://[::127.0.0.1]/hooks', PRODUCTION)).toBe(
+      'url must not point to a non-public address (::7f00:1); WEBHOOK_ALLOW_PRIVATE=true allows it.',
+    );
+    expect(endpointUrlProblem('https://10.1.2.3/hooks', PRODUCTION)).toMatch(
+      /^url must not point to a non-public address/,
+    );
+    expect(endpointUrlProblem('https://10.1.2.3/hooks', { ...PRODUCTION, allowPrivate: true })).toBeNull();
+    expect(endpointUrlProblem('ftp://example.com/', EMBEDDED)).toBe('url must be an https URL.');
+    expect(endpointUrlProblem('not a url', EMBEDDED)).toBe('url must be an absolute https URL.');
+    expect(endpointUrlProblem('https://user:pw@example.com/', EMBEDDED)).toBe(
+      'url must not contain a user name or password.',
+    );
   });
 
   it('classify private, loopback and link-local addresses, IPv4-mapped ones too', () => {
@@ -120,9 +137,30 @@ describe('webhook targets', () => {
       'fd00::1',
       '::ffff:127.0.0.1',
       '::ffff:a9fe:a9fe',
+      // IPv4-compatible (::/96), local-use NAT64, well-known NAT64 of a private address, 6to4, Teredo, discard
+      '::127.0.0.1',
+      '::7f00:1',
+      '::a00:1',
+      '64:ff9b:1::a00:1',
+      '64:ff9b:1:ffff::1',
+      '64:ff9b::10.0.0.1',
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b:0:0:0:0:7f00:1',
+      '2002:7f00:1::',
+      '2002:808:808::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      '100::',
+      '100::1:2:3:4',
     ])
       expect([a, isPrivateAddress(a)]).toEqual([a, true]);
-    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:1.1.1.1'])
+    for (const a of [
+      '93.184.216.34',
+      '1.1.1.1',
+      '2606:4700:4700::1111',
+      '::ffff:1.1.1.1',
+      '64:ff9b::1.1.1.1',
+      '2001:4860::8888',
+    ])
       expect([a, isPrivateAddress(a)]).toEqual([a, false]);
   });
 
@@ -131,16 +169,18 @@ describe('webhook targets', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '10.0.0.5', family: 4 },
     ];
-    await expect(resolveTarget(new URL('https://hooks.example/'), false, rebinding)).rejects.toThrow(
+    await expect(resolveTarget(new URL('https://hooks.example/'), PRODUCTION, rebinding)).rejects.toThrow(
       'refused: hooks.example resolves to a non-public address (10.0.0.5)',
     );
-    await expect(resolveTarget(new URL('https://hooks.example/'), true, rebinding)).resolves.toEqual({
+    await expect(
+      resolveTarget(new URL('https://hooks.example/'), { ...PRODUCTION, allowPrivate: true }, rebinding),
+    ).resolves.toEqual({
       address: '93.184.216.34',
       family: 4,
     });
-    await expect(resolveTarget(new URL('http://[::1]:80/'), false)).rejects.toThrow('non-public address (::1)');
+    await expect(resolveTarget(new URL('https://[::1]:80/'), PRODUCTION)).rejects.toThrow('non-public address (::1)');
     await expect(
-      resolveTarget(new URL('https://public.example/'), false, async () => [{ address: '1.1.1.1', family: 4 }]),
+      resolveTarget(new URL('https://public.example/'), PRODUCTION, async () => [{ address: '1.1.1.1', family: 4 }]),
     ).resolves.toEqual({ address: '1.1.1.1', family: 4 });
   });
 });

@@ -360,9 +360,26 @@ describe('webhooks to private addresses, not allowed', () => {
     await h?.close();
   });
 
-  it('are refused on every attempt and never reach the receiver', async () => {
+  it('an IP literal is refused when it is registered, naming url (never tried later)', async () => {
     const appId = newAppId();
-    const hook = await addWebhook(h, appId, receiver.url);
+    for (const url of [
+      receiver.url,
+      'https://[::127.0.0.1]/hooks',
+      'https://[64:ff9b:1::a00:1]/',
+      'https://[2002:a00:1::]/',
+      'https://[100::1]/',
+    ]) {
+      const res = await h.admin('post', `/apps/${appId}/webhooks`).send({ url }).expect(400);
+      expect(res.body).toMatchObject({ code: 'invalid_parameter', attribute: 'url' });
+      expect(res.body.detail).toMatch(
+        /^url must not point to a non-public address .*WEBHOOK_ALLOW_PRIVATE=true allows it\.$/,
+      );
+    }
+  });
+
+  it('a host name is refused on every attempt when it resolves to a private address, and never reaches the receiver', async () => {
+    const appId = newAppId();
+    const hook = await addWebhook(h, appId, receiver.url.replace('127.0.0.1', 'localhost'));
     await recordTransaction(h, appId);
     const done = await eventually(async () =>
       (await deliveries(h, hook.webhook_id)).find((d) => d.status !== 'pending'),
@@ -371,7 +388,7 @@ describe('webhooks to private addresses, not allowed', () => {
     for (const a of done.log)
       expect(a).toMatchObject({
         status_code: null,
-        error: expect.stringMatching(/^refused: 127\.0\.0\.1 resolves to a non-public address/),
+        error: expect.stringMatching(/^refused: localhost resolves to a non-public address/),
       });
     expect(receiver.received).toHaveLength(0);
   });
@@ -513,5 +530,33 @@ describe('stopping with a delivery in flight', () => {
       await receiver.stop();
       await db.close();
     }
+  });
+});
+
+describe('webhooks with a database (not the embedded mode)', () => {
+  let h: TransactionsHarness;
+  beforeAll(async () => {
+    h = await transactionsHarness({
+      ...ENV,
+      DATABASE_URL: 'postgres://db.invalid/attest',
+      WEBHOOK_ALLOW_PRIVATE: undefined,
+    });
+  });
+  afterAll(() => h?.close());
+
+  it('refuse plain http, even to loopback, and private IP literals, naming url', async () => {
+    const appId = newAppId();
+    for (const [url, detail] of [
+      ['http://127.0.0.1:4101/admin', 'url must be https (plain http only in the embedded development mode).'],
+      ['http://localhost:3000/hooks', 'url must be https (plain http only in the embedded development mode).'],
+      [
+        'https://10.0.0.7/hooks',
+        'url must not point to a non-public address (10.0.0.7); WEBHOOK_ALLOW_PRIVATE=true allows it.',
+      ],
+    ] as const) {
+      const res = await h.admin('post', `/apps/${appId}/webhooks`).send({ url }).expect(400);
+      expect(res.body).toMatchObject({ code: 'invalid_parameter', attribute: 'url', detail });
+    }
+    await h.admin('post', `/apps/${appId}/webhooks`).send({ url: 'https://hooks.example.com/attest' }).expect(201);
   });
 });

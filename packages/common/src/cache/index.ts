@@ -4,10 +4,10 @@ import { MemoryCache } from './memory-cache';
 import { RedisCache } from './redis-cache';
 
 export type { Cache } from './cache';
-export { MemoryCache } from './memory-cache';
+export { MemoryCache, MEMORY_CACHE_MAX_CHARS, MEMORY_CACHE_MAX_ENTRIES, type MemoryCacheLimits } from './memory-cache';
 export { RedisCache } from './redis-cache';
 export { createBus, MemoryBus, RedisBus, type BusHandler, type InvalidationBus } from './invalidation-bus';
-export { LocalCache, type LocalCacheOptions } from './local-cache';
+export { LocalCache, LOCAL_CACHE_MAX_CHARS, type LocalCacheOptions } from './local-cache';
 
 export function createCache(url: string | undefined, prefix: string, logger: Logger): Cache {
   return url ? new RedisCache(url, prefix, logger) : new MemoryCache(prefix);

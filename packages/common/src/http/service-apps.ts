@@ -26,6 +26,8 @@ export interface ServiceAppsOptions {
   audit?: { log: AuditLog; db: Db };
   trustProxy: string;
   bodyLimit: string;
+  /** The public URL (BASE_URL, API_URL, PRICES_URL): https adds HSTS to every public answer. */
+  publicUrl?: string;
   /** The public API's OpenAPI document (built from the routes' docs), served at /openapi.json and /docs. */
   publicApi?: ApiInfo;
   /**
@@ -58,6 +60,7 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
     logger: options.logger,
     trustProxy: options.trustProxy,
     metrics: metrics.requests,
+    publicUrl: options.publicUrl,
   });
   const publicRouter = Router();
   const publicRegistry = new ApiRegistry();

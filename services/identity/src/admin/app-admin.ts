@@ -9,6 +9,7 @@ import {
   errors,
   jsonResponse,
   operatorActor,
+  outboundUrlProblem,
   validate,
 } from '@attest/common';
 import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
@@ -41,6 +42,16 @@ const publicClientHasNoSecret = () =>
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
+/**
+ * backchannel_logout_uri through the shared outbound guard, at registration: https (plain http only in
+ * the embedded mode), and a host written as an IP address must be public unless
+ * BACKCHANNEL_LOGOUT_ALLOW_PRIVATE allows it (a host name is checked, and pinned, at each delivery).
+ */
+function checkBackchannelUri(ctx: AppAdminContext, uri: string | null | undefined): void {
+  const problem = uri ? outboundUrlProblem(uri, 'backchannel_logout_uri', ctx.config.outbound) : null;
+  if (problem) throw errors.invalidParameter('backchannel_logout_uri', problem);
+}
+
 const appParams = Joi.object({ id: Joi.string().description('The app_id (app_ and 32 hexadecimal digits)') });
 const appNotFound = adminNotFoundResponse('no app with this app_id (attribute app_id)');
 const tags = ['apps'];
@@ -64,6 +75,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   });
   router.post('/apps', async (req, res) => {
     const body = validate(createAppSchema, req.body);
+    checkBackchannelUri(ctx, body.backchannel_logout_uri);
     const secret = body.token_endpoint_auth_method === 'none' ? null : newClientSecret();
     const app = await ctx.apps.insert({
       id: newAppId(),
@@ -126,6 +138,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   });
   router.patch('/apps/:id', async (req, res) => {
     const body = validate(updateAppSchema, req.body);
+    checkBackchannelUri(ctx, body.backchannel_logout_uri);
     const changes: AppUpdate = {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),

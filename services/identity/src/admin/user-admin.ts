@@ -14,13 +14,17 @@ import {
   validate,
 } from '@attest/common';
 import { hashPassword } from '../domain/crypto';
+import { commonPasswordError } from '../domain/passwords';
 import { newUserId } from '../domain/ids';
 import type { IdentityContext } from '../routes/context';
 import type { User, UserUpdate } from '../store/user-store';
 import { identitySchemas } from './admin-document';
 import { createUserSchema, resetPasswordSchema, updateUserSchema, userListQuery } from './admin-schemas';
 
-type UserAdminContext = Pick<IdentityContext, 'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger'>;
+type UserAdminContext = Pick<
+  IdentityContext,
+  'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config'
+>;
 
 export const userJson = (user: User) => ({
   user_id: user.id,
@@ -71,10 +75,12 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
   });
   router.post('/users', async (req, res) => {
     const body = validate(createUserSchema, req.body);
+    const weak = await commonPasswordError(body.password);
+    if (weak) throw weak;
     const user = await ctx.users.insert({
       id: newUserId(),
       username: body.username,
-      passwordHash: await hashPassword(body.password),
+      passwordHash: await hashPassword(body.password, ctx.config.PASSWORD_HASH_COST),
       verificationLevel: body.verification_level,
       name: body.name ?? null,
       givenName: body.given_name ?? null,
@@ -222,7 +228,10 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
   router.post('/users/:id/reset-password', async (req, res) => {
     const body = validate(resetPasswordSchema, req.body ?? {});
     const password = body.password ?? randomBytes(18).toString('base64url');
-    if (!(await ctx.users.setPasswordHash(req.params.id, await hashPassword(password)))) throw noUser();
+    const weak = body.password === undefined ? null : await commonPasswordError(body.password);
+    if (weak) throw weak;
+    const hash = await hashPassword(password, ctx.config.PASSWORD_HASH_COST);
+    if (!(await ctx.users.setPasswordHash(req.params.id, hash))) throw noUser();
     // every session of the user ends (apps told through back-channel logout; their tokens stop working)
     const ended = await ctx.sessions.endAll(req.params.id);
     await audit(req, res, 'user.password_reset', req.params.id, {

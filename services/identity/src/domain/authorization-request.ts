@@ -20,6 +20,14 @@ export const RESPONSE_MODES: ResponseMode[] = ['query', 'fragment', 'form_post']
 const str = (description?: string) => (description ? Joi.string().description(description) : Joi.string());
 
 /**
+ * The longest value of each parameter a parked sign-in keeps (15 minutes, in the cache): longer is
+ * refused with invalid_request naming the parameter, so no request can park more than a few KiB.
+ * state carries an app's own context (often a return path), so it gets the most room; a nonce is a
+ * random value (OIDC libraries send 16 to 64 characters); login_hint is a username or email address.
+ */
+export const PARAMETER_MAX_LENGTH = { state: 2048, nonce: 512, login_hint: 256, prompt: 64 } as const;
+
+/**
  * GET|POST /authorize's parameters (OpenID Connect Core §3.1.2.1), as the OpenAPI document shows them. The
  * checks below read each value rule from here, one parameter at a time, in the order (and with the errors)
  * the OAuth contract fixes; what one parameter's rule cannot say (nonce with an id_token, PKCE with a code)
@@ -30,16 +38,18 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   scope: str('openid, and email, profile').required(),
   client_id: str().required(),
   redirect_uri: str('Registered for the app, exact match').required(),
-  state: str(),
-  nonce: str('Required by the implicit and hybrid flows'),
+  state: str(`At most ${PARAMETER_MAX_LENGTH.state} characters`).max(PARAMETER_MAX_LENGTH.state),
+  nonce: str(`Required by the implicit and hybrid flows; at most ${PARAMETER_MAX_LENGTH.nonce} characters`).max(
+    PARAMETER_MAX_LENGTH.nonce,
+  ),
   response_mode: Joi.string().valid(...RESPONSE_MODES),
   code_challenge: str('PKCE: base64url SHA-256 of the verifier; required from public clients').pattern(
     /^[A-Za-z0-9_-]{43}$/,
   ),
   code_challenge_method: Joi.string().valid('S256').description('Required with code_challenge; plain is refused'),
-  prompt: str('none, login, consent'),
+  prompt: str('none, login, consent').max(PARAMETER_MAX_LENGTH.prompt),
   max_age: str('Seconds since the last sign-in').pattern(/^\d{1,9}$/),
-  login_hint: str(),
+  login_hint: str(`At most ${PARAMETER_MAX_LENGTH.login_hint} characters`).max(PARAMETER_MAX_LENGTH.login_hint),
 }).unknown(true);
 
 type AuthorizeParameter =
@@ -124,7 +134,10 @@ export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
   const fallback = type === '' || type === 'code' ? 'query' : 'fragment';
   const mode =
     asked && RESPONSE_MODES.includes(asked) && !(asked === 'query' && fallback === 'fragment') ? asked : fallback;
-  return { redirectUri, responseMode: mode, state: params.state };
+  // a state over its limit is the error itself: it is not carried back (a Location header has limits too)
+  const state =
+    params.state !== undefined && params.state.length <= PARAMETER_MAX_LENGTH.state ? params.state : undefined;
+  return { redirectUri, responseMode: mode, state };
 }
 
 /** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
@@ -146,6 +159,8 @@ export function parseAuthorizationRequest(
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
+  for (const [p, max] of Object.entries(PARAMETER_MAX_LENGTH))
+    if ((params[p]?.length ?? 0) > max) throw redirectErrors.invalidRequest(`${p} must be at most ${max} characters.`);
   if (refused('response_type', params.response_type)) throw redirectErrors.invalidRequest('response_type is required.');
   const responseType = normaliseResponseType(params.response_type!);
   if (!(RESPONSE_TYPES as readonly string[]).includes(responseType))
@@ -185,7 +200,7 @@ export function parseAuthorizationRequest(
 
   if (client.public) checkPublicClient(responseType, codeChallenge);
 
-  const prompt = (params.prompt ?? '').split(' ').filter(Boolean) as Prompt[];
+  const prompt = [...new Set((params.prompt ?? '').split(' ').filter(Boolean))] as Prompt[];
   if (prompt.some((p) => !['none', 'login', 'consent'].includes(p)))
     throw redirectErrors.invalidRequest('prompt may hold only none, login and consent.');
   if (prompt.includes('none') && prompt.length > 1)
@@ -209,7 +224,7 @@ export function parseAuthorizationRequest(
     codeChallenge,
     prompt,
     maxAge,
-    loginHint: params.login_hint?.slice(0, 256),
+    loginHint: params.login_hint,
   };
 }
 

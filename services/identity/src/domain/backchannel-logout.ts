@@ -1,4 +1,4 @@
-import type { Logger } from '@attest/common';
+import { postToTarget, resolveTarget, type Logger, type Lookup, type OutboundPolicy } from '@attest/common';
 import type { LogoutDelivery, LogoutDeliveryStore } from '../store/logout-delivery-store';
 import { pairwiseSid, pairwiseSubject } from './ids';
 import type { Session } from './sessions';
@@ -9,6 +9,10 @@ export interface BackChannelLogoutOptions {
   intervalMs: number;
   /** Attempts before a delivery is given up (kept, with its last error, for the operator). */
   maxAttempts: number;
+  /** Where logout tokens may be sent: the shared outbound guard (http only in embedded mode, private targets per setting). */
+  targets: OutboundPolicy;
+  /** DNS (tests answer for made-up hosts). */
+  lookup?: Lookup;
   now?: () => number;
 }
 
@@ -88,15 +92,17 @@ export class BackChannelLogout {
   private async send(d: LogoutDelivery): Promise<string | null> {
     try {
       const logoutToken = await this.tokens.logoutToken({ aud: d.appId, sub: d.sub, sid: d.sid });
-      const res = await fetch(d.uri, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Cache-Control': 'no-store' },
-        body: new URLSearchParams({ logout_token: logoutToken }).toString(),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      await res.arrayBuffer().catch(() => undefined);
-      return res.ok ? null : `HTTP ${res.status}`;
+      // resolved, checked and pinned like a webhook: no private address, no DNS rebinding between check and connect
+      const url = new URL(d.uri);
+      const target = await resolveTarget(url, this.options.targets, this.options.lookup);
+      const res = await postToTarget(
+        url,
+        target,
+        { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-store' },
+        new URLSearchParams({ logout_token: logoutToken }).toString(),
+        TIMEOUT_MS,
+      );
+      return res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`;
     } catch (err) {
       return (err as Error).message;
     }

@@ -1,43 +1,84 @@
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scryptAsync = promisify(scrypt) as (
+const scryptOnce = promisify(scrypt) as (
   password: string,
   salt: Buffer,
   keylen: number,
   options: { N: number; r: number; p: number; maxmem: number },
 ) => Promise<Buffer>;
 
+/**
+ * At most two scrypt computations at once per process: at N=2^17 each holds 128 MiB outside the V8
+ * heap, so two stay within the 512 Mi container limit beside the heap; more sign-ins at the same
+ * moment wait their turn (a third of a second each) instead of ending the process out of memory.
+ */
+const SCRYPT_CONCURRENCY = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function scryptAsync(...args: Parameters<typeof scryptOnce>): Promise<Buffer> {
+  if (running >= SCRYPT_CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await scryptOnce(...args);
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 export const hmacHex = (key: string, value: string) => createHmac('sha256', key).update(value).digest('hex');
 export const base64url = (buffer: Buffer) => buffer.toString('base64url');
 
-const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/**
+ * scrypt cost: N = 2^cost, r = 8, p = 1. New hashes use PASSWORD_HASH_COST (17 by default: OWASP's
+ * N=2^17, 128 MiB per hash); a stored hash keeps its own parameters, so older hashes still verify, and
+ * a sign-in that verified one writes it again at the current cost (`needsRehash`).
+ */
+export const DEFAULT_PASSWORD_HASH_COST = 17;
+export const MAX_PASSWORD_HASH_COST = 18;
+const R = 8;
+const P = 1;
+/** scrypt needs 128·N·r bytes; twice that for the largest N allowed (and at least 256 MiB). */
+const maxmemFor = (n: number) => Math.max(256 * 1024 * 1024, 2 * 128 * n * R);
 
 /** scrypt password hash: `scrypt$N$r$p$salt$hash`. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, cost = DEFAULT_PASSWORD_HASH_COST): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password.normalize('NFKC'), salt, 32, SCRYPT);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const N = 2 ** cost;
+  const hash = await scryptAsync(password.normalize('NFKC'), salt, 32, { N, r: R, p: P, maxmem: maxmemFor(N) });
+  return ['scrypt', N, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [kind, n, r, p, salt, hash] = stored.split('$');
   if (kind !== 'scrypt') return false;
+  const N = Number(n);
+  // a stored hash is ours, but its parameters are bounded anyway: no row makes a sign-in take a GiB
+  if (!(N >= 2 && N <= 2 ** MAX_PASSWORD_HASH_COST) || Number(r) !== R || Number(p) !== P) return false;
   const expected = Buffer.from(hash, 'base64url');
   const actual = await scryptAsync(password.normalize('NFKC'), Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
+    N,
+    r: R,
+    p: P,
+    maxmem: maxmemFor(N),
   });
   return timingSafeEqual(actual, expected);
 }
 
-/** A stored hash to verify against when the user does not exist, so timing does not reveal it. */
-export const DUMMY_PASSWORD_HASH =
-  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+/** Whether a stored hash was made with less than the current cost (it is rehashed at the next sign-in). */
+export function needsRehash(stored: string, cost: number): boolean {
+  const [kind, n, r, p] = stored.split('$');
+  return kind !== 'scrypt' || Number(n) < 2 ** cost || Number(r) !== R || Number(p) !== P;
+}
+
+/** A stored hash to verify against when the user does not exist, at the current cost, so timing does not reveal it. */
+export const dummyPasswordHash = (cost = DEFAULT_PASSWORD_HASH_COST): string =>
+  `scrypt$${2 ** cost}$${R}$${P}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
 
 /** Signing keys at rest: the shared AES-256-GCM format (`v1.iv.tag.ciphertext`). */
 export { decrypt, encrypt } from '@attest/common';

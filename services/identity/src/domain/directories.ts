@@ -121,6 +121,13 @@ export class UserDirectory {
     return found;
   }
 
+  /** Sets a new hash only while `previous` is still the stored one; true when it did. */
+  async replacePasswordHash(id: string, previous: string, passwordHash: string): Promise<boolean> {
+    const replaced = await this.store.replacePasswordHash(id, previous, passwordHash);
+    if (replaced) await this.cache.invalidate(id);
+    return replaced;
+  }
+
   async update(id: string, changes: UserUpdate): Promise<User | null> {
     const user = await this.store.update(id, changes);
     await this.cache.invalidate(id);

@@ -24,6 +24,12 @@ export interface RelyingParty {
   name: string;
   origin: string;
   ttlSeconds: number;
+  /**
+   * PASSKEY_USER_VERIFICATION: 'required' (the default) asks every authenticator to verify the user (PIN,
+   * biometric) and refuses an answer without the UV flag, so a stolen authenticator alone signs nobody in;
+   * 'preferred' accepts one without, and the session's amr says so (['hwk'] instead of ['hwk', 'user']).
+   */
+  userVerification: 'required' | 'preferred';
 }
 
 /** Why a ceremony failed; each has its own message on the page. */
@@ -134,7 +140,11 @@ export class Passkeys {
       timeout: this.rp.ttlSeconds * 1000,
       attestationType: 'none',
       excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports })),
-      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
+      authenticatorSelection: {
+        residentKey: 'required',
+        requireResidentKey: true,
+        userVerification: this.rp.userVerification,
+      },
     });
     const ceremony = await this.ceremonies.start({ kind, challenge: options.challenge, binding, account });
     return { ceremony, options };
@@ -148,7 +158,7 @@ export class Passkeys {
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       timeout: this.rp.ttlSeconds * 1000,
-      userVerification: 'preferred',
+      userVerification: this.rp.userVerification,
     });
     const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
     return { ceremony, options };
@@ -177,7 +187,7 @@ export class Passkeys {
         expectedChallenge: ceremony.challenge,
         expectedOrigin: this.rp.origin,
         expectedRPID: this.rp.id,
-        requireUserVerification: false,
+        requireUserVerification: this.rp.userVerification === 'required',
       });
     } catch {
       return fail('not_verified');
@@ -222,7 +232,7 @@ export class Passkeys {
           counter: passkey.counter,
           transports: passkey.transports,
         },
-        requireUserVerification: false,
+        requireUserVerification: this.rp.userVerification === 'required',
       });
     } catch {
       return fail('not_verified');

@@ -5,10 +5,12 @@ import { endpoint, failureFields, formBody, refusalFields } from '@attest/common
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { hashPassword, verifyPassword } from '../domain/crypto';
 import { parseCredential } from '../domain/passkeys';
+import { commonPasswordMessage, isCommonPassword } from '../domain/passwords';
 import type { Session } from '../domain/sessions';
 import type { User } from '../store/user-store';
 import { accountPage } from '../views/account-page';
 import { errorPage } from '../views/pages';
+import { recordAccountEvent } from './account-audit';
 import type { IdentityContext } from './context';
 import { checkedValue } from './form-check';
 import { ACCOUNT_FORMS, ACCOUNT_QUERY } from './form-schemas';
@@ -121,6 +123,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     if (!(await ctx.consents.withdraw(user.id, appId)))
       return render(req, res, { error: 'That app has no access to withdraw.' }, 404);
     ctx.logger.info('consent withdrawn by the user', { user_id: user.id, app_id: appId });
+    await recordAccountEvent(ctx, req, user.id, 'consent.withdrawn', { app_id: appId });
     done(res, 'withdrawn');
   };
 
@@ -154,6 +157,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
         { error: passkeyMessage(result.failure) },
         result.failure === 'already_registered' ? 409 : 400,
       );
+    await recordAccountEvent(ctx, req, user.id, 'passkey.added', { name, user_verified: result.value.userVerified });
     done(res, 'passkey-added');
   };
 
@@ -172,6 +176,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
         409,
       );
     }
+    await recordAccountEvent(ctx, req, user.id, 'passkey.removed', { passkey_id: id });
     done(res, 'passkey-removed');
   };
 
@@ -182,6 +187,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     if (!(await ctx.sessions.end(user.id, id)))
       return render(req, res, { error: 'That session has already ended.' }, 404);
     ctx.logger.info('session ended', { user_id: user.id, by: 'user' });
+    await recordAccountEvent(ctx, req, user.id, 'session.ended', { session_id: id, current: id === session.id });
     if (id !== session.id) return done(res, 'session-ended');
     clearSessionCookie(ctx, res);
     res.redirect(303, '/signin?next=account');
@@ -191,6 +197,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     const { user, session } = signed(res);
     const ended = await ctx.sessions.endAll(user.id, session.id);
     ctx.logger.info('sessions ended', { user_id: user.id, count: ended, by: 'user' });
+    await recordAccountEvent(ctx, req, user.id, 'session.ended', { others: true, count: ended });
     done(res, 'sessions-ended');
   };
 
@@ -219,10 +226,13 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
     // empty when it is not 8 to 1024 characters (the schema's rule)
     if (!next) return render(req, res, { error: 'The new password must be 8 to 1024 characters.' }, 400);
     if (next !== confirm) return render(req, res, { error: 'The two new passwords differ.' }, 400);
-    await ctx.users.setPasswordHash(user.id, await hashPassword(next));
+    if (await isCommonPassword(next))
+      return render(req, res, { error: commonPasswordMessage('The new password') }, 400);
+    await ctx.users.setPasswordHash(user.id, await hashPassword(next, ctx.config.PASSWORD_HASH_COST));
     // whoever else is signed in (perhaps with the old password) is signed out, and their tokens stop working
     const ended = await ctx.sessions.endAll(user.id, session.id);
     ctx.logger.info('password changed by the user', { user_id: user.id, other_sessions_ended: ended });
+    await recordAccountEvent(ctx, req, user.id, 'password.changed', { other_sessions_ended: ended });
     done(res, 'password-changed');
   };
 

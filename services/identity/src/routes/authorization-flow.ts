@@ -90,6 +90,8 @@ export async function begin(
   res: Response,
   request: AuthorizationRequest,
   session: Session | null,
+  /** The client address, read only when an interaction is parked (the silent sign-in never needs it). */
+  addressOf: () => string,
 ): Promise<void> {
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
@@ -97,6 +99,8 @@ export async function begin(
   if (step === 'login_required' || step === 'consent_required') {
     return respondWithError(res, request, stepErrors[step](), 302);
   }
+  const refused = await ctx.interactionLimit.take(addressOf());
+  if (refused) throw refused;
   const id = await ctx.interactions.create({ request, browser: interactionBinding(ctx, req, res) });
   res.redirect(302, `/${step}?interaction=${id}`);
 }

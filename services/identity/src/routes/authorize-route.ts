@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { AppError, endpoint, formBody } from '@attest/common';
+import { AppError, clientAddress, endpoint, formBody } from '@attest/common';
 import {
   errorTarget,
   identifyClient,
@@ -41,7 +41,7 @@ export function authorizeRoute(router: Router, ctx: IdentityContext): void {
       throw err;
     }
     const current = await currentSession(ctx, req);
-    await begin(ctx, req, res, request, current?.session ?? null);
+    await begin(ctx, req, res, request, current?.session ?? null, () => clientAddress(req));
   };
   endpoint(
     router,

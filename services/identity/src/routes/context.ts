@@ -9,6 +9,7 @@ import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
 import type { IdentityConfig } from '../config';
 import type { IdentityLimits } from './failure-limits';
+import type { InteractionLimit } from './interaction-limit';
 
 /** Everything a route needs, built once in app.ts. */
 export interface IdentityContext {
@@ -27,6 +28,8 @@ export interface IdentityContext {
   backChannelLogout: BackChannelLogout;
   interactions: InteractionStore;
   limits: IdentityLimits;
+  /** New sign-in interactions per client address (INTERACTIONS_PER_ADDRESS). */
+  interactionLimit: InteractionLimit;
   audit: AuditLog;
   passkeys: Passkeys;
   /** Self sign-up: the new account and its first passkey, in one transaction. */

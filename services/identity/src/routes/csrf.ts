@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { constantTimeEqual } from '@attest/common';
 import type { IdentityContext } from './context';
-import { secureCookies } from './session-cookie';
+import { cookieName, secureCookies } from './session-cookie';
 
 export const CSRF_COOKIE = 'attest_csrf';
 
@@ -14,16 +14,21 @@ const mac = (ctx: Pick<IdentityContext, 'config'>, browser: string, purpose: str
  * the form is for (an interaction id, or a fixed purpose such as "logout").
  */
 export function csrfToken(ctx: IdentityContext, req: Request, res: Response, purpose: string): string {
-  let browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
+  let browser = (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, CSRF_COOKIE)];
   if (!browser || !/^[0-9a-f]{64}$/.test(browser)) {
     browser = randomBytes(32).toString('hex');
-    res.cookie(CSRF_COOKIE, browser, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
+    res.cookie(cookieName(ctx, CSRF_COOKIE), browser, {
+      httpOnly: true,
+      secure: secureCookies(ctx),
+      sameSite: 'lax',
+      path: '/',
+    });
   }
   return mac(ctx, browser, purpose);
 }
 
 export function csrfValid(ctx: IdentityContext, req: Request, purpose: string, presented: string | undefined): boolean {
-  const browser = (req.cookies as Record<string, string> | undefined)?.[CSRF_COOKIE];
+  const browser = (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, CSRF_COOKIE)];
   if (!browser || !presented) return false;
   return constantTimeEqual(mac(ctx, browser, purpose), presented);
 }

@@ -40,7 +40,7 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
   };
 
   const endSession = async (req: Request, res: Response) => {
-    const ended = await ctx.sessions.endByCookie(sessionCookieOf(req));
+    const ended = await ctx.sessions.endByCookie(sessionCookieOf(req, ctx));
     clearSessionCookie(ctx, res);
     if (ended) ctx.logger.info('session ended', { user_id: ended.userId, by: 'logout' });
   };
@@ -49,7 +49,7 @@ export function logoutRoute(router: Router, ctx: IdentityContext): void {
     const request = await parse(req.method === 'POST' ? req.body : req.query);
     const current = await currentSession(ctx, req);
     if (!current) {
-      if (sessionCookieOf(req)) clearSessionCookie(ctx, res);
+      if (sessionCookieOf(req, ctx)) clearSessionCookie(ctx, res);
       return done(req, res, request, true);
     }
     const hint = request.hint;

@@ -97,6 +97,9 @@ const authorizeResponses: Record<number, ResponseDoc> = {
   ),
   413: pageError('payload_too_large (POST)'),
   415: pageError('unsupported_encoding, unsupported_charset (POST)'),
+  429: pageError(
+    'too_many_requests: too many new sign-ins from this address (INTERACTIONS_PER_ADDRESS), with Retry-After and the RateLimit fields',
+  ),
 };
 
 const logoutResponses: Record<number, ResponseDoc> = {

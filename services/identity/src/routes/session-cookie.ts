@@ -6,9 +6,17 @@ export const SESSION_COOKIE = 'attest_session';
 
 export const secureCookies = (ctx: Pick<IdentityContext, 'config'>) => ctx.config.BASE_URL.startsWith('https:');
 
+/**
+ * A cookie's name: with an https BASE_URL `__Host-<name>`, which browsers accept only when it is
+ * Secure, Path=/ and has no Domain, so no sibling subdomain can set or shadow it (login CSRF, session
+ * fixation); with http (`pnpm start` on localhost) the plain name, since `__Host-` requires Secure.
+ */
+export const cookieName = (ctx: Pick<IdentityContext, 'config'>, name: string) =>
+  secureCookies(ctx) ? `__Host-${name}` : name;
+
 /** The session cookie's value, as the browser sent it (unchecked). */
-export const sessionCookieOf = (req: Request): string | undefined =>
-  (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+export const sessionCookieOf = (req: Request, ctx: Pick<IdentityContext, 'config'>): string | undefined =>
+  (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, SESSION_COOKIE)];
 
 /**
  * The browser's live session, if its cookie names one, unless its user has since been deleted or
@@ -18,7 +26,7 @@ export async function currentSession(
   ctx: IdentityContext,
   req: Request,
 ): Promise<{ id: string; session: Session } | null> {
-  const id = sessionCookieOf(req);
+  const id = sessionCookieOf(req, ctx);
   const session = await ctx.sessions.find(id);
   if (!session || !id) return null;
   const user = await ctx.users.findById(session.userId);
@@ -26,7 +34,7 @@ export async function currentSession(
 }
 
 export function setSessionCookie(ctx: IdentityContext, res: Response, id: string): void {
-  res.cookie(SESSION_COOKIE, id, {
+  res.cookie(cookieName(ctx, SESSION_COOKIE), id, {
     httpOnly: true,
     secure: secureCookies(ctx),
     sameSite: 'lax',
@@ -36,5 +44,10 @@ export function setSessionCookie(ctx: IdentityContext, res: Response, id: string
 }
 
 export function clearSessionCookie(ctx: IdentityContext, res: Response): void {
-  res.clearCookie(SESSION_COOKIE, { httpOnly: true, secure: secureCookies(ctx), sameSite: 'lax', path: '/' });
+  res.clearCookie(cookieName(ctx, SESSION_COOKIE), {
+    httpOnly: true,
+    secure: secureCookies(ctx),
+    sameSite: 'lax',
+    path: '/',
+  });
 }

@@ -27,7 +27,7 @@ export async function completeSignIn(
   res: Response,
   signedIn: SignedIn,
 ): Promise<void> {
-  const { cookie, session } = await ctx.sessions.rotate(sessionCookieOf(req), {
+  const { cookie, session } = await ctx.sessions.rotate(sessionCookieOf(req, ctx), {
     userId: signedIn.userId,
     authTime: ctx.sessions.nowSeconds(),
     amr: signedIn.amr,

@@ -2,11 +2,13 @@ import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, failureFields, formBody, refusalFields, requestActor } from '@attest/common';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { DUMMY_PASSWORD_HASH, verifyPassword } from '../domain/crypto';
+import { dummyPasswordHash, verifyPassword } from '../domain/crypto';
 import { parseCredential, passkeyAmr } from '../domain/passkeys';
 import { formAction } from '../views/pages';
 import { signInPage } from '../views/signin-page';
+import { typedUsernameHash } from './account-audit';
 import type { IdentityContext } from './context';
+import { upgradePasswordHash } from './password-upgrade';
 import { checkedValue } from './form-check';
 import { SIGNIN_FORM, SIGNIN_QUERY } from './form-schemas';
 import { addressKeys, signInKeys } from './failure-limits';
@@ -77,14 +79,16 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     if (admission.refused) return again(TOO_MANY, 429, refusalFields(admission.refused));
     const { attempt } = admission;
     const user = await ctx.users.findByUsername(username);
-    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    const ok = await verifyPassword(password, user?.passwordHash ?? dummyPasswordHash(ctx.config.PASSWORD_HASH_COST));
     const appId = target.kind === 'interaction' ? target.interaction.request.clientId : null;
+    // an unknown username may be a password typed in the wrong field: only its keyed hash is kept
+    const typedUsername = user ? { username } : { username_hash: typedUsernameHash(ctx, username) };
     const audited = (type: 'signin.succeeded' | 'signin.failed', reason?: string) =>
       ctx.audit.record({
         type,
         actor: requestActor(req, user && ok ? 'user' : 'anonymous', user && ok ? user.id : null),
         subject: user?.id ?? null,
-        detail: { method: 'password', username, app_id: appId, ...(reason ? { reason } : {}) },
+        detail: { method: 'password', ...typedUsername, app_id: appId, ...(reason ? { reason } : {}) },
       });
     if (!user?.passwordHash || !ok) {
       await audited('signin.failed', user ? 'wrong_password' : 'unknown_username');
@@ -99,6 +103,7 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
       return again('This account is disabled. Contact the operator of this service.', 403);
     }
     await audited('signin.succeeded');
+    await upgradePasswordHash(ctx, user, password);
     await completeSignIn(ctx, req, res, { ...afterSignIn(target), userId: user.id, amr: ['pwd'] });
   };
 

@@ -6,6 +6,7 @@ import { newUserId } from '../domain/ids';
 import { parseCredential, passkeyAmr } from '../domain/passkeys';
 import { errorPage, formAction } from '../views/pages';
 import { signUpPage, signUpPasskeyPage } from '../views/signup-page';
+import { recordAccountEvent } from './account-audit';
 import type { IdentityContext } from './context';
 import { checkedValue } from './form-check';
 import { SIGNIN_QUERY, SIGNUP_FORM, USERNAME } from './form-schemas';
@@ -117,6 +118,12 @@ export function signUpRoute(router: Router, ctx: IdentityContext): void {
     }
     const userId = result.value.account.userId;
     ctx.logger.info('account created by passkey sign-up', { user_id: userId });
+    await recordAccountEvent(ctx, req, userId, 'user.signed_up', {
+      method: 'passkey',
+      username: result.value.account.username,
+      app_id: t.kind === 'interaction' ? t.interaction.request.clientId : null,
+      user_verified: result.value.userVerified,
+    });
     await completeSignIn(ctx, req, res, { ...afterSignIn(t), userId, amr: passkeyAmr(result.value.userVerified) });
   };
 

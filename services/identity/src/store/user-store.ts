@@ -89,6 +89,13 @@ export function userStore(db: Queryable) {
       const rows = await db.query('UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING 1', [id, passwordHash]);
       return rows.length === 1;
     },
+    async replacePasswordHash(id: string, previous: string, passwordHash: string): Promise<boolean> {
+      const rows = await db.query(
+        'UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2 RETURNING 1',
+        [id, previous, passwordHash],
+      );
+      return rows.length === 1;
+    },
     async findByUsername(username: string): Promise<User | null> {
       const [row] = await db.query<UserRow>('SELECT * FROM users WHERE username = $1', [username]);
       return row ? toUser(row) : null;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { decrypt, encrypt, errors } from '@attest/common';
+import { decrypt, encrypt, errors, type OutboundPolicy } from '@attest/common';
 import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookStore } from '../store/webhook-store';
 import { newWebhookSecret } from './webhook-signature';
 import { endpointUrlProblem } from './webhook-targets';
@@ -29,10 +29,11 @@ export class WebhookService {
   constructor(
     private readonly store: WebhookStore,
     private readonly keyEncryptionKey: string,
+    private readonly targets: OutboundPolicy,
   ) {}
 
   async add(appId: string, url: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    const problem = endpointUrlProblem(url);
+    const problem = endpointUrlProblem(url, this.targets);
     if (problem) throw errors.invalidParameter('url', problem);
     const secret = newWebhookSecret();
     const endpoint = await this.store.insertEndpoint({

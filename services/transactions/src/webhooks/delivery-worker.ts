@@ -1,17 +1,17 @@
-import { WorkerLoop, type Db, type Logger } from '@attest/common';
+import { postToTarget, WorkerLoop, type Db, type Logger, type OutboundPolicy } from '@attest/common';
 import { signingSecrets } from '../domain/webhook-service';
 import { nextStep, type AttemptOutcome } from '../domain/webhook-schedule';
 import { webhookHeaders } from '../domain/webhook-signature';
 import { resolveTarget, type Lookup } from '../domain/webhook-targets';
 import { webhookStore, type DueDelivery } from '../store/webhook-store';
 import type { WebhookMetrics } from './webhook-metrics';
-import { postWebhook } from './post-webhook';
 
 export interface DeliveryWorkerOptions {
   keyEncryptionKey: string;
   /** Seconds to wait after each failed attempt; its length is the number of retries. */
   retrySchedule: number[];
-  allowPrivate: boolean;
+  /** Where deliveries may go (the shared outbound guard): http and private addresses per mode and setting. */
+  targets: OutboundPolicy;
   intervalMs: number;
   timeoutMs?: number;
   batchSize?: number;
@@ -112,14 +112,14 @@ export class DeliveryWorker {
   private async send(delivery: DueDelivery, now: Date): Promise<AttemptOutcome & { error?: string }> {
     try {
       const url = new URL(delivery.endpoint.url);
-      const target = await resolveTarget(url, this.options.allowPrivate, this.options.lookup);
+      const target = await resolveTarget(url, this.options.targets, this.options.lookup);
       const headers = webhookHeaders(
         signingSecrets(delivery.endpoint, this.options.keyEncryptionKey, now),
         delivery.eventId,
         delivery.body,
         now,
       );
-      const answer = await postWebhook(
+      const answer = await postToTarget(
         url,
         target,
         headers,

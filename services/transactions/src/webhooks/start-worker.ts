@@ -19,7 +19,7 @@ export function startDeliveryWorker(
     {
       keyEncryptionKey: config.keyEncryptionKey,
       retrySchedule: config.webhookRetrySchedule,
-      allowPrivate: config.webhookAllowPrivate,
+      targets: config.webhookTargets,
       intervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     },
     metrics,

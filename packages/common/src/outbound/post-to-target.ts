@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { ResolvedTarget } from '../domain/webhook-targets';
+import type { ResolvedTarget } from './outbound-guard';
 
 export interface PostResult {
   statusCode: number;
@@ -13,7 +13,7 @@ export interface PostResult {
  * TLS still verifies the certificate for the URL's host name. Settles when the answer's status line
  * arrives, or fails after timeoutMs in all; `signal` aborts it (shutdown). No connection is kept.
  */
-export function postWebhook(
+export function postToTarget(
   url: URL,
   target: ResolvedTarget,
   headers: Record<string, string>,

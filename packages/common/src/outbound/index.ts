@@ -1,0 +1,10 @@
+export { isPrivateAddress } from './addresses';
+export {
+  outboundUrlProblem,
+  resolveTarget,
+  TargetRefused,
+  type Lookup,
+  type OutboundPolicy,
+  type ResolvedTarget,
+} from './outbound-guard';
+export { postToTarget, type PostResult } from './post-to-target';
