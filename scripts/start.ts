@@ -25,6 +25,11 @@ import { transactionsService } from '../services/transactions/src/main';
 import { pricesService } from '../services/prices/src/main';
 
 async function main(): Promise<void> {
+  // a terminal or pipe that went away (the launcher killed) must not turn the orderly stop into a crash
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
   const services = [identityService, transactionsService, pricesService] as const;
   let configs;
   let demoConfig;
@@ -97,7 +102,9 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
-  handleProcessSignals(logger, stopAll);
+  // one Ctrl-C reaches this process once from the terminal and possibly again from a launcher: the
+  // duplicate is no force quit; and if pnpm is killed on its own, the services stop with it.
+  handleProcessSignals(logger, stopAll, { exitWithParent: true });
 }
 
 /** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { manage, ROOT, runTsx, stackEnv, startStack } from './support';
 
@@ -115,4 +117,113 @@ describe('pnpm start', () => {
     },
     30000,
   );
+});
+
+/** Is any process of the group left (a zombie counts until its parent reaps it)? */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await check());) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const listening = (port: string | undefined) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+/**
+ * `pnpm start` as a person or systemd runs it: pnpm, its shell and the program in a process group of
+ * their own (the terminal's foreground job, a unit's control group), the output in a file.
+ */
+async function pnpmStart(env: NodeJS.ProcessEnv) {
+  const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attest-start-log-')), 'output.log');
+  const fd = fs.openSync(logFile, 'a');
+  const pnpm = spawn('pnpm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  const pgid = pnpm.pid!;
+  const log = () => fs.readFileSync(logFile, 'utf8');
+  const ports = [
+    env.IDENTITY_PORT,
+    env.TRANSACTIONS_PORT,
+    env.PRICES_PORT,
+    env.IDENTITY_ADMIN_PORT,
+    env.TRANSACTIONS_ADMIN_PORT,
+    env.PRICES_ADMIN_PORT,
+    env.DEMO_PORT,
+  ];
+  try {
+    await until('Attest is running', () => log().includes('Attest is running'), 90000);
+    for (const port of [env.IDENTITY_PORT, env.TRANSACTIONS_PORT, env.PRICES_PORT])
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+  } catch (err) {
+    stopGroup(pgid);
+    throw err;
+  }
+  /** What each line of the program's log says (its JSON lines; the banner and pnpm's lines are text). */
+  const messages = () =>
+    log()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; message: string; signal?: string });
+  return { pnpm, pgid, log, messages, ports };
+}
+
+/** A test that fails must not leave a stack behind: SIGTERM to the whole group, the orderly way. */
+function stopGroup(pgid: number): void {
+  if (groupAlive(pgid)) process.kill(-pgid, 'SIGTERM');
+}
+
+describe('pnpm start and signals', () => {
+  it('one Ctrl-C (SIGINT to the whole process group) drains, closes the database and exits 0', async () => {
+    const env = await stackEnv({ LOG_LEVEL: 'info', DEMO_ENABLED: 'false' });
+    const stack = await pnpmStart(env);
+    try {
+      process.kill(-stack.pgid, 'SIGINT');
+      await until('every process of pnpm start has exited', () => !groupAlive(stack.pgid), 60000);
+      const said = stack.messages().filter((m) => m.level !== 'info' || !('request_id' in m));
+      expect(said.filter((m) => m.level === 'error' || m.level === 'warn')).toEqual([]);
+      // one request to stop, however many copies of the signal arrive (the group's, a launcher's relay):
+      // no force quit, the drain and the close of the embedded database run to the end
+      expect(said.filter((m) => m.message === 'shutting down')).toHaveLength(1);
+      expect(said.at(-1)).toMatchObject({ level: 'info', message: 'stopped', exit_code: 0 });
+      for (const port of stack.ports)
+        expect({ port, listening: await listening(port) }).toEqual({ port, listening: false });
+    } finally {
+      stopGroup(stack.pgid);
+    }
+  }, 180000);
+
+  it('SIGTERM to the pnpm process alone: the services stop with it, no process left, the ports free', async () => {
+    const env = await stackEnv({ LOG_LEVEL: 'info', DEMO_ENABLED: 'false' });
+    const stack = await pnpmStart(env);
+    try {
+      process.kill(stack.pnpm.pid!, 'SIGTERM');
+      await until('every process of pnpm start has exited', () => !groupAlive(stack.pgid), 60000);
+      for (const port of stack.ports)
+        expect({ port, listening: await listening(port) }).toEqual({ port, listening: false });
+      const said = stack.messages();
+      expect(said.filter((m) => m.level === 'error')).toEqual([]);
+      expect(said.filter((m) => m.message === 'shutting down')).toEqual([
+        expect.objectContaining({ reason: 'parent exited' }),
+      ]);
+      expect(said.at(-1)).toMatchObject({ message: 'stopped', exit_code: 0 });
+    } finally {
+      stopGroup(stack.pgid);
+    }
+  }, 180000);
 });
