@@ -24,6 +24,9 @@ import { identityService } from '../services/identity/src/main';
 import { transactionsService } from '../services/transactions/src/main';
 import { pricesService } from '../services/prices/src/main';
 
+// pnpm's shell, whose going away (pnpm killed on its own) stops the services: seen before start-up
+const launcher = process.ppid;
+
 async function main(): Promise<void> {
   // a terminal or pipe that went away (the launcher killed) must not turn the orderly stop into a crash
   for (const stream of [process.stdout, process.stderr])
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
   process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
   // one Ctrl-C reaches this process once from the terminal and possibly again from a launcher: the
   // duplicate is no force quit; and if pnpm is killed on its own, the services stop with it.
-  handleProcessSignals(logger, stopAll, { exitWithParent: true });
+  handleProcessSignals(logger, stopAll, { exitWithParent: launcher });
 }
 
 /** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */

@@ -135,10 +135,11 @@ const PARENT_CHECK_MS = 500;
 
 export interface ProcessSignalOptions {
   /**
-   * Also stop, the same orderly way, when the process that started this one goes away (`pnpm start`
-   * killed on its own): its parent id changes when it is re-parented. Never with a parent of pid 1.
+   * The parent's pid as the program saw it when it began (process.ppid then): stop, the same orderly
+   * way, once the parent is gone (`pnpm start` killed on its own), which shows as a new parent id, the
+   * orphan re-parented to init or a subreaper. Not with a parent of pid 1 (a container's init, systemd).
    */
-  exitWithParent?: boolean;
+  exitWithParent?: number;
 }
 
 /**
@@ -160,6 +161,7 @@ export function handleProcessSignals(
         logger.warn('second signal: quitting without waiting for the shutdown', { signal: details.signal });
         process.exit(1);
       }
+      if (details.signal) logger.info('already shutting down: the same request again', { signal: details.signal });
       return;
     }
     firstAt = now();
@@ -178,8 +180,8 @@ export function handleProcessSignals(
   };
   process.on('SIGTERM', (signal) => shutDown({ signal }));
   process.on('SIGINT', (signal) => shutDown({ signal }));
-  const parent = process.ppid;
-  if (options.exitWithParent && parent > 1) {
+  const parent = options.exitWithParent;
+  if (parent !== undefined && parent > 1) {
     parentWatch = setInterval(() => {
       // process.ppid is read anew each time: an orphan is re-parented to init or a subreaper
       if (process.ppid !== parent) shutDown({ reason: 'parent exited' });
