@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await demo?.stop();
     await Promise.all(started.map((s) => s.stop()));
   };
-  try {
+  const startUp = async () => {
     started.push(
       ...(await Promise.all([
         startService(services[0], configs[0], { sharedDatabase }),
@@ -77,6 +77,21 @@ async function main(): Promise<void> {
         logger,
       });
     }
+  };
+  const startingUp = startUp();
+  // From here on, one Ctrl-C reaches this process once from the terminal and possibly again from a
+  // launcher: the duplicate is no force quit; and if pnpm is killed on its own, the services stop with
+  // it. A signal during start-up lets the start finish (the embedded database mid-creation), then stops.
+  handleProcessSignals(
+    logger,
+    async () => {
+      await startingUp.catch(() => undefined);
+      await stopAll();
+    },
+    { exitWithParent: launcher },
+  );
+  try {
+    await startingUp;
   } catch (err) {
     process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
     await stopAll().catch(() => undefined);
@@ -105,9 +120,6 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
-  // one Ctrl-C reaches this process once from the terminal and possibly again from a launcher: the
-  // duplicate is no force quit; and if pnpm is killed on its own, the services stop with it.
-  handleProcessSignals(logger, stopAll, { exitWithParent: launcher });
 }
 
 /** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */

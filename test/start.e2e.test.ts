@@ -150,7 +150,7 @@ const listening = (port: string | undefined) =>
  * `pnpm start` as a person or systemd runs it: pnpm, its shell and the program in a process group of
  * their own (the terminal's foreground job, a unit's control group), the output in a file.
  */
-async function pnpmStart(env: NodeJS.ProcessEnv) {
+function spawnPnpmStart(env: NodeJS.ProcessEnv) {
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attest-start-log-')), 'output.log');
   const fd = fs.openSync(logFile, 'a');
   const pnpm = spawn('pnpm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', fd, fd] });
@@ -166,6 +166,18 @@ async function pnpmStart(env: NodeJS.ProcessEnv) {
     env.PRICES_ADMIN_PORT,
     env.DEMO_PORT,
   ];
+  /** What each line of the program's log says (its JSON lines; the banner and pnpm's lines are text). */
+  const messages = () =>
+    log()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; message: string; signal?: string });
+  return { pnpm, pgid, log, messages, ports };
+}
+
+async function pnpmStart(env: NodeJS.ProcessEnv) {
+  const stack = spawnPnpmStart(env);
+  const { pgid, log } = stack;
   try {
     await until('Attest is running', () => log().includes('Attest is running'), 90000);
     for (const port of [env.IDENTITY_PORT, env.TRANSACTIONS_PORT, env.PRICES_PORT])
@@ -174,13 +186,7 @@ async function pnpmStart(env: NodeJS.ProcessEnv) {
     stopGroup(pgid);
     throw err;
   }
-  /** What each line of the program's log says (its JSON lines; the banner and pnpm's lines are text). */
-  const messages = () =>
-    log()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { level: string; message: string; signal?: string });
-  return { pnpm, pgid, log, messages, ports };
+  return stack;
 }
 
 /** A test that fails must not leave a stack behind: SIGTERM to the whole group, the orderly way. */
@@ -203,6 +209,28 @@ describe('pnpm start and signals', () => {
       expect(said.at(-1)).toMatchObject({ level: 'info', message: 'stopped', exit_code: 0 });
       for (const port of stack.ports)
         expect({ port, listening: await listening(port) }).toEqual({ port, listening: false });
+    } finally {
+      stopGroup(stack.pgid);
+    }
+  }, 180000);
+
+  it('a Ctrl-C while the first start creates the embedded database: the start completes, then stops in order', async () => {
+    const env = await stackEnv({ LOG_LEVEL: 'info', DEMO_ENABLED: 'false' });
+    const stack = spawnPnpmStart(env);
+    try {
+      // the database is being created (in a child process of its own, in the same process group)
+      const staging = path.join(env.DATA_DIR!, 'pg.initializing');
+      await until('the embedded database is being created', () => fs.existsSync(staging), 90000);
+      process.kill(-stack.pgid, 'SIGINT');
+      await until('every process of pnpm start has exited', () => !groupAlive(stack.pgid), 90000);
+      expect(stack.log()).not.toContain('Failed to start');
+      const said = stack.messages().filter((m) => m.level !== 'info' || !('request_id' in m));
+      expect(said.filter((m) => m.level === 'error' || m.level === 'warn')).toEqual([]);
+      expect(said.filter((m) => m.message === 'shutting down')).toHaveLength(1);
+      expect(said.at(-1)).toMatchObject({ level: 'info', message: 'stopped', exit_code: 0 });
+      // a whole database, moved into place: the next start opens it
+      expect(fs.existsSync(path.join(env.DATA_DIR!, 'pg', 'PG_VERSION'))).toBe(true);
+      expect(fs.existsSync(staging)).toBe(false);
     } finally {
       stopGroup(stack.pgid);
     }
