@@ -1,6 +1,7 @@
 // A server-side app that signs users in with Attest: openid-client, authorization code + PKCE.
 //   APP_ID=app_… CLIENT_SECRET=sk_… node examples/express-signin/server.mjs
-// Register http://localhost:3000/callback as the app's redirect URI (pnpm manage app create … --redirect-uri).
+// Register http://localhost:3000/callback as the app's redirect URI and http://localhost:3000/ as where
+// sign-out returns to: pnpm manage app create … --redirect-uri …/callback --post-logout-redirect-uri …/
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import * as oidc from 'openid-client';
@@ -12,7 +13,7 @@ const { APP_ID, CLIENT_SECRET } = process.env;
 if (!APP_ID || !CLIENT_SECRET) {
   console.error(
     'Set APP_ID and CLIENT_SECRET (from: pnpm --silent manage app create --name … --redirect-uri ' +
-      `${APP_URL}/callback)`,
+      `${APP_URL}/callback --post-logout-redirect-uri ${APP_URL}/)`,
   );
   process.exit(1);
 }
@@ -21,6 +22,8 @@ if (!APP_ID || !CLIENT_SECRET) {
 const options = new URL(ISSUER).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
 const config = await oidc.discovery(new URL(ISSUER), APP_ID, undefined, oidc.ClientSecretBasic(CLIENT_SECRET), options);
 const redirectUri = `${APP_URL}/callback`;
+// where Attest sends the browser back after sign-out: registered for the app exactly like redirectUri
+const postLogoutRedirectUri = `${APP_URL}/`;
 
 // Sessions in memory, keyed by a random cookie: enough for an example (use a session store in production).
 const sessions = new Map();
@@ -88,7 +91,7 @@ app.post('/logout', (req, res) => {
   if (endSession && session?.idToken) {
     const url = oidc.buildEndSessionUrl(config, {
       id_token_hint: session.idToken,
-      post_logout_redirect_uri: `${APP_URL}/`,
+      post_logout_redirect_uri: postLogoutRedirectUri,
     });
     return res.redirect(url.href);
   }
