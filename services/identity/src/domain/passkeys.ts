@@ -4,7 +4,8 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { Cache } from '@attest/common';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual, type Cache } from '@attest/common';
 import type { Passkey, PasskeyStore } from '../store/passkey-store';
 import { newOpaqueId } from './ids';
 
@@ -75,12 +76,46 @@ export function parseCredential<T extends RegistrationResponseJSON | Authenticat
   return ok ? (value as T) : null;
 }
 
-/** Challenges live in the cache for a few minutes and are taken once: a second use finds nothing. */
+/**
+ * Registration challenges (sign-up, adding a passkey) live in the cache for a few minutes and are taken
+ * once: a second use finds nothing. Sign-in challenges are offered on every render of the sign-in page,
+ * to anyone, so they are not parked: the ceremony id carries a nonce, its expiry and a MAC of both with
+ * the binding, the challenge is derived from them with the service secret, and the cache remembers only
+ * that a ceremony was used (set when it is posted, which the passkey failure limit counts), so a page
+ * reloaded any number of times holds no memory.
+ */
 export class PasskeyCeremonies {
   constructor(
     private readonly cache: Cache,
     private readonly ttlSeconds: number,
+    /** The service secret (IDENTITY_SECRET): sign-in ceremony ids and challenges are derived with it. */
+    private readonly secret: string,
   ) {}
+
+  private mac(purpose: string, data: string): Buffer {
+    return createHmac('sha256', this.secret).update(`webauthn-${purpose}:${data}`).digest();
+  }
+
+  /** A sign-in ceremony, nothing stored: its id (64 hex: nonce, expiry, MAC) and its challenge. */
+  startSignIn(binding: string): { id: string; challenge: Uint8Array<ArrayBuffer> } {
+    const nonce = newOpaqueId().slice(0, 24);
+    const expires = (Math.floor(Date.now() / 1000) + this.ttlSeconds).toString(16).padStart(8, '0');
+    const id = nonce + expires + this.mac('signin', `${binding}:${nonce}${expires}`).toString('hex').slice(0, 32);
+    return { id, challenge: new Uint8Array(this.mac('challenge', nonce + expires)) };
+  }
+
+  /** The sign-in ceremony `id`, once, if its MAC holds for this binding and it has not expired. */
+  private async takeSignIn(id: string, binding: string): Promise<Ceremony | null> {
+    const nonce = id.slice(0, 24);
+    const expires = id.slice(24, 32);
+    const expected = this.mac('signin', `${binding}:${nonce}${expires}`).toString('hex').slice(0, 32);
+    if (!constantTimeEqual(expected, id.slice(32))) return null;
+    const left = parseInt(expires, 16) * 1000 - Date.now();
+    if (left <= 0) return null;
+    if (!(await this.cache.setIfAbsent(`webauthn-used:${nonce}`, '1', left))) return null;
+    const challenge = this.mac('challenge', nonce + expires).toString('base64url');
+    return { kind: 'signin', challenge, binding };
+  }
 
   async start(ceremony: Ceremony): Promise<string> {
     const id = newOpaqueId();
@@ -91,6 +126,7 @@ export class PasskeyCeremonies {
   /** The ceremony, once, if it is of this kind and bound to this binding. */
   async take(id: unknown, kind: Ceremony['kind'], binding: string): Promise<Ceremony | null> {
     if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return null;
+    if (kind === 'signin') return this.takeSignIn(id, binding);
     const raw = await this.cache.take(`webauthn:${id}`);
     const ceremony = raw ? (JSON.parse(raw) as Ceremony) : null;
     return ceremony && ceremony.kind === kind && ceremony.binding === binding ? ceremony : null;
@@ -155,13 +191,15 @@ export class Passkeys {
     binding: string,
   ): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
     const { generateAuthenticationOptions } = await webauthn();
+    // nothing is stored until the ceremony is posted (see PasskeyCeremonies)
+    const { id, challenge } = this.ceremonies.startSignIn(binding);
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       timeout: this.rp.ttlSeconds * 1000,
       userVerification: this.rp.userVerification,
+      challenge,
     });
-    const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
-    return { ceremony, options };
+    return { ceremony: id, options };
   }
 
   /**
