@@ -145,6 +145,10 @@ export class Grants {
 
     const user = await this.users.findById(record.userId);
     if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
+    // the session it was issued in has ended since (sign-out, a password change or reset, an operator):
+    // its tokens would be inactive, and its id_token would sign someone in whose session was ended
+    if (record.sid !== undefined && (await this.revocations.isRevoked('', record.sid)))
+      throw invalidGrant('Invalid authorization code.');
     const { token, claims } = await this.tokens.accessToken({
       sub: record.sub,
       clientId: record.clientId,
