@@ -27,6 +27,14 @@ const logoutOptions = {
   },
 } as const;
 
+const levelOption = {
+  'min-verification-level': {
+    type: 'string',
+    value: 'orb|device|none',
+    description: 'sign-in refuses people below this level (unmet_authentication_requirements); none: no minimum',
+  },
+} as const;
+
 /**
  * Disables or enables an app in both services that know it: identity (its sign-in and tokens), then
  * transactions (its API keys and webhooks). Both calls are idempotent, so a failed second one is retried
@@ -64,6 +72,7 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
       },
+      ...levelOption,
       ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
@@ -75,6 +84,7 @@ export const appCommands: Record<string, Command> = {
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
+        min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
       try {
@@ -111,7 +121,8 @@ export const appCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
   },
   'app update': {
-    summary: 'change the name, redirect URIs, web origins or logout settings (a list given replaces the old one)',
+    summary:
+      'change the name, redirect URIs, web origins, minimum verification level or logout settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -126,6 +137,7 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'the new web origins (CORS on /token); repeat for more',
       },
+      ...levelOption,
       ...logoutOptions,
     },
     positionals: appId,
@@ -136,10 +148,11 @@ export const appCommands: Record<string, Command> = {
         web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+        min_verification_level: str(values, 'min-verification-level'),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri or --backchannel-logout-uri.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },
