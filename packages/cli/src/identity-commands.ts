@@ -9,6 +9,7 @@ interface AppCreated {
   redirect_uris: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'none';
   web_origins: string[];
+  min_verification_level: 'orb' | 'device' | null;
 }
 const userId = ['USER_ID'];
 
@@ -99,9 +100,17 @@ export const appCommands: Record<string, Command> = {
         );
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
+      const level = app.min_verification_level ? { min_verification_level: app.min_verification_level } : {};
       return client_secret
-        ? { app_id, client_secret, api_key: key.api_key, redirect_uris, ...(web_origins.length ? { web_origins } : {}) }
-        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins };
+        ? {
+            app_id,
+            client_secret,
+            api_key: key.api_key,
+            redirect_uris,
+            ...(web_origins.length ? { web_origins } : {}),
+            ...level,
+          }
+        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins, ...level };
     },
   },
   'app list': {
