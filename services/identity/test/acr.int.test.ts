@@ -154,20 +154,31 @@ describe('the verification level as acr (issue 24)', () => {
     ['an array', '[]', 'claims must be a JSON object.'],
     ['id_token not an object', '{"id_token":1}', 'claims.id_token must be a JSON object.'],
     ['a member not an object', '{"userinfo":{"acr":true}}', 'claims.userinfo.acr must be null or an object.'],
-    ['essential not boolean', '{"id_token":{"acr":{"essential":"yes"}}}', 'claims.id_token.acr.essential must be true or false.'],
+    [
+      'essential not boolean',
+      '{"id_token":{"acr":{"essential":"yes"}}}',
+      'claims.id_token.acr.essential must be true or false.',
+    ],
     ['values not an array', '{"id_token":{"acr":{"values":"x"}}}', 'claims.id_token.acr.values must be an array.'],
     ['too long', JSON.stringify({ id_token: { x: 'a'.repeat(4100) } }), 'claims must be at most 4096 characters.'],
   ])('claims %s: invalid_request naming the parameter, at the redirect URI', async (_what, claims, description) => {
     const res = await request(h.publicApp).get('/authorize').query(authorizeQuery({ claims }));
     expect(res.status).toBe(302);
-    expect(callbackParams(res)).toMatchObject({ error: 'invalid_request', error_description: description, state: 'st-1' });
+    expect(callbackParams(res)).toMatchObject({
+      error: 'invalid_request',
+      error_description: description,
+      state: 'st-1',
+    });
   });
 
   it('acr_values over its limit is invalid_request', async () => {
     const res = await request(h.publicApp)
       .get('/authorize')
       .query(authorizeQuery({ acr_values: 'x'.repeat(513) }));
-    expect(callbackParams(res)).toMatchObject({ error: 'invalid_request', error_description: 'acr_values must be at most 512 characters.' });
+    expect(callbackParams(res)).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'acr_values must be at most 512 characters.',
+    });
   });
 
   it('the claims request survives the interaction with form_post (the page posts the error)', async () => {
