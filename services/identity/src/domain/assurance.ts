@@ -60,8 +60,7 @@ function memberProblem(place: string, name: string, member: unknown): string | n
     return `claims.${place}.${name}.values must be an array.`;
   if (name === 'acr') {
     const asked = member.values ?? (member.value === undefined ? [] : [member.value]);
-    if ((asked as unknown[]).some((v) => typeof v !== 'string'))
-      return `claims.${place}.acr values must be strings.`;
+    if ((asked as unknown[]).some((v) => typeof v !== 'string')) return `claims.${place}.acr values must be strings.`;
   }
   return null;
 }

@@ -178,17 +178,9 @@ export class Grants {
         jtis: [...record.jtis, claims.jti],
         expiresAt: new Date(claims.exp * 1000),
       }),
-      this.idToken(
-        user,
-        record.sub,
-        record.clientId,
-        record.scopes,
-        signIn,
-        record.nonce,
-        {
-          at_hash: halfHash(token),
-        },
-      ),
+      this.idToken(user, record.sub, record.clientId, record.scopes, signIn, record.nonce, {
+        at_hash: halfHash(token),
+      }),
     ]);
     return {
       access_token: token,
