@@ -149,6 +149,24 @@ describe('the verification level as acr (issue 24)', () => {
     expect(typeof userinfo.body.auth_time).toBe('number');
   });
 
+  it('an id_token sub value in claims: only that person is answered for', async () => {
+    const agent = request.agent(h.publicApp);
+    const first = await browserFlow(agent, authorizeQuery(), orbUser);
+    const sub = (jwt.decode((await exchange(callbackParams(first).code)).id_token) as { sub: string }).sub;
+    const named = (value: string) => JSON.stringify({ id_token: { sub: { value } } });
+    const same = await agent.get('/authorize').query(authorizeQuery({ claims: named(sub), prompt: 'none' }));
+    expect(callbackParams(same).code).toMatch(/^[0-9a-f]{64}$/);
+    const other = `0x${'0'.repeat(64)}`;
+    const silent = await agent.get('/authorize').query(authorizeQuery({ claims: named(other), prompt: 'none' }));
+    expect(callbackParams(silent)).toMatchObject({ error: 'login_required', state: 'st-1' });
+    const asked = await agent.get('/authorize').query(authorizeQuery({ claims: named(other) }));
+    expect(asked.headers.location).toMatch(/^\/signin\?interaction=/);
+    // signing in again as the same person does not make them the one named
+    const refused = await browserFlow(agent, authorizeQuery({ claims: named(other) }), orbUser);
+    expect(callbackParams(refused)).toMatchObject({ error: 'login_required' });
+    expect(callbackParams(refused).code).toBeUndefined();
+  });
+
   it.each([
     ['not JSON', '{', 'claims must be a JSON object.'],
     ['an array', '[]', 'claims must be a JSON object.'],

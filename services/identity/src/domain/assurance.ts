@@ -97,6 +97,15 @@ export function scopesOfClaims(claims: ClaimsRequest | undefined): Scope[] {
   return names.flatMap((n) => (CLAIM_SCOPES[n] ? [CLAIM_SCOPES[n]] : []));
 }
 
+/**
+ * The id_token `sub` the claims request names with a value (OIDC Core §5.5.1): only that person may be
+ * answered for; a session of someone else counts as no session.
+ */
+export function requestedSubject(claims: ClaimsRequest | undefined): string | undefined {
+  const value = claims?.id_token?.sub?.value;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The sign-in claims (acr, amr, auth_time) the claims request asks /userinfo for. */
 export const userinfoSignInClaims = (claims: ClaimsRequest | undefined): SignInClaim[] =>
   SIGN_IN_CLAIMS.filter((c) => claims?.userinfo?.[c] !== undefined);

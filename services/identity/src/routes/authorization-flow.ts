@@ -5,9 +5,10 @@ import {
   type ErrorTarget,
   type ResponseMode,
 } from '../domain/authorization-request';
-import { unmetDemand } from '../domain/assurance';
+import { requestedSubject, unmetDemand } from '../domain/assurance';
+import { pairwiseSubject } from '../domain/ids';
 import { nextStep, type AuthorizationStep } from '../domain/authorization-step';
-import { redirectErrors, type RedirectError } from '../domain/oauth-error';
+import { redirectErrors, RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
 import { errorPage, formPostPage, unmetRequirementsPage } from '../views/pages';
 import type { IdentityContext } from './context';
@@ -123,6 +124,16 @@ async function refusedForLevel(
   return true;
 }
 
+/** Whether the claims parameter names (id_token sub value) a person other than the session's. */
+function otherSubject(ctx: IdentityContext, request: AuthorizationRequest, session: Session | null): boolean {
+  const sub = requestedSubject(request.claims);
+  return (
+    sub !== undefined &&
+    session !== null &&
+    sub !== pairwiseSubject(ctx.config.secret, request.clientId, session.userId)
+  );
+}
+
 const stepErrors = { login_required: redirectErrors.loginRequired, consent_required: redirectErrors.consentRequired };
 
 /**
@@ -138,6 +149,8 @@ export async function begin(
   /** The client address, read only when an interaction is parked (the silent sign-in never needs it). */
   addressOf: () => string,
 ): Promise<void> {
+  // a session of another person than the one the request names is no session for it
+  if (otherSubject(ctx, request, session)) session = null;
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
   if (await refusedForLevel(ctx, res, request, step, session, 302)) return;
@@ -164,6 +177,21 @@ export async function proceed(
   status: 302 | 303,
 ): Promise<void> {
   const request = interaction.request;
+  if (otherSubject(ctx, request, session)) {
+    if (interaction.signedIn)
+      return finishWithError(
+        ctx,
+        res,
+        interactionId,
+        request,
+        new RedirectError(
+          'login_required',
+          'The person who signed in is not the one the claims parameter names (id_token sub value).',
+        ),
+        status,
+      );
+    session = null;
+  }
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, interaction, session, granted);
   if (await refusedForLevel(ctx, res, request, step, session, status, interactionId)) return;
