@@ -130,6 +130,39 @@ describe('examples/ against pnpm start', () => {
     expect(await again.text()).toContain('name="password"');
   }, 120000);
 
+  it('express-signin: /login/orb lets an orb-verified person in (acr orb), refuses a device-level one', async () => {
+    await run('user', 'create', '--username', 'dora', '--password', PASSWORD, '--verification-level', 'device');
+    const port = await freePort();
+    const appUrl = `http://localhost:${port}`;
+    const app = await run('app', 'create', '--name', 'Orb example', '--redirect-uri', `${appUrl}/callback`);
+    const example = start('express-signin/server.mjs', {
+      APP_ID: app.app_id,
+      CLIENT_SECRET: app.client_secret,
+      ISSUER: stack.urls.identity,
+      PORT: String(port),
+    });
+    await listening(example, 'listening');
+    const signIn = async (username: string) => {
+      const rp = new Browser(appUrl);
+      const login = await rp.request('/login/orb');
+      expect(login.status).toBe(302);
+      expect(new URL(login.headers.get('location')!).searchParams.get('claims')).toContain('urn:attest:loa:orb');
+      const result = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, {
+        username,
+        password: PASSWORD,
+      });
+      return { rp, ...result };
+    };
+    const alice = await signIn('alice');
+    await alice.rp.request(alice.location!);
+    expect(await (await alice.rp.request('/')).text()).toContain('acr: urn:attest:loa:orb');
+    const dora = await signIn('dora');
+    expect(dora.refusal!.html).toContain('Orb example requires a higher verification level');
+    const back = await dora.rp.request(dora.refusal!.backToApp);
+    expect(back.status).toBe(403);
+    expect(await back.text()).toContain('This app is for orb-verified people only.');
+  }, 120000);
+
   it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {
     const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
     const wallet = `0x${crypto.randomBytes(20).toString('hex')}`;

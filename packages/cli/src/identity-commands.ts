@@ -9,6 +9,7 @@ interface AppCreated {
   redirect_uris: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'none';
   web_origins: string[];
+  min_verification_level: 'orb' | 'device' | null;
 }
 const userId = ['USER_ID'];
 
@@ -24,6 +25,14 @@ const logoutOptions = {
     type: 'string',
     value: 'URI',
     description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
+  },
+} as const;
+
+const levelOption = {
+  'min-verification-level': {
+    type: 'string',
+    value: 'orb|device|none',
+    description: 'sign-in refuses people below this level (unmet_authentication_requirements); none: no minimum',
   },
 } as const;
 
@@ -64,6 +73,7 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
       },
+      ...levelOption,
       ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
@@ -75,6 +85,7 @@ export const appCommands: Record<string, Command> = {
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
+        min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
       try {
@@ -89,9 +100,17 @@ export const appCommands: Record<string, Command> = {
         );
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
+      const level = app.min_verification_level ? { min_verification_level: app.min_verification_level } : {};
       return client_secret
-        ? { app_id, client_secret, api_key: key.api_key, redirect_uris, ...(web_origins.length ? { web_origins } : {}) }
-        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins };
+        ? {
+            app_id,
+            client_secret,
+            api_key: key.api_key,
+            redirect_uris,
+            ...(web_origins.length ? { web_origins } : {}),
+            ...level,
+          }
+        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins, ...level };
     },
   },
   'app list': {
@@ -111,7 +130,8 @@ export const appCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
   },
   'app update': {
-    summary: 'change the name, redirect URIs, web origins or logout settings (a list given replaces the old one)',
+    summary:
+      'change the name, redirect URIs, web origins, minimum verification level or logout settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -126,6 +146,7 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'the new web origins (CORS on /token); repeat for more',
       },
+      ...levelOption,
       ...logoutOptions,
     },
     positionals: appId,
@@ -136,10 +157,11 @@ export const appCommands: Record<string, Command> = {
         web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+        min_verification_level: str(values, 'min-verification-level'),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri or --backchannel-logout-uri.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -62,11 +62,18 @@ const logoutSettings = {
   backchannel_logout_uri: appUri('backchannel_logout_uri').allow(null),
 };
 
+/** The lowest verification level /authorize lets through for the app; none (or null): no minimum. */
+const minVerificationLevel = Joi.string()
+  .valid('orb', 'device', 'none')
+  .allow(null)
+  .description('orb or device: /authorize refuses people below it (unmet_authentication_requirements); none clears it');
+
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
   web_origins: webOrigins.default([]),
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
 });
 
@@ -75,6 +82,7 @@ export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
   web_origins: webOrigins,
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
 }).min(1);
 

@@ -19,6 +19,12 @@ export interface AccessTokenClaims {
   exp: number;
   /** The session it was issued in, as the app's id_token names it: ending the session revokes it. */
   sid?: string;
+  /** The sign-in behind it (RFC 9068 §2.2.1), for /introspect and an app's RFC 9470 step-up. */
+  acr?: string;
+  amr?: string[];
+  auth_time?: number;
+  /** The sign-in claims the claims parameter asked /userinfo for (acr, amr, auth_time). */
+  userinfo_claims?: string[];
 }
 
 export type IdTokenClaims = Record<string, unknown> & {
@@ -60,6 +66,8 @@ export class TokenService {
     clientId: string;
     scopes: string[];
     sid?: string;
+    signIn?: { acr: string; amr?: string[]; authTime: number };
+    userinfoClaims?: string[];
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -72,6 +80,14 @@ export class TokenService {
       iat,
       exp: iat + this.accessTtl,
       ...(input.sid ? { sid: input.sid } : {}),
+      ...(input.signIn
+        ? {
+            acr: input.signIn.acr,
+            ...(input.signIn.amr ? { amr: input.signIn.amr } : {}),
+            auth_time: input.signIn.authTime,
+          }
+        : {}),
+      ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
     };
     const key = await this.keys.signingKey();
     const token = jwt.sign(claims, key.privateKey, {

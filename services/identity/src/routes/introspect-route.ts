@@ -53,6 +53,10 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
       scope: claims.scope,
       iat: claims.iat,
       token_type: 'Bearer',
+      // the sign-in behind the token, for an API's RFC 9470 step-up
+      ...(claims.acr === undefined ? {} : { acr: claims.acr }),
+      ...(claims.amr === undefined ? {} : { amr: claims.amr }),
+      ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
     });
   };
   endpoint(

@@ -1,4 +1,5 @@
 import type { Queryable } from '@attest/common';
+import type { VerificationLevel } from './user-store';
 
 export interface App {
   id: string;
@@ -14,6 +15,8 @@ export interface App {
   backchannelLogoutUri: string | null;
   /** Origins whose pages may call /token (CORS). */
   webOrigins: string[];
+  /** The lowest verification level /authorize lets through for this app; null: none. */
+  minVerificationLevel: VerificationLevel | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -25,7 +28,10 @@ export interface AppLogoutSettings {
 
 /** The fields an administrator may change; absent ones stay as they are (a null logout URI clears it). */
 export type AppUpdate = Partial<
-  Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins'>
+  Pick<
+    App,
+    'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins' | 'minVerificationLevel'
+  >
 >;
 
 /** Each changeable field's column: a new field is one line here and one in the admin schema. */
@@ -35,6 +41,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   postLogoutRedirectUris: 'post_logout_redirect_uris',
   backchannelLogoutUri: 'backchannel_logout_uri',
   webOrigins: 'web_origins',
+  minVerificationLevel: 'min_verification_level',
 };
 
 interface AppRow {
@@ -46,6 +53,7 @@ interface AppRow {
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
   web_origins: string[];
+  min_verification_level: VerificationLevel | null;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -59,6 +67,7 @@ const toApp = (r: AppRow): App => ({
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
+  minVerificationLevel: r.min_verification_level ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -70,14 +79,15 @@ export interface NewApp {
   secretHash: string | null;
   redirectUris: string[];
   webOrigins?: string[];
+  minVerificationLevel?: VerificationLevel | null;
 }
 
 export function appStore(db: Queryable) {
   return {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, min_verification_level)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
         [
           app.id,
           app.name,
@@ -87,6 +97,7 @@ export function appStore(db: Queryable) {
           app.webOrigins ?? [],
           app.postLogoutRedirectUris ?? [],
           app.backchannelLogoutUri ?? null,
+          app.minVerificationLevel ?? null,
         ],
       );
       return toApp(row);
