@@ -62,11 +62,17 @@ const logoutSettings = {
   backchannel_logout_uri: appUri('backchannel_logout_uri').allow(null),
 };
 
+/** RFC 9449 §5.2 client metadata: DPoP required at /token (every access token sender-constrained). */
+const dpopBoundAccessTokens = Joi.boolean()
+  .strict()
+  .description('DPoP required: /token refuses a request without a DPoP proof (RFC 9449 §5.2)');
+
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
   web_origins: webOrigins.default([]),
+  dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
   ...logoutSettings,
 });
 
@@ -75,6 +81,7 @@ export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
   web_origins: webOrigins,
+  dpop_bound_access_tokens: dpopBoundAccessTokens,
   ...logoutSettings,
 }).min(1);
 

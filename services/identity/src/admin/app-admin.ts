@@ -28,6 +28,7 @@ export const appJson = (app: App) => ({
   web_origins: app.webOrigins,
   post_logout_redirect_uris: app.postLogoutRedirectUris,
   backchannel_logout_uri: app.backchannelLogoutUri,
+  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
   disabled_at: app.disabledAt?.toISOString() ?? null,
@@ -85,6 +86,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       webOrigins: body.web_origins,
       postLogoutRedirectUris: body.post_logout_redirect_uris,
       backchannelLogoutUri: body.backchannel_logout_uri,
+      dpopBoundAccessTokens: body.dpop_bound_access_tokens,
     });
     ctx.logger.info('app created', { app_id: app.id, public: app.public });
     await audit(req, res, 'app.created', app.id, {
@@ -92,6 +94,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       redirect_uris: app.redirectUris,
       post_logout_redirect_uris: app.postLogoutRedirectUris,
       backchannel_logout_uri: app.backchannelLogoutUri,
+      dpop_bound_access_tokens: app.dpopBoundAccessTokens,
     });
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
@@ -147,6 +150,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         ? {}
         : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
+      ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
     };
     const app = await ctx.apps.update(req.params.id, changes);
     if (!app) throw noApp();

@@ -19,6 +19,8 @@ export interface AccessTokenClaims {
   exp: number;
   /** The session it was issued in, as the app's id_token names it: ending the session revokes it. */
   sid?: string;
+  /** DPoP-bound (RFC 9449 §6.1): the RFC 7638 thumbprint of the key every use must prove. */
+  cnf?: { jkt: string };
 }
 
 export type IdTokenClaims = Record<string, unknown> & {
@@ -60,6 +62,8 @@ export class TokenService {
     clientId: string;
     scopes: string[];
     sid?: string;
+    /** Binds the token to this DPoP key thumbprint. */
+    jkt?: string;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -72,6 +76,7 @@ export class TokenService {
       iat,
       exp: iat + this.accessTtl,
       ...(input.sid ? { sid: input.sid } : {}),
+      ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
     };
     const key = await this.keys.signingKey();
     const token = jwt.sign(claims, key.privateKey, {

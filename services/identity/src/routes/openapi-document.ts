@@ -43,6 +43,14 @@ export function identityApi(baseUrl: string): ApiInfo {
       securitySchemes: {
         clientBasic: { type: 'http', scheme: 'basic' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' },
+        dpop: {
+          type: 'http',
+          scheme: 'dpop',
+          bearerFormat: 'JWT (at+jwt) bound by cnf.jkt',
+          description:
+            'RFC 9449: Authorization: DPoP <access token>, and a DPoP header with a proof (htm, htu, iat, jti, ath) ' +
+            'signed by the key the token is bound to',
+        },
       },
       schemas: {
         TokenResponse: {
@@ -50,7 +58,10 @@ export function identityApi(baseUrl: string): ApiInfo {
           required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
           properties: {
             access_token: { type: 'string' },
-            token_type: { const: 'Bearer' },
+            token_type: {
+              enum: ['Bearer', 'DPoP'],
+              description: 'DPoP when the request carried a DPoP proof: the access token is bound to its key',
+            },
             expires_in: { type: 'integer' },
             scope: { type: 'string' },
             id_token: { type: 'string' },
@@ -163,7 +174,14 @@ const INTROSPECTION = {
         sub: { type: 'string' },
         scope: { type: 'string' },
         iat: { type: 'integer' },
-        token_type: { const: 'Bearer' },
+        token_type: { enum: ['Bearer', 'DPoP'] },
+        cnf: {
+          type: 'object',
+          description: 'A DPoP-bound token (RFC 9449 §6.2): the RFC 7638 thumbprint of its key',
+          required: ['jkt'],
+          additionalProperties: false,
+          properties: { jkt: { type: 'string' } },
+        },
       },
     },
     {
@@ -349,8 +367,9 @@ export const identityDocs = {
             'all with OAuth error / error_description',
         ),
         400: countedErrorResponse(
-          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
-            'invalid_body (a body that cannot be read); all with OAuth error / error_description',
+          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice, ' +
+            'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
+            'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
         ),
         401: countedErrorResponse('unauthenticated'),
         429: tooManyRequestsResponse(
@@ -368,7 +387,8 @@ export const identityDocs = {
       body: { contentType: FORM, schema: INTROSPECT_FORM },
       responses: {
         200: jsonResponse(
-          '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s',
+          '{active: true, client_id, exp, sub, scope, iat, token_type, and cnf for a DPoP-bound token}, or {active: false} ' +
+            'for a revoked token or another app’s',
           INTROSPECTION,
         ),
         ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),
@@ -402,14 +422,17 @@ export const identityDocs = {
         {
           summary: method === 'GET' ? 'Claims of the approved scopes' : 'Claims of the approved scopes (POST)',
           tags: ['oidc'],
-          security: [{ bearer: [] }],
+          security: [{ bearer: [] }, { dpop: [] }],
           responses: {
             200: jsonResponse('sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope', {
               type: 'object',
               required: ['sub'],
               properties: { sub: { type: 'string' } },
             }),
-            401: errorResponse('unauthenticated, invalid_token'),
+            401: errorResponse(
+              'unauthenticated, invalid_token (also a DPoP-bound token sent as Bearer), invalid_dpop_proof, ' +
+                'use_dpop_nonce; a DPoP refusal has WWW-Authenticate: DPoP error=…, algs=… (RFC 9449 §7.1)',
+            ),
           },
         } satisfies OperationDoc,
       ]),

@@ -14,6 +14,8 @@ export interface App {
   backchannelLogoutUri: string | null;
   /** Origins whose pages may call /token (CORS). */
   webOrigins: string[];
+  /** RFC 9449 §5.2: a token request without a DPoP proof is refused; every access token is DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -25,7 +27,10 @@ export interface AppLogoutSettings {
 
 /** The fields an administrator may change; absent ones stay as they are (a null logout URI clears it). */
 export type AppUpdate = Partial<
-  Pick<App, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins'>
+  Pick<
+    App,
+    'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins' | 'dpopBoundAccessTokens'
+  >
 >;
 
 /** Each changeable field's column: a new field is one line here and one in the admin schema. */
@@ -35,6 +40,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   postLogoutRedirectUris: 'post_logout_redirect_uris',
   backchannelLogoutUri: 'backchannel_logout_uri',
   webOrigins: 'web_origins',
+  dpopBoundAccessTokens: 'dpop_bound_access_tokens',
 };
 
 interface AppRow {
@@ -46,6 +52,7 @@ interface AppRow {
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
   web_origins: string[];
+  dpop_bound_access_tokens: boolean;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -59,6 +66,7 @@ const toApp = (r: AppRow): App => ({
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
+  dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -70,14 +78,15 @@ export interface NewApp {
   secretHash: string | null;
   redirectUris: string[];
   webOrigins?: string[];
+  dpopBoundAccessTokens?: boolean;
 }
 
 export function appStore(db: Queryable) {
   return {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, dpop_bound_access_tokens)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
         [
           app.id,
           app.name,
@@ -87,6 +96,7 @@ export function appStore(db: Queryable) {
           app.webOrigins ?? [],
           app.postLogoutRedirectUris ?? [],
           app.backchannelLogoutUri ?? null,
+          app.dpopBoundAccessTokens ?? false,
         ],
       );
       return toApp(row);
