@@ -22,7 +22,7 @@ type Client = { app_id: string; client_secret: string };
 const ISSUER = 'http://localhost:4000';
 const TOKEN_URL = `${ISSUER}/token`;
 const USERINFO_URL = `${ISSUER}/userinfo`;
-const ALGS = 'algs="ES256 PS256 RS256 EdDSA"';
+const ALGS = 'algs="ES256 PS256 RS256 EdDSA Ed25519"';
 const redisUrl = process.env.TEST_REDIS_URL;
 
 /** DPoP (RFC 9449) at /token, /userinfo and /introspect; proofs made with jose (a real JOSE library). */
@@ -108,7 +108,7 @@ describe('DPoP (RFC 9449)', () => {
 
   it('discovery names the proof algorithms', async () => {
     const res = await request(h.publicApp).get('/.well-known/openid-configuration').expect(200);
-    expect(res.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'PS256', 'RS256', 'EdDSA']);
+    expect(res.body.dpop_signing_alg_values_supported).toEqual(['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519']);
   });
 
   describe('/token', () => {
@@ -136,7 +136,7 @@ describe('DPoP (RFC 9449)', () => {
       expect((jwt.decode(res.body.access_token) as Record<string, unknown>).cnf).toBeUndefined();
     });
 
-    it.each(['PS256', 'RS256', 'EdDSA'])('accepts a %s proof', async (alg) => {
+    it.each(['PS256', 'RS256', 'EdDSA', 'Ed25519'])('accepts a %s proof', async (alg) => {
       const k = await keyPair(alg);
       const res = await token(app, await code(app), await proof(k));
       expect(res.status).toBe(200);

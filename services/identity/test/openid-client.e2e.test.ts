@@ -8,6 +8,7 @@ import { Browser } from './browser';
 
 type OpenIdClient = typeof import('openid-client');
 type Jose = typeof import('jose');
+type OAuth = typeof import('oauth4webapi');
 
 const REDIRECT_URI = 'http://localhost:3000/callback';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -195,6 +196,66 @@ describe('a certified OpenID Connect client (openid-client) against the running 
         (e: unknown) => e,
       );
       expect(wrongKey).toBeInstanceOf(oidc.WWWAuthenticateChallengeError);
+    });
+
+    it('oauth4webapi: a DPoP-bound token, userinfo with proofs; a replayed proof and a wrong htu are refused', async () => {
+      const oauth: OAuth = await import('oauth4webapi');
+      const insecure = { [oauth.allowInsecureRequests]: true };
+      const as = await oauth.processDiscoveryResponse(
+        new URL(issuer),
+        await oauth.discoveryRequest(new URL(issuer), insecure),
+      );
+      const client = { client_id: dpopApp.app_id };
+      const auth = oauth.ClientSecretBasic(dpopApp.client_secret);
+      const keyPair = await oauth.generateKeyPair('EdDSA');
+      const DPoP = oauth.DPoP(client, keyPair);
+      const verifier = oauth.generateRandomCodeVerifier();
+      const state = oauth.generateRandomState();
+      const url = new URL(as.authorization_endpoint!);
+      url.search = new URLSearchParams({
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        scope: 'openid',
+        state,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).toString();
+      const { location } = await new Browser(issuer).signIn(url.toString(), user);
+      const params = oauth.validateAuthResponse(as, client, new URL(location!), state);
+      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, verifier, {
+        DPoP,
+        ...insecure,
+      });
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
+      expect(tokens.token_type).toBe('dpop');
+      const sub = oauth.getValidatedIdTokenClaims(tokens)!.sub;
+      const info = await oauth.processUserInfoResponse(
+        as,
+        client,
+        sub,
+        await oauth.userInfoRequest(as, client, tokens.access_token, { DPoP, ...insecure }),
+      );
+      expect(info.sub).toBe(sub);
+
+      // the same proof twice, and a proof for another URL, made with jose from the same key
+      const jwk = await jose.exportJWK(keyPair.publicKey);
+      const ath = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(tokens.access_token)));
+      const proof = (htu: string) =>
+        new jose.SignJWT({ htm: 'GET', htu, jti: crypto.randomUUID(), ath: ath.toString('base64url') })
+          .setProtectedHeader({ alg: 'Ed25519', typ: 'dpop+jwt', jwk })
+          .setIssuedAt()
+          .sign(keyPair.privateKey);
+      const call = (dpop: string) =>
+        fetch(`${issuer}/userinfo`, { headers: { authorization: `DPoP ${tokens.access_token}`, dpop } });
+      const once = await proof(`${issuer}/userinfo`);
+      expect((await call(once)).status).toBe(200);
+      const replayed = await call(once);
+      expect(replayed.status).toBe(401);
+      expect(replayed.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof".*already used/);
+      const wrongHtu = await call(await proof(`${issuer}/token`));
+      expect(wrongHtu.status).toBe(401);
+      expect(wrongHtu.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof".*htu/);
     });
 
     it('refuses the code exchange without a proof (invalid_request), and a proof by a key other than dpop_jkt', async () => {

@@ -14,8 +14,11 @@ import { constantTimeEqual } from '@attest/common';
  * any other's nonce without a round trip.
  */
 
-/** The proof algorithms accepted, as discovery's `dpop_signing_alg_values_supported` names them. */
-export const DPOP_ALGORITHMS = ['ES256', 'PS256', 'RS256', 'EdDSA'] as const;
+/**
+ * The proof algorithms accepted, as discovery's `dpop_signing_alg_values_supported` names them. Ed25519 is
+ * the fully-specified name (RFC 9864) of EdDSA with that curve, which oauth4webapi and openid-client send.
+ */
+export const DPOP_ALGORITHMS = ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'] as const;
 export type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];
 
 /** A proof over this size is refused before it is parsed (a 4096-bit RSA key fits in about 2.5 KiB). */
@@ -115,7 +118,7 @@ function keyFor(alg: DpopAlgorithm, jwk: PublicJwk): KeyObject {
   const fits =
     alg === 'ES256'
       ? jwk.kty === 'EC' && jwk.crv === 'P-256'
-      : alg === 'EdDSA'
+      : alg === 'EdDSA' || alg === 'Ed25519'
         ? jwk.kty === 'OKP' && jwk.crv === 'Ed25519'
         : jwk.kty === 'RSA';
   if (!fits) throw invalid(`DPoP proof jwk does not fit alg ${alg}.`);
@@ -145,6 +148,7 @@ function signatureValid(alg: DpopAlgorithm, key: KeyObject, signingInput: string
     case 'RS256':
       return verify('sha256', data, key, signature);
     case 'EdDSA':
+    case 'Ed25519':
       return verify(null, data, key, signature);
   }
 }
