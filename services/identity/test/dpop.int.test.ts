@@ -16,7 +16,8 @@ import {
 } from './support';
 
 type Jose = typeof import('jose');
-type KeyPair = { privateKey: CryptoKey; publicKey: CryptoKey; jwk: Record<string, unknown>; jkt: string; alg: string };
+type Key = Awaited<ReturnType<Jose['generateKeyPair']>>['privateKey'];
+type KeyPair = { privateKey: Key; publicKey: Key; jwk: Record<string, unknown>; jkt: string; alg: string };
 type Client = { app_id: string; client_secret: string };
 
 const ISSUER = 'http://localhost:4000';

@@ -205,7 +205,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
         new URL(issuer),
         await oauth.discoveryRequest(new URL(issuer), insecure),
       );
-      const client = { client_id: dpopApp.app_id };
+      const client: import('oauth4webapi').Client = { client_id: dpopApp.app_id };
       const auth = oauth.ClientSecretBasic(dpopApp.client_secret);
       const keyPair = await oauth.generateKeyPair('EdDSA');
       const DPoP = oauth.DPoP(client, keyPair);
