@@ -34,6 +34,7 @@ describe('DPoP (RFC 9449)', () => {
   let user: { username: string; password: string };
   let key: KeyPair;
   let otherKey: KeyPair;
+  let rsa: KeyPair;
 
   async function keyPair(alg = 'ES256'): Promise<KeyPair> {
     const { privateKey, publicKey } = await jose.generateKeyPair(alg, { extractable: true });
@@ -104,6 +105,7 @@ describe('DPoP (RFC 9449)', () => {
     user = await createUser(h);
     key = await keyPair();
     otherKey = await keyPair();
+    rsa = await keyPair('RS256');
   });
   afterAll(() => h.close());
 
@@ -170,6 +172,8 @@ describe('DPoP (RFC 9449)', () => {
         /signature is invalid/,
       ],
       ['no jti', async (k) => proof(k, { jti: '' }), /jti is missing/],
+      ['a jwk of an unknown kty', async (k) => proof(k, {}, { jwk: { ...k.jwk, kty: 'constructor' } }), /kty/],
+      ['an RSA key under alg ES256', async (k) => proof(k, {}, { jwk: rsa.jwk }), /does not fit alg ES256/],
       ['two proofs', async (k) => `${await proof(k)}, ${await proof(k)}`, /exactly one proof/],
       ['a non-JWT', async () => 'not-a-proof', /exactly one proof/],
     ];

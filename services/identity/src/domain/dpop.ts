@@ -89,7 +89,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** RFC 7638 thumbprint: SHA-256 of the required members, in lexicographic order, base64url. */
 export function jwkThumbprint(jwk: PublicJwk): string {
   const members: Record<string, string[]> = { EC: ['crv', 'kty', 'x', 'y'], RSA: ['e', 'kty', 'n'], OKP: ['crv', 'kty', 'x'] };
-  const names = members[jwk.kty];
+  const names = Object.hasOwn(members, jwk.kty) ? members[jwk.kty] : undefined;
   if (!names) throw invalid(`DPoP proof jwk has an unsupported kty '${jwk.kty}'.`);
   const canonical = `{${names.map((m) => `${JSON.stringify(m)}:${JSON.stringify(jwk[m])}`).join(',')}}`;
   return createHash('sha256').update(canonical).digest('base64url');
@@ -113,8 +113,19 @@ export function normaliseHtu(value: string): string | null {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
+/**
+ * Public keys imported from proofs' JWKs, by alg and thumbprint (which covers every member the import
+ * reads): a client proves with the same key request after request, and importing one costs as much as
+ * verifying a signature. Bounded, oldest first out.
+ */
+const IMPORTED_KEYS_MAX = 10000;
+const importedKeys = new Map<string, KeyObject>();
+
 /** The key a header's `alg` may be used with, checked against the JWK's type and curve. */
-function keyFor(alg: DpopAlgorithm, jwk: PublicJwk): KeyObject {
+function keyFor(alg: DpopAlgorithm, jwk: PublicJwk, jkt: string): KeyObject {
+  const cacheKey = `${alg}.${jkt}`;
+  const known = importedKeys.get(cacheKey);
+  if (known) return known;
   const fits =
     alg === 'ES256'
       ? jwk.kty === 'EC' && jwk.crv === 'P-256'
@@ -130,6 +141,8 @@ function keyFor(alg: DpopAlgorithm, jwk: PublicJwk): KeyObject {
   }
   if (jwk.kty === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
     throw invalid(`DPoP proof RSA keys must have at least ${MIN_RSA_BITS} bits.`);
+  if (importedKeys.size >= IMPORTED_KEYS_MAX) importedKeys.delete(importedKeys.keys().next().value as string);
+  importedKeys.set(cacheKey, key);
   return key;
 }
 
@@ -168,10 +181,13 @@ export class DpopProofs {
     return this.options.nonceRequired;
   }
 
-  /** A nonce for the `DPoP-Nonce` header: the current slot and its HMAC. */
+  private current: { slot: number; nonce: string } = { slot: -1, nonce: '' };
+
+  /** A nonce for the `DPoP-Nonce` header: the current slot and its HMAC (made once per slot). */
   nonce(): string {
     const slot = Math.floor(this.now() / 1000 / NONCE_SLOT_SECONDS);
-    return `${slot.toString(36)}.${this.nonceMac(slot)}`;
+    if (this.current.slot !== slot) this.current = { slot, nonce: `${slot.toString(36)}.${this.nonceMac(slot)}` };
+    return this.current.nonce;
   }
 
   private nonceMac(slot: number): string {
@@ -208,7 +224,8 @@ export class DpopProofs {
     if (!isObject(jose.jwk) || typeof jose.jwk.kty !== 'string') throw invalid('DPoP proof header must carry a jwk.');
     const jwk = jose.jwk as PublicJwk;
     if (PRIVATE_JWK_MEMBERS.some((m) => m in jwk)) throw invalid('DPoP proof jwk must be a public key.');
-    const key = keyFor(alg, jwk);
+    const jkt = jwkThumbprint(jwk);
+    const key = keyFor(alg, jwk, jkt);
     if (!signatureValid(alg, key, `${headerPart}.${payloadPart}`, Buffer.from(signaturePart, 'base64url')))
       throw invalid('DPoP proof signature is invalid.');
 
@@ -232,7 +249,6 @@ export class DpopProofs {
       throw new DpopError('use_dpop_nonce', 'A DPoP proof must carry the nonce given in DPoP-Nonce.');
     }
 
-    const jkt = jwkThumbprint(jwk);
     // once per key and jti, for as long as the proof could pass the iat check
     const fresh = await this.cache.setIfAbsent(
       `dpop:jti:${createHash('sha256').update(`${jkt}.${claims.jti}`).digest('base64url')}`,
