@@ -29,6 +29,9 @@ export function dpopProof(key: DpopKey, htm: string, htu: string, accessToken?: 
     iat: Math.floor(Date.now() / 1000),
     ...(accessToken ? { ath: createHash('sha256').update(accessToken).digest('base64url') } : {}),
   });
-  const signature = sign('sha256', Buffer.from(`${header}.${payload}`), { key: key.privateKey, dsaEncoding: 'ieee-p1363' });
+  const signature = sign('sha256', Buffer.from(`${header}.${payload}`), {
+    key: key.privateKey,
+    dsaEncoding: 'ieee-p1363',
+  });
   return `${header}.${payload}.${signature.toString('base64url')}`;
 }

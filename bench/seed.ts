@@ -101,7 +101,12 @@ export async function signIn(
           'content-type': 'application/x-www-form-urlencoded',
           ...headers,
         },
-        body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier }),
+        body: form({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: pair.verifier,
+        }),
       }),
       'POST /token',
     );

@@ -155,7 +155,11 @@ describe('DPoP (RFC 9449)', () => {
     const refusals: [string, (k: KeyPair) => Promise<string>, RegExp][] = [
       ['a wrong htu', (k) => proof(k, { htu: `${ISSUER}/userinfo` }), /htu must be http:\/\/localhost:4000\/token/],
       ['a wrong htm', (k) => proof(k, { htm: 'GET' }), /htm must be POST/],
-      ['an iat too old', (k) => proof(k, { iat: Math.floor(Date.now() / 1000) - 120 }), /iat must be within 60 seconds/],
+      [
+        'an iat too old',
+        (k) => proof(k, { iat: Math.floor(Date.now() / 1000) - 120 }),
+        /iat must be within 60 seconds/,
+      ],
       ['an iat in the future', (k) => proof(k, { iat: Math.floor(Date.now() / 1000) + 120 }), /iat must be within/],
       ['another typ', (k) => proof(k, {}, { typ: 'JWT' }), /typ must be dpop\+jwt/],
       [
@@ -237,7 +241,11 @@ describe('DPoP (RFC 9449)', () => {
 
     const cases: [string, () => Promise<string | undefined>, string][] = [
       ['no proof', async () => undefined, 'invalid_dpop_proof'],
-      ['a wrong ath', () => proof(key, { htm: 'GET', htu: USERINFO_URL, ath: ath('another token') }), 'invalid_dpop_proof'],
+      [
+        'a wrong ath',
+        () => proof(key, { htm: 'GET', htu: USERINFO_URL, ath: ath('another token') }),
+        'invalid_dpop_proof',
+      ],
       ['no ath', () => proof(key, { htm: 'GET', htu: USERINFO_URL }), 'invalid_dpop_proof'],
       ['a wrong htu', () => proof(key, { htm: 'GET', htu: TOKEN_URL, ath: ath(bound) }), 'invalid_dpop_proof'],
       ['a wrong htm', () => proof(key, { htm: 'POST', htu: USERINFO_URL, ath: ath(bound) }), 'invalid_dpop_proof'],
@@ -256,7 +264,9 @@ describe('DPoP (RFC 9449)', () => {
       expect((await userinfo(bound, p)).status).toBe(200);
       const res = await userinfo(bound, p);
       expect(res.status).toBe(401);
-      expect(res.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="[^"]*already used/);
+      expect(res.headers['www-authenticate']).toMatch(
+        /^DPoP error="invalid_dpop_proof", error_description="[^"]*already used/,
+      );
     });
 
     it('refuses a Bearer token (not bound) under the DPoP scheme', async () => {

@@ -271,12 +271,14 @@ describe('a certified OpenID Connect client (openid-client) against the running 
       const named = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
       const second = await signIn(config, { dpop_jkt: await named.calculateThumbprint() });
       const other = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('PS256'));
-      const wrong = await oidc.authorizationCodeGrant(config, second.callback, second.checks, undefined, {
-        DPoP: other,
-      }).then(
-        () => null,
-        (e: unknown) => e,
-      );
+      const wrong = await oidc
+        .authorizationCodeGrant(config, second.callback, second.checks, undefined, {
+          DPoP: other,
+        })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(wrong).toBeInstanceOf(oidc.ResponseBodyError);
       expect((wrong as InstanceType<typeof oidc.ResponseBodyError>).error).toBe('invalid_dpop_proof');
     });

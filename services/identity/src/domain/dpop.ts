@@ -1,4 +1,12 @@
-import { createHash, createHmac, createPublicKey, constants, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createPublicKey,
+  constants,
+  verify,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import type { Cache } from '@attest/common';
 import { constantTimeEqual } from '@attest/common';
 
@@ -88,7 +96,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** RFC 7638 thumbprint: SHA-256 of the required members, in lexicographic order, base64url. */
 export function jwkThumbprint(jwk: PublicJwk): string {
-  const members: Record<string, string[]> = { EC: ['crv', 'kty', 'x', 'y'], RSA: ['e', 'kty', 'n'], OKP: ['crv', 'kty', 'x'] };
+  const members: Record<string, string[]> = {
+    EC: ['crv', 'kty', 'x', 'y'],
+    RSA: ['e', 'kty', 'n'],
+    OKP: ['crv', 'kty', 'x'],
+  };
   const names = Object.hasOwn(members, jwk.kty) ? members[jwk.kty] : undefined;
   if (!names) throw invalid(`DPoP proof jwk has an unsupported kty '${jwk.kty}'.`);
   const canonical = `{${names.map((m) => `${JSON.stringify(m)}:${JSON.stringify(jwk[m])}`).join(',')}}`;

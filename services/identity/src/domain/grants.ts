@@ -149,7 +149,10 @@ export class Grants {
       throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
     this.checkPkce(record.codeChallenge, input.codeVerifier);
     // RFC 9449 §10: a code asked for with dpop_jkt is redeemed only with a proof by that key
-    if (record.dpopJkt !== undefined && (input.dpopJkt === undefined || !constantTimeEqual(record.dpopJkt, input.dpopJkt)))
+    if (
+      record.dpopJkt !== undefined &&
+      (input.dpopJkt === undefined || !constantTimeEqual(record.dpopJkt, input.dpopJkt))
+    )
       throw new AppError(
         'invalid_dpop_proof',
         400,

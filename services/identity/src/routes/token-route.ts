@@ -92,7 +92,12 @@ const dpopProof = (ctx: IdentityContext) => async (req: Request, res: Response, 
   if (header === undefined) {
     if (!authenticatedApp(res).dpopBoundAccessTokens) return next();
     return next(
-      new AppError('invalid_request', 400, 'This app requires a DPoP proof (DPoP header) at the token endpoint.', 'DPoP'),
+      new AppError(
+        'invalid_request',
+        400,
+        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
+        'DPoP',
+      ),
     );
   }
   res.set('DPoP-Nonce', ctx.dpop.nonce());

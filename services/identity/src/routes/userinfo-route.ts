@@ -47,14 +47,21 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
     if (!result.ok) return next(invalidToken(dpop ? DPOP_INVALID : BEARER_INVALID));
     const bound = result.claims.cnf?.jkt;
     if (!dpop && bound !== undefined)
-      return next(dpopRefusal('invalid_token', 'This access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof.'));
+      return next(
+        dpopRefusal(
+          'invalid_token',
+          'This access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof.',
+        ),
+      );
     if (dpop) {
       if (bound === undefined)
         return next(dpopRefusal('invalid_token', 'This access token is not DPoP-bound: send it as a Bearer token.'));
       try {
         const proof = await ctx.dpop.verify(dpopHeader(req), { htm: req.method, htu, accessToken: token });
         if (proof.jkt !== bound)
-          return next(dpopRefusal('invalid_dpop_proof', 'The DPoP proof is not signed by the key the token is bound to.'));
+          return next(
+            dpopRefusal('invalid_dpop_proof', 'The DPoP proof is not signed by the key the token is bound to.'),
+          );
       } catch (err) {
         if (!(err instanceof DpopError)) throw err;
         return next(dpopRefusal(err.error, err.description));
