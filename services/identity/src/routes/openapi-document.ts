@@ -11,6 +11,7 @@ import {
   type ApiInfo,
   type EndpointDocs,
   type OperationDoc,
+  type ParameterDoc,
   type ResponseDoc,
 } from '@attest/common';
 import {
@@ -30,6 +31,22 @@ import {
 } from './form-schemas';
 
 const FORM = 'application/x-www-form-urlencoded';
+
+/** The DPoP proof header (RFC 9449 §4) of /token and /userinfo. */
+const dpopParameter = (description: string): ParameterDoc => ({
+  name: 'DPoP',
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string', description: 'A JWT: typ dpop+jwt, alg of dpop_signing_alg_values_supported, jwk' },
+});
+const DPOP_NONCE_HEADER = {
+  'DPoP-Nonce': {
+    description:
+      'For a request with a DPoP proof: a nonce to put in the next proof (required with DPOP_NONCE_REQUIRED)',
+    schema: { type: 'string' },
+  },
+};
 const basicAuth = [{ clientBasic: [] }];
 
 /** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
@@ -359,9 +376,15 @@ export const identityDocs = {
       summary: 'Exchange an authorization code',
       tags: ['oidc'],
       security: [...basicAuth, {}],
+      parameters: [
+        dpopParameter(
+          'DPoP proof (htm POST, htu {base_url}/token): the access token is bound to its key (token_type DPoP); ' +
+            'required for an app with dpop_bound_access_tokens, and for a code asked for with dpop_jkt',
+        ),
+      ],
       body: { contentType: FORM, schema: TOKEN_FORM },
       responses: {
-        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }),
+        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }, DPOP_NONCE_HEADER),
         ...bodyErrorResponses(
           'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice); ' +
             'all with OAuth error / error_description',
@@ -423,6 +446,11 @@ export const identityDocs = {
           summary: method === 'GET' ? 'Claims of the approved scopes' : 'Claims of the approved scopes (POST)',
           tags: ['oidc'],
           security: [{ bearer: [] }, { dpop: [] }],
+          parameters: [
+            dpopParameter(
+              `With Authorization: DPoP: a new proof by the token's key (htm ${method}, htu {base_url}/userinfo, ath)`,
+            ),
+          ],
           responses: {
             200: jsonResponse('sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope', {
               type: 'object',
