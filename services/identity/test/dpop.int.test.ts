@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { createBus, RedisCache } from '@attest/common';
@@ -178,6 +178,22 @@ describe('DPoP (RFC 9449)', () => {
       ['no jti', async (k) => proof(k, { jti: '' }), /jti is missing/],
       ['a jwk of an unknown kty', async (k) => proof(k, {}, { jwk: { ...k.jwk, kty: 'constructor' } }), /kty/],
       ['an RSA key under alg ES256', async (k) => proof(k, {}, { jwk: rsa.jwk }), /does not fit alg ES256/],
+      [
+        'a 1024-bit RSA key',
+        async () => {
+          // jose refuses to make one: signed by hand
+          const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+          const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+          const input = `${part({ alg: 'RS256', typ: 'dpop+jwt', jwk: publicKey.export({ format: 'jwk' }) })}.${part({
+            htm: 'POST',
+            htu: TOKEN_URL,
+            jti: randomUUID(),
+            iat: Math.floor(Date.now() / 1000),
+          })}`;
+          return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+        },
+        /2048 to 8192 bits/,
+      ],
       ['two proofs', async (k) => `${await proof(k)}, ${await proof(k)}`, /exactly one proof/],
       ['a non-JWT', async () => 'not-a-proof', /exactly one proof/],
     ];

@@ -32,6 +32,7 @@ export type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];
 /** A proof over this size is refused before it is parsed (a 4096-bit RSA key fits in about 2.5 KiB). */
 const MAX_PROOF_LENGTH = 8192;
 const MIN_RSA_BITS = 2048;
+const MAX_RSA_BITS = 8192;
 /** Private members of a JWK: a proof carrying one is refused (the key is meant to stay with the client). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const JTI = /^[\x21-\x7e]{1,256}$/;
@@ -151,8 +152,13 @@ function keyFor(alg: DpopAlgorithm, jwk: PublicJwk, jkt: string): KeyObject {
   } catch {
     throw invalid('DPoP proof jwk is not a valid public key.');
   }
-  if (jwk.kty === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
-    throw invalid(`DPoP proof RSA keys must have at least ${MIN_RSA_BITS} bits.`);
+  if (jwk.kty === 'RSA') {
+    // bounded both ways: a huge modulus or exponent would make each verification slow
+    const { modulusLength = 0, publicExponent = 0n } = key.asymmetricKeyDetails ?? {};
+    if (modulusLength < MIN_RSA_BITS || modulusLength > MAX_RSA_BITS)
+      throw invalid(`DPoP proof RSA keys must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits.`);
+    if (publicExponent > 0xffffffffn) throw invalid('DPoP proof RSA key exponent is too large.');
+  }
   if (importedKeys.size >= IMPORTED_KEYS_MAX) importedKeys.delete(importedKeys.keys().next().value as string);
   importedKeys.set(cacheKey, key);
   return key;
