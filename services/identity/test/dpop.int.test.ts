@@ -447,6 +447,35 @@ describe('DPoP (RFC 9449)', () => {
     });
   });
 
+  it('a nonce lasts between five and ten minutes: an older one gets use_dpop_nonce (the clock moved on)', async () => {
+    let offset = 0;
+    const clocked = await identityHarness({}, {}, { now: () => Date.now() + offset });
+    try {
+      const client = await createApp(clocked);
+      const person = await createUser(clocked);
+      const codeAt = async () =>
+        callbackParams(
+          await browserFlow(
+            request.agent(clocked.publicApp),
+            { response_type: 'code', scope: 'openid', client_id: client.app_id, redirect_uri: REDIRECT_URI },
+            person,
+          ),
+        ).code;
+      const first = await token(client, await codeAt(), await proof(key), clocked);
+      const nonce = first.headers['dpop-nonce'] as string;
+      offset = 5 * 60 * 1000;
+      const iat = Math.floor((Date.now() + offset) / 1000);
+      expect((await token(client, await codeAt(), await proof(key, { nonce, iat }), clocked)).status).toBe(200);
+      offset = 11 * 60 * 1000;
+      const late = await token(client, await codeAt(), await proof(key, { nonce, iat: iat + 360 }), clocked);
+      expect(late.status).toBe(400);
+      expect(late.body).toMatchObject({ error: 'use_dpop_nonce' });
+      expect(late.headers['dpop-nonce']).not.toBe(nonce);
+    } finally {
+      await clocked.close();
+    }
+  });
+
   (redisUrl ? describe : describe.skip)('two replicas sharing Postgres and Redis', () => {
     let two: IdentityHarness;
     let one: IdentityHarness;
