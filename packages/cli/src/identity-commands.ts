@@ -9,6 +9,7 @@ interface AppCreated {
   redirect_uris: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'none';
   web_origins: string[];
+  min_verification_level: 'orb' | 'device' | null;
 }
 const userId = ['USER_ID'];
 
@@ -24,6 +25,14 @@ const logoutOptions = {
     type: 'string',
     value: 'URI',
     description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
+  },
+} as const;
+
+const levelOption = {
+  'min-verification-level': {
+    type: 'string',
+    value: 'orb|device|none',
+    description: 'sign-in refuses people below this level (unmet_authentication_requirements); none: no minimum',
   },
 } as const;
 
@@ -68,6 +77,7 @@ export const appCommands: Record<string, Command> = {
         type: 'boolean',
         description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
       },
+      ...levelOption,
       ...logoutOptions,
     },
     required: ['name', 'redirect-uri'],
@@ -80,6 +90,7 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
         ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
+        min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
       try {
@@ -94,9 +105,17 @@ export const appCommands: Record<string, Command> = {
         );
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
+      const level = app.min_verification_level ? { min_verification_level: app.min_verification_level } : {};
       return client_secret
-        ? { app_id, client_secret, api_key: key.api_key, redirect_uris, ...(web_origins.length ? { web_origins } : {}) }
-        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins };
+        ? {
+            app_id,
+            client_secret,
+            api_key: key.api_key,
+            redirect_uris,
+            ...(web_origins.length ? { web_origins } : {}),
+            ...level,
+          }
+        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins, ...level };
     },
   },
   'app list': {
@@ -117,7 +136,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, logout settings or DPoP requirement (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings or DPoP requirement (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -137,6 +156,7 @@ export const appCommands: Record<string, Command> = {
         description: 'require DPoP proofs at /token: every access token becomes DPoP-bound (dpop_bound_access_tokens)',
       },
       'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
+      ...levelOption,
       ...logoutOptions,
     },
     positionals: appId,
@@ -151,10 +171,11 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
         dpop_bound_access_tokens: dpop,
+        min_verification_level: str(values, 'min-verification-level'),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri or --dpop-required.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, --backchannel-logout-uri or --dpop-required.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

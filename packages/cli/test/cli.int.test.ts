@@ -52,6 +52,10 @@ describe('pnpm manage --help', () => {
     );
     expect(one.text).toMatch(/--redirect-uri URI\s+the new redirect URIs; repeat for more \(repeatable\)/);
     expect(((await runCli(['audit', 'list', '-h'], {})) as HelpText).text).toContain('--since TIME');
+    expect(one.text).toMatch(/--min-verification-level orb\|device\|none\s+sign-in refuses people below this level/);
+    expect(((await runCli(['app', 'create', '--help'], {})) as HelpText).text).toContain(
+      '--min-verification-level orb|device|none',
+    );
   });
 
   it('names unknown commands and missing arguments', async () => {
@@ -153,6 +157,22 @@ describe('pnpm manage', () => {
     ]);
     expect(updated).toMatchObject({ name: 'Renamed', redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
     expect(await failure(['app', 'update', id])).toMatch(/Nothing to change/);
+    expect((await manage(['app', 'update', id, '--min-verification-level', 'orb'])).min_verification_level).toBe('orb');
+    expect((await manage(['app', 'update', id, '--min-verification-level', 'none'])).min_verification_level).toBeNull();
+    expect(await failure(['app', 'update', id, '--min-verification-level', 'retina'])).toMatch(
+      /min_verification_level.*\[invalid_parameter\]/,
+    );
+    const strict = await manage([
+      'app',
+      'create',
+      '--name',
+      'Orb only',
+      '--redirect-uri',
+      'https://orb.example/cb',
+      '--min-verification-level',
+      'orb',
+    ]);
+    expect(strict.min_verification_level).toBe('orb');
     expect(await failure(['app', 'update', id, '--redirect-uri', 'http://evil.example/cb'])).toMatch(
       /must use https.*\(redirect_uris\.0\) \[invalid_parameter\]/,
     );

@@ -156,7 +156,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     audit,
     passkeys: new Passkeys(
       passkeyStore(db),
-      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS),
+      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS, config.secret),
       {
         ...config.passkeyRp,
         ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,

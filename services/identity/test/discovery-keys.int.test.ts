@@ -46,6 +46,8 @@ describe('discovery, JWKS and signing keys', () => {
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
       frontchannel_logout_supported: false,
+      acr_values_supported: ['urn:attest:loa:orb', 'urn:attest:loa:device'],
+      claims_parameter_supported: true,
       claims_supported: expect.arrayContaining([
         'sub',
         'email',
@@ -53,6 +55,7 @@ describe('discovery, JWKS and signing keys', () => {
         'given_name',
         'family_name',
         'auth_time',
+        'acr',
         'amr',
         'sid',
         'nonce',

@@ -383,6 +383,42 @@ describe('DPoP (RFC 9449)', () => {
     });
   });
 
+  it('with the verification level as acr: an app with both settings gets tokens carrying acr and cnf.jkt', async () => {
+    const created = await admin('post', '/admin/apps')
+      .send({
+        name: 'DPoP and orb app',
+        redirect_uris: [REDIRECT_URI],
+        dpop_bound_access_tokens: true,
+        min_verification_level: 'orb',
+      })
+      .expect(201);
+    expect(created.body).toMatchObject({ dpop_bound_access_tokens: true, min_verification_level: 'orb' });
+    const both = created.body as Client;
+    const claimsParam = JSON.stringify({ userinfo: { acr: null, auth_time: null } });
+    const res = await token(both, await code(both, { claims: claimsParam }), await proof(key));
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('DPoP');
+    const claims = jwt.decode(res.body.access_token) as Record<string, unknown>;
+    expect(claims).toMatchObject({ cnf: { jkt: key.jkt }, acr: 'urn:attest:loa:orb', amr: ['pwd'] });
+    expect(typeof claims.auth_time).toBe('number');
+    const introspection = await request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(both.app_id, both.client_secret))
+      .type('form')
+      .send({ token: res.body.access_token })
+      .expect(200);
+    expect(introspection.body).toMatchObject({
+      active: true,
+      token_type: 'DPoP',
+      cnf: { jkt: key.jkt },
+      acr: 'urn:attest:loa:orb',
+      auth_time: claims.auth_time,
+    });
+    const info = await userinfo(res.body.access_token, await userinfoProof(key, res.body.access_token));
+    expect(info.status).toBe(200);
+    expect(info.body).toMatchObject({ acr: 'urn:attest:loa:orb', auth_time: claims.auth_time });
+  });
+
   it('a public client (PKCE, no secret) gets a DPoP-bound token and uses it at /userinfo', async () => {
     const created = await admin('post', '/admin/apps')
       .send({ name: 'SPA', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' })

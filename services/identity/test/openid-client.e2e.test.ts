@@ -18,8 +18,11 @@ describe('a certified OpenID Connect client (openid-client) against the running 
   let issuer: string;
   let oidc: OpenIdClient;
   let jose: Jose;
+  let oauth: OAuth;
   let app: { app_id: string; client_secret: string };
   const user = { username: 'e2e-user', password: 'correct horse battery' };
+  const deviceUser = { username: 'e2e-device-user', password: 'correct horse battery' };
+  const ORB = 'urn:attest:loa:orb';
 
   const admin = async (route: string, body: unknown): Promise<{ app_id: string; client_secret: string }> => {
     const res = await fetch(`${running.adminUrl}/admin${route}`, {
@@ -34,6 +37,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
   beforeAll(async () => {
     oidc = await import('openid-client');
     jose = await import('jose');
+    oauth = await import('oauth4webapi');
     const [port, adminPort] = [await freePort(), await freePort()];
     issuer = `http://localhost:${port}`;
     const config = identityService.loadConfig({
@@ -47,6 +51,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     running = await startService(identityService, config);
     app = await admin('/apps', { name: 'E2E app', redirect_uris: [REDIRECT_URI] });
     await admin('/users', { ...user, verification_level: 'orb', name: 'Eve Example' });
+    await admin('/users', { ...deviceUser, verification_level: 'device' });
   }, 60000);
   afterAll(() => running?.stop());
 
@@ -199,7 +204,6 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     });
 
     it('oauth4webapi: a DPoP-bound token, userinfo with proofs; a replayed proof and a wrong htu are refused', async () => {
-      const oauth: OAuth = await import('oauth4webapi');
       const insecure = { [oauth.allowInsecureRequests]: true };
       const as = await oauth.processDiscoveryResponse(
         new URL(issuer),
@@ -281,6 +285,106 @@ describe('a certified OpenID Connect client (openid-client) against the running 
         );
       expect(wrong).toBeInstanceOf(oidc.ResponseBodyError);
       expect((wrong as InstanceType<typeof oidc.ResponseBodyError>).error).toBe('invalid_dpop_proof');
+    });
+  });
+
+  describe('the verification level as acr (issue 24)', () => {
+    const essentialOrb = JSON.stringify({ id_token: { acr: { essential: true, values: [ORB] } } });
+
+    it('discovery names acr values and the claims parameter', async () => {
+      const meta = (await discover()).serverMetadata();
+      expect(meta.acr_values_supported).toEqual([ORB, 'urn:attest:loa:device']);
+      expect(meta.claims_parameter_supported).toBe(true);
+      expect(meta.claims_supported).toEqual(expect.arrayContaining(['acr', 'amr', 'auth_time']));
+    });
+
+    it('openid-client: essential acr orb, an orb-verified person: acr orb in the id_token and (asked) in userinfo', async () => {
+      const config = await discover();
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const claims = JSON.stringify({
+        id_token: { acr: { essential: true, values: [ORB] } },
+        userinfo: { acr: null, auth_time: null },
+      });
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        claims,
+      });
+      const { location } = await new Browser(issuer).signIn(url.toString(), user);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+      });
+      const idToken = tokens.claims()!;
+      expect(idToken.acr).toBe(ORB);
+      expect(idToken.amr).toEqual(['pwd']);
+      expect(typeof idToken.auth_time).toBe('number');
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub);
+      expect(info).toMatchObject({ acr: ORB, auth_time: idToken.auth_time });
+      const introspection = await oidc.tokenIntrospection(config, tokens.access_token);
+      expect(introspection).toMatchObject({ active: true, acr: ORB, auth_time: idToken.auth_time });
+    });
+
+    it('openid-client: a device-level person gets the page, the app unmet_authentication_requirements', async () => {
+      const config = await discover();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid',
+        state,
+        claims: essentialOrb,
+      });
+      const { refusal, location } = await new Browser(issuer).signIn(url.toString(), deviceUser);
+      expect(location).toBeUndefined();
+      expect(refusal!.status).toBe(403);
+      expect(refusal!.html).toContain('requires a higher verification level');
+      await expect(
+        oidc.authorizationCodeGrant(config, new URL(refusal!.backToApp), { expectedState: state }),
+      ).rejects.toMatchObject({ error: 'unmet_authentication_requirements' });
+    });
+
+    it('oauth4webapi: acr_values is voluntary (the level the person has); essential orb refuses a device-level person', async () => {
+      const as = await oauth
+        .discoveryRequest(new URL(issuer), { [oauth.allowInsecureRequests]: true })
+        .then((res) => oauth.processDiscoveryResponse(new URL(issuer), res));
+      const client = { client_id: app.app_id };
+      const auth = oauth.ClientSecretBasic(app.client_secret);
+      const authorize = (params: Record<string, string>) => {
+        const url = new URL(as.authorization_endpoint!);
+        url.search = new URLSearchParams({
+          client_id: app.app_id,
+          redirect_uri: REDIRECT_URI,
+          response_type: 'code',
+          scope: 'openid',
+          ...params,
+        }).toString();
+        return url.toString();
+      };
+
+      const verifier = oauth.generateRandomCodeVerifier();
+      const voluntary = await new Browser(issuer).signIn(
+        authorize({
+          acr_values: ORB,
+          code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+        }),
+        deviceUser,
+      );
+      const params = oauth.validateAuthResponse(as, client, new URL(voluntary.location!));
+      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, verifier, {
+        [oauth.allowInsecureRequests]: true,
+      });
+      const result = await oauth.processAuthorizationCodeResponse(as, client, response, { requireIdToken: true });
+      expect(oauth.getValidatedIdTokenClaims(result)!.acr).toBe('urn:attest:loa:device');
+
+      const essential = await new Browser(issuer).signIn(authorize({ claims: essentialOrb }), deviceUser);
+      expect(() => oauth.validateAuthResponse(as, client, new URL(essential.refusal!.backToApp))).toThrow(
+        expect.objectContaining({ error: 'unmet_authentication_requirements' }),
+      );
     });
   });
 });

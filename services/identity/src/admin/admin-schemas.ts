@@ -67,12 +67,19 @@ const dpopBoundAccessTokens = Joi.boolean()
   .strict()
   .description('DPoP required: /token refuses a request without a DPoP proof (RFC 9449 §5.2)');
 
+/** The lowest verification level /authorize lets through for the app; none (or null): no minimum. */
+const minVerificationLevel = Joi.string()
+  .valid('orb', 'device', 'none')
+  .allow(null)
+  .description('orb or device: /authorize refuses people below it (unmet_authentication_requirements); none clears it');
+
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
   web_origins: webOrigins.default([]),
   dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
 });
 
@@ -82,6 +89,7 @@ export const updateAppSchema = Joi.object({
   redirect_uris: redirectUris,
   web_origins: webOrigins,
   dpop_bound_access_tokens: dpopBoundAccessTokens,
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
 }).min(1);
 

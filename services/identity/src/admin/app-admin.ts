@@ -15,6 +15,7 @@ import {
 import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
 import type { IdentityContext } from '../routes/context';
 import type { App, AppUpdate } from '../store/app-store';
+import type { VerificationLevel } from '../store/user-store';
 import { identitySchemas } from './admin-document';
 import { appListQuery, createAppSchema, updateAppSchema } from './admin-schemas';
 
@@ -29,6 +30,7 @@ export const appJson = (app: App) => ({
   post_logout_redirect_uris: app.postLogoutRedirectUris,
   backchannel_logout_uri: app.backchannelLogoutUri,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+  min_verification_level: app.minVerificationLevel,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
   disabled_at: app.disabledAt?.toISOString() ?? null,
@@ -40,6 +42,10 @@ const publicClientHasNoSecret = () =>
     'This app is a public client (token_endpoint_auth_method none): it has no secret.',
     'app_id',
   );
+
+/** 'none' (or null) is no minimum. */
+const minLevel = (value: string | null | undefined): VerificationLevel | null | undefined =>
+  value === undefined ? undefined : value === null || value === 'none' ? null : (value as VerificationLevel);
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
@@ -87,6 +93,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       postLogoutRedirectUris: body.post_logout_redirect_uris,
       backchannelLogoutUri: body.backchannel_logout_uri,
       dpopBoundAccessTokens: body.dpop_bound_access_tokens,
+      minVerificationLevel: minLevel(body.min_verification_level),
     });
     ctx.logger.info('app created', { app_id: app.id, public: app.public });
     await audit(req, res, 'app.created', app.id, {
@@ -95,6 +102,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       post_logout_redirect_uris: app.postLogoutRedirectUris,
       backchannel_logout_uri: app.backchannelLogoutUri,
       dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+      min_verification_level: app.minVerificationLevel,
     });
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
@@ -151,6 +159,9 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
       ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
+      ...(body.min_verification_level === undefined
+        ? {}
+        : { minVerificationLevel: minLevel(body.min_verification_level) }),
     };
     const app = await ctx.apps.update(req.params.id, changes);
     if (!app) throw noApp();

@@ -3,6 +3,7 @@ import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache
 import type { User } from '../store/user-store';
 import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
+import { acrOf, userinfoSignInClaims } from './assurance';
 import { userClaims } from './claims';
 import { halfHash, sha256 } from './crypto';
 import { newAuthorizationCode, pairwiseSid, pairwiseSubject } from './ids';
@@ -20,6 +21,10 @@ interface CodeRecord {
   codeChallenge?: string;
   authTime: number;
   amr?: string[];
+  /** The person's verification level as acr, when the code was issued. */
+  acr?: string;
+  /** The sign-in claims the claims parameter asked /userinfo for. */
+  userinfoClaims?: string[];
   /** The session's sid for this app. */
   sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
@@ -30,6 +35,7 @@ interface CodeRecord {
 
 /** What the id_token says about the sign-in behind it. */
 interface SignInClaims {
+  acr: string;
   authTime: number;
   amr?: string[];
   sid?: string;
@@ -81,10 +87,12 @@ export class Grants {
     const types = request.responseType.split(' ');
     const sub = await this.subjectFor(request.clientId, user.id);
     const signIn: SignInClaims = {
+      acr: acrOf(user.verificationLevel),
       authTime: session.authTime,
       amr: session.amr,
       sid: pairwiseSid(this.options.secret, request.clientId, session.id),
     };
+    const userinfoClaims = userinfoSignInClaims(request.claims);
     const out: Record<string, string> = {};
     const jtis: string[] = [];
     if (types.includes('token')) {
@@ -93,6 +101,8 @@ export class Grants {
         clientId: request.clientId,
         scopes: request.scopes,
         sid: signIn.sid,
+        signIn,
+        userinfoClaims,
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -109,6 +119,8 @@ export class Grants {
         codeChallenge: request.codeChallenge,
         authTime: session.authTime,
         amr: signIn.amr,
+        acr: signIn.acr,
+        ...(userinfoClaims.length ? { userinfoClaims } : {}),
         sid: signIn.sid,
         jtis,
         ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
@@ -162,12 +174,25 @@ export class Grants {
 
     const user = await this.users.findById(record.userId);
     if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
+    // the session it was issued in has ended since (sign-out, a password change or reset, an operator):
+    // its tokens would be inactive, and its id_token would sign someone in whose session was ended
+    if (record.sid !== undefined && (await this.revocations.isRevoked('', record.sid)))
+      throw invalidGrant('Invalid authorization code.');
+    // a code issued before acr existed (a rolling upgrade) states the level the person has now
+    const signIn: SignInClaims = {
+      acr: record.acr ?? acrOf(user.verificationLevel),
+      authTime: record.authTime,
+      amr: record.amr,
+      sid: record.sid,
+    };
     const { token, claims } = await this.tokens.accessToken({
       sub: record.sub,
       clientId: record.clientId,
       scopes: record.scopes,
       sid: record.sid,
       jkt: input.dpopJkt,
+      signIn,
+      userinfoClaims: record.userinfoClaims,
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
@@ -175,17 +200,9 @@ export class Grants {
         jtis: [...record.jtis, claims.jti],
         expiresAt: new Date(claims.exp * 1000),
       }),
-      this.idToken(
-        user,
-        record.sub,
-        record.clientId,
-        record.scopes,
-        { authTime: record.authTime, amr: record.amr, sid: record.sid },
-        record.nonce,
-        {
-          at_hash: halfHash(token),
-        },
-      ),
+      this.idToken(user, record.sub, record.clientId, record.scopes, signIn, record.nonce, {
+        at_hash: halfHash(token),
+      }),
     ]);
     return {
       access_token: token,
@@ -239,6 +256,7 @@ export class Grants {
       sub,
       aud: clientId,
       auth_time: signIn.authTime,
+      acr: signIn.acr,
       ...(signIn.amr ? { amr: signIn.amr } : {}),
       ...(signIn.sid ? { sid: signIn.sid } : {}),
       ...(nonce === undefined ? {} : { nonce }),

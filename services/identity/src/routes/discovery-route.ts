@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { endpoint } from '@attest/common';
 import { DPOP_ALGORITHMS } from '../domain/dpop';
+import { ACR_VALUES_SUPPORTED } from '../domain/assurance';
 import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
 import { SUPPORTED_SCOPES } from '../domain/scopes';
 import type { IdentityContext } from './context';
@@ -34,6 +35,8 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     frontchannel_logout_supported: false,
+    acr_values_supported: ACR_VALUES_SUPPORTED,
+    claims_parameter_supported: true,
     claims_supported: [
       'sub',
       'iss',
@@ -41,6 +44,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
       'exp',
       'iat',
       'auth_time',
+      'acr',
       'amr',
       'sid',
       'nonce',

@@ -103,7 +103,9 @@ const pageFormErrors = (badRequest: string): Record<number, ResponseDoc> => ({
   400: pageError(
     `${badRequest}; invalid_content_type (not a form), invalid_body (a form that cannot be read), invalid_request (a field given twice)`,
   ),
-  403: pageError('invalid_csrf: the form’s CSRF token is missing, expired or not this browser’s'),
+  403: pageError(
+    'invalid_csrf: the form’s CSRF token is missing, expired or not this browser’s; or unmet_authentication_requirements: the person is below the verification level the request or app demands (a page with a link back to the app)',
+  ),
   413: pageError('payload_too_large: over BODY_LIMIT, or more than 100 form fields'),
   415: pageError('unsupported_encoding (Content-Encoding), unsupported_charset'),
 });
@@ -122,6 +124,9 @@ const authorizeResponses: Record<number, ResponseDoc> = {
   200: htmlResponse('response_mode=form_post: a page that posts the values to redirect_uri'),
   400: pageError(
     'required (client_id, redirect_uri), invalid_client or invalid_redirect_uri: an HTML page, or JSON when Accept asks for it; never a redirect',
+  ),
+  403: htmlResponse(
+    'unmet_authentication_requirements: the signed-in person is below the verification level the request (an essential acr in claims) or the app (its minimum) demands; the page says why and links back to redirect_uri with error=unmet_authentication_requirements (prompt=none: that redirect at once)',
   ),
   413: pageError('payload_too_large (POST)'),
   415: pageError('unsupported_encoding, unsupported_charset (POST)'),
@@ -199,6 +204,12 @@ const INTROSPECTION = {
           additionalProperties: false,
           properties: { jkt: { type: 'string' } },
         },
+        acr: {
+          type: 'string',
+          description: 'The verification level of the sign-in: urn:attest:loa:orb or urn:attest:loa:device',
+        },
+        amr: { type: 'array', items: { type: 'string' }, description: 'RFC 8176 methods, e.g. pwd, hwk, user' },
+        auth_time: { type: 'integer', description: 'When the person signed in (seconds since the epoch)' },
       },
     },
     {
@@ -410,8 +421,8 @@ export const identityDocs = {
       body: { contentType: FORM, schema: INTROSPECT_FORM },
       responses: {
         200: jsonResponse(
-          '{active: true, client_id, exp, sub, scope, iat, token_type, and cnf for a DPoP-bound token}, or {active: false} ' +
-            'for a revoked token or another app’s',
+          '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
+            'or {active: false} for a revoked token or another app’s',
           INTROSPECTION,
         ),
         ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),
@@ -452,11 +463,19 @@ export const identityDocs = {
             ),
           ],
           responses: {
-            200: jsonResponse('sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope', {
-              type: 'object',
-              required: ['sub'],
-              properties: { sub: { type: 'string' } },
-            }),
+            200: jsonResponse(
+              'sub, {base_url}/v1, {base_url}/beta, email / name claims per scope, and acr, amr, auth_time when the claims parameter asked /userinfo for them',
+              {
+                type: 'object',
+                required: ['sub'],
+                properties: {
+                  sub: { type: 'string' },
+                  acr: { type: 'string' },
+                  amr: { type: 'array', items: { type: 'string' } },
+                  auth_time: { type: 'integer' },
+                },
+              },
+            ),
             401: errorResponse(
               'unauthenticated, invalid_token (also a DPoP-bound token sent as Bearer), invalid_dpop_proof, ' +
                 'use_dpop_nonce; a DPoP refusal has WWW-Authenticate: DPoP error=…, algs=… (RFC 9449 §7.1)',

@@ -10,6 +10,9 @@ import { invalidToken } from './introspect-route';
 import { noStore, openCors } from './steps';
 import { identityDocs } from './openapi-document';
 
+const signInClaim = (claims: AccessTokenClaims, name: string): unknown =>
+  name === 'acr' ? claims.acr : name === 'amr' ? claims.amr : name === 'auth_time' ? claims.auth_time : undefined;
+
 const BEARER_INVALID = 'Bearer realm="attest", error="invalid_token", error_description="Token is invalid or expired."';
 const DPOP_INVALID = dpopChallenge('invalid_token', 'Token is invalid or expired.');
 
@@ -76,7 +79,13 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
   const userinfo = (_req: Request, res: Response) => {
     const claims = res.locals.claims as AccessTokenClaims;
     const user = res.locals.user as User;
-    sendJson(res, userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' ')));
+    const out = userClaims(ctx.config.issuer, ctx.config.emailDomain, claims.sub, user, claims.scope.split(' '));
+    // the sign-in claims the claims parameter asked /userinfo for, as the token states them
+    for (const name of claims.userinfo_claims ?? []) {
+      const value = signInClaim(claims, name);
+      if (value !== undefined) out[name] = value;
+    }
+    sendJson(res, out);
   };
   const cors = openCors('GET, POST', 'Authorization, Content-Type, DPoP');
   endpoint(

@@ -1,4 +1,5 @@
 import type { Queryable } from '@attest/common';
+import type { VerificationLevel } from './user-store';
 
 export interface App {
   id: string;
@@ -16,6 +17,8 @@ export interface App {
   webOrigins: string[];
   /** RFC 9449 §5.2: a token request without a DPoP proof is refused; every access token is DPoP-bound. */
   dpopBoundAccessTokens: boolean;
+  /** The lowest verification level /authorize lets through for this app; null: none. */
+  minVerificationLevel: VerificationLevel | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -29,7 +32,13 @@ export interface AppLogoutSettings {
 export type AppUpdate = Partial<
   Pick<
     App,
-    'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins' | 'dpopBoundAccessTokens'
+    | 'name'
+    | 'redirectUris'
+    | 'postLogoutRedirectUris'
+    | 'backchannelLogoutUri'
+    | 'webOrigins'
+    | 'dpopBoundAccessTokens'
+    | 'minVerificationLevel'
   >
 >;
 
@@ -41,6 +50,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   backchannelLogoutUri: 'backchannel_logout_uri',
   webOrigins: 'web_origins',
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
+  minVerificationLevel: 'min_verification_level',
 };
 
 interface AppRow {
@@ -53,6 +63,7 @@ interface AppRow {
   backchannel_logout_uri: string | null;
   web_origins: string[];
   dpop_bound_access_tokens: boolean;
+  min_verification_level: VerificationLevel | null;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -67,6 +78,7 @@ const toApp = (r: AppRow): App => ({
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
+  minVerificationLevel: r.min_verification_level ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -79,14 +91,15 @@ export interface NewApp {
   redirectUris: string[];
   webOrigins?: string[];
   dpopBoundAccessTokens?: boolean;
+  minVerificationLevel?: VerificationLevel | null;
 }
 
 export function appStore(db: Queryable) {
   return {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, dpop_bound_access_tokens)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, dpop_bound_access_tokens, min_verification_level)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
         [
           app.id,
           app.name,
@@ -97,6 +110,7 @@ export function appStore(db: Queryable) {
           app.postLogoutRedirectUris ?? [],
           app.backchannelLogoutUri ?? null,
           app.dpopBoundAccessTokens ?? false,
+          app.minVerificationLevel ?? null,
         ],
       );
       return toApp(row);
