@@ -73,6 +73,10 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
       },
+      'dpop-required': {
+        type: 'boolean',
+        description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
+      },
       ...levelOption,
       ...logoutOptions,
     },
@@ -85,6 +89,7 @@ export const appCommands: Record<string, Command> = {
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
+        ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
         min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
@@ -131,7 +136,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level or logout settings (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings or DPoP requirement (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -146,22 +151,31 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'the new web origins (CORS on /token); repeat for more',
       },
+      'dpop-required': {
+        type: 'boolean',
+        description: 'require DPoP proofs at /token: every access token becomes DPoP-bound (dpop_bound_access_tokens)',
+      },
+      'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
       ...levelOption,
       ...logoutOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
+      if (values['dpop-required'] && values['no-dpop-required'])
+        throw new CliError('Give --dpop-required or --no-dpop-required, not both.');
+      const dpop = values['dpop-required'] ? true : values['no-dpop-required'] ? false : undefined;
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
         web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+        dpop_bound_access_tokens: dpop,
         min_verification_level: str(values, 'min-verification-level'),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri or --backchannel-logout-uri.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, --backchannel-logout-uri or --dpop-required.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -111,6 +111,28 @@ describe('pnpm manage', () => {
     return (err as CliError).message;
   };
 
+  it('apps: --dpop-required at create and update (dpop_bound_access_tokens), shown in --help', async () => {
+    const help = ((await runCli(['app', 'create', '--help'], {})) as HelpText).text;
+    expect(help).toMatch(/--dpop-required\s+DPoP required/);
+    expect(((await runCli(['app', 'update', '--help'], {})) as HelpText).text).toContain('--no-dpop-required');
+    const created = await manage([
+      'app',
+      'create',
+      '--name',
+      'DPoP app',
+      '--redirect-uri',
+      'https://dpop.example/cb',
+      '--dpop-required',
+    ]);
+    const id = created.app_id as string;
+    expect((await manage(['app', 'show', id])).dpop_bound_access_tokens).toBe(true);
+    expect((await manage(['app', 'update', id, '--no-dpop-required'])).dpop_bound_access_tokens).toBe(false);
+    expect((await manage(['app', 'update', id, '--dpop-required'])).dpop_bound_access_tokens).toBe(true);
+    expect(await failure(['app', 'update', id, '--dpop-required', '--no-dpop-required'])).toMatch(/not both/);
+    const plain = await manage(['app', 'create', '--name', 'Plain', '--redirect-uri', 'https://plain.example/cb']);
+    expect((await manage(['app', 'show', plain.app_id])).dpop_bound_access_tokens).toBe(false);
+  });
+
   it('apps: create, list, show, update, disable, enable, rotate the secret', async () => {
     const created = await manage(['app', 'create', '--name', 'CLI app', '--redirect-uri', 'https://cli.example/cb']);
     expect(created).toMatchObject({

@@ -103,6 +103,7 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         web_origins: [],
         post_logout_redirect_uris: [],
         backchannel_logout_uri: null,
+        dpop_bound_access_tokens: false,
         min_verification_level: null,
         created_at: expect.any(String),
         disabled: false,

@@ -37,6 +37,7 @@ describe('discovery, JWKS and signing keys', () => {
       id_token_signing_alg_values_supported: ['RSA', 'RS256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
       code_challenge_methods_supported: ['S256'],
+      dpop_signing_alg_values_supported: ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint: `${b}/introspect`,
       revocation_endpoint: `${b}/revoke`,

@@ -138,6 +138,156 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     await verifyWithJwks(tokens.id_token!);
   });
 
+  describe('DPoP (RFC 9449): an app that requires it', () => {
+    let dpopApp: { app_id: string; client_secret: string };
+    beforeAll(async () => {
+      dpopApp = await admin('/apps', {
+        name: 'E2E DPoP app',
+        redirect_uris: [REDIRECT_URI],
+        dpop_bound_access_tokens: true,
+      });
+    });
+
+    const discoverDpop = async () =>
+      oidc.discovery(new URL(issuer), dpopApp.app_id, undefined, oidc.ClientSecretBasic(dpopApp.client_secret), {
+        execute: [oidc.allowInsecureRequests],
+      });
+
+    async function signIn(config: Awaited<ReturnType<typeof discoverDpop>>, extra: Record<string, string> = {}) {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid profile',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        ...extra,
+      });
+      const { location } = await new Browser(issuer).signIn(url.toString(), user);
+      return { callback: new URL(location!), checks: { pkceCodeVerifier: verifier, expectedState: state } };
+    }
+
+    it('signs in with a DPoP key (and dpop_jkt): a DPoP-bound token that /userinfo accepts only with proofs', async () => {
+      const config = await discoverDpop();
+      expect(config.serverMetadata().dpop_signing_alg_values_supported).toContain('ES256');
+      const keyPair = await oidc.randomDPoPKeyPair('ES256');
+      const DPoP = oidc.getDPoPHandle(config, keyPair);
+      const { callback, checks } = await signIn(config, { dpop_jkt: await DPoP.calculateThumbprint() });
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks, undefined, { DPoP });
+      expect(tokens.token_type).toBe('dpop');
+      const access = jose.decodeJwt(tokens.access_token);
+      expect(access.cnf).toEqual({ jkt: await DPoP.calculateThumbprint() });
+      const sub = tokens.claims()!.sub;
+      // twice: each call is a new proof (the second with the server's DPoP-Nonce)
+      for (let i = 0; i < 2; i++)
+        expect(await oidc.fetchUserInfo(config, tokens.access_token, sub, { DPoP })).toMatchObject({
+          sub,
+          name: 'Eve Example',
+        });
+      // the same token as a bearer token is refused with a DPoP challenge
+      const bearer = await oidc.fetchUserInfo(config, tokens.access_token, sub).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(bearer).toBeInstanceOf(oidc.WWWAuthenticateChallengeError);
+      const challenge = (bearer as InstanceType<typeof oidc.WWWAuthenticateChallengeError>).cause[0];
+      expect(challenge.scheme).toBe('dpop');
+      expect(challenge.parameters.error).toBe('invalid_token');
+      // and with a proof by another key
+      const other = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+      const wrongKey = await oidc.fetchUserInfo(config, tokens.access_token, sub, { DPoP: other }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(wrongKey).toBeInstanceOf(oidc.WWWAuthenticateChallengeError);
+    });
+
+    it('oauth4webapi: a DPoP-bound token, userinfo with proofs; a replayed proof and a wrong htu are refused', async () => {
+      const insecure = { [oauth.allowInsecureRequests]: true };
+      const as = await oauth.processDiscoveryResponse(
+        new URL(issuer),
+        await oauth.discoveryRequest(new URL(issuer), insecure),
+      );
+      const client: import('oauth4webapi').Client = { client_id: dpopApp.app_id };
+      const auth = oauth.ClientSecretBasic(dpopApp.client_secret);
+      const keyPair = await oauth.generateKeyPair('EdDSA');
+      const DPoP = oauth.DPoP(client, keyPair);
+      const verifier = oauth.generateRandomCodeVerifier();
+      const state = oauth.generateRandomState();
+      const url = new URL(as.authorization_endpoint!);
+      url.search = new URLSearchParams({
+        client_id: client.client_id,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        scope: 'openid',
+        state,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).toString();
+      const { location } = await new Browser(issuer).signIn(url.toString(), user);
+      const params = oauth.validateAuthResponse(as, client, new URL(location!), state);
+      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, verifier, {
+        DPoP,
+        ...insecure,
+      });
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
+      expect(tokens.token_type).toBe('dpop');
+      const sub = oauth.getValidatedIdTokenClaims(tokens)!.sub;
+      const info = await oauth.processUserInfoResponse(
+        as,
+        client,
+        sub,
+        await oauth.userInfoRequest(as, client, tokens.access_token, { DPoP, ...insecure }),
+      );
+      expect(info.sub).toBe(sub);
+
+      // the same proof twice, and a proof for another URL, made with jose from the same key
+      const jwk = await jose.exportJWK(keyPair.publicKey);
+      const ath = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(tokens.access_token)));
+      const proof = (htu: string) =>
+        new jose.SignJWT({ htm: 'GET', htu, jti: crypto.randomUUID(), ath: ath.toString('base64url') })
+          .setProtectedHeader({ alg: 'Ed25519', typ: 'dpop+jwt', jwk })
+          .setIssuedAt()
+          .sign(keyPair.privateKey);
+      const call = (dpop: string) =>
+        fetch(`${issuer}/userinfo`, { headers: { authorization: `DPoP ${tokens.access_token}`, dpop } });
+      const once = await proof(`${issuer}/userinfo`);
+      expect((await call(once)).status).toBe(200);
+      const replayed = await call(once);
+      expect(replayed.status).toBe(401);
+      expect(replayed.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof".*already used/);
+      const wrongHtu = await call(await proof(`${issuer}/token`));
+      expect(wrongHtu.status).toBe(401);
+      expect(wrongHtu.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof".*htu/);
+    });
+
+    it('refuses the code exchange without a proof (invalid_request), and a proof by a key other than dpop_jkt', async () => {
+      const config = await discoverDpop();
+      const first = await signIn(config);
+      const refused = await oidc.authorizationCodeGrant(config, first.callback, first.checks).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(oidc.ResponseBodyError);
+      expect((refused as InstanceType<typeof oidc.ResponseBodyError>).error).toBe('invalid_request');
+
+      const named = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+      const second = await signIn(config, { dpop_jkt: await named.calculateThumbprint() });
+      const other = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('PS256'));
+      const wrong = await oidc
+        .authorizationCodeGrant(config, second.callback, second.checks, undefined, {
+          DPoP: other,
+        })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(wrong).toBeInstanceOf(oidc.ResponseBodyError);
+      expect((wrong as InstanceType<typeof oidc.ResponseBodyError>).error).toBe('invalid_dpop_proof');
+    });
+  });
+
   describe('the verification level as acr (issue 24)', () => {
     const essentialOrb = JSON.stringify({ id_token: { acr: { essential: true, values: [ORB] } } });
 

@@ -14,6 +14,11 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
   web_origins: { ...strings, description: 'Origins whose pages may call /token (CORS)' },
   post_logout_redirect_uris: strings,
   backchannel_logout_uri: { type: ['string', 'null'] },
+  dpop_bound_access_tokens: {
+    type: 'boolean',
+    description:
+      'DPoP required (RFC 9449 §5.2): /token refuses a request without a DPoP proof, and every access token is DPoP-bound',
+  },
   min_verification_level: {
     enum: ['orb', 'device', null],
     description:

@@ -62,6 +62,11 @@ const logoutSettings = {
   backchannel_logout_uri: appUri('backchannel_logout_uri').allow(null),
 };
 
+/** RFC 9449 §5.2 client metadata: DPoP required at /token (every access token sender-constrained). */
+const dpopBoundAccessTokens = Joi.boolean()
+  .strict()
+  .description('DPoP required: /token refuses a request without a DPoP proof (RFC 9449 §5.2)');
+
 /** The lowest verification level /authorize lets through for the app; none (or null): no minimum. */
 const minVerificationLevel = Joi.string()
   .valid('orb', 'device', 'none')
@@ -73,6 +78,7 @@ export const createAppSchema = Joi.object({
   redirect_uris: redirectUris.required(),
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
   web_origins: webOrigins.default([]),
+  dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
   min_verification_level: minVerificationLevel,
   ...logoutSettings,
 });
@@ -82,6 +88,7 @@ export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
   web_origins: webOrigins,
+  dpop_bound_access_tokens: dpopBoundAccessTokens,
   min_verification_level: minVerificationLevel,
   ...logoutSettings,
 }).min(1);

@@ -29,6 +29,7 @@ export const appJson = (app: App) => ({
   web_origins: app.webOrigins,
   post_logout_redirect_uris: app.postLogoutRedirectUris,
   backchannel_logout_uri: app.backchannelLogoutUri,
+  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
@@ -91,6 +92,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       webOrigins: body.web_origins,
       postLogoutRedirectUris: body.post_logout_redirect_uris,
       backchannelLogoutUri: body.backchannel_logout_uri,
+      dpopBoundAccessTokens: body.dpop_bound_access_tokens,
       minVerificationLevel: minLevel(body.min_verification_level),
     });
     ctx.logger.info('app created', { app_id: app.id, public: app.public });
@@ -99,6 +101,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       redirect_uris: app.redirectUris,
       post_logout_redirect_uris: app.postLogoutRedirectUris,
       backchannel_logout_uri: app.backchannelLogoutUri,
+      dpop_bound_access_tokens: app.dpopBoundAccessTokens,
       min_verification_level: app.minVerificationLevel,
     });
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
@@ -155,6 +158,7 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         ? {}
         : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
+      ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
       ...(body.min_verification_level === undefined
         ? {}
         : { minVerificationLevel: minLevel(body.min_verification_level) }),

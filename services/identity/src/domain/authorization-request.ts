@@ -59,6 +59,9 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   prompt: str('none, login, consent').max(PARAMETER_MAX_LENGTH.prompt),
   max_age: str('Seconds since the last sign-in').pattern(/^\d{1,9}$/),
   login_hint: str(`At most ${PARAMETER_MAX_LENGTH.login_hint} characters`).max(PARAMETER_MAX_LENGTH.login_hint),
+  dpop_jkt: str(
+    'DPoP (RFC 9449 §10): the RFC 7638 SHA-256 thumbprint of the key whose proof must come with the code at /token',
+  ).pattern(/^[A-Za-z0-9_-]{43}$/),
   acr_values: str(
     `Voluntary: space-separated acr values in order of preference (urn:attest:loa:orb, urn:attest:loa:device); the id_token's acr states the level the person has. At most ${PARAMETER_MAX_LENGTH.acr_values} characters`,
   ).max(PARAMETER_MAX_LENGTH.acr_values),
@@ -75,7 +78,8 @@ type AuthorizeParameter =
   | 'response_mode'
   | 'code_challenge'
   | 'code_challenge_method'
-  | 'max_age';
+  | 'max_age'
+  | 'dpop_jkt';
 
 /** Whether AUTHORIZE_PARAMETERS refuses this value (absent or empty included, for a required parameter). */
 const refused = (name: AuthorizeParameter, value: string | undefined): boolean =>
@@ -94,6 +98,8 @@ export interface AuthorizationRequest {
   prompt: Prompt[];
   maxAge?: number;
   loginHint?: string;
+  /** RFC 9449 §10: the code is redeemed only with a DPoP proof by the key of this thumbprint. */
+  dpopJkt?: string;
   /** acr_values, voluntary (the id_token's acr states the level the person has). */
   acrValues?: string[];
   /** The claims parameter, validated. */
@@ -176,7 +182,9 @@ export function parseAuthorizationRequest(
   params: Params,
   clientId: string,
   redirectUri: string,
-  client: { public: boolean; minVerificationLevel?: VerificationLevel | null } = { public: false },
+  client: { public: boolean; dpopBoundAccessTokens?: boolean; minVerificationLevel?: VerificationLevel | null } = {
+    public: false,
+  },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
@@ -220,6 +228,18 @@ export function parseAuthorizationRequest(
   }
 
   if (client.public) checkPublicClient(responseType, codeChallenge);
+  // its access tokens are DPoP-bound, which one from the authorization endpoint cannot be (RFC 9449 §5)
+  if (client.dpopBoundAccessTokens && responseType.split(' ').includes('token'))
+    throw redirectErrors.unauthorizedClient(
+      'This app requires DPoP-bound access tokens: use a response_type without token, and get them at /token.',
+    );
+
+  if (params.dpop_jkt !== undefined) {
+    if (!responseType.includes('code'))
+      throw redirectErrors.invalidRequest('dpop_jkt applies only to response types that include code.');
+    if (refused('dpop_jkt', params.dpop_jkt))
+      throw redirectErrors.invalidRequest('dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters).');
+  }
 
   const prompt = [...new Set((params.prompt ?? '').split(' ').filter(Boolean))] as Prompt[];
   if (prompt.some((p) => !['none', 'login', 'consent'].includes(p)))
@@ -250,6 +270,7 @@ export function parseAuthorizationRequest(
     prompt,
     maxAge,
     loginHint: params.login_hint,
+    ...(params.dpop_jkt === undefined ? {} : { dpopJkt: params.dpop_jkt }),
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),

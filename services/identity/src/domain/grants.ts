@@ -29,6 +29,8 @@ interface CodeRecord {
   sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
+  /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
+  dpopJkt?: string;
 }
 
 /** What the id_token says about the sign-in behind it. */
@@ -41,7 +43,8 @@ interface SignInClaims {
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the token is bound to the proof's key (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   id_token: string;
@@ -120,6 +123,7 @@ export class Grants {
         ...(userinfoClaims.length ? { userinfoClaims } : {}),
         sid: signIn.sid,
         jtis,
+        ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
       };
       await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
       out.code = code;
@@ -140,6 +144,8 @@ export class Grants {
     code: string;
     redirectUri: string;
     codeVerifier?: string;
+    /** The thumbprint of the key of the request's verified DPoP proof: the tokens are bound to it. */
+    dpopJkt?: string;
     actor?: AuditActor;
   }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
@@ -154,6 +160,17 @@ export class Grants {
     if (record.redirectUri !== input.redirectUri)
       throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
     this.checkPkce(record.codeChallenge, input.codeVerifier);
+    // RFC 9449 §10: a code asked for with dpop_jkt is redeemed only with a proof by that key
+    if (
+      record.dpopJkt !== undefined &&
+      (input.dpopJkt === undefined || !constantTimeEqual(record.dpopJkt, input.dpopJkt))
+    )
+      throw new AppError(
+        'invalid_dpop_proof',
+        400,
+        'The DPoP proof must be signed by the key named by dpop_jkt in the authorization request.',
+        'DPoP',
+      );
 
     const user = await this.users.findById(record.userId);
     if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
@@ -173,6 +190,7 @@ export class Grants {
       clientId: record.clientId,
       scopes: record.scopes,
       sid: record.sid,
+      jkt: input.dpopJkt,
       signIn,
       userinfoClaims: record.userinfoClaims,
     });
@@ -188,7 +206,7 @@ export class Grants {
     ]);
     return {
       access_token: token,
-      token_type: 'Bearer',
+      token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
       expires_in: this.tokens.accessTokenTtl,
       scope: record.scopes.join(' '),
       id_token: idToken,

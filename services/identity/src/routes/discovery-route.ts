@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { endpoint } from '@attest/common';
+import { DPOP_ALGORITHMS } from '../domain/dpop';
 import { ACR_VALUES_SUPPORTED } from '../domain/assurance';
 import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
 import { SUPPORTED_SCOPES } from '../domain/scopes';
@@ -25,6 +26,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     id_token_signing_alg_values_supported: ['RSA', 'RS256'],
     response_modes_supported: [...RESPONSE_MODES],
     code_challenge_methods_supported: ['S256'],
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint: `${base}/introspect`,
     revocation_endpoint: `${base}/revoke`,

@@ -11,6 +11,7 @@ import {
   type ApiInfo,
   type EndpointDocs,
   type OperationDoc,
+  type ParameterDoc,
   type ResponseDoc,
 } from '@attest/common';
 import {
@@ -30,6 +31,22 @@ import {
 } from './form-schemas';
 
 const FORM = 'application/x-www-form-urlencoded';
+
+/** The DPoP proof header (RFC 9449 §4) of /token and /userinfo. */
+const dpopParameter = (description: string): ParameterDoc => ({
+  name: 'DPoP',
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string', description: 'A JWT: typ dpop+jwt, alg of dpop_signing_alg_values_supported, jwk' },
+});
+const DPOP_NONCE_HEADER = {
+  'DPoP-Nonce': {
+    description:
+      'For a request with a DPoP proof: a nonce to put in the next proof (required with DPOP_NONCE_REQUIRED)',
+    schema: { type: 'string' },
+  },
+};
 const basicAuth = [{ clientBasic: [] }];
 
 /** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
@@ -43,6 +60,14 @@ export function identityApi(baseUrl: string): ApiInfo {
       securitySchemes: {
         clientBasic: { type: 'http', scheme: 'basic' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' },
+        dpop: {
+          type: 'http',
+          scheme: 'dpop',
+          bearerFormat: 'JWT (at+jwt) bound by cnf.jkt',
+          description:
+            'RFC 9449: Authorization: DPoP <access token>, and a DPoP header with a proof (htm, htu, iat, jti, ath) ' +
+            'signed by the key the token is bound to',
+        },
       },
       schemas: {
         TokenResponse: {
@@ -50,7 +75,10 @@ export function identityApi(baseUrl: string): ApiInfo {
           required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
           properties: {
             access_token: { type: 'string' },
-            token_type: { const: 'Bearer' },
+            token_type: {
+              enum: ['Bearer', 'DPoP'],
+              description: 'DPoP when the request carried a DPoP proof: the access token is bound to its key',
+            },
             expires_in: { type: 'integer' },
             scope: { type: 'string' },
             id_token: { type: 'string' },
@@ -168,7 +196,14 @@ const INTROSPECTION = {
         sub: { type: 'string' },
         scope: { type: 'string' },
         iat: { type: 'integer' },
-        token_type: { const: 'Bearer' },
+        token_type: { enum: ['Bearer', 'DPoP'] },
+        cnf: {
+          type: 'object',
+          description: 'A DPoP-bound token (RFC 9449 §6.2): the RFC 7638 thumbprint of its key',
+          required: ['jkt'],
+          additionalProperties: false,
+          properties: { jkt: { type: 'string' } },
+        },
         acr: {
           type: 'string',
           description: 'The verification level of the sign-in: urn:attest:loa:orb or urn:attest:loa:device',
@@ -352,16 +387,23 @@ export const identityDocs = {
       summary: 'Exchange an authorization code',
       tags: ['oidc'],
       security: [...basicAuth, {}],
+      parameters: [
+        dpopParameter(
+          'DPoP proof (htm POST, htu {base_url}/token): the access token is bound to its key (token_type DPoP); ' +
+            'required for an app with dpop_bound_access_tokens, and for a code asked for with dpop_jkt',
+        ),
+      ],
       body: { contentType: FORM, schema: TOKEN_FORM },
       responses: {
-        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }),
+        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }, DPOP_NONCE_HEADER),
         ...bodyErrorResponses(
           'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice); ' +
             'all with OAuth error / error_description',
         ),
         400: countedErrorResponse(
-          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
-            'invalid_body (a body that cannot be read); all with OAuth error / error_description',
+          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice, ' +
+            'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
+            'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
         ),
         401: countedErrorResponse('unauthenticated'),
         429: tooManyRequestsResponse(
@@ -379,7 +421,8 @@ export const identityDocs = {
       body: { contentType: FORM, schema: INTROSPECT_FORM },
       responses: {
         200: jsonResponse(
-          '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time}, or {active: false} for a revoked token or another app’s',
+          '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
+            'or {active: false} for a revoked token or another app’s',
           INTROSPECTION,
         ),
         ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),
@@ -413,7 +456,12 @@ export const identityDocs = {
         {
           summary: method === 'GET' ? 'Claims of the approved scopes' : 'Claims of the approved scopes (POST)',
           tags: ['oidc'],
-          security: [{ bearer: [] }],
+          security: [{ bearer: [] }, { dpop: [] }],
+          parameters: [
+            dpopParameter(
+              `With Authorization: DPoP: a new proof by the token's key (htm ${method}, htu {base_url}/userinfo, ath)`,
+            ),
+          ],
           responses: {
             200: jsonResponse(
               'sub, {base_url}/v1, {base_url}/beta, email / name claims per scope, and acr, amr, auth_time when the claims parameter asked /userinfo for them',
@@ -428,7 +476,10 @@ export const identityDocs = {
                 },
               },
             ),
-            401: errorResponse('unauthenticated, invalid_token'),
+            401: errorResponse(
+              'unauthenticated, invalid_token (also a DPoP-bound token sent as Bearer), invalid_dpop_proof, ' +
+                'use_dpop_nonce; a DPoP refusal has WWW-Authenticate: DPoP error=…, algs=… (RFC 9449 §7.1)',
+            ),
           },
         } satisfies OperationDoc,
       ]),

@@ -15,6 +15,8 @@ export interface App {
   backchannelLogoutUri: string | null;
   /** Origins whose pages may call /token (CORS). */
   webOrigins: string[];
+  /** RFC 9449 §5.2: a token request without a DPoP proof is refused; every access token is DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   /** The lowest verification level /authorize lets through for this app; null: none. */
   minVerificationLevel: VerificationLevel | null;
   createdAt: Date;
@@ -30,7 +32,13 @@ export interface AppLogoutSettings {
 export type AppUpdate = Partial<
   Pick<
     App,
-    'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'webOrigins' | 'minVerificationLevel'
+    | 'name'
+    | 'redirectUris'
+    | 'postLogoutRedirectUris'
+    | 'backchannelLogoutUri'
+    | 'webOrigins'
+    | 'dpopBoundAccessTokens'
+    | 'minVerificationLevel'
   >
 >;
 
@@ -41,6 +49,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   postLogoutRedirectUris: 'post_logout_redirect_uris',
   backchannelLogoutUri: 'backchannel_logout_uri',
   webOrigins: 'web_origins',
+  dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
 };
 
@@ -53,6 +62,7 @@ interface AppRow {
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
   web_origins: string[];
+  dpop_bound_access_tokens: boolean;
   min_verification_level: VerificationLevel | null;
   created_at: Date;
   disabled_at: Date | null;
@@ -67,6 +77,7 @@ const toApp = (r: AppRow): App => ({
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
+  dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   minVerificationLevel: r.min_verification_level ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
@@ -79,6 +90,7 @@ export interface NewApp {
   secretHash: string | null;
   redirectUris: string[];
   webOrigins?: string[];
+  dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
 }
 
@@ -86,8 +98,8 @@ export function appStore(db: Queryable) {
   return {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, min_verification_level)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, dpop_bound_access_tokens, min_verification_level)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
         [
           app.id,
           app.name,
@@ -97,6 +109,7 @@ export function appStore(db: Queryable) {
           app.webOrigins ?? [],
           app.postLogoutRedirectUris ?? [],
           app.backchannelLogoutUri ?? null,
+          app.dpopBoundAccessTokens ?? false,
           app.minVerificationLevel ?? null,
         ],
       );
