@@ -41,26 +41,43 @@ const PRICE = {
     symbol: { type: 'string' },
   },
 };
+const OBSERVED_AT = {
+  type: 'object',
+  description:
+    'observed_at.<TOKEN>.<FIAT>: when the price was observed by its sources (their own time, e.g. ' +
+    'CoinGecko last_updated_at; the fetch time only for a source that gives none); a cross rate has the older of its two',
+  additionalProperties: { type: 'object', additionalProperties: { type: 'string', format: 'date-time' } },
+};
 const PRICES_ANSWER = {
   type: 'object',
   required: ['result'],
   properties: {
     result: {
       type: 'object',
-      required: ['prices'],
+      required: ['prices', 'observed_at'],
       properties: {
         prices: {
           type: 'object',
           description: 'prices.<TOKEN>.<FIAT>; price = amount × 10^-decimals',
           additionalProperties: { type: 'object', additionalProperties: PRICE },
         },
+        observed_at: OBSERVED_AT,
       },
     },
   },
 };
+/** Response headers a page on another origin may read. */
+export const EXPOSED = 'ETag, Last-Modified, X-Observed-At, Retry-After, RateLimit, RateLimit-Policy';
 const CACHE_HEADERS = {
   ETag: { description: 'Send it back in If-None-Match for a 304', schema: { type: 'string' } },
-  'Last-Modified': { description: 'When the oldest-newest price was observed', schema: { type: 'string' } },
+  'Last-Modified': {
+    description: 'When the newest price of the answer was observed by its source (not when Attest fetched it)',
+    schema: { type: 'string' },
+  },
+  'X-Observed-At': {
+    description: 'ISO 8601: when the oldest price of the answer was observed by its source (the answer is as of then)',
+    schema: { type: 'string', format: 'date-time' },
+  },
   'Cache-Control': { description: 'public, max-age=PRICE_CACHE_MAX_AGE_SECONDS', schema: { type: 'string' } },
 };
 
@@ -74,7 +91,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   const cors = (req: Request, res: Response, next: () => void) => {
     res.set({
       'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': 'ETag, Last-Modified',
+      'Access-Control-Expose-Headers': EXPOSED,
       Vary: 'Accept-Encoding',
     });
     if (req.method === 'OPTIONS') {
@@ -101,8 +118,9 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
     const cryptoParam = query.cryptoCurrencies;
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
-    const { body, etag, lastModified, lastModifiedMs } = await prices.answer(tokens, fiats);
+    const { body, etag, lastModified, lastModifiedMs, observedAt } = await prices.answer(tokens, fiats);
     res.setHeader('Cache-Control', cacheControl);
+    res.setHeader('X-Observed-At', observedAt);
     res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', lastModified);
     const ifNoneMatch = req.get('if-none-match');
