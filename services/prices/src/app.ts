@@ -6,6 +6,8 @@ import type { Feed } from './feeds/feed';
 import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
 import { httpFeed } from './feeds/http-feed';
+import { mappedFeed } from './feeds/mapped-feed';
+import { PriceSourceMetrics } from './feeds/source-metrics';
 import { seedFeed } from './feeds/seed-feed';
 import { pricesAdminApi, pricesApi } from './routes/openapi-document';
 import { pricesRoute } from './routes/prices-route';
@@ -31,7 +33,14 @@ export function configuredFeeds(config: PricesConfig): Feed[] {
         ),
         fiats: config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
       });
-    return fxFeed({ ...http, url: config.FX_HTTP_URL! });
+    if (name === 'fx') return fxFeed({ ...http, url: config.FX_HTTP_URL! });
+    const source = config.PRICE_SOURCES.find((s) => s.name === name)!;
+    return mappedFeed({
+      ...http,
+      ...source,
+      ids: Object.fromEntries(Object.entries(source.ids).map(([token, id]) => [token.toUpperCase(), id])),
+      fiats: source.fiats ?? config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
+    });
   });
 }
 
@@ -46,7 +55,9 @@ export const pricesReady = (ok: Record<string, boolean>) => ok.database || ok.pr
 export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
-  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000);
+  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000, {
+    rule: { quorum: config.PRICE_SOURCE_QUORUM, maxDeviationBps: Math.round(config.PRICE_MAX_DEVIATION_PERCENT * 100) },
+  });
   deps.readiness.checks.push({
     name: 'price_snapshot',
     check: () => prices.assertFreshInSnapshot(config.NATIVE_TOKEN),
@@ -76,6 +87,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     publicUrl: config.PRICES_URL,
     bodyLimit: config.BODY_LIMIT,
     publicApi: pricesApi(config.PRICES_URL),
+    metrics: (registry) => new PriceSourceMetrics(prices, runner).register(registry),
     adminApi: pricesAdminApi(),
     publicRoutes: (router) => {
       pricesRoute(router, prices, {

@@ -169,7 +169,8 @@ describe('price feeds against a local HTTP server', () => {
       body: '{"worldcoin-wld":{"usd":1.5,"eur":1.4,"last_updated_at":1795000000},"usd-coin":{"usd":1,"eur":0.92,"last_updated_at":9999999999}}',
     });
     const result = await feed().fetch();
-    const at = (token: string) => result.quotes.find((q) => q.token === token && q.fiat === 'USD')!.observation.observedAt;
+    const at = (token: string) =>
+      result.quotes.find((q) => q.token === token && q.fiat === 'USD')!.observation.observedAt;
     expect(at('WLD').toISOString()).toBe('2026-11-18T11:06:40.000Z');
     // a time ahead of our clock is taken as the fetch time
     expect(at('USDCE').getTime()).toBeGreaterThanOrEqual(before);
@@ -183,7 +184,8 @@ describe('price feeds against a local HTTP server', () => {
     const source = (ids: Record<string, string>, fiats: string[]) =>
       httpFeed({ url: api.url, ids, fiats, timeoutMs: 500, retries: 0 });
     const runner = (f: ReturnType<typeof source>) => new FeedRunner([f], prices, new MemoryCache(), 60000, testLogger);
-    const get = (query: Record<string, string>) => request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
+    const get = (query: Record<string, string>) =>
+      request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
     // WLD/AFN: only this source quotes it (no FX rate either), observed a minute ago by the source
     const fresh = Math.floor(Date.now() / 1000) - 60;
     api.script({ body: `{"worldcoin-wld":{"afn":105.5,"last_updated_at":${fresh}}}` });

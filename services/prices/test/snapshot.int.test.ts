@@ -91,10 +91,10 @@ describe('prices from a snapshot', () => {
   });
 
   it.each([
-    ['latestQuotes', 'quotes_latest_idx'],
+    ['latestQuotes', 'quotes_source_idx'],
     ['latestFxRates', 'fx_rates_latest_idx'],
   ] as const)(
-    '%s reads one row per pair through %s, whatever the history (1,000,000 rows cost what 100 do)',
+    '%s reads one row per pair (and source) through %s, whatever the history (1,000,000 rows cost what 100 do)',
     async (method, index) => {
       const sql: string[] = [];
       await priceStore({ query: async (text) => (sql.push(text), []) })[method]();

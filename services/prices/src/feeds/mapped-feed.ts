@@ -99,7 +99,12 @@ export function mappedFeed(options: MappedFeedOptions): Feed {
           quotes.push({
             token,
             fiat,
-            observation: { amount: fixed.amount.toString(), decimals: fixed.decimals, source: options.name, observedAt: at },
+            observation: {
+              amount: fixed.amount.toString(),
+              decimals: fixed.decimals,
+              source: options.name,
+              observedAt: at,
+            },
           });
         }
       if (quotes.length === 0) throw new FeedError('Price API answer held no usable prices');

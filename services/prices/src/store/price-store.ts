@@ -64,15 +64,16 @@ export function priceStore(db: Queryable) {
       return row ? toObservation(row) : null;
     },
     /**
-     * The latest quote of every known pair: one probe of quotes_latest_idx per (token, fiat), so the
-     * cost does not grow with the history kept.
+     * The latest quote of every source of every pair: one probe of quotes_source_idx per (token, fiat,
+     * source) that ever quoted, so the cost does not grow with the history kept.
      */
     async latestQuotes(): Promise<PairObservation[]> {
       const rows = await db.query<Row & { token: string; fiat: string }>(
-        `SELECT t.code AS token, f.code AS fiat, q.amount, q.decimals, q.source, q.observed_at
-         FROM tokens t CROSS JOIN fiat_currencies f
+        `SELECT s.token, s.fiat, q.amount, q.decimals, q.source, q.observed_at
+         FROM quote_sources s
          CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM quotes
-           WHERE token = t.code AND fiat = f.code ORDER BY observed_at DESC, id DESC LIMIT 1) q`,
+           WHERE token = s.token AND fiat = s.fiat AND source = s.source ORDER BY observed_at DESC, id DESC LIMIT 1) q
+         ORDER BY s.token, s.fiat, s.source`,
       );
       return rows.map((r) => ({ token: r.token, fiat: r.fiat, ...toObservation(r) }));
     },
