@@ -10,6 +10,7 @@ import { mappedFeed } from './feeds/mapped-feed';
 import { PriceSourceMetrics } from './feeds/source-metrics';
 import { seedFeed } from './feeds/seed-feed';
 import { pricesAdminApi, pricesApi } from './routes/openapi-document';
+import { AddressLimit } from './routes/address-limit';
 import { pricesRoute } from './routes/prices-route';
 import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
@@ -74,6 +75,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
   if (others.length) void runner.runOnce(true, others);
   runner.start();
+  const limit = new AddressLimit({ limit: config.PRICE_RATE_LIMIT_PER_MINUTE, windowSeconds: 60 });
   const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   audit.start();
   const apps = createServiceApps({
@@ -93,6 +95,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
       pricesRoute(router, prices, {
         nativeToken: config.NATIVE_TOKEN,
         cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS,
+        limit,
       });
       widgetRoute(router);
     },

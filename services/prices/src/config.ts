@@ -28,6 +28,8 @@ export interface PricesConfig extends CommonConfig {
   /** Fewest fresh market sources agreeing within PRICE_MAX_DEVIATION_PERCENT that make a price. */
   PRICE_SOURCE_QUORUM: number;
   PRICE_MAX_DEVIATION_PERCENT: number;
+  /** Public price API requests per client address per minute, counted per replica; 0: no limit. */
+  PRICE_RATE_LIMIT_PER_MINUTE: number;
 }
 
 /** One entry of PRICE_SOURCES (JSON): where to ask, and where the answer holds each price and its time. */
@@ -124,6 +126,7 @@ const schema = {
   PRICE_SOURCES: Joi.string().default('[]'),
   PRICE_SOURCE_QUORUM: Joi.number().integer().min(1).max(20).default(1),
   PRICE_MAX_DEVIATION_PERCENT: Joi.number().min(0.01).max(100).default(5),
+  PRICE_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(0).default(600),
 };
 
 /** PRICE_SOURCES as configured: a JSON array of sources, each checked; problems are named. */

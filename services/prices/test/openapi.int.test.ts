@@ -28,7 +28,7 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
       expect.objectContaining({ name: 'fiatCurrencies', in: 'query', required: true, example: 'USD,EUR' }),
       expect.objectContaining({ name: 'cryptoCurrencies', in: 'query', required: false }),
     ]);
-    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '500', '503']);
+    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '429', '500', '503']);
   } finally {
     await h.close();
   }

@@ -13,10 +13,13 @@ import {
   type ResponseDoc,
 } from '@attest/common';
 import type { PriceService } from '../domain/prices';
+import type { AddressLimit } from './address-limit';
 
 export interface PricesRouteOptions {
   nativeToken: string;
   cacheMaxAgeSeconds: number;
+  /** Requests per address (in process memory); every public price endpoint counts against it. */
+  limit: AddressLimit;
 }
 
 /** The query of both price endpoints (each parameter once, blank as missing: queryParam runs first). */
@@ -66,6 +69,19 @@ const PRICES_ANSWER = {
     },
   },
 };
+/** The RateLimit fields (draft-ietf-httpapi-ratelimit-headers) on every counted answer. */
+export const RATE_LIMIT_FIELDS = {
+  'RateLimit-Policy': {
+    description: '"per-address";q=<requests>;w=<seconds> (PRICE_RATE_LIMIT_PER_MINUTE per 60 s)',
+    schema: { type: 'string' },
+  },
+  RateLimit: { description: '"per-address";r=<left>;t=<seconds until the window ends>', schema: { type: 'string' } },
+};
+export const TOO_MANY: ResponseDoc = {
+  ...errorResponse('too_many_requests: over PRICE_RATE_LIMIT_PER_MINUTE from this address; wait Retry-After seconds'),
+  headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } }, ...RATE_LIMIT_FIELDS },
+};
+
 /** Response headers a page on another origin may read. */
 export const EXPOSED = 'ETag, Last-Modified, X-Observed-At, Retry-After, RateLimit, RateLimit-Policy';
 const CACHE_HEADERS = {
@@ -79,6 +95,7 @@ const CACHE_HEADERS = {
     schema: { type: 'string', format: 'date-time' },
   },
   'Cache-Control': { description: 'public, max-age=PRICE_CACHE_MAX_AGE_SECONDS', schema: { type: 'string' } },
+  ...RATE_LIMIT_FIELDS,
 };
 
 /**
@@ -108,6 +125,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     next();
   };
 
+  const limited = options.limit.middleware();
   const querySchema = pricesQuerySchema(native);
   const cacheControl = `public, max-age=${options.cacheMaxAgeSeconds}`;
   const latest = async (req: Request, res: Response) => {
@@ -148,6 +166,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
         'required (fiatCurrencies) or invalid_parameter (an unknown code, named; a parameter given twice)',
       ),
       ...notFound(params),
+      429: TOO_MANY,
       503: errorResponse('price_unavailable: no fresh price for a requested pair (stale prices are never served)'),
     },
   });
@@ -166,6 +185,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     {
       GET: [
         cors,
+        limited,
         (req, _res, next) =>
           next(
             req.params.native === native.toLowerCase()
@@ -183,7 +203,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   endpoint(
     router,
     '/public/v1/miniapps/prices',
-    { GET: [cors, latest], OPTIONS: [cors] },
+    { GET: [cors, limited, latest], OPTIONS: [cors] },
     docs('The same answer, at the path mini apps call'),
   );
 }
