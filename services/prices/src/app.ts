@@ -1,7 +1,9 @@
 import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
 import { pricesAdminRoutes } from './admin/admin-routes';
-import type { PricesConfig } from './config';
+import { assetIds, type PricesConfig } from './config';
+import { PriceHistory } from './domain/history';
 import { PriceService } from './domain/prices';
+import { QuotePurge } from './domain/quote-purge';
 import type { Feed } from './feeds/feed';
 import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
@@ -57,6 +59,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
   const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000, {
+    assetIds: assetIds(config),
     rule: { quorum: config.PRICE_SOURCE_QUORUM, maxDeviationBps: Math.round(config.PRICE_MAX_DEVIATION_PERCENT * 100) },
   });
   deps.readiness.checks.push({
@@ -75,6 +78,9 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
   if (others.length) void runner.runOnce(true, others);
   runner.start();
+  const history = new PriceHistory(store);
+  const purge = new QuotePurge(store, storage.cache, config.PRICE_QUOTE_RETENTION_DAYS, logger);
+  purge.start();
   const limit = new AddressLimit({ limit: config.PRICE_RATE_LIMIT_PER_MINUTE, windowSeconds: 60 });
   const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   audit.start();
@@ -96,6 +102,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
         nativeToken: config.NATIVE_TOKEN,
         cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS,
         limit,
+        history,
       });
       widgetRoute(router);
     },
@@ -106,6 +113,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     ...apps,
     stop: async () => {
       await runner.stop();
+      purge.stop();
       await audit.stop();
     },
   };

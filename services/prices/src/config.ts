@@ -30,6 +30,10 @@ export interface PricesConfig extends CommonConfig {
   PRICE_MAX_DEVIATION_PERCENT: number;
   /** Public price API requests per client address per minute, counted per replica; 0: no limit. */
   PRICE_RATE_LIMIT_PER_MINUTE: number;
+  /** Token code → CAIP-19 asset id, e.g. WLD=eip155:480/erc20:0x2cfc…: tokens may be named by either. */
+  PRICE_ASSET_IDS: string;
+  /** Quotes and FX rates observed longer ago are purged (the latest of each source is kept). */
+  PRICE_QUOTE_RETENTION_DAYS: number;
 }
 
 /** One entry of PRICE_SOURCES (JSON): where to ask, and where the answer holds each price and its time. */
@@ -127,7 +131,29 @@ const schema = {
   PRICE_SOURCE_QUORUM: Joi.number().integer().min(1).max(20).default(1),
   PRICE_MAX_DEVIATION_PERCENT: Joi.number().min(0.01).max(100).default(5),
   PRICE_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(0).default(600),
+  PRICE_ASSET_IDS: Joi.string()
+    .allow('')
+    .pattern(
+      /^([A-Za-z0-9]{2,12}=[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}\/[-a-z0-9]{3,8}:[-.%a-zA-Z0-9]{1,128})(,[A-Za-z0-9]{2,12}=[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}\/[-a-z0-9]{3,8}:[-.%a-zA-Z0-9]{1,128})*$/,
+    )
+    .default(
+      'WLD=eip155:480/erc20:0x2cfc85d8e48f8eab294be644d9e25c3030863003,' +
+        'USDCE=eip155:480/erc20:0x79a02482a880bce3f13e09da970dc34db4cd24d1,' +
+        'WETH=eip155:480/erc20:0x4200000000000000000000000000000000000006,ETH=eip155:1/slip44:60',
+    )
+    .messages({
+      'string.pattern.base': '{{#label}} must look like WLD=eip155:480/erc20:0x2cfc…,ETH=eip155:1/slip44:60',
+    }),
+  PRICE_QUOTE_RETENTION_DAYS: Joi.number().integer().min(31).max(3650).default(35),
 };
+
+/** PRICE_ASSET_IDS as a map: token code (upper case) → CAIP-19 asset id. */
+export const assetIds = (config: Pick<PricesConfig, 'PRICE_ASSET_IDS'>): Record<string, string> =>
+  Object.fromEntries(
+    config.PRICE_ASSET_IDS.split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')).toUpperCase(), pair.slice(pair.indexOf('=') + 1)]),
+  );
 
 /** PRICE_SOURCES as configured: a JSON array of sources, each checked; problems are named. */
 function parseSources(raw: unknown, problems: string[]): PriceSourceConfig[] {

@@ -34,7 +34,7 @@ interface PriceSnapshot {
 }
 
 interface CachedAnswer {
-  outcome: { answer: PriceAnswer } | { error: AppError };
+  outcome: { answer: PriceAnswer; prices: Price[] } | { error: AppError };
   /** Last instant (ms) at which every price used is still fresh. */
   validUntil: number;
 }
@@ -46,6 +46,8 @@ export interface PriceServiceOptions {
   now?: () => number;
   /** How several sources make one price; by default one fresh source suffices and 5 % apart is deviating. */
   rule?: AggregationRule;
+  /** Token code → its CAIP-19 asset id (PRICE_ASSET_IDS): a token may be named by either. */
+  assetIds?: Record<string, string>;
 }
 
 export const DEFAULT_RULE: AggregationRule = { quorum: 1, maxDeviationBps: 500 };
@@ -89,6 +91,16 @@ export class PriceService {
     });
     this.now = options.now ?? Date.now;
     this.rule = options.rule ?? DEFAULT_RULE;
+    for (const [code, id] of Object.entries(options.assetIds ?? {})) this.byAssetId.set(id.toLowerCase(), code);
+  }
+
+  /** CAIP-19 asset id (lower case) → token code. */
+  private readonly byAssetId = new Map<string, string>();
+
+  /** One token, by code or CAIP-19 asset id; 400 naming `attribute` when unknown. */
+  async resolveToken(raw: string, attribute: string): Promise<string> {
+    if (raw.includes(',')) throw errors.invalidParameter(attribute, `${attribute} names one token.`);
+    return (await this.parseCodes(raw, 'tokens', attribute))[0];
   }
 
   /**
@@ -204,11 +216,39 @@ export class PriceService {
       return 'price' in r ? [] : [r.reason ? `${t}/${f} (${r.reason})` : `${t}/${f}`];
     });
     if (missing.length) return { outcome: { error: priceUnavailable(missing) }, validUntil };
-    return { outcome: { answer: buildAnswer(results.map((r) => (r as { price: Price }).price)) }, validUntil };
+    const list = results.map((r) => (r as { price: Price }).price);
+    return { outcome: { answer: buildAnswer(list), prices: list }, validUntil };
   }
 
   /** The answer for every pair, or 503 price_unavailable naming the pairs without a fresh price. */
   async answer(tokens: string[], fiats: string[]): Promise<PriceAnswer> {
+    return (await this.cached(tokens, fiats)).answer;
+  }
+
+  /**
+   * The same answer with `result.change` (the opt-in change): built once per answer and kept until the
+   * answer changes or a minute has passed.
+   */
+  async answerWithChange(
+    tokens: string[],
+    fiats: string[],
+    changes: (prices: Price[]) => Promise<Record<string, unknown>>,
+  ): Promise<PriceAnswer> {
+    const base = await this.cached(tokens, fiats);
+    const key = `${tokens.join(',')}|${fiats.join(',')}`;
+    const now = this.now();
+    let kept = this.withChange.get(key);
+    if (!kept || kept.base !== base.answer || now > kept.until) {
+      const answer = buildAnswer(base.prices, { change: await changes(base.prices) });
+      if (this.withChange.size >= MAX_ANSWERS) this.withChange.clear();
+      this.withChange.set(key, (kept = { base: base.answer, answer, until: now + 60_000 }));
+    }
+    return kept.answer;
+  }
+
+  private readonly withChange = new Map<string, { base: PriceAnswer; answer: PriceAnswer; until: number }>();
+
+  private async cached(tokens: string[], fiats: string[]): Promise<{ answer: PriceAnswer; prices: Price[] }> {
     const s = await this.snapshot();
     const now = this.now();
     const key = `${tokens.join(',')}|${fiats.join(',')}`;
@@ -219,7 +259,7 @@ export class PriceService {
       s.answers.set(key, cached);
     }
     if ('error' in cached.outcome) throw cached.outcome.error;
-    return cached.outcome.answer;
+    return cached.outcome;
   }
 
   /**
@@ -256,7 +296,10 @@ export class PriceService {
       ...new Set(
         raw
           .split(',')
-          .map((c) => c.trim().toUpperCase())
+          .map((c) => c.trim())
+          .map((c) =>
+            kind === 'tokens' && c.includes(':') ? (this.byAssetId.get(c.toLowerCase()) ?? c) : c.toUpperCase(),
+          )
           .filter(Boolean),
       ),
     ];
