@@ -14,6 +14,7 @@ import { seedFeed } from './feeds/seed-feed';
 import { pricesAdminApi, pricesApi } from './routes/openapi-document';
 import { AddressLimit } from './routes/address-limit';
 import { pricesRoute } from './routes/prices-route';
+import { PriceStream, streamRoute } from './routes/stream-route';
 import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
 
@@ -82,6 +83,17 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const purge = new QuotePurge(store, storage.cache, config.PRICE_QUOTE_RETENTION_DAYS, logger);
   purge.start();
   const limit = new AddressLimit({ limit: config.PRICE_RATE_LIMIT_PER_MINUTE, windowSeconds: 60 });
+  const streamOptions = {
+    nativeToken: config.NATIVE_TOKEN,
+    maxConnections: config.PRICE_STREAM_MAX_CONNECTIONS,
+    maxPerAddress: config.PRICE_STREAM_MAX_PER_ADDRESS,
+    heartbeatMs: config.PRICE_STREAM_HEARTBEAT_SECONDS * 1000,
+    limit,
+    history,
+    bus: storage.bus,
+    logger,
+  };
+  const stream = new PriceStream(prices, streamOptions);
   const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   audit.start();
   const apps = createServiceApps({
@@ -104,6 +116,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
         limit,
         history,
       });
+      streamRoute(router, prices, stream, streamOptions);
       widgetRoute(router);
     },
     adminRoutes: (router) =>
@@ -112,6 +125,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   return {
     ...apps,
     stop: async () => {
+      stream.close();
       await runner.stop();
       purge.stop();
       await audit.stop();

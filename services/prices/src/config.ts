@@ -34,6 +34,10 @@ export interface PricesConfig extends CommonConfig {
   PRICE_ASSET_IDS: string;
   /** Quotes and FX rates observed longer ago are purged (the latest of each source is kept). */
   PRICE_QUOTE_RETENTION_DAYS: number;
+  /** Open price streams (SSE) per replica, and per client address on a replica. */
+  PRICE_STREAM_MAX_CONNECTIONS: number;
+  PRICE_STREAM_MAX_PER_ADDRESS: number;
+  PRICE_STREAM_HEARTBEAT_SECONDS: number;
 }
 
 /** One entry of PRICE_SOURCES (JSON): where to ask, and where the answer holds each price and its time. */
@@ -145,6 +149,9 @@ const schema = {
       'string.pattern.base': '{{#label}} must look like WLD=eip155:480/erc20:0x2cfc…,ETH=eip155:1/slip44:60',
     }),
   PRICE_QUOTE_RETENTION_DAYS: Joi.number().integer().min(31).max(3650).default(35),
+  PRICE_STREAM_MAX_CONNECTIONS: Joi.number().integer().min(1).default(20000),
+  PRICE_STREAM_MAX_PER_ADDRESS: Joi.number().integer().min(1).default(10),
+  PRICE_STREAM_HEARTBEAT_SECONDS: Joi.number().integer().min(1).max(300).default(15),
 };
 
 /** PRICE_ASSET_IDS as a map: token code (upper case) → CAIP-19 asset id. */

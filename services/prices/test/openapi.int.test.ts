@@ -9,6 +9,7 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
       '/public/v1/prices/latest/{native}',
       '/public/v1/miniapps/prices',
       '/public/v1/prices/history/{token}',
+      '/public/v1/prices/stream',
       '/widget.js',
       '/healthz',
       '/readyz',
