@@ -335,7 +335,7 @@ async function main(): Promise<void> {
       });
       notes.push(
         `${mode}: stream fan-out: ${fan.connected.toLocaleString('en-US')} of ${fan.subscribers.toLocaleString('en-US')} subscribers connected; ` +
-          `a price change (timed from starting `pnpm manage price set`, its start-up included) reached the first in ${fmt(fan.firstMs)} ms, half in ${fmt(fan.medianMs)} ms, all in ${fmt(fan.lastMs)} ms` +
+          `a price change (timed from starting pnpm manage price set, its start-up included) reached the first in ${fmt(fan.firstMs)} ms, half in ${fmt(fan.medianMs)} ms, all in ${fmt(fan.lastMs)} ms` +
           `${fan.missed ? `; ${fan.missed} never saw it` : ''} (bound: ${STREAM_BOUND_MS} ms)` +
           (fan.missed || !(fan.lastMs <= STREAM_BOUND_MS) ? ' — NOT MET' : ' — met'),
       );
