@@ -26,7 +26,8 @@ import {
   type ScenarioRow,
 } from './report';
 import { floorWorkload, scenario, selectScenarios, type AttestTarget, type Scenario } from './scenarios';
-import { countRows, insertQuotes, insertTransactions, seedAttest, settle, signIn } from './seed';
+import { countRows, insertQuotes, insertTransactions, seedAttest, setPrice, settle, signIn } from './seed';
+import { streamFanOut } from './stream';
 import {
   dropDatabase,
   recreateDatabase,
@@ -45,6 +46,9 @@ const SERVICE_LIMIT_MB = 150;
 const MISS_TAG = 1;
 const GROWTH_TAG = 2;
 const GROWTH_LOOKUP_SET = 1000;
+/** The stream row: subscribers on one prices process, and the bound a change must reach them all within. */
+const STREAM_SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 10_000);
+const STREAM_BOUND_MS = 1000;
 const GROWTH_SMALL = { transactions: 1000, quotes: 100 };
 /** The growth rows' two databases (Postgres + Redis) live side by side: BENCH_DATABASE with a suffix each. */
 const growthDatabaseName = (name: string, i: number) => `${name.slice(0, 50)}_growth_${i ? 'large' : 'small'}`;
@@ -218,7 +222,11 @@ async function main(): Promise<void> {
     warmupSeconds: options.warmupSeconds,
     repetitions: options.repetitions,
   };
-  const chosen = options.growthOnly ? [] : selectScenarios(options.scenarios);
+  // the stream fan-out is a row of its own (not a request rate): run with every scenario, or with --scenario stream
+  const streamWanted = !options.growthOnly && (!options.scenarios.length || options.scenarios.includes('stream'));
+  const requestFilters = options.scenarios.filter((f) => f !== 'stream');
+  const chosen =
+    options.growthOnly || (options.scenarios.length && !requestFilters.length) ? [] : selectScenarios(requestFilters);
   const rows: ScenarioRow[] = chosen.map((s) => ({ scenario: s, notes: [] }));
   const memory: MemoryRow[] = [];
   const growth: GrowthRow[] = [];
@@ -280,7 +288,7 @@ async function main(): Promise<void> {
   }
 
   for (const mode of modes) {
-    if (!rows.length && !(mode === 'real' && options.memory)) continue;
+    if (!rows.length && !streamWanted && !(mode === 'real' && options.memory)) continue;
     log(`\nAttest, ${mode === 'embedded' ? 'embedded (pnpm start)' : 'Postgres + Redis (one process per service)'}`);
     const mark = cleanups.length;
     const missSet =
@@ -308,6 +316,30 @@ async function main(): Promise<void> {
           `${mode}: ${options.missSet.toLocaleString('en-US')} distinct pending transactions looked up in turn; at the measured rate one cycle takes ${(options.missSet / Math.max(1, m.rate)).toFixed(1)} s`,
         );
       }
+    }
+    if (streamWanted) {
+      log(`  stream fan-out: ${STREAM_SUBSCRIBERS.toLocaleString('en-US')} subscribers`);
+      const prices = deploy.servers().find((s) => s.name.includes('prices')) ?? deploy.servers()[0];
+      let openMb: number | undefined;
+      const fan = await streamFanOut(
+        target.origins.prices,
+        STREAM_SUBSCRIBERS,
+        () => setPrice(deploy, `1.${String(Date.now()).slice(-6)}`),
+        () => void (openMb = mb(rss(prices.nodePid()))),
+      );
+      memory.push({
+        mode,
+        process: mode === 'embedded' ? 'pnpm start (all three services)' : prices.name,
+        when: `with ${fan.connected.toLocaleString('en-US')} price streams open`,
+        mb: openMb,
+      });
+      notes.push(
+        `${mode}: stream fan-out: ${fan.connected.toLocaleString('en-US')} of ${fan.subscribers.toLocaleString('en-US')} subscribers connected; ` +
+          `a price change (timed from starting pnpm manage price set, its start-up included) reached the first in ${fmt(fan.firstMs)} ms, half in ${fmt(fan.medianMs)} ms, all in ${fmt(fan.lastMs)} ms` +
+          `${fan.missed ? `; ${fan.missed} never saw it` : ''} (bound: ${STREAM_BOUND_MS} ms)` +
+          (fan.missed || !(fan.lastMs <= STREAM_BOUND_MS) ? ' — NOT MET' : ' — met'),
+      );
+      log(`  → all ${fan.connected} in ${fmt(fan.lastMs)} ms; ${fmt(openMb)} MB with the streams open`);
     }
     const readings = watch.stop();
     for (const r of readings) {

@@ -111,12 +111,33 @@ export const PRICE_TOKENS = ['WLD', 'USDCE'];
 /** Fiats: USD and EUR are quoted by the seed feed; JPY comes through its USD→JPY rate (a cross rate). */
 export const PRICE_FIATS = ['USD', 'EUR', 'JPY'];
 const pricesPath = `/public/v1/prices/latest/wld?cryptoCurrencies=${PRICE_TOKENS.join(',')}&fiatCurrencies=${PRICE_FIATS.join(',')}`;
-const pricesCheck = json((b) => {
+/** What a price answer lacks (null: every token × fiat has an amount). */
+function pricesMissing(b: Json): string | null {
   const prices = (b.result as Json | undefined)?.prices as Record<string, Record<string, Json>> | undefined;
   if (!prices) return 'no result.prices';
   for (const token of PRICE_TOKENS)
     for (const fiat of PRICE_FIATS) if (typeof prices[token]?.[fiat]?.amount !== 'string') return `no ${token}/${fiat}`;
   return null;
+}
+const pricesCheck = json(pricesMissing);
+
+const changePath = `${pricesPath}&change=true`;
+const changeCheck = json((b) => {
+  const result = b.result as Json | undefined;
+  const change = result?.change as Record<string, Record<string, Json>> | undefined;
+  if (!change) return 'no result.change';
+  for (const token of PRICE_TOKENS)
+    for (const fiat of PRICE_FIATS)
+      if (typeof change[token]?.[fiat] !== 'object') return `no change of ${token}/${fiat}`;
+  return pricesMissing(b);
+});
+const historyPath = '/public/v1/prices/history/WLD?fiat=USD&range=24h';
+const historyCheck = json((b) => {
+  const result = b.result as Json | undefined;
+  if (result?.interval_seconds !== 300) return 'no interval_seconds 300';
+  const points = result.points as Json[] | undefined;
+  if (!Array.isArray(points) || points.length === 0) return 'no points';
+  return typeof points[0].amount === 'string' ? null : 'a point without an amount';
 });
 
 /** Looks up transaction i of set `tag`, i cycling 1..size across all connections and runs; checks it is that one. */
@@ -329,6 +350,22 @@ export const SCENARIOS: Scenario[] = [
     name: `price lookup (${PRICE_TOKENS.length} tokens × ${PRICE_FIATS.length} fiats)`,
     unit: 'request',
     attest: (t) => ({ origin: t.origins.prices, unit: 'request', steps: [get(pricesPath, pricesCheck)] }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'prices-change',
+    name: `price lookup with the opt-in change (${PRICE_TOKENS.length} tokens × ${PRICE_FIATS.length} fiats)`,
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.prices, unit: 'request', steps: [get(changePath, changeCheck)] }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'prices-history',
+    name: 'price history (WLD/USD, 24 h at 5 min)',
+    unit: 'request',
+    attest: (t) => ({ origin: t.origins.prices, unit: 'request', steps: [get(historyPath, historyCheck)] }),
     embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
     real: { reference: 'floor', minRatio: 0.6 },
   },

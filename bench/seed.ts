@@ -79,6 +79,11 @@ export async function seedAttest(
   return { appId: app.app_id, clientSecret: app.client_secret, apiKey: app.api_key, transactionId: tx.transaction_id };
 }
 
+/** Sets a price by hand (`pnpm manage price set`): what a feed's new price does to every stream. */
+export async function setPrice(deploy: Deployment, amount: string): Promise<void> {
+  await run(deploy, 'price', 'set', '--token', 'WLD', '--fiat', 'USD', '--amount', amount);
+}
+
 /** Signs in once through the pages (sign-in, consent), keeps the session cookie, and gets an access token. */
 export async function signIn(
   identity: string,

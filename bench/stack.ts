@@ -42,6 +42,11 @@ async function deployEnv(
   // the services' own default (info: one log line per request) unless BENCH_LOG_LEVEL says otherwise
   if (logLevel) env.LOG_LEVEL = logLevel;
   else delete env.LOG_LEVEL;
+  // the driver is one address at many thousand req/s: the per-address limit stays on (its cost is measured) but high
+  env.PRICE_RATE_LIMIT_PER_MINUTE = '1000000000';
+  // the stream row's 10,000 subscribers come from the one driver address too
+  env.PRICE_STREAM_MAX_PER_ADDRESS = '20000';
+  env.PRICE_STREAM_MAX_CONNECTIONS = '20000';
   if (mode === 'real' && real) {
     Object.assign(env, {
       DATABASE_URL: real.databaseUrl,

@@ -1,14 +1,20 @@
 import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
 import { pricesAdminRoutes } from './admin/admin-routes';
-import type { PricesConfig } from './config';
+import { assetIds, type PricesConfig } from './config';
+import { PriceHistory } from './domain/history';
 import { PriceService } from './domain/prices';
+import { QuotePurge } from './domain/quote-purge';
 import type { Feed } from './feeds/feed';
 import { FeedRunner } from './feeds/feed-runner';
 import { fxFeed } from './feeds/fx-feed';
 import { httpFeed } from './feeds/http-feed';
+import { mappedFeed } from './feeds/mapped-feed';
+import { PriceSourceMetrics } from './feeds/source-metrics';
 import { seedFeed } from './feeds/seed-feed';
 import { pricesAdminApi, pricesApi } from './routes/openapi-document';
+import { AddressLimit } from './routes/address-limit';
 import { pricesRoute } from './routes/prices-route';
+import { PriceStream, streamRoute } from './routes/stream-route';
 import { widgetRoute } from './routes/widget-route';
 import { priceStore } from './store/price-store';
 
@@ -31,7 +37,14 @@ export function configuredFeeds(config: PricesConfig): Feed[] {
         ),
         fiats: config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
       });
-    return fxFeed({ ...http, url: config.FX_HTTP_URL! });
+    if (name === 'fx') return fxFeed({ ...http, url: config.FX_HTTP_URL! });
+    const source = config.PRICE_SOURCES.find((s) => s.name === name)!;
+    return mappedFeed({
+      ...http,
+      ...source,
+      ids: Object.fromEntries(Object.entries(source.ids).map(([token, id]) => [token.toUpperCase(), id])),
+      fiats: source.fiats ?? config.PRICE_HTTP_FIATS.split(',').map((f) => f.toUpperCase()),
+    });
   });
 }
 
@@ -46,7 +59,10 @@ export const pricesReady = (ok: Record<string, boolean>) => ok.database || ok.pr
 export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltService> {
   const { config, storage, logger } = deps;
   const store = priceStore(storage.db);
-  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000);
+  const prices = new PriceService(store, storage.bus, config.PRICE_MAX_AGE_SECONDS * 1000, {
+    assetIds: assetIds(config),
+    rule: { quorum: config.PRICE_SOURCE_QUORUM, maxDeviationBps: Math.round(config.PRICE_MAX_DEVIATION_PERCENT * 100) },
+  });
   deps.readiness.checks.push({
     name: 'price_snapshot',
     check: () => prices.assertFreshInSnapshot(config.NATIVE_TOKEN),
@@ -63,6 +79,21 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   const others = config.PRICE_FEEDS.split(',').filter((f) => f !== 'seed');
   if (others.length) void runner.runOnce(true, others);
   runner.start();
+  const history = new PriceHistory(store);
+  const purge = new QuotePurge(store, storage.cache, config.PRICE_QUOTE_RETENTION_DAYS, logger);
+  purge.start();
+  const limit = new AddressLimit({ limit: config.PRICE_RATE_LIMIT_PER_MINUTE, windowSeconds: 60 });
+  const streamOptions = {
+    nativeToken: config.NATIVE_TOKEN,
+    maxConnections: config.PRICE_STREAM_MAX_CONNECTIONS,
+    maxPerAddress: config.PRICE_STREAM_MAX_PER_ADDRESS,
+    heartbeatMs: config.PRICE_STREAM_HEARTBEAT_SECONDS * 1000,
+    limit,
+    history,
+    bus: storage.bus,
+    logger,
+  };
+  const stream = new PriceStream(prices, streamOptions);
   const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
   audit.start();
   const apps = createServiceApps({
@@ -76,12 +107,16 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     publicUrl: config.PRICES_URL,
     bodyLimit: config.BODY_LIMIT,
     publicApi: pricesApi(config.PRICES_URL),
+    metrics: (registry) => new PriceSourceMetrics(prices, runner).register(registry),
     adminApi: pricesAdminApi(),
     publicRoutes: (router) => {
       pricesRoute(router, prices, {
         nativeToken: config.NATIVE_TOKEN,
         cacheMaxAgeSeconds: config.PRICE_CACHE_MAX_AGE_SECONDS,
+        limit,
+        history,
       });
+      streamRoute(router, prices, stream, streamOptions);
       widgetRoute(router);
     },
     adminRoutes: (router) =>
@@ -90,7 +125,9 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
   return {
     ...apps,
     stop: async () => {
+      stream.close();
       await runner.stop();
+      purge.stop();
       await audit.stop();
     },
   };

@@ -71,7 +71,9 @@ describe('price feeds against a local HTTP server', () => {
   it('reads the simple-price shape with exact numbers (no float rounding; past 18 decimals, half up)', async () => {
     api.script({ body: GOOD });
     const result = await feed().fetch();
-    expect(api.requests[0]).toBe('/simple/price?ids=worldcoin-wld%2Cusd-coin&vs_currencies=usd%2Ceur');
+    expect(api.requests[0]).toBe(
+      '/simple/price?ids=worldcoin-wld,usd-coin&vs_currencies=usd,eur&include_last_updated_at=true',
+    );
     const wldUsd = result.quotes.find((q) => q.token === 'WLD' && q.fiat === 'USD')!;
     expect(wldUsd.observation).toMatchObject({ amount: '1789012345678901235', decimals: 18, source: 'http' });
     expect(result.quotes).toHaveLength(4);
@@ -159,6 +161,52 @@ describe('price feeds against a local HTTP server', () => {
       ISK: { asset: 'ISK', amount: '209165137', decimals: 6, symbol: 'ISK' }, // 1.510763 × 138.45 = 209.16513735
       MNT: { asset: 'MNT', amount: '5212887732', decimals: 6, symbol: 'MNT' }, // 1.510763 × 3450.5 = 5212.8877315
     });
+  });
+
+  it('keeps the source’s observation time (last_updated_at), never one later than the fetch', async () => {
+    const before = Date.now();
+    api.script({
+      body: '{"worldcoin-wld":{"usd":1.5,"eur":1.4,"last_updated_at":1795000000},"usd-coin":{"usd":1,"eur":0.92,"last_updated_at":9999999999}}',
+    });
+    const result = await feed().fetch();
+    const at = (token: string) =>
+      result.quotes.find((q) => q.token === token && q.fiat === 'USD')!.observation.observedAt;
+    expect(at('WLD').toISOString()).toBe('2026-11-18T11:06:40.000Z');
+    // a time ahead of our clock is taken as the fetch time
+    expect(at('USDCE').getTime()).toBeGreaterThanOrEqual(before);
+    expect(at('USDCE').getTime()).toBeLessThanOrEqual(Date.now());
+    api.script({ body: '{"worldcoin-wld":{"usd":1.5,"last_updated_at":"yesterday"}}' });
+    await expect(feed().fetch()).rejects.toThrow('held no usable prices');
+  });
+
+  it('a source answering old timestamps makes the price unavailable once stale, however often it is fetched', async () => {
+    const prices = new PriceService(priceStore(h.storage.db), h.storage.bus, 900000);
+    const source = (ids: Record<string, string>, fiats: string[]) =>
+      httpFeed({ url: api.url, ids, fiats, timeoutMs: 500, retries: 0 });
+    const runner = (f: ReturnType<typeof source>) => new FeedRunner([f], prices, new MemoryCache(), 60000, testLogger);
+    const get = (query: Record<string, string>) =>
+      request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
+    // WLD/AFN: only this source quotes it (no FX rate either), observed a minute ago by the source
+    const fresh = Math.floor(Date.now() / 1000) - 60;
+    api.script({ body: `{"worldcoin-wld":{"afn":105.5,"last_updated_at":${fresh}}}` });
+    expect(await runner(source({ WLD: 'worldcoin-wld' }, ['AFN'])).runOnce(true)).toEqual({ http: 'ok' });
+    const ok = await get({ fiatCurrencies: 'AFN' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.result.prices.WLD.AFN.amount).toBe('105500000');
+    expect(ok.body.result.observed_at).toEqual({ WLD: { AFN: new Date(fresh * 1000).toISOString() } });
+    expect(ok.headers['x-observed-at']).toBe(new Date(fresh * 1000).toISOString());
+    expect(ok.headers['last-modified']).toBe(new Date(fresh * 1000).toUTCString());
+    expect(ok.headers['access-control-expose-headers']).toContain('X-Observed-At');
+    // USDCE/ALL: fetched again and again, the source says its price is an hour old: it is never served
+    const old = Math.floor(Date.now() / 1000) - 3600;
+    const stuck = runner(source({ USDCE: 'usd-coin' }, ['ALL']));
+    for (let i = 0; i < 3; i++) {
+      api.script({ body: `{"usd-coin":{"all":92.1,"last_updated_at":${old}}}` });
+      expect(await stuck.runOnce(true)).toEqual({ http: 'ok' });
+    }
+    const stale = await get({ fiatCurrencies: 'ALL', cryptoCurrencies: 'USDCE' });
+    expect(stale.status).toBe(503);
+    expect(stale.body).toMatchObject({ code: 'price_unavailable', detail: expect.stringContaining('USDCE/ALL') });
   });
 
   it('refuses an FX answer on another base', async () => {

@@ -21,7 +21,7 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
   const stats = newStats();
 
   beforeAll(async () => {
-    h = await pricesHarness();
+    h = await pricesHarness({ PRICE_RATE_LIMIT_PER_MINUTE: '0' }); // the limit has its own test (rate-limit.int.test.ts)
     const served = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' });
     const conditional: [string, string][] = [
       ['If-None-Match', String(served.headers.etag)],

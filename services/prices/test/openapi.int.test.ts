@@ -8,6 +8,8 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
     await expectDocumentMatchesRoutes(h.publicApp, [
       '/public/v1/prices/latest/{native}',
       '/public/v1/miniapps/prices',
+      '/public/v1/prices/history/{token}',
+      '/public/v1/prices/stream',
       '/widget.js',
       '/healthz',
       '/readyz',
@@ -27,8 +29,9 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
       },
       expect.objectContaining({ name: 'fiatCurrencies', in: 'query', required: true, example: 'USD,EUR' }),
       expect.objectContaining({ name: 'cryptoCurrencies', in: 'query', required: false }),
+      expect.objectContaining({ name: 'change', in: 'query', required: false }),
     ]);
-    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '500', '503']);
+    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '429', '500', '503']);
   } finally {
     await h.close();
   }

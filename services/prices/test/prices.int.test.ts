@@ -14,8 +14,10 @@ describe('GET /public/v1/prices/latest/wld', () => {
   it('serves SPEC 2.6 for the requested tokens and fiats (four prices)', async () => {
     const res = await get({ fiatCurrencies: 'USD,EUR', cryptoCurrencies: 'WLD,USDCE' });
     expect(res.status).toBe(200);
+    const at = res.headers['x-observed-at'];
     expect(res.body).toEqual({
       result: {
+        observed_at: { WLD: { USD: at, EUR: at }, USDCE: { USD: at, EUR: at } },
         prices: {
           WLD: {
             USD: { asset: 'USD', amount: '1510763', decimals: 6, symbol: 'USD' },

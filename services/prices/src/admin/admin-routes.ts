@@ -204,20 +204,23 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
     summary: 'The feeds and how fresh the values they set are',
     description:
       'Each configured feed and manual: its last run on this replica, and for the latest values it set ' +
-      '(prices, fx_rates) how many there are, how many are too old to serve, the newest and oldest.',
+      '(prices, fx_rates) how many there are, how many are too old to serve (by the source’s own time), ' +
+      'the newest and oldest, and the pairs where it is left out for deviating from the median of the sources.',
     tags: ['feeds'],
     responses: {
       200: jsonResponse('The feeds', {
         type: 'object',
-        required: ['max_age_seconds', 'feeds'],
+        required: ['max_age_seconds', 'quorum', 'max_deviation_percent', 'feeds'],
         additionalProperties: false,
         properties: {
           max_age_seconds: { type: 'number', description: 'PRICE_MAX_AGE_SECONDS' },
+          quorum: { type: 'integer', minimum: 1, description: 'PRICE_SOURCE_QUORUM' },
+          max_deviation_percent: { type: 'number', description: 'PRICE_MAX_DEVIATION_PERCENT' },
           feeds: {
             type: 'array',
             items: {
               type: 'object',
-              required: ['name', 'last_run', 'prices', 'fx_rates'],
+              required: ['name', 'last_run', 'prices', 'fx_rates', 'deviating'],
               additionalProperties: false,
               properties: {
                 name: { type: 'string' },
@@ -239,6 +242,13 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
                 },
                 prices: FRESHNESS,
                 fx_rates: FRESHNESS,
+                deviating: {
+                  type: 'array',
+                  items: { type: 'string' },
+                  description:
+                    'TOKEN/FIAT pairs where this source’s fresh price is left out: further than ' +
+                    'PRICE_MAX_DEVIATION_PERCENT from the median of the sources',
+                },
               },
             },
           },
@@ -247,7 +257,11 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
     },
   });
   router.get('/feeds', async (_req, res) => {
-    const [quotes, fx] = await Promise.all([deps.store.latestQuotes(), deps.store.latestFxRates()]);
+    const [quotes, fx, health] = await Promise.all([
+      deps.store.latestQuotes(),
+      deps.store.latestFxRates(),
+      deps.prices.currentSourceHealth(),
+    ]);
     const now = Date.now();
     const prices = freshness(quotes, deps.maxAgeMs, now);
     const rates = freshness(fx, deps.maxAgeMs, now);
@@ -256,8 +270,14 @@ export function pricesAdminRoutes(router: Router, deps: PricesAdminDeps): void {
       last_run: f.lastRun && { at: f.lastRun.at.toISOString(), outcome: f.lastRun.outcome, error: f.lastRun.error },
       prices: prices(f.name),
       fx_rates: rates(f.name),
+      deviating: health.get(f.name)?.deviating ?? [],
     }));
-    res.json({ max_age_seconds: deps.maxAgeMs / 1000, feeds });
+    res.json({
+      max_age_seconds: deps.maxAgeMs / 1000,
+      quorum: deps.prices.rule.quorum,
+      max_deviation_percent: deps.prices.rule.maxDeviationBps / 100,
+      feeds,
+    });
   });
 
   documentAdminRoute(router, 'POST', '/feeds/run', {

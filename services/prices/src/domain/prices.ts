@@ -1,6 +1,7 @@
 import { AppError, errors, LocalCache, type InvalidationBus } from '@attest/common';
 import type { FeedResult } from '../feeds/feed';
 import type { Observation, PriceStore } from '../store/price-store';
+import { aggregate, type Aggregate, type AggregationRule } from './aggregate';
 import { MIN_DECIMALS, multiply, type Fixed } from './decimal';
 import { buildAnswer, type PriceAnswer } from './price-answer';
 
@@ -13,19 +14,27 @@ export interface Price {
   source: string;
 }
 
+export interface SourceHealth {
+  values: number;
+  stale: number;
+  /** `TOKEN/FIAT` pairs where this source's fresh quote is left out for deviating from the median. */
+  deviating: string[];
+  newestMs: number;
+}
+
 /** The latest quotes and FX rates and the known codes, as loaded at one moment. */
 interface PriceSnapshot {
   tokens: Set<string>;
   fiats: Set<string>;
-  /** By `TOKEN/FIAT`. */
-  quotes: Map<string, Observation>;
+  /** By `TOKEN/FIAT`: the latest quote of each source. */
+  quotes: Map<string, Observation[]>;
   fx: Map<string, Observation>;
   /** Answers computed from this snapshot, by query; each only until its first input turns stale. */
   answers: Map<string, CachedAnswer>;
 }
 
 interface CachedAnswer {
-  outcome: { answer: PriceAnswer } | { error: AppError };
+  outcome: { answer: PriceAnswer; prices: Price[] } | { error: AppError };
   /** Last instant (ms) at which every price used is still fresh. */
   validUntil: number;
 }
@@ -35,7 +44,13 @@ export interface PriceServiceOptions {
   reloadMs?: number;
   /** The clock freshness is judged by. */
   now?: () => number;
+  /** How several sources make one price; by default one fresh source suffices and 5 % apart is deviating. */
+  rule?: AggregationRule;
+  /** Token code → its CAIP-19 asset id (PRICE_ASSET_IDS): a token may be named by either. */
+  assetIds?: Record<string, string>;
 }
+
+export const DEFAULT_RULE: AggregationRule = { quorum: 1, maxDeviationBps: 500 };
 
 /** Bus name of the snapshot cache: a message on it makes every replica reload. */
 export const PRICE_SNAPSHOT_CACHE = 'price-snapshot';
@@ -44,6 +59,7 @@ const MAX_ANSWERS = 1000;
 
 const fixed = (o: Observation): Fixed => ({ amount: BigInt(o.amount), decimals: o.decimals });
 
+/** 503 naming the pairs; a pair whose sources are fresh but too few agree says so: `WLD/USD (1 of 2 fresh sources agree; 2 needed)`. */
 export const priceUnavailable = (pairs: string[]) =>
   new AppError('price_unavailable', 503, `No fresh price for ${pairs.join(', ')}; try again later.`, null, {
     headers: { 'Retry-After': '30' },
@@ -58,6 +74,7 @@ export const priceUnavailable = (pairs: string[]) =>
 export class PriceService {
   private readonly snapshots: LocalCache<PriceSnapshot>;
   private readonly now: () => number;
+  readonly rule: AggregationRule;
   /** The last snapshot loaded, served while a reload fails (each price is still judged fresh or not). */
   private lastGood: PriceSnapshot | undefined;
 
@@ -73,6 +90,17 @@ export class PriceService {
       max: 1,
     });
     this.now = options.now ?? Date.now;
+    this.rule = options.rule ?? DEFAULT_RULE;
+    for (const [code, id] of Object.entries(options.assetIds ?? {})) this.byAssetId.set(id.toLowerCase(), code);
+  }
+
+  /** CAIP-19 asset id (lower case) → token code. */
+  private readonly byAssetId = new Map<string, string>();
+
+  /** One token, by code or CAIP-19 asset id; 400 naming `attribute` when unknown. */
+  async resolveToken(raw: string, attribute: string): Promise<string> {
+    if (raw.includes(',')) throw errors.invalidParameter(attribute, `${attribute} names one token.`);
+    return (await this.parseCodes(raw, 'tokens', attribute))[0];
   }
 
   /**
@@ -93,14 +121,18 @@ export class PriceService {
   /** Readiness: the current snapshot (or, without the database, the last one) holds a fresh price of the token. */
   async assertFreshInSnapshot(token: string, fiat = 'USD'): Promise<void> {
     await this.snapshot().catch(() => undefined);
-    const quote = this.lastGood?.quotes.get(`${token}/${fiat}`);
-    if (!this.fresh(quote, this.now())) throw new Error(`no fresh ${token}/${fiat} price in memory`);
+    const quotes = this.lastGood?.quotes.get(`${token}/${fiat}`) ?? [];
+    if (!this.aggregated(quotes, this.now()).ok) throw new Error(`no fresh ${token}/${fiat} price in memory`);
   }
 
   private async load(): Promise<PriceSnapshot> {
     const tokens = new Set(await this.store.tokens());
     const fiats = new Set(await this.store.fiats());
-    const quotes = new Map((await this.store.latestQuotes()).map((q) => [`${q.token}/${q.fiat}`, q] as const));
+    const quotes = new Map<string, Observation[]>();
+    for (const q of await this.store.latestQuotes()) {
+      const key = `${q.token}/${q.fiat}`;
+      quotes.set(key, [...(quotes.get(key) ?? []), q]);
+    }
     const fx = new Map((await this.store.latestFxRates()).map((r) => [r.fiat, r] as const));
     return { tokens, fiats, quotes, fx, answers: new Map() };
   }
@@ -136,18 +168,32 @@ export class PriceService {
     return o !== undefined && now <= this.expiry(o);
   }
 
+  private aggregated(latest: Observation[], now: number): Aggregate {
+    return aggregate(latest, this.rule, this.maxAgeMs, now);
+  }
+
+  /** A pair's price (direct, else cross), or why there is none (a reason when sources are fresh but too few agree). */
   private price(
     s: PriceSnapshot,
     token: string,
     fiat: string,
     now: number,
-  ): { price: Price; validUntil: number } | null {
-    const direct = s.quotes.get(`${token}/${fiat}`);
-    if (this.fresh(direct, now)) return { price: { token, fiat, ...direct }, validUntil: this.expiry(direct) };
-    if (fiat === 'USD') return null;
-    const usd = s.quotes.get(`${token}/USD`);
+  ): { price: Price; validUntil: number } | { reason: string | null; validUntil: number } {
+    const direct = this.aggregated(s.quotes.get(`${token}/${fiat}`) ?? [], now);
+    if (direct.ok) return { price: { token, fiat, ...direct.observation }, validUntil: direct.validUntil };
+    if (fiat === 'USD') return direct;
+    const usdPrice = this.aggregated(s.quotes.get(`${token}/USD`) ?? [], now);
     const fx = s.fx.get(fiat);
-    if (!this.fresh(usd, now) || !this.fresh(fx, now)) return null;
+    if (!usdPrice.ok || !this.fresh(fx, now))
+      return {
+        reason: direct.reason ?? (usdPrice.ok ? null : usdPrice.reason),
+        validUntil: Math.min(
+          direct.validUntil,
+          usdPrice.validUntil,
+          fx && this.fresh(fx, now) ? this.expiry(fx) : Infinity,
+        ),
+      };
+    const usd = usdPrice.observation;
     const cross = multiply(fixed(usd), fixed(fx), Math.max(MIN_DECIMALS, usd.decimals));
     const observedAt = usd.observedAt < fx.observedAt ? usd.observedAt : fx.observedAt;
     const price = {
@@ -158,20 +204,51 @@ export class PriceService {
       observedAt,
       source: `cross:${usd.source}*${fx.source}`,
     };
-    return { price, validUntil: Math.min(this.expiry(usd), this.expiry(fx)) };
+    return { price, validUntil: Math.min(usdPrice.validUntil, direct.validUntil, this.expiry(fx)) };
   }
 
   private compute(s: PriceSnapshot, tokens: string[], fiats: string[], now: number): CachedAnswer {
     const pairs = tokens.flatMap((t) => fiats.map((f) => [t, f] as const));
     const results = pairs.map(([t, f]) => this.price(s, t, f, now));
-    const validUntil = Math.min(...results.map((r) => r?.validUntil ?? Infinity));
-    const missing = pairs.filter((_, i) => !results[i]).map(([t, f]) => `${t}/${f}`);
+    const validUntil = Math.min(...results.map((r) => r.validUntil));
+    const missing = pairs.flatMap(([t, f], i) => {
+      const r = results[i];
+      return 'price' in r ? [] : [r.reason ? `${t}/${f} (${r.reason})` : `${t}/${f}`];
+    });
     if (missing.length) return { outcome: { error: priceUnavailable(missing) }, validUntil };
-    return { outcome: { answer: buildAnswer(results.map((r) => r!.price)) }, validUntil };
+    const list = results.map((r) => (r as { price: Price }).price);
+    return { outcome: { answer: buildAnswer(list), prices: list }, validUntil };
   }
 
   /** The answer for every pair, or 503 price_unavailable naming the pairs without a fresh price. */
   async answer(tokens: string[], fiats: string[]): Promise<PriceAnswer> {
+    return (await this.cached(tokens, fiats)).answer;
+  }
+
+  /**
+   * The same answer with `result.change` (the opt-in change): built once per answer and kept until the
+   * answer changes or a minute has passed.
+   */
+  async answerWithChange(
+    tokens: string[],
+    fiats: string[],
+    changes: (prices: Price[]) => Promise<Record<string, unknown>>,
+  ): Promise<PriceAnswer> {
+    const base = await this.cached(tokens, fiats);
+    const key = `${tokens.join(',')}|${fiats.join(',')}`;
+    const now = this.now();
+    let kept = this.withChange.get(key);
+    if (!kept || kept.base !== base.answer || now > kept.until) {
+      const answer = buildAnswer(base.prices, { change: await changes(base.prices) });
+      if (this.withChange.size >= MAX_ANSWERS) this.withChange.clear();
+      this.withChange.set(key, (kept = { base: base.answer, answer, until: now + 60_000 }));
+    }
+    return kept.answer;
+  }
+
+  private readonly withChange = new Map<string, { base: PriceAnswer; answer: PriceAnswer; until: number }>();
+
+  private async cached(tokens: string[], fiats: string[]): Promise<{ answer: PriceAnswer; prices: Price[] }> {
     const s = await this.snapshot();
     const now = this.now();
     const key = `${tokens.join(',')}|${fiats.join(',')}`;
@@ -182,7 +259,35 @@ export class PriceService {
       s.answers.set(key, cached);
     }
     if ('error' in cached.outcome) throw cached.outcome.error;
-    return cached.outcome.answer;
+    return cached.outcome;
+  }
+
+  /**
+   * Per source, as the last snapshot loaded holds it: how many pairs it quotes, how many of those are
+   * stale (by its own observation time), its newest observation, and the pairs where its fresh quote is
+   * left out for deviating from the median of the others. Reads no store (metrics call it).
+   */
+  sourceHealth(): Map<string, SourceHealth> {
+    const now = this.now();
+    const health = new Map<string, SourceHealth>();
+    for (const [pair, latest] of this.lastGood?.quotes ?? []) {
+      const { deviating } = this.aggregated(latest, now);
+      for (const o of latest) {
+        let h = health.get(o.source);
+        if (!h) health.set(o.source, (h = { values: 0, stale: 0, deviating: [], newestMs: 0 }));
+        h.values++;
+        if (!this.fresh(o, now)) h.stale++;
+        if (deviating.includes(o.source)) h.deviating.push(pair);
+        h.newestMs = Math.max(h.newestMs, o.observedAt.getTime());
+      }
+    }
+    return health;
+  }
+
+  /** sourceHealth after loading the current snapshot. */
+  async currentSourceHealth(): Promise<Map<string, SourceHealth>> {
+    await this.snapshot().catch(() => undefined);
+    return this.sourceHealth();
   }
 
   /** Validates comma-separated codes against the known set; 400 naming the first unknown. */
@@ -191,7 +296,10 @@ export class PriceService {
       ...new Set(
         raw
           .split(',')
-          .map((c) => c.trim().toUpperCase())
+          .map((c) => c.trim())
+          .map((c) =>
+            kind === 'tokens' && c.includes(':') ? (this.byAssetId.get(c.toLowerCase()) ?? c) : c.toUpperCase(),
+          )
           .filter(Boolean),
       ),
     ];

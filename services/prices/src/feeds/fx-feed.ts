@@ -1,5 +1,6 @@
 import { parseDecimal } from '../domain/decimal';
 import type { Feed, FeedResult } from './feed';
+import { observedAt as observedAtOf } from './mapped-feed';
 import { decimalText, fetchJson, FeedError, plainDecimal, type HttpOptions } from './http-json';
 
 export interface FxFeedOptions extends HttpOptions {
@@ -7,7 +8,7 @@ export interface FxFeedOptions extends HttpOptions {
   url: string;
 }
 
-/** USD → fiat exchange rates, for cross rates to every ISO currency the source covers. */
+/** USD → fiat exchange rates, for cross rates to every ISO currency the source covers, dated by the source. */
 export function fxFeed(options: FxFeedOptions): Feed {
   return {
     name: 'fx',
@@ -16,11 +17,15 @@ export function fxFeed(options: FxFeedOptions): Feed {
         base?: unknown;
         base_code?: unknown;
         rates?: unknown;
+        time_last_update_unix?: unknown;
+        timestamp?: unknown;
       } | null;
       const base = body?.base ?? body?.base_code;
       if (base !== 'USD') throw new FeedError(`FX source base must be USD (got ${String(base)})`);
       if (typeof body?.rates !== 'object' || body.rates === null) throw new FeedError('FX answer has no rates object');
-      const observedAt = new Date();
+      // the source's own time when it gives one (open.er-api.com, fixer-like APIs); else the fetch time
+      const observedAt = observedAtOf(body.time_last_update_unix ?? body.timestamp, new Date());
+      if (!observedAt) throw new FeedError('FX answer has a time that is not a Unix time');
       const fx: FeedResult['fx'] = [];
       for (const [code, value] of Object.entries(body.rates as Record<string, unknown>)) {
         const text = decimalText(value);

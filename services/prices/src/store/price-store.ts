@@ -64,15 +64,16 @@ export function priceStore(db: Queryable) {
       return row ? toObservation(row) : null;
     },
     /**
-     * The latest quote of every known pair: one probe of quotes_latest_idx per (token, fiat), so the
-     * cost does not grow with the history kept.
+     * The latest quote of every source of every pair: one probe of quotes_source_idx per (token, fiat,
+     * source) that ever quoted, so the cost does not grow with the history kept.
      */
     async latestQuotes(): Promise<PairObservation[]> {
       const rows = await db.query<Row & { token: string; fiat: string }>(
-        `SELECT t.code AS token, f.code AS fiat, q.amount, q.decimals, q.source, q.observed_at
-         FROM tokens t CROSS JOIN fiat_currencies f
+        `SELECT s.token, s.fiat, q.amount, q.decimals, q.source, q.observed_at
+         FROM quote_sources s
          CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM quotes
-           WHERE token = t.code AND fiat = f.code ORDER BY observed_at DESC, id DESC LIMIT 1) q`,
+           WHERE token = s.token AND fiat = s.fiat AND source = s.source ORDER BY observed_at DESC, id DESC LIMIT 1) q
+         ORDER BY s.token, s.fiat, s.source`,
       );
       return rows.map((r) => ({ token: r.token, fiat: r.fiat, ...toObservation(r) }));
     },
@@ -85,6 +86,51 @@ export function priceStore(db: Queryable) {
            WHERE fiat = f.code ORDER BY observed_at DESC, id DESC LIMIT 1) r`,
       );
       return rows.map((r) => ({ fiat: r.fiat, ...toObservation(r) }));
+    },
+    /** The newest quote of a pair observed at or before `at` (any source), for the change over a window. */
+    async quoteAt(token: string, fiat: string, at: Date): Promise<Observation | null> {
+      const [row] = await db.query<Row>(
+        `SELECT amount, decimals, source, observed_at FROM quotes
+         WHERE token = $1 AND fiat = $2 AND observed_at <= $3 ORDER BY observed_at DESC, id DESC LIMIT 1`,
+        [token, fiat, at],
+      );
+      return row ? toObservation(row) : null;
+    },
+    /** Per bucket of `intervalSeconds` since `from`: the last quote of each source in it, oldest bucket first. */
+    async buckets(
+      token: string,
+      fiat: string,
+      from: Date,
+      intervalSeconds: number,
+    ): Promise<(Observation & { bucket: number })[]> {
+      const rows = await db.query<Row & { bucket: string }>(
+        `SELECT DISTINCT ON (bucket, source) bucket, source, amount, decimals, observed_at
+         FROM (SELECT floor(extract(epoch FROM observed_at) / $4)::bigint AS bucket, id, source, amount, decimals, observed_at
+               FROM quotes WHERE token = $1 AND fiat = $2 AND observed_at >= $3) q
+         ORDER BY bucket, source, observed_at DESC, id DESC`,
+        [token, fiat, from, intervalSeconds],
+      );
+      return rows.map((r) => ({ bucket: Number(r.bucket), ...toObservation(r) }));
+    },
+    /**
+     * Deletes quotes and FX rates observed before `cutoff`, except the latest of each source of each pair
+     * (and of each fiat): what is served and reported stays. Returns the rows deleted.
+     */
+    async purgeBefore(cutoff: Date): Promise<number> {
+      const quotes = await db.query<{ id: string }>(
+        `DELETE FROM quotes q WHERE q.observed_at < $1 AND q.id <> (
+           SELECT l.id FROM quotes l WHERE l.token = q.token AND l.fiat = q.fiat AND l.source = q.source
+           ORDER BY l.observed_at DESC, l.id DESC LIMIT 1)
+         RETURNING q.id`,
+        [cutoff],
+      );
+      const fx = await db.query<{ id: string }>(
+        `DELETE FROM fx_rates r WHERE r.observed_at < $1 AND r.id <> (
+           SELECT l.id FROM fx_rates l WHERE l.fiat = r.fiat ORDER BY l.observed_at DESC, l.id DESC LIMIT 1)
+         RETURNING r.id`,
+        [cutoff],
+      );
+      return quotes.length + fx.length;
     },
     async history(token: string, fiat: string, limit: number): Promise<Observation[]> {
       const rows = await db.query<Row>(

@@ -1,0 +1,234 @@
+import type { Request, Response, Router } from 'express';
+import {
+  AppError,
+  clientAddress,
+  endpoint,
+  errorResponse,
+  isAppError,
+  queryParam,
+  validate,
+  type InvalidationBus,
+  type Logger,
+} from '@attest/common';
+import type { PriceHistory } from '../domain/history';
+import type { PriceAnswer } from '../domain/price-answer';
+import { PRICE_SNAPSHOT_CACHE, type PriceService } from '../domain/prices';
+import { EXPOSED, pricesQuerySchema, RATE_LIMIT_FIELDS, TOO_MANY } from './prices-route';
+import type { AddressLimit } from './address-limit';
+
+export interface PriceStreamOptions {
+  nativeToken: string;
+  /** PRICE_STREAM_MAX_CONNECTIONS: open streams on this replica. */
+  maxConnections: number;
+  /** PRICE_STREAM_MAX_PER_ADDRESS: open streams of one client address on this replica. */
+  maxPerAddress: number;
+  /** A comment line this often keeps proxies from closing an idle stream (and re-judges freshness). */
+  heartbeatMs: number;
+  limit: AddressLimit;
+  history: PriceHistory;
+  bus: InvalidationBus;
+  logger: Logger;
+}
+
+interface Subscriber {
+  res: Response;
+  address: string;
+}
+
+/** The subscribers of one query, and the last event sent to them. */
+interface Channel {
+  tokens: string[];
+  fiats: string[];
+  change: boolean;
+  subscribers: Set<Subscriber>;
+  lastId: string | null;
+}
+
+const frame = (event: string, id: string, data: Buffer | string) =>
+  Buffer.concat([Buffer.from(`event: ${event}\nid: ${id}\ndata: `), Buffer.from(data), Buffer.from('\n\n')]);
+
+/**
+ * GET /public/v1/prices/stream: Server-Sent Events of the price answer. Subscribers of the same query share
+ * a channel; when the snapshot is reloaded (a write here, or on another replica through the invalidation
+ * bus) each channel's answer is computed once and, when its ETag changed, the same bytes are written to
+ * every subscriber. The event id is the answer's ETag: a client that reconnects with Last-Event-ID equal
+ * to the current one gets no repeat. Connections are bounded per address and in total on each replica.
+ */
+export class PriceStream {
+  private readonly channels = new Map<string, Channel>();
+  private readonly perAddress = new Map<string, number>();
+  private connections = 0;
+  private heartbeat?: NodeJS.Timeout;
+  private pending?: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly prices: PriceService,
+    private readonly options: PriceStreamOptions,
+  ) {
+    this.unsubscribe = options.bus.subscribe(`cache:${PRICE_SNAPSHOT_CACHE}`, () => this.soon());
+    this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs).unref();
+  }
+
+  get open(): number {
+    return this.connections;
+  }
+
+  /** A refresh shortly after a burst of bus messages (a feed's batch is one reload). */
+  private soon(): void {
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      void this.refreshAll();
+    }, 10);
+  }
+
+  private async event(c: Channel): Promise<{ id: string; bytes: Buffer }> {
+    try {
+      const answer: PriceAnswer = c.change
+        ? await this.prices.answerWithChange(c.tokens, c.fiats, (list) => this.options.history.changes(list))
+        : await this.prices.answer(c.tokens, c.fiats);
+      const id = answer.etag.slice(1, -1);
+      return { id, bytes: frame('price', id, answer.body) };
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      const body = JSON.stringify({ code: err.code, detail: err.detail, attribute: err.attribute ?? null });
+      return { id: `unavailable`, bytes: frame('unavailable', 'unavailable', body) };
+    }
+  }
+
+  /** Recomputes every channel once and sends what changed. */
+  async refreshAll(): Promise<void> {
+    for (const c of this.channels.values()) {
+      try {
+        const { id, bytes } = await this.event(c);
+        if (id === c.lastId) continue;
+        c.lastId = id;
+        for (const s of c.subscribers) s.res.write(bytes);
+      } catch (err) {
+        this.options.logger.warn('price stream refresh failed', { error: (err as Error).message });
+      }
+    }
+  }
+
+  private beat(): void {
+    if (this.connections === 0) return;
+    const line = Buffer.from(': heartbeat\n\n');
+    for (const c of this.channels.values()) for (const s of c.subscribers) s.res.write(line);
+    void this.refreshAll(); // a price that turned stale with no write is announced too
+  }
+
+  async subscribe(req: Request, res: Response, query: { tokens: string[]; fiats: string[]; change: boolean }) {
+    const address = clientAddress(req);
+    if ((this.perAddress.get(address) ?? 0) >= this.options.maxPerAddress)
+      throw new AppError(
+        'too_many_requests',
+        429,
+        `At most ${this.options.maxPerAddress} price streams may be open from one address; close one or poll.`,
+        null,
+        { headers: { 'Retry-After': '30' } },
+      );
+    if (this.connections >= this.options.maxConnections)
+      throw new AppError(
+        'service_unavailable',
+        503,
+        'Too many price streams are open; poll or try again later.',
+        null,
+        {
+          headers: { 'Retry-After': '30' },
+        },
+      );
+    const key = `${query.tokens.join(',')}|${query.fiats.join(',')}|${query.change ? 1 : 0}`;
+    let c = this.channels.get(key);
+    const first = c ? null : await this.event({ ...query, subscribers: new Set(), lastId: null });
+    c = this.channels.get(key); // another subscriber may have opened it meanwhile
+    if (!c) this.channels.set(key, (c = { ...query, subscribers: new Set(), lastId: first!.id }));
+    const current = first ?? (await this.event(c));
+    c.lastId = current.id;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write('retry: 3000\n\n');
+    if (req.get('last-event-id') !== current.id) res.write(current.bytes);
+    const subscriber = { res, address };
+    c.subscribers.add(subscriber);
+    this.connections++;
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+    const channel = c;
+    req.socket.setTimeout(0);
+    res.on('close', () => {
+      channel.subscribers.delete(subscriber);
+      if (channel.subscribers.size === 0) this.channels.delete(key);
+      this.connections--;
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
+    });
+  }
+
+  /** Ends every stream (shutdown): clients reconnect to another replica with their Last-Event-ID. */
+  close(): void {
+    this.unsubscribe();
+    clearInterval(this.heartbeat);
+    clearTimeout(this.pending);
+    for (const c of this.channels.values()) for (const s of c.subscribers) s.res.end();
+  }
+}
+
+export function streamRoute(router: Router, prices: PriceService, stream: PriceStream, options: PriceStreamOptions) {
+  const native = options.nativeToken.toUpperCase();
+  const querySchema = pricesQuerySchema(native);
+  const limited = options.limit.middleware();
+  endpoint(
+    router,
+    '/public/v1/prices/stream',
+    {
+      GET: [
+        (_req, res, next) => {
+          res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED });
+          next();
+        },
+        limited,
+        async (req, res) => {
+          const query = validate(querySchema, {
+            fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
+            cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
+            change: queryParam(req.query, 'change'),
+          });
+          const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
+          const tokens = query.cryptoCurrencies
+            ? await prices.parseCodes(query.cryptoCurrencies, 'tokens', 'cryptoCurrencies')
+            : [native];
+          await stream.subscribe(req, res, { tokens, fiats, change: Boolean(query.change) });
+        },
+      ],
+    },
+    {
+      GET: {
+        summary:
+          'Live prices as Server-Sent Events (an event when the answer changes, a heartbeat, Last-Event-ID resume)',
+        description:
+          'The same parameters and answer as /public/v1/prices/latest/{native}, as events: `event: price` with ' +
+          'the answer as data and its ETag as id, sent at once and whenever it changes (on any replica); ' +
+          '`event: unavailable` with the error body when a price is no longer fresh; a `: heartbeat` comment ' +
+          'every 15 s. Reconnecting with Last-Event-ID equal to the current id sends no repeat. Open streams ' +
+          'are bounded per address (PRICE_STREAM_MAX_PER_ADDRESS) and per replica (PRICE_STREAM_MAX_CONNECTIONS).',
+        tags: ['prices'],
+        query: querySchema,
+        responses: {
+          200: {
+            description: 'text/event-stream: event (price | unavailable), id, data',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+            headers: RATE_LIMIT_FIELDS,
+          },
+          400: errorResponse('required (fiatCurrencies) or invalid_parameter (an unknown code, named)'),
+          429: TOO_MANY,
+          503: errorResponse('service_unavailable: PRICE_STREAM_MAX_CONNECTIONS streams are open on this replica'),
+        },
+      },
+    },
+  );
+}
