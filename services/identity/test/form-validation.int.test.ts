@@ -527,7 +527,7 @@ describe('form fields: the errors and their order', () => {
     });
 
     it('a known parameter and unknown ones given once are accepted', async () => {
-      const res = await authorize(`&code_challenge=${challenge}&code_challenge_method=S256&max_age=0&foo=1&claims=x`);
+      const res = await authorize(`&code_challenge=${challenge}&code_challenge_method=S256&max_age=0&foo=1&bar=x`);
       expect(res.status).toBe(302);
       expect(res.headers.location).toMatch(/^\/signin\?interaction=/);
     });
