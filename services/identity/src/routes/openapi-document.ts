@@ -22,6 +22,7 @@ import {
   INTROSPECT_FORM,
   LOGOUT_CONFIRM_FORM,
   LOGOUT_PARAMETERS,
+  PAR_FORM,
   REVOKE_FORM,
   SIGNIN_FORM,
   SIGNIN_QUERY,
@@ -359,6 +360,31 @@ export const identityDocs = {
       },
     },
     OPTIONS: CORS_PREFLIGHT,
+  },
+  par: {
+    POST: {
+      summary: 'Push an authorization request (PAR, RFC 9126); send the browser to /authorize with the request_uri',
+      tags: ['oidc'],
+      security: [...basicAuth, {}],
+      body: { contentType: FORM, schema: PAR_FORM },
+      responses: {
+        201: jsonResponse('The request_uri, single use, and its lifetime in seconds (at most 60)', {
+          type: 'object',
+          required: ['request_uri', 'expires_in'],
+          additionalProperties: false,
+          properties: {
+            request_uri: { type: 'string', pattern: '^urn:ietf:params:oauth:request_uri:' },
+            expires_in: { type: 'integer', maximum: 60 },
+          },
+        }),
+        ...bodyErrorResponses(
+          'invalid_request (a parameter refused, given twice, or request_uri pushed), required, invalid_redirect_uri, ' +
+            'invalid_request_object, invalid_scope, unsupported_response_type, unauthorized_client; ' +
+            'all with OAuth error / error_description',
+        ),
+        ...credentialErrors(' (OAuth error invalid_client): wrong secret or client_assertion'),
+      },
+    },
   },
   introspect: {
     POST: {
