@@ -129,7 +129,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     ),
     keys,
     clientKeys: new ClientKeys(config.outbound, logger, { now }),
-    pushedRequests: new PushedRequests(cache),
+    pushedRequests: new PushedRequests(cache, now),
     tokens,
     revocations,
     grants: new Grants(

@@ -159,7 +159,7 @@ describe('GET /authorize', () => {
       const res = await browserFlow(agent, { ...base(), scope: 'openid email profile' }, user);
       expect(res.status).toBe(303);
       const params = callbackParams(res);
-      expect(Object.keys(params).sort()).toEqual(['code', 'state']);
+      expect(Object.keys(params).sort()).toEqual(['code', 'iss', 'state']);
       expect(params.code).toMatch(/^[0-9a-f]{64}$/);
     });
 
@@ -261,7 +261,7 @@ describe('GET /authorize', () => {
       const implicit = await browserFlow(agent, { ...base(), response_type: 'id_token token', nonce: 'n-1' }, user);
       const params = callbackParams(implicit);
       expect(new URL(implicit.headers.location).search).toBe('');
-      expect(Object.keys(params).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'state', 'token_type']);
+      expect(Object.keys(params).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'iss', 'state', 'token_type']);
       expect(params.token_type).toBe('Bearer');
       expect(params.expires_in).toBe('3600');
 

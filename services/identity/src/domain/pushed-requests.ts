@@ -20,12 +20,15 @@ export interface PushedRequest {
 export class PushedRequests {
   constructor(
     private readonly cache: Cache,
+    /** The clock of expiry (tests move it on); the cache's TTL is the backstop that frees the entry. */
+    private readonly now: () => number = Date.now,
     private readonly ttlSeconds = PUSHED_REQUEST_TTL_SECONDS,
   ) {}
 
   async push(request: PushedRequest): Promise<{ requestUri: string; expiresIn: number }> {
     const id = newOpaqueId();
-    await this.cache.set(`par:${id}`, JSON.stringify(request), this.ttlSeconds * 1000);
+    const stored = { ...request, expiresAt: this.now() + this.ttlSeconds * 1000 };
+    await this.cache.set(`par:${id}`, JSON.stringify(stored), this.ttlSeconds * 1000);
     return { requestUri: `${REQUEST_URI_PREFIX}${id}`, expiresIn: this.ttlSeconds };
   }
 
@@ -34,6 +37,8 @@ export class PushedRequests {
     const id = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
     if (!/^[0-9a-f]{64}$/.test(id)) return null;
     const raw = await this.cache.take(`par:${id}`);
-    return raw === null ? null : (JSON.parse(raw) as PushedRequest);
+    if (raw === null) return null;
+    const { expiresAt, ...request } = JSON.parse(raw) as PushedRequest & { expiresAt: number };
+    return this.now() < expiresAt ? request : null;
   }
 }
