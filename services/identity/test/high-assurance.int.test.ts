@@ -46,7 +46,7 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     request(h.adminApp)[method](`/admin${path}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
 
   beforeAll(async () => {
-    h = await identityHarness({ CREDENTIAL_FAILURES_PER_CLIENT: '3' }, {}, { now: () => clock });
+    h = await identityHarness({}, {}, { now: () => clock });
     user = await createUser(h);
     const created = await admin('post', '/apps').send({
       name: 'Bank',
@@ -225,6 +225,17 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
   });
 
   it('counts failed assertions against the credential failure limits', async () => {
+    const main = h;
+    h = await identityHarness({ AUTH_FAILURES_PER_ID: '2' }, {}, { now: () => clock });
+    try {
+      await countsFailures();
+    } finally {
+      await h.close();
+      h = main;
+    }
+  });
+
+  async function countsFailures() {
     const limited = await admin('post', '/apps').send({
       name: 'Limited',
       redirect_uris: [REDIRECT_URI],
@@ -247,7 +258,7 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
       client_assertion: assertion({}, rsa, limited.body.app_id),
     });
     expect(good.status).toBe(429);
-  });
+  }
 
   it('opens a signed request object at /authorize and inside PAR, and refuses one signed by another key', async () => {
     const requestObject = (claims: Record<string, unknown>, key: AppKey = rsa) =>
