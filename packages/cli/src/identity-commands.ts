@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { CliError, queryString, type AdminClient } from './admin-client';
-import { nullable, pageOptions, path, str, type Command } from './command';
+import { nullable, pageOptions, path, str, type Command, type Values } from './command';
 
 const appId = ['APP_ID'];
 
@@ -7,7 +8,7 @@ interface AppCreated {
   app_id: string;
   client_secret?: string;
   redirect_uris: string[];
-  token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   web_origins: string[];
 }
 const userId = ['USER_ID'];
@@ -26,6 +27,54 @@ const logoutOptions = {
     description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
   },
 } as const;
+
+/** High-assurance settings (issue 24): key-based authentication, pushed requests, the id_token algorithm. */
+const assuranceOptions = {
+  'auth-method': {
+    type: 'string',
+    value: 'METHOD',
+    description:
+      'how the app authenticates: client_secret_basic (default), client_secret_post or private_key_jwt (needs --jwks-file or --jwks-uri)',
+  },
+  'jwks-file': {
+    type: 'string',
+    value: 'FILE',
+    description: "a JSON file with the app's public keys (a JWK Set) for private_key_jwt and signed requests ('' clears on update)",
+  },
+  'jwks-uri': {
+    type: 'string',
+    value: 'URI',
+    description: "where the app publishes its public keys, https ('' clears on update)",
+  },
+  'require-par': { type: 'boolean', description: 'every sign-in of the app must be pushed to /par first (RFC 9126)' },
+  'no-require-par': { type: 'boolean', description: 'sign-ins need not be pushed (update)' },
+  'id-token-alg': { type: 'string', value: 'ALG', description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256" },
+} as const;
+
+function jwksOf(values: Values): unknown {
+  const file = values['jwks-file'];
+  if (file === undefined) return undefined;
+  if (file === '') return null;
+  try {
+    return JSON.parse(readFileSync(file as string, 'utf8')) as unknown;
+  } catch (err) {
+    throw new CliError(`--jwks-file ${String(file)}: ${(err as Error).message}`);
+  }
+}
+
+/** The admin API fields of the high-assurance options given (absent ones stay out). */
+function assuranceFields(values: Values): Record<string, unknown> {
+  if (values['require-par'] && values['no-require-par'])
+    throw new CliError('Give --require-par or --no-require-par, not both.');
+  const fields: Record<string, unknown> = {
+    token_endpoint_auth_method: str(values, 'auth-method'),
+    jwks: jwksOf(values),
+    jwks_uri: nullable(values, 'jwks-uri'),
+    require_pushed_authorization_requests: values['require-par'] ? true : values['no-require-par'] ? false : undefined,
+    id_token_signed_response_alg: str(values, 'id-token-alg'),
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
 
 /**
  * Disables or enables an app in both services that know it: identity (its sign-in and tokens), then
@@ -65,12 +114,14 @@ export const appCommands: Record<string, Command> = {
         description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
       },
       ...logoutOptions,
+      ...assuranceOptions,
     },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
       const app = await client.call<AppCreated>('identity', 'POST', '/apps', {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        ...assuranceFields(values),
         ...(values.public ? { token_endpoint_auth_method: 'none' } : {}),
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
@@ -111,7 +162,8 @@ export const appCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/apps/${path(id)}`),
   },
   'app update': {
-    summary: 'change the name, redirect URIs, web origins or logout settings (a list given replaces the old one)',
+    summary:
+      'change the name, redirect URIs, web origins, logout or high-assurance settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -127,6 +179,7 @@ export const appCommands: Record<string, Command> = {
         description: 'the new web origins (CORS on /token); repeat for more',
       },
       ...logoutOptions,
+      ...assuranceOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
@@ -136,10 +189,12 @@ export const appCommands: Record<string, Command> = {
         web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+        ...assuranceFields(values),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri or --backchannel-logout-uri.',
+          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, ' +
+            '--auth-method, --jwks-file, --jwks-uri, --require-par, --no-require-par or --id-token-alg.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import {
+  BASE_URL,
   browserFlow,
   callbackParams,
   createApp,
@@ -132,6 +133,7 @@ describe('GET /authorize', () => {
       expect(callbackParams(res)).toEqual({
         error: 'access_denied',
         error_description: 'The user denied the request.',
+        iss: BASE_URL,
         state: 'st-1',
       });
     });
@@ -281,7 +283,7 @@ describe('GET /authorize', () => {
       expect(hybrid.text).not.toContain('<script>x</script>');
       expect(hybrid.headers['content-security-policy']).toContain('form-action http://localhost:3000');
       const posted = callbackParams(hybrid);
-      expect(Object.keys(posted).sort()).toEqual(['code', 'id_token', 'state']);
+      expect(Object.keys(posted).sort()).toEqual(['code', 'id_token', 'iss', 'state']);
       expect(posted.state).toBe('"><script>x</script>');
     });
 
