@@ -39,7 +39,8 @@ const assuranceOptions = {
   'jwks-file': {
     type: 'string',
     value: 'FILE',
-    description: "a JSON file with the app's public keys (a JWK Set) for private_key_jwt and signed requests ('' clears on update)",
+    description:
+      "a JSON file with the app's public keys (a JWK Set) for private_key_jwt and signed requests ('' clears on update)",
   },
   'jwks-uri': {
     type: 'string',
@@ -48,7 +49,11 @@ const assuranceOptions = {
   },
   'require-par': { type: 'boolean', description: 'every sign-in of the app must be pushed to /par first (RFC 9126)' },
   'no-require-par': { type: 'boolean', description: 'sign-ins need not be pushed (update)' },
-  'id-token-alg': { type: 'string', value: 'ALG', description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256" },
+  'id-token-alg': {
+    type: 'string',
+    value: 'ALG',
+    description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256",
+  },
 } as const;
 
 function jwksOf(values: Values): unknown {

@@ -15,5 +15,6 @@ ALTER TABLE apps ADD CONSTRAINT apps_one_key_source CHECK (jwks IS NULL OR jwks_
 ALTER TABLE apps ADD COLUMN require_pushed_authorization_requests boolean NOT NULL DEFAULT false;
 ALTER TABLE apps ADD COLUMN id_token_signed_response_alg text NOT NULL DEFAULT 'RS256'
   CHECK (id_token_signed_response_alg IN ('RS256', 'PS256', 'ES256'));
--- signing keys of more than one algorithm: an RSA set (RS256, PS256) and an EC set (ES256), each rotated
-ALTER TABLE signing_keys ADD COLUMN kty text NOT NULL DEFAULT 'RSA' CHECK (kty IN ('RSA', 'EC'));
+-- a set of signing keys per algorithm (a key is never used with two), each rotated as the RS256 set is;
+-- the PS256 and ES256 sets are made when an app first needs one
+ALTER TABLE signing_keys ADD COLUMN alg text NOT NULL DEFAULT 'RS256' CHECK (alg IN ('RS256', 'PS256', 'ES256'));

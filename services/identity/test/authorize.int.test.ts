@@ -263,7 +263,14 @@ describe('GET /authorize', () => {
       const implicit = await browserFlow(agent, { ...base(), response_type: 'id_token token', nonce: 'n-1' }, user);
       const params = callbackParams(implicit);
       expect(new URL(implicit.headers.location).search).toBe('');
-      expect(Object.keys(params).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'iss', 'state', 'token_type']);
+      expect(Object.keys(params).sort()).toEqual([
+        'access_token',
+        'expires_in',
+        'id_token',
+        'iss',
+        'state',
+        'token_type',
+      ]);
       expect(params.token_type).toBe('Bearer');
       expect(params.expires_in).toBe('3600');
 

@@ -34,7 +34,7 @@ describe('discovery, JWKS and signing keys', () => {
       ],
       grant_types_supported: ['authorization_code', 'implicit'],
       subject_types_supported: ['pairwise'],
-      id_token_signing_alg_values_supported: ['RSA', 'RS256'],
+      id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
@@ -72,7 +72,15 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
   const now = () => Math.floor(clock / 1000);
   const assertion = (claims: Record<string, unknown> = {}, key: AppKey = rsa, appId = keyApp.app_id) =>
     jwt.sign(
-      { iss: appId, sub: appId, aud: BASE_URL, jti: randomBytes(16).toString('hex'), iat: now(), exp: now() + 60, ...claims },
+      {
+        iss: appId,
+        sub: appId,
+        aud: BASE_URL,
+        jti: randomBytes(16).toString('hex'),
+        iat: now(),
+        exp: now() + 60,
+        ...claims,
+      },
       key.privateKey,
       { algorithm: key.alg, keyid: key.kid },
     );
@@ -112,7 +120,9 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     expect(params).toEqual({ code: expect.any(String), state: 'st', iss: BASE_URL });
 
     // the same request_uri again: refused on a page (single use), never redirected
-    const again = await agent.get('/authorize').query({ client_id: keyApp.app_id, request_uri: pushed.body.request_uri });
+    const again = await agent
+      .get('/authorize')
+      .query({ client_id: keyApp.app_id, request_uri: pushed.body.request_uri });
     expect(again.status).toBe(400);
     expect(again.text).toContain('request_uri');
     expect(again.headers.location).toBeUndefined();
@@ -296,7 +306,10 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
       client_assertion_type: JWT_BEARER,
       client_assertion: assertion(),
     });
-    expect(expired.body).toMatchObject({ error: 'invalid_request_object', error_description: expect.stringContaining('exp') });
+    expect(expired.body).toMatchObject({
+      error: 'invalid_request_object',
+      error_description: expect.stringContaining('exp'),
+    });
 
     // by value at /authorize: an app that does not require PAR
     const jarApp = await admin('post', '/apps').send({
@@ -376,7 +389,10 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
 
     const back = await admin('patch', `/apps/${app.app_id}`).send({ token_endpoint_auth_method: 'client_secret_post' });
     expect(back.status).toBe(200);
-    expect(back.body).toMatchObject({ token_endpoint_auth_method: 'client_secret_post', client_secret: expect.stringMatching(/^sk_/) });
+    expect(back.body).toMatchObject({
+      token_endpoint_auth_method: 'client_secret_post',
+      client_secret: expect.stringMatching(/^sk_/),
+    });
     const pushed = await par({ ...authParams(app.app_id), client_secret: back.body.client_secret });
     expect(pushed.status).toBe(201);
   });
@@ -398,5 +414,41 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     );
     expect(badRedirect.status).toBe(400);
     expect(badRedirect.body).toMatchObject({ error: 'invalid_request', attribute: 'redirect_uri' });
+  });
+  it('signs the id_tokens of an app that asks for ES256 or PS256 with a key of that algorithm, published in the JWKS', async () => {
+    for (const alg of ['ES256', 'PS256'] as const) {
+      const app = await admin('post', '/apps').send({
+        name: `${alg} app`,
+        redirect_uris: [REDIRECT_URI],
+        id_token_signed_response_alg: alg,
+      });
+      expect(app.body.id_token_signed_response_alg).toBe(alg);
+      const res = await browserFlow(request.agent(h.publicApp), authParams(app.body.app_id), user);
+      const token = await request(h.publicApp)
+        .post('/token')
+        .set('Authorization', basic(app.body.app_id, app.body.client_secret))
+        .type('form')
+        .send({
+          grant_type: 'authorization_code',
+          code: callbackParams(res).code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: verifier,
+        });
+      expect(token.status).toBe(200);
+      const header = jwt.decode(token.body.id_token, { complete: true })!.header;
+      expect(header.alg).toBe(alg);
+      // the access token stays RS256, as resource servers expect
+      expect(jwt.decode(token.body.access_token, { complete: true })!.header.alg).toBe('RS256');
+      const jwks = (await request(h.publicApp).get('/jwks')).body.keys as Record<string, unknown>[];
+      const jwk = jwks.find((k) => k.kid === header.kid)!;
+      expect(jwk).toMatchObject({ alg, use: 'sig', kty: alg === 'ES256' ? 'EC' : 'RSA' });
+      expect(jwk.d).toBeUndefined();
+      const claims = jwt.verify(token.body.id_token, createPublicKey({ key: jwk as never, format: 'jwk' }), {
+        algorithms: [alg],
+        audience: app.body.app_id,
+        issuer: BASE_URL,
+      });
+      expect(claims).toMatchObject({ sub: expect.any(String) });
+    }
   });
 });

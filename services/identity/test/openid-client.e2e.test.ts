@@ -120,7 +120,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     });
     const { formPost } = await new Browser(issuer).signIn(url.toString(), user);
     expect(formPost!.action).toBe(REDIRECT_URI);
-    expect(Object.keys(formPost!.fields).sort()).toEqual(['code', 'id_token', 'state']);
+    expect(Object.keys(formPost!.fields).sort()).toEqual(['code', 'id_token', 'iss', 'state']);
     const callback = new Request(REDIRECT_URI, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

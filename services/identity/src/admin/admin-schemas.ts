@@ -64,7 +64,11 @@ const logoutSettings = {
 
 /** A public JWK Set (checked further by clientJwksProblem): at most 20 keys. */
 const jwks = Joi.object({
-  keys: Joi.array().items(Joi.object({ kty: Joi.string().required() }).unknown(true)).min(1).max(20).required(),
+  keys: Joi.array()
+    .items(Joi.object({ kty: Joi.string().required() }).unknown(true))
+    .min(1)
+    .max(20)
+    .required(),
 }).allow(null);
 
 /**

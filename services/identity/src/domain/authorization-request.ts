@@ -79,6 +79,8 @@ export interface AuthorizationRequest {
   prompt: Prompt[];
   maxAge?: number;
   loginHint?: string;
+  /** The app's id_token_signed_response_alg, when not RS256. */
+  idTokenAlg?: 'PS256' | 'ES256';
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -155,7 +157,7 @@ export function parseAuthorizationRequest(
   params: Params,
   clientId: string,
   redirectUri: string,
-  client: { public: boolean } = { public: false },
+  client: { public: boolean; idTokenSignedResponseAlg?: string } = { public: false },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
@@ -225,6 +227,9 @@ export function parseAuthorizationRequest(
     prompt,
     maxAge,
     loginHint: params.login_hint,
+    ...(client.idTokenSignedResponseAlg === 'PS256' || client.idTokenSignedResponseAlg === 'ES256'
+      ? { idTokenAlg: client.idTokenSignedResponseAlg }
+      : {}),
   };
 }
 

@@ -40,7 +40,11 @@ export interface ClientJwtExpectations {
  * Verifies signature, `iss`, `aud`, `exp` (required), `nbf` and the lifetime; synchronous, so it can run in
  * the tick of a failure limit's check. The problem, as a sentence naming the claim, or null when valid.
  */
-export function clientJwtProblem(decoded: ClientJwt, key: KeyObject | null, expect: ClientJwtExpectations): string | null {
+export function clientJwtProblem(
+  decoded: ClientJwt,
+  key: KeyObject | null,
+  expect: ClientJwtExpectations,
+): string | null {
   if (!key) return `no key of the app matches the JWT's kid and alg (${decoded.alg}).`;
   try {
     jwt.verify(decoded.token, key, {
@@ -59,7 +63,10 @@ export function clientJwtProblem(decoded: ClientJwt, key: KeyObject | null, expe
   const audiences = Array.isArray(aud) ? aud : [aud];
   if (!audiences.includes(expect.audience)) return `aud must be the issuer (${expect.audience}).`;
   if (typeof exp !== 'number') return 'exp is required.';
-  if (expect.maxLifetimeSeconds !== undefined && exp - expect.nowSeconds > expect.maxLifetimeSeconds + CLOCK_TOLERANCE_SECONDS)
+  if (
+    expect.maxLifetimeSeconds !== undefined &&
+    exp - expect.nowSeconds > expect.maxLifetimeSeconds + CLOCK_TOLERANCE_SECONDS
+  )
     return `exp must be at most ${expect.maxLifetimeSeconds} seconds ahead.`;
   if (expect.requireJti && (typeof jti !== 'string' || jti.length === 0 || jti.length > 256))
     return 'jti is required (at most 256 characters).';

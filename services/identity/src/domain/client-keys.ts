@@ -127,12 +127,18 @@ export class ClientKeys {
     try {
       const url = new URL(uri);
       const target = await resolveTarget(url, this.policy);
-      const answer = await getFromTarget(url, target, { accept: 'application/jwk-set+json, application/json' }, this.options);
+      const answer = await getFromTarget(
+        url,
+        target,
+        { accept: 'application/jwk-set+json, application/json' },
+        this.options,
+      );
       if (answer.statusCode !== 200) throw new Error(`status ${answer.statusCode}`);
       const parsed = JSON.parse(answer.body) as { keys?: unknown };
       if (!Array.isArray(parsed.keys)) throw new Error('no keys array');
       const keys = (parsed.keys as unknown[]).filter(
-        (k): k is ClientJwk => typeof k === 'object' && k !== null && typeof (k as ClientJwk).kty === 'string' && !('d' in k),
+        (k): k is ClientJwk =>
+          typeof k === 'object' && k !== null && typeof (k as ClientJwk).kty === 'string' && !('d' in k),
       );
       const fetched = { uri, keys, fetchedAt: this.options.now() };
       this.fetched.delete(appId);

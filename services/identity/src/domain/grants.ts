@@ -24,6 +24,8 @@ interface CodeRecord {
   sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
+  /** The app's id_token algorithm, when not RS256. */
+  idTokenAlg?: 'PS256' | 'ES256';
 }
 
 /** What the id_token says about the sign-in behind it. */
@@ -108,15 +110,25 @@ export class Grants {
         amr: signIn.amr,
         sid: signIn.sid,
         jtis,
+        ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
       };
       await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
       out.code = code;
     }
     if (types.includes('id_token')) {
-      out.id_token = await this.idToken(user, sub, request.clientId, request.scopes, signIn, request.nonce, {
-        at_hash: out.access_token ? halfHash(out.access_token) : undefined,
-        c_hash: out.code ? halfHash(out.code) : undefined,
-      });
+      out.id_token = await this.idToken(
+        user,
+        sub,
+        request.clientId,
+        request.scopes,
+        signIn,
+        request.nonce,
+        {
+          at_hash: out.access_token ? halfHash(out.access_token) : undefined,
+          c_hash: out.code ? halfHash(out.code) : undefined,
+        },
+        request.idTokenAlg,
+      );
     }
     if (request.state !== undefined) out.state = request.state;
     return out;
@@ -167,6 +179,7 @@ export class Grants {
         {
           at_hash: halfHash(token),
         },
+        record.idTokenAlg,
       ),
     ]);
     return {
@@ -214,18 +227,22 @@ export class Grants {
     signIn: SignInClaims,
     nonce: string | undefined,
     hashes: { at_hash?: string; c_hash?: string },
+    alg: 'RS256' | 'PS256' | 'ES256' = 'RS256',
   ): Promise<string> {
     const claims = userClaims(this.options.issuer, this.options.emailDomain, sub, user, scopes);
-    return this.tokens.idToken({
-      ...claims,
-      sub,
-      aud: clientId,
-      auth_time: signIn.authTime,
-      ...(signIn.amr ? { amr: signIn.amr } : {}),
-      ...(signIn.sid ? { sid: signIn.sid } : {}),
-      ...(nonce === undefined ? {} : { nonce }),
-      ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
-      ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),
-    });
+    return this.tokens.idToken(
+      {
+        ...claims,
+        sub,
+        aud: clientId,
+        auth_time: signIn.authTime,
+        ...(signIn.amr ? { amr: signIn.amr } : {}),
+        ...(signIn.sid ? { sid: signIn.sid } : {}),
+        ...(nonce === undefined ? {} : { nonce }),
+        ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
+        ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),
+      },
+      alg,
+    );
   }
 }

@@ -22,7 +22,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     response_types_supported: [...RESPONSE_TYPES],
     grant_types_supported: ['authorization_code', 'implicit'],
     subject_types_supported: ['pairwise'],
-    id_token_signing_alg_values_supported: ['RSA', 'RS256'],
+    id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],

@@ -38,7 +38,9 @@ const CLIENT_ASSERTION_FIELDS = {
   client_assertion_type: Joi.string()
     .valid('urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
     .description('private_key_jwt'),
-  client_assertion: str('private_key_jwt: a JWT signed with one of the app’s keys (iss = sub = client_id, aud = issuer, jti, exp)'),
+  client_assertion: str(
+    'private_key_jwt: a JWT signed with one of the app’s keys (iss = sub = client_id, aud = issuer, jti, exp)',
+  ),
 };
 
 /** POST /par (RFC 9126): the authorization request's parameters (or a signed `request`), and app authentication. */
