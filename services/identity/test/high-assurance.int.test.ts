@@ -386,6 +386,9 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     expect(switched.body.client_secret).toBeUndefined();
     const oldSecret = await par(authParams(app.app_id), basic(app.app_id, app.client_secret));
     expect(oldSecret.status).toBe(401);
+    const rotate = await admin('post', `/apps/${app.app_id}/rotate-secret`);
+    expect(rotate.status).toBe(409);
+    expect(rotate.body).toMatchObject({ code: 'private_key_jwt' });
 
     const back = await admin('patch', `/apps/${app.app_id}`).send({ token_endpoint_auth_method: 'client_secret_post' });
     expect(back.status).toBe(200);

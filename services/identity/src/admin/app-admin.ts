@@ -236,11 +236,20 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         properties: { app_id: { type: 'string' }, client_secret: { type: 'string' } },
       }),
       404: appNotFound,
-      409: errorResponse('public_client: the app is a public client, it has no secret'),
+      409: errorResponse(
+        'public_client: the app is a public client, it has no secret; private_key_jwt: the app authenticates with its keys',
+      ),
     },
   });
   router.post('/apps/:id/rotate-secret', async (req, res) => {
-    if ((await ctx.apps.find(req.params.id))?.public) throw publicClientHasNoSecret();
+    const current = await ctx.apps.find(req.params.id);
+    if (current?.public) throw publicClientHasNoSecret();
+    if (current?.tokenEndpointAuthMethod === 'private_key_jwt')
+      throw errors.conflict(
+        'private_key_jwt',
+        'This app authenticates with private_key_jwt (its keys): it has no secret. Change token_endpoint_auth_method to get one.',
+        'app_id',
+      );
     const secret = newClientSecret();
     if (!(await ctx.apps.setSecretHash(req.params.id, hashClientSecret(ctx.config.secret, secret)))) throw noApp();
     ctx.logger.info('app secret rotated', { app_id: req.params.id });
