@@ -50,6 +50,8 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   prompt: str('none, login, consent').max(PARAMETER_MAX_LENGTH.prompt),
   max_age: str('Seconds since the last sign-in').pattern(/^\d{1,9}$/),
   login_hint: str(`At most ${PARAMETER_MAX_LENGTH.login_hint} characters`).max(PARAMETER_MAX_LENGTH.login_hint),
+  request_uri: str('From POST /par (urn:ietf:params:oauth:request_uri:…), with client_id: single use, 60 s'),
+  request: str('A request object (RFC 9101) signed with one of the app’s keys: only its parameters count'),
 }).unknown(true);
 
 type AuthorizeParameter =

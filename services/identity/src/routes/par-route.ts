@@ -1,6 +1,11 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, endpoint, sendJson, toAppError } from '@attest/common';
-import { parseAuthorizationRequest, singleParams, type Params } from '../domain/authorization-request';
+import {
+  AUTHORIZE_PARAMETERS,
+  parseAuthorizationRequest,
+  singleParams,
+  type Params,
+} from '../domain/authorization-request';
 import { RedirectError } from '../domain/oauth-error';
 import { openRequestObject } from '../domain/request-object';
 import type { IdentityContext } from './context';
@@ -11,8 +16,12 @@ import { identityDocs } from './openapi-document';
 
 export { PAR_FORM };
 
-/** The fields that authenticate the app: not part of the authorization request that is kept. */
-const CLIENT_AUTHENTICATION = ['client_secret', 'client_assertion', 'client_assertion_type'];
+/**
+ * The parameters a pushed request keeps: those /authorize reads (AUTHORIZE_PARAMETERS), so what waits in
+ * the cache is bounded like a parked sign-in; the app's credentials and unknown parameters are dropped.
+ */
+const KEPT = new Set(Object.keys((AUTHORIZE_PARAMETERS.describe() as { keys: Record<string, unknown> }).keys));
+const kept = (params: Params): Params => Object.fromEntries(Object.entries(params).filter(([name]) => KEPT.has(name)));
 
 /** Our codes as OAuth error names (RFC 9126 §2.3 answers as the token endpoint does); any other is invalid_request. */
 const OAUTH_ERROR: Record<string, string> = {
@@ -42,16 +51,14 @@ export function parRoute(router: Router, ctx: IdentityContext): void {
       throw invalidRequest('request_uri cannot be pushed: send the parameters, or a request object.', 'request_uri');
     if (sent.client_id !== undefined && sent.client_id !== app.id)
       throw invalidRequest('client_id must be the authenticated app’s.', 'client_id');
-    let params: Params;
-    if (sent.request !== undefined) {
-      params = await openRequestObject(ctx.clientKeys, app, sent.request, {
-        issuer: ctx.config.issuer,
-        nowSeconds: Math.floor(ctx.tokens.now() / 1000),
-      });
-    } else {
-      params = { ...sent };
-      for (const name of CLIENT_AUTHENTICATION) delete params[name];
-    }
+    const params = kept(
+      sent.request === undefined
+        ? sent
+        : await openRequestObject(ctx.clientKeys, app, sent.request, {
+            issuer: ctx.config.issuer,
+            nowSeconds: Math.floor(ctx.tokens.now() / 1000),
+          }),
+    );
     params.client_id = app.id;
     const redirectUri = params.redirect_uri;
     if (!redirectUri) throw new AppError('required', 400, 'This attribute is required.', 'redirect_uri');
