@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
+import { createBus, RedisCache } from '@attest/common';
+import { testLogger } from '@attest/testing';
 import {
   ADMIN_TOKEN,
   BASE_URL,
@@ -213,6 +215,13 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     const wrongAud = await par(form(assertion({ aud: `${BASE_URL}/par` })));
     expect(wrongAud.status).toBe(401);
     expect(wrongAud.body).toMatchObject({ error: 'invalid_client', error_description: expect.stringContaining('aud') });
+
+    const expired = await par(form(assertion({ iat: now() - 180, exp: now() - 120 })));
+    expect(expired.status).toBe(401);
+    expect(expired.body.error_description).toContain('expired');
+    const tooLong = await par(form(assertion({ exp: now() + 3600 })));
+    expect(tooLong.status).toBe(401);
+    expect(tooLong.body.error_description).toContain('exp must be at most 300 seconds ahead');
 
     const stranger = appKey('RS256', rsa.kid);
     const forged = await par(form(assertion({}, stranger)));
@@ -463,5 +472,71 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     expect(after.map((k) => k.alg).sort()).toEqual(['ES256', 'PS256', 'RS256']);
     expect(after.some((k) => before.some((b) => b.kid === k.kid))).toBe(false);
     expect(rotated.body.revoked).toEqual(expect.arrayContaining(before.map((k) => k.kid)));
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/** Two replicas over one Postgres schema and one Redis: a pushed request and an assertion's jti are shared. */
+(redisUrl ? describe : describe.skip)('high-assurance apps on two replicas sharing Postgres and Redis', () => {
+  let one: IdentityHarness;
+  let two: IdentityHarness;
+  const key = appKey('ES256');
+
+  beforeAll(async () => {
+    const prefix = `test:identity:${randomBytes(5).toString('hex')}:`;
+    const shared = () => ({
+      cache: new RedisCache(redisUrl!, prefix, testLogger),
+      bus: createBus(redisUrl, prefix, testLogger),
+    });
+    one = await identityHarness({}, shared());
+    two = await identityHarness({}, { ...shared(), db: one.storage.db });
+  });
+  afterAll(async () => {
+    await two.close();
+    await one.close();
+  });
+
+  it('uses a request_uri pushed to one replica once on the other, and refuses an assertion replayed to the other', async () => {
+    const app = await request(one.adminApp)
+      .post('/admin/apps')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({
+        name: 'Replicated bank',
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [key.jwk] },
+        require_pushed_authorization_requests: true,
+      });
+    expect(app.status).toBe(201);
+    const appId = app.body.app_id as string;
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = jwt.sign(
+      { iss: appId, sub: appId, aud: BASE_URL, jti: randomBytes(16).toString('hex'), exp: now + 60 },
+      key.privateKey,
+      { algorithm: 'ES256', keyid: key.kid },
+    );
+    const form = {
+      response_type: 'code',
+      client_id: appId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid',
+      state: 'r',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: assertion,
+    };
+    const pushed = await request(one.publicApp).post('/par').type('form').send(form);
+    expect(pushed.status).toBe(201);
+    const replayed = await request(two.publicApp).post('/par').type('form').send(form);
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.error_description).toContain('jti');
+
+    const query = { client_id: appId, request_uri: pushed.body.request_uri as string };
+    const used = await request(two.publicApp).get('/authorize').query(query);
+    expect(used.status).toBe(302);
+    expect(used.headers.location).toMatch(/^\/signin\?interaction=/);
+    const again = await request(one.publicApp).get('/authorize').set('Accept', 'application/json').query(query);
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ code: 'invalid_request_uri' });
   });
 });
