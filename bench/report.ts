@@ -172,7 +172,7 @@ export function markdown(report: Report): string {
       `- Attest on Postgres + Redis: three processes (\`${report.realCommand ?? 'node services/<name>/dist/main.js'}\`, as the images run them), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
     );
   lines.push(
-    `- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection)`,
+    `- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection, DPoP)`,
   );
   if (report.rows.some((r) => r.floor))
     lines.push(

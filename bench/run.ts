@@ -154,7 +154,7 @@ async function deployAttest(
       `  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`,
     );
   }
-  const session = await signIn(deploy.origins.identity, basics.appId, basics.clientSecret);
+  const session = await signIn(deploy.origins.identity, deploy.env.BASE_URL!, basics.appId, basics.clientSecret);
   return {
     deploy,
     target: {

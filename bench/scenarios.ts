@@ -2,6 +2,7 @@
  * The scenarios, each as a workload against Attest and, for the identity rows, against oidc-provider;
  * plus the Express floor. Every check looks at the status and the body (and Location for redirects).
  */
+import { dpopProof } from './dpop';
 import { basicAuth, codeFrom, form } from './http';
 import type { Check, Headers, Step, Workload } from './drive';
 import { peerAuthorizePath, peerTokenBody, PEER_REDIRECT_URI, type OidcPeer } from './peers/oidc-provider';
@@ -264,6 +265,35 @@ export const SCENARIOS: Scenario[] = [
       origin: p.origin,
       unit: 'request',
       steps: [get('/me', userinfoCheck, { authorization: `Bearer ${p.opaqueAccessToken}` })],
+    }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.3 },
+    real: { reference: 'oidc-provider', minRatio: 1.0 },
+  },
+  {
+    key: 'userinfo-dpop',
+    name: 'GET /userinfo (DPoP: a proof verified per request)',
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [
+        {
+          ...get('/userinfo', userinfoCheck, { authorization: `DPoP ${t.seed.dpop.accessToken}` }),
+          prepare: () => ({
+            headers: { dpop: dpopProof(t.seed.dpop.key, 'GET', `${t.issuer}/userinfo`, t.seed.dpop.accessToken) },
+          }),
+        },
+      ],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [
+        {
+          ...get('/me', userinfoCheck, { authorization: `DPoP ${p.dpop.accessToken}` }),
+          prepare: () => ({ headers: { dpop: dpopProof(p.dpop.key, 'GET', `${p.origin}/me`, p.dpop.accessToken) } }),
+        },
+      ],
     }),
     embedded: { reference: 'oidc-provider', minRatio: 1.3 },
     real: { reference: 'oidc-provider', minRatio: 1.0 },

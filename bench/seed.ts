@@ -6,6 +6,7 @@
 import type { Queryable } from '@attest/common';
 import { Browser } from '../services/identity/test/browser';
 import { manage } from '../test/support';
+import { dpopKey, dpopProof, type DpopKey } from './dpop';
 import { basicAuth, CookieJar, codeFrom, expectJson, form, pkce } from './http';
 import type { Deployment } from './stack';
 
@@ -23,6 +24,8 @@ export interface AttestSeed {
   sessionCookie: string;
   accessToken: string;
   pkce: { verifier: string; challenge: string };
+  /** A DPoP-bound access token (cnf.jkt) and its key, for the userinfo-dpop row. */
+  dpop: { key: DpopKey; accessToken: string };
 }
 
 async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
@@ -38,7 +41,7 @@ export function authorizePath(appId: string, challenge: string): string {
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
 export async function seedAttest(
   deploy: Deployment,
-): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop'>> {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
   await run(
     deploy,
@@ -79,24 +82,49 @@ export async function seedAttest(
 /** Signs in once through the pages (sign-in, consent), keeps the session cookie, and gets an access token. */
 export async function signIn(
   identity: string,
+  issuer: string,
   appId: string,
   clientSecret: string,
-): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce'>> {
+): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop'>> {
   const jar = new CookieJar();
   const pair = pkce();
   const browser = new Browser(identity, jar.fetch);
   const { location } = await browser.signIn(`${identity}${authorizePath(appId, pair.challenge)}`, USER);
-  const { code, problem } = codeFrom(location);
-  if (!code) throw new Error(`sign-in did not return a code: ${problem}`);
-  const tokens = await expectJson<{ access_token: string }>(
-    await fetch(`${identity}/token`, {
-      method: 'POST',
-      headers: { authorization: basicAuth(appId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: pair.verifier }),
-    }),
-    'POST /token',
-  );
-  return { sessionCookie: jar.header(), accessToken: tokens.access_token, pkce: pair };
+  const exchange = async (found: string | undefined, headers: Record<string, string> = {}) => {
+    const { code, problem } = codeFrom(found);
+    if (!code) throw new Error(`sign-in did not return a code: ${problem}`);
+    return expectJson<{ access_token: string; token_type: string }>(
+      await fetch(`${identity}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: basicAuth(appId, clientSecret),
+          'content-type': 'application/x-www-form-urlencoded',
+          ...headers,
+        },
+        body: form({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: pair.verifier,
+        }),
+      }),
+      'POST /token',
+    );
+  };
+  const tokens = await exchange(location);
+  // a second code with the session alone, exchanged with a DPoP proof: a DPoP-bound token
+  const again = await jar.fetch(`${identity}${authorizePath(appId, pair.challenge)}`, { redirect: 'manual' });
+  const key = dpopKey();
+  const bound = await exchange(again.headers.get('location') ?? undefined, {
+    dpop: dpopProof(key, 'POST', `${issuer}/token`),
+  });
+  if (bound.token_type !== 'DPoP') throw new Error(`POST /token with a DPoP proof: token_type ${bound.token_type}`);
+  return {
+    sessionCookie: jar.header(),
+    accessToken: tokens.access_token,
+    pkce: pair,
+    dpop: { key, accessToken: bound.access_token },
+  };
 }
 
 /** Transaction id number i of a bulk set: 0x, a one-digit set tag, then i in hex (64 hex digits in all). */

@@ -24,7 +24,15 @@ import { identityService } from '../services/identity/src/main';
 import { transactionsService } from '../services/transactions/src/main';
 import { pricesService } from '../services/prices/src/main';
 
+// pnpm's shell, whose going away (pnpm killed on its own) stops the services: seen before start-up
+const launcher = process.ppid;
+
 async function main(): Promise<void> {
+  // a terminal or pipe that went away (the launcher killed) must not turn the orderly stop into a crash
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
   const services = [identityService, transactionsService, pricesService] as const;
   let configs;
   let demoConfig;
@@ -51,7 +59,7 @@ async function main(): Promise<void> {
     await demo?.stop();
     await Promise.all(started.map((s) => s.stop()));
   };
-  try {
+  const startUp = async () => {
     started.push(
       ...(await Promise.all([
         startService(services[0], configs[0], { sharedDatabase }),
@@ -69,6 +77,21 @@ async function main(): Promise<void> {
         logger,
       });
     }
+  };
+  const startingUp = startUp();
+  // From here on, one Ctrl-C reaches this process once from the terminal and possibly again from a
+  // launcher: the duplicate is no force quit; and if pnpm is killed on its own, the services stop with
+  // it. A signal during start-up lets the start finish (the embedded database mid-creation), then stops.
+  handleProcessSignals(
+    logger,
+    async () => {
+      await startingUp.catch(() => undefined);
+      await stopAll();
+    },
+    { exitWithParent: launcher },
+  );
+  try {
+    await startingUp;
   } catch (err) {
     process.stderr.write(`Failed to start: ${(err as Error).message}\n`);
     await stopAll().catch(() => undefined);
@@ -97,7 +120,6 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(lines.filter((l, i) => l !== '' || i === 0 || lines[i - 1] !== '').join('\n') + '\n');
-  handleProcessSignals(logger, stopAll);
 }
 
 /** One embedded Postgres for the three services; none with DATABASE_URL, or when an earlier version's per-service ones exist. */

@@ -78,7 +78,16 @@ describe('examples/ against pnpm start', () => {
   it('express-signin: signs alice in (code + PKCE with openid-client), shows her claims, signs her out', async () => {
     const port = await freePort();
     const appUrl = `http://localhost:${port}`;
-    const app = await run('app', 'create', '--name', 'Express example', '--redirect-uri', `${appUrl}/callback`);
+    const app = await run(
+      'app',
+      'create',
+      '--name',
+      'Express example',
+      '--redirect-uri',
+      `${appUrl}/callback`,
+      '--post-logout-redirect-uri',
+      `${appUrl}/`,
+    );
     const example = start('express-signin/server.mjs', {
       APP_ID: app.app_id,
       CLIENT_SECRET: app.client_secret,
@@ -89,7 +98,8 @@ describe('examples/ against pnpm start', () => {
     const rp = new Browser(appUrl);
     const login = await rp.request('/login');
     expect(login.status).toBe(302);
-    const { location } = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, {
+    const idp = new Browser(stack.urls.identity);
+    const { location } = await idp.signIn(login.headers.get('location')!, {
       username: 'alice',
       password: PASSWORD,
     });
@@ -102,7 +112,55 @@ describe('examples/ against pnpm start', () => {
     expect(home).toContain('&#34;name&#34;: &#34;Alice&#34;');
     const logout = await rp.request('/logout', { method: 'POST', form: {} });
     expect(logout.status).toBe(302);
+    // RP-initiated logout at Attest, back to the registered post_logout_redirect_uri
+    const endSession = await idp.request(logout.headers.get('location')!);
+    expect({ status: endSession.status, location: endSession.headers.get('location') }).toEqual({
+      status: 302,
+      location: `${appUrl}/`,
+    });
     expect(await (await rp.request('/')).text()).toContain('Sign in with Attest');
+    // no Attest session left: signing in again shows the sign-in page rather than a code
+    let again = await idp.request((await rp.request('/login')).headers.get('location')!);
+    for (let hops = 0; again.status >= 300 && again.status < 400 && hops < 5; hops++) {
+      const to = new URL(again.headers.get('location')!, stack.urls.identity).toString();
+      expect(to.startsWith(stack.urls.identity)).toBe(true); // never back to the app with a code
+      again = await idp.request(to);
+    }
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('name="password"');
+  }, 120000);
+
+  it('express-signin: /login/orb lets an orb-verified person in (acr orb), refuses a device-level one', async () => {
+    await run('user', 'create', '--username', 'dora', '--password', PASSWORD, '--verification-level', 'device');
+    const port = await freePort();
+    const appUrl = `http://localhost:${port}`;
+    const app = await run('app', 'create', '--name', 'Orb example', '--redirect-uri', `${appUrl}/callback`);
+    const example = start('express-signin/server.mjs', {
+      APP_ID: app.app_id,
+      CLIENT_SECRET: app.client_secret,
+      ISSUER: stack.urls.identity,
+      PORT: String(port),
+    });
+    await listening(example, 'listening');
+    const signIn = async (username: string) => {
+      const rp = new Browser(appUrl);
+      const login = await rp.request('/login/orb');
+      expect(login.status).toBe(302);
+      expect(new URL(login.headers.get('location')!).searchParams.get('claims')).toContain('urn:attest:loa:orb');
+      const result = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, {
+        username,
+        password: PASSWORD,
+      });
+      return { rp, ...result };
+    };
+    const alice = await signIn('alice');
+    await alice.rp.request(alice.location!);
+    expect(await (await alice.rp.request('/')).text()).toContain('acr: urn:attest:loa:orb');
+    const dora = await signIn('dora');
+    expect(dora.refusal!.html).toContain('Orb example requires a higher verification level');
+    const back = await dora.rp.request(dora.refusal!.backToApp);
+    expect(back.status).toBe(403);
+    expect(await back.text()).toContain('This app is for orb-verified people only.');
   }, 120000);
 
   it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {

@@ -171,19 +171,44 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
     });
   });
 
-  it('server-side sign-in: the express-signin block signs alice in with the app the walk-through made', async () => {
+  it('server-side sign-in: the express-signin block signs alice in with the app the walk-through made, and out of Attest', async () => {
     const shell = continueIn(markedBlock(README, 'walkthrough: express-signin'), { PORT: String(shopPort) });
     await waitFor(shell, 'listening');
     const rp = new Browser(env.APP_URL!);
     const login = await rp.request('/login');
     expect(login.status).toBe(302);
-    const { location } = await new Browser(stack.urls.identity).signIn(login.headers.get('location')!, ALICE);
+    const idp = new Browser(stack.urls.identity);
+    const { location } = await idp.signIn(login.headers.get('location')!, ALICE);
     expect(location).toMatch(new RegExp(`^${env.APP_URL}/callback\\?code=`));
     expect((await rp.request(location!)).status).toBe(302);
     const home = await (await rp.request('/')).text();
     expect(home).toContain('verification level: orb');
     expect(home).toMatch(/sub: 0x[0-9a-f]{64}/);
     expect(home).toContain('&#34;name&#34;: &#34;Alice&#34;');
+
+    // Sign out, as the page offers it: the example sends alice to Attest's end_session_endpoint with the
+    // post_logout_redirect_uri the walk-through registered, Attest ends her session and sends her back
+    const signOut = await rp.request('/logout', { method: 'POST', form: {} });
+    expect(signOut.status).toBe(302);
+    const endSession = new URL(signOut.headers.get('location')!);
+    expect(`${endSession.origin}${endSession.pathname}`).toBe(`${stack.urls.identity}/logout`);
+    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${env.APP_URL}/`);
+    const loggedOut = await idp.request(endSession.toString());
+    expect({ status: loggedOut.status, location: loggedOut.headers.get('location') }).toEqual({
+      status: 302,
+      location: `${env.APP_URL}/`,
+    });
+    expect(await (await rp.request(loggedOut.headers.get('location')!)).text()).toContain('Sign in with Attest');
+    // the Attest session is over: the next sign-in asks for the password again instead of returning a code
+    const again = await rp.request('/login');
+    let next = await idp.request(again.headers.get('location')!);
+    for (let hops = 0; next.status >= 300 && next.status < 400 && hops < 5; hops++) {
+      const to = new URL(next.headers.get('location')!, stack.urls.identity).toString();
+      expect(to.startsWith(stack.urls.identity)).toBe(true); // never back to the app with a code
+      next = await idp.request(to);
+    }
+    expect(next.status).toBe(200);
+    expect(await next.text()).toContain('name="password"');
     await stopShell(shell);
   }, 120000);
 

@@ -1,6 +1,7 @@
 /** Starts the oidc-provider reference (its own pinned process) and signs in once to get a session and tokens. */
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../packages/common/test/support/throwaway';
+import { dpopKey, dpopProof, type DpopKey } from '../dpop';
 import { basicAuth, CookieJar, codeFrom, expectJson, form, pkce } from '../http';
 import { startServer, waitReady, type ServerProcess } from '../server';
 import type { Pinning } from '../system';
@@ -18,6 +19,8 @@ export interface OidcPeer {
   pkce: { verifier: string; challenge: string };
   /** Opaque access token (no resource): what oidc-provider accepts at /me and /token/introspection. */
   opaqueAccessToken: string;
+  /** A DPoP-bound opaque access token and its key (features.dpop), for the userinfo-dpop row. */
+  dpop: { key: DpopKey; accessToken: string };
   stop(): Promise<void>;
 }
 
@@ -95,18 +98,25 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
     const base = { clientId, pkce: pair };
     // once through the interaction (programmatic sign-in + consent), then the session alone suffices
     await authorize(origin, jar, peerAuthorizePath(base, true));
-    const code = await authorize(origin, jar, peerAuthorizePath(base, false));
-    const tokens = await expectJson<{ access_token: string }>(
-      await fetch(`${origin}/token`, {
-        method: 'POST',
-        headers: {
-          authorization: basicAuth(clientId, clientSecret),
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: peerTokenBody(base, code, false),
-      }),
-      'oidc-provider /token',
-    );
+    const exchange = async (code: string, headers: Record<string, string> = {}) =>
+      expectJson<{ access_token: string; token_type: string }>(
+        await fetch(`${origin}/token`, {
+          method: 'POST',
+          headers: {
+            authorization: basicAuth(clientId, clientSecret),
+            'content-type': 'application/x-www-form-urlencoded',
+            ...headers,
+          },
+          body: peerTokenBody(base, code, false),
+        }),
+        'oidc-provider /token',
+      );
+    const tokens = await exchange(await authorize(origin, jar, peerAuthorizePath(base, false)));
+    const key = dpopKey();
+    const bound = await exchange(await authorize(origin, jar, peerAuthorizePath(base, false)), {
+      dpop: dpopProof(key, 'POST', `${origin}/token`),
+    });
+    if (bound.token_type !== 'DPoP') throw new Error(`oidc-provider /token with DPoP: token_type ${bound.token_type}`);
     return {
       server,
       origin,
@@ -115,6 +125,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       sessionCookie: jar.header('_session'),
       pkce: pair,
       opaqueAccessToken: tokens.access_token,
+      dpop: { key, accessToken: bound.access_token },
       stop: () => server.stop(),
     };
   } catch (err) {

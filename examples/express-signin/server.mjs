@@ -1,6 +1,10 @@
 // A server-side app that signs users in with Attest: openid-client, authorization code + PKCE.
 //   APP_ID=app_… CLIENT_SECRET=sk_… node examples/express-signin/server.mjs
-// Register http://localhost:3000/callback as the app's redirect URI (pnpm manage app create … --redirect-uri).
+// Register http://localhost:3000/callback as the app's redirect URI and http://localhost:3000/ as where
+// sign-out returns to: pnpm manage app create … --redirect-uri …/callback --post-logout-redirect-uri …/
+// /login/orb (or REQUIRE_ORB=1 for every sign-in) asks for an orb-verified person: acr urn:attest:loa:orb made
+// essential with the claims parameter; a person verified on a device only comes back with
+// error=unmet_authentication_requirements.
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import * as oidc from 'openid-client';
@@ -12,7 +16,7 @@ const { APP_ID, CLIENT_SECRET } = process.env;
 if (!APP_ID || !CLIENT_SECRET) {
   console.error(
     'Set APP_ID and CLIENT_SECRET (from: pnpm --silent manage app create --name … --redirect-uri ' +
-      `${APP_URL}/callback)`,
+      `${APP_URL}/callback --post-logout-redirect-uri ${APP_URL}/)`,
   );
   process.exit(1);
 }
@@ -21,6 +25,8 @@ if (!APP_ID || !CLIENT_SECRET) {
 const options = new URL(ISSUER).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined;
 const config = await oidc.discovery(new URL(ISSUER), APP_ID, undefined, oidc.ClientSecretBasic(CLIENT_SECRET), options);
 const redirectUri = `${APP_URL}/callback`;
+// where Attest sends the browser back after sign-out: registered for the app exactly like redirectUri
+const postLogoutRedirectUri = `${APP_URL}/`;
 
 // Sessions in memory, keyed by a random cookie: enough for an example (use a session store in production).
 const sessions = new Map();
@@ -31,21 +37,28 @@ const startSession = (res, data) => {
   res.cookie('sid', sid, { httpOnly: true, sameSite: 'lax', path: '/' });
   return sid;
 };
+const ORB = 'urn:attest:loa:orb';
+const REQUIRE_ORB = process.env.REQUIRE_ORB === '1';
 const escape = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const app = express();
 
 app.get('/', (req, res) => {
   const session = sessionOf(req);
-  if (!session?.claims) return res.send('<h1>Example app</h1><p><a href="/login">Sign in with Attest</a></p>');
+  if (!session?.claims)
+    return res.send(
+      '<h1>Example app</h1><p><a href="/login">Sign in with Attest</a></p>' +
+        '<p><a href="/login/orb">Sign in, orb-verified people only</a></p>',
+    );
   const level = session.claims[`${ISSUER}/v1`]?.verification_level;
   res.send(
     `<h1>Signed in</h1><p id="sub">sub: ${escape(session.claims.sub)}</p><p id="level">verification level: ${escape(level)}</p>` +
+      `<p id="acr">acr: ${escape(session.claims.acr)}</p>` +
       `<pre id="claims">${escape(JSON.stringify(session.claims, null, 2))}</pre><form method="post" action="/logout"><button>Sign out</button></form>`,
   );
 });
 
-app.get('/login', async (_req, res) => {
+async function login(res, orbOnly) {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
@@ -57,9 +70,13 @@ app.get('/login', async (_req, res) => {
     code_challenge_method: 'S256',
     state,
     nonce,
+    // acr essential: never a lower level (acr_values alone would only be a wish)
+    ...(orbOnly ? { claims: JSON.stringify({ id_token: { acr: { essential: true, values: [ORB] } } }) } : {}),
   });
   res.redirect(url.href);
-});
+}
+app.get('/login', (_req, res) => login(res, REQUIRE_ORB));
+app.get('/login/orb', (_req, res) => login(res, true));
 
 app.get('/callback', async (req, res) => {
   const session = sessionOf(req);
@@ -74,6 +91,10 @@ app.get('/callback', async (req, res) => {
     Object.assign(session, { verifier: undefined, claims: tokens.claims(), idToken: tokens.id_token });
     res.redirect('/');
   } catch (err) {
+    if (err.error === 'unmet_authentication_requirements')
+      return res
+        .status(403)
+        .send('<p id="unmet">This app is for orb-verified people only.</p><p><a href="/">Back</a></p>');
     res.status(400).send(`Sign-in failed: ${escape(err.error ?? err.message)}`);
   }
 });
@@ -88,7 +109,7 @@ app.post('/logout', (req, res) => {
   if (endSession && session?.idToken) {
     const url = oidc.buildEndSessionUrl(config, {
       id_token_hint: session.idToken,
-      post_logout_redirect_uri: `${APP_URL}/`,
+      post_logout_redirect_uri: postLogoutRedirectUri,
     });
     return res.redirect(url.href);
   }

@@ -118,6 +118,49 @@ function unwrapSecretData(object: K8sObject): K8sObject {
   return { ...object, data };
 }
 
+type Peer = { podSelector?: object; namespaceSelector?: object; ipBlock?: object };
+type NetworkPolicyObject = {
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: { from?: Peer[]; ports?: { protocol?: string; port: string | number }[] }[];
+  };
+};
+
+/** The pods of the Gateway "attest" in the policy's namespace (the Gateway API's label, GEP-1762). */
+const GATEWAY_PEER = { podSelector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'attest' } } };
+const ADMIN_PEERS = [
+  { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'attest', 'app.kubernetes.io/component': 'service' } } },
+  { podSelector: { matchLabels: { 'attest/admin-client': 'true' } } },
+  {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+  },
+];
+
+/**
+ * Who may connect to each port. A rule without `from` (everyone), without ports (every port), with an
+ * empty selector (every pod or namespace) or an ipBlock (pod addresses are anyone's) is refused here.
+ */
+function peersByPort(policy: NetworkPolicyObject): Record<string, Peer[]> {
+  const byPort: Record<string, Peer[]> = {};
+  for (const rule of policy.spec.ingress) {
+    expect(rule.from?.length).toBeGreaterThan(0);
+    expect(rule.ports?.length).toBeGreaterThan(0);
+    for (const peer of rule.from!) {
+      expect(peer.ipBlock).toBeUndefined();
+      for (const selector of [peer.podSelector, peer.namespaceSelector])
+        if (selector) expect(Object.keys(selector).length).toBeGreaterThan(0);
+      expect(peer.podSelector).toBeDefined();
+    }
+    for (const { protocol, port } of rule.ports!) {
+      expect(protocol ?? 'TCP').toBe('TCP');
+      (byPort[String(port)] ??= []).push(...rule.from!);
+    }
+  }
+  return byPort;
+}
+
 describeNeeding(['kubectl'], 'kubernetes manifests', () => {
   describe.each(['dev', 'prod'])('overlay %s', (overlay) => {
     let objects: K8sObject[] = [];
@@ -312,22 +355,19 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       },
     );
 
-    it('lets admin ports be reached only from inside the namespace', () => {
-      const [policy] = of('NetworkPolicy') as unknown as {
-        spec: {
-          podSelector: { matchLabels: Record<string, string> };
-          ingress: {
-            from?: { podSelector?: object; namespaceSelector?: object; ipBlock?: object }[];
-            ports: { port: string }[];
-          }[];
-        };
-      }[];
-      expect(policy.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('service');
-      const adminRules = policy.spec.ingress.filter((r) => r.ports.some((p) => p.port === 'admin'));
-      expect(adminRules).toHaveLength(1);
-      expect(adminRules[0].from).toEqual([{ podSelector: {} }]);
-      const openRules = policy.spec.ingress.filter((r) => !r.from);
-      expect(openRules.flatMap((r) => r.ports.map((p) => p.port))).toEqual(['http']);
+    it('lets only the gateway reach the public ports, and only the services, admin clients and Prometheus the admin ports', () => {
+      const [policy, ...others] = of('NetworkPolicy') as unknown as NetworkPolicyObject[];
+      expect(others).toEqual([]);
+      expect(policy.spec.podSelector.matchLabels).toEqual({
+        'app.kubernetes.io/part-of': 'attest',
+        'app.kubernetes.io/component': 'service',
+      });
+      expect(policy.spec.policyTypes).toEqual(['Ingress']);
+      expect(peersByPort(policy)).toEqual({ http: [GATEWAY_PEER], admin: ADMIN_PEERS });
+      // TRUST_PROXY believes one hop: safe only because no other peer reaches the public port
+      expect((of('ConfigMap')[0] as unknown as { data: Record<string, string> }).data.TRUST_PROXY).toBe('1');
+      // the Gateway the peer names is the one the routes attach to
+      expect(of('Gateway').map((g) => g.metadata.name)).toEqual(['attest']);
     });
 
     it(
@@ -362,14 +402,15 @@ describeNeeding(['kubectl'], 'kubernetes base and options', () => {
     ).toThrow(ConfigError);
   });
 
-  it('the optional Ingress component: valid, http ports only, no snippet annotations', () => {
+  it('the optional Ingress component: valid, http ports only, no snippet annotations, its controller admitted', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-k8s-'));
     fs.writeFileSync(
       path.join(dir, 'kustomization.yaml'),
       // kustomize takes relative paths only
       `resources: [${path.relative(dir, path.join(ROOT, 'k8s', 'overlays', 'prod'))}]\ncomponents: [${path.relative(dir, path.join(ROOT, 'k8s', 'components', 'ingress'))}]\n`,
     );
-    const [ingress] = buildDir(dir).filter((o) => o.kind === 'Ingress');
+    const built = buildDir(dir);
+    const [ingress] = built.filter((o) => o.kind === 'Ingress');
     expect(() => new Ingress(ingress as never).validate()).not.toThrow();
     expect(
       Object.keys((ingress.metadata as { annotations?: object }).annotations ?? {}).filter((a) => /snippet/i.test(a)),
@@ -384,5 +425,20 @@ describeNeeding(['kubectl'], 'kubernetes base and options', () => {
     expect(new Set(backends.map((b) => `${b.name}:${b.port.name}`))).toEqual(
       new Set(['identity:http', 'transactions:http', 'prices:http']),
     );
+    // the Ingress controller's pods (and the gateway's) reach the public ports; nothing else changes
+    const [policy] = built.filter((o) => o.kind === 'NetworkPolicy') as unknown as NetworkPolicyObject[];
+    expect(() => new NetworkPolicy(policy as never).validate()).not.toThrow();
+    expect(peersByPort(policy)).toEqual({
+      http: [
+        GATEWAY_PEER,
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+          podSelector: {
+            matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx', 'app.kubernetes.io/component': 'controller' },
+          },
+        },
+      ],
+      admin: ADMIN_PEERS,
+    });
   });
 });

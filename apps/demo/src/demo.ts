@@ -39,7 +39,8 @@ const cookieOf = (req: http.IncomingMessage) =>
 
 /**
  * The demo relying party of `pnpm start`: "Sign in" runs the code flow with PKCE (openid-client)
- * against the local provider and shows the verified claims; "Sign out" ends the provider's session too
+ * against the local provider and shows the verified claims (a toggle asks for orb-verified people only, an
+ * essential acr); "Sign out" ends the provider's session too
  * (RP-Initiated Logout through the discovery's end_session_endpoint, back to the registered /signed-out).
  * Its state lives in memory: a restart signs everyone out.
  */
@@ -101,6 +102,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       nonce,
     };
     if (query.get('prompt') === 'none') params.prompt = 'none';
+    // the "orb-verified people only" toggle: acr made essential, so a person verified on a device only
+    // comes back with unmet_authentication_requirements instead of a lower level
+    if (query.get('level') === 'orb')
+      params.claims = JSON.stringify({ id_token: { acr: { essential: true, values: ['urn:attest:loa:orb'] } } });
     redirect(res, oidc.buildAuthorizationUrl(await discover(), params).href);
   };
 

@@ -28,6 +28,7 @@ export function demoPage(view: DemoView): string {
 <dl id="claims">
 <dt>sub (pairwise: unique to this app)</dt><dd id="claim-sub">${esc(claims.sub)}</dd>
 <dt>verification level</dt><dd id="claim-level">${esc(level)}</dd>
+${claims.acr ? `<dt>acr</dt><dd id="claim-acr">${esc(claims.acr)}</dd>` : ''}
 ${claims.email ? `<dt>email</dt><dd id="claim-email">${esc(claims.email)}</dd>` : ''}
 ${claims.name ? `<dt>name</dt><dd id="claim-name">${esc(claims.name)}</dd>` : ''}
 </dl>
@@ -38,6 +39,8 @@ ${claims.name ? `<dt>name</dt><dd id="claim-name">${esc(claims.name)}</dd>` : ''
 ${view.signedOut ? '<p id="signed-out">You are signed out.</p>' : ''}
 <p><a class="button" id="signin" href="/login">Sign in</a>
 <a class="button secondary" id="silent" href="/login?prompt=none">Check silently (prompt=none)</a></p>
+<form method="get" action="/login"><label><input type="checkbox" id="require-orb" name="level" value="orb"> Orb-verified people only (an essential <code>acr</code>)</label>
+<button type="submit" class="secondary" id="signin-level">Sign in with this setting</button></form>
 <p>No account yet? Choose "Create an account with a passkey" on the sign-in page.</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -10,6 +10,7 @@ interface AppCreated {
   redirect_uris: string[];
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   web_origins: string[];
+  min_verification_level: 'orb' | 'device' | null;
 }
 const userId = ['USER_ID'];
 
@@ -81,6 +82,14 @@ function assuranceFields(values: Values): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
 
+const levelOption = {
+  'min-verification-level': {
+    type: 'string',
+    value: 'orb|device|none',
+    description: 'sign-in refuses people below this level (unmet_authentication_requirements); none: no minimum',
+  },
+} as const;
+
 /**
  * Disables or enables an app in both services that know it: identity (its sign-in and tokens), then
  * transactions (its API keys and webhooks). Both calls are idempotent, so a failed second one is retried
@@ -118,6 +127,11 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'an origin whose pages may call /token (CORS), e.g. https://app.example.com; repeat for more',
       },
+      'dpop-required': {
+        type: 'boolean',
+        description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
+      },
+      ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
     },
@@ -131,6 +145,8 @@ export const appCommands: Record<string, Command> = {
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
+        ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
+        min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
       try {
@@ -145,9 +161,17 @@ export const appCommands: Record<string, Command> = {
         );
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
+      const level = app.min_verification_level ? { min_verification_level: app.min_verification_level } : {};
       return client_secret
-        ? { app_id, client_secret, api_key: key.api_key, redirect_uris, ...(web_origins.length ? { web_origins } : {}) }
-        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins };
+        ? {
+            app_id,
+            client_secret,
+            api_key: key.api_key,
+            redirect_uris,
+            ...(web_origins.length ? { web_origins } : {}),
+            ...level,
+          }
+        : { app_id, token_endpoint_auth_method, api_key: key.api_key, redirect_uris, web_origins, ...level };
     },
   },
   'app list': {
@@ -168,7 +192,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, logout or high-assurance settings (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement or high-assurance settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -183,23 +207,35 @@ export const appCommands: Record<string, Command> = {
         value: 'ORIGIN',
         description: 'the new web origins (CORS on /token); repeat for more',
       },
+      'dpop-required': {
+        type: 'boolean',
+        description: 'require DPoP proofs at /token: every access token becomes DPoP-bound (dpop_bound_access_tokens)',
+      },
+      'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
+      ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
+      if (values['dpop-required'] && values['no-dpop-required'])
+        throw new CliError('Give --dpop-required or --no-dpop-required, not both.');
+      const dpop = values['dpop-required'] ? true : values['no-dpop-required'] ? false : undefined;
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
         web_origins: values['web-origin'],
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
+        dpop_bound_access_tokens: dpop,
+        min_verification_level: str(values, 'min-verification-level'),
         ...assuranceFields(values),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --post-logout-redirect-uri, --backchannel-logout-uri, ' +
-            '--auth-method, --jwks-file, --jwks-uri, --require-par, --no-require-par or --id-token-alg.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
+            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
+            '--require-par, --no-require-par or --id-token-alg.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -64,6 +64,10 @@ describe('pnpm manage --help', () => {
     ])
       expect(one.text).toContain(flag);
     expect(((await runCli(['audit', 'list', '-h'], {})) as HelpText).text).toContain('--since TIME');
+    expect(one.text).toMatch(/--min-verification-level orb\|device\|none\s+sign-in refuses people below this level/);
+    expect(((await runCli(['app', 'create', '--help'], {})) as HelpText).text).toContain(
+      '--min-verification-level orb|device|none',
+    );
   });
 
   it('names unknown commands and missing arguments', async () => {
@@ -119,6 +123,28 @@ describe('pnpm manage', () => {
     return (err as CliError).message;
   };
 
+  it('apps: --dpop-required at create and update (dpop_bound_access_tokens), shown in --help', async () => {
+    const help = ((await runCli(['app', 'create', '--help'], {})) as HelpText).text;
+    expect(help).toMatch(/--dpop-required\s+DPoP required/);
+    expect(((await runCli(['app', 'update', '--help'], {})) as HelpText).text).toContain('--no-dpop-required');
+    const created = await manage([
+      'app',
+      'create',
+      '--name',
+      'DPoP app',
+      '--redirect-uri',
+      'https://dpop.example/cb',
+      '--dpop-required',
+    ]);
+    const id = created.app_id as string;
+    expect((await manage(['app', 'show', id])).dpop_bound_access_tokens).toBe(true);
+    expect((await manage(['app', 'update', id, '--no-dpop-required'])).dpop_bound_access_tokens).toBe(false);
+    expect((await manage(['app', 'update', id, '--dpop-required'])).dpop_bound_access_tokens).toBe(true);
+    expect(await failure(['app', 'update', id, '--dpop-required', '--no-dpop-required'])).toMatch(/not both/);
+    const plain = await manage(['app', 'create', '--name', 'Plain', '--redirect-uri', 'https://plain.example/cb']);
+    expect((await manage(['app', 'show', plain.app_id])).dpop_bound_access_tokens).toBe(false);
+  });
+
   it('apps: create, list, show, update, disable, enable, rotate the secret', async () => {
     const created = await manage(['app', 'create', '--name', 'CLI app', '--redirect-uri', 'https://cli.example/cb']);
     expect(created).toMatchObject({
@@ -171,6 +197,22 @@ describe('pnpm manage', () => {
       token_endpoint_auth_method: 'client_secret_basic',
       client_secret: expect.stringMatching(/^sk_/),
     });
+    expect((await manage(['app', 'update', id, '--min-verification-level', 'orb'])).min_verification_level).toBe('orb');
+    expect((await manage(['app', 'update', id, '--min-verification-level', 'none'])).min_verification_level).toBeNull();
+    expect(await failure(['app', 'update', id, '--min-verification-level', 'retina'])).toMatch(
+      /min_verification_level.*\[invalid_parameter\]/,
+    );
+    const strict = await manage([
+      'app',
+      'create',
+      '--name',
+      'Orb only',
+      '--redirect-uri',
+      'https://orb.example/cb',
+      '--min-verification-level',
+      'orb',
+    ]);
+    expect(strict.min_verification_level).toBe('orb');
     expect(await failure(['app', 'update', id, '--redirect-uri', 'http://evil.example/cb'])).toMatch(
       /must use https.*\(redirect_uris\.0\) \[invalid_parameter\]/,
     );

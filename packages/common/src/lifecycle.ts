@@ -124,23 +124,70 @@ export async function serve(options: ServeOptions): Promise<ServerHandle> {
   };
 }
 
-/** SIGTERM/SIGINT stop every handle once and exit 0; a second signal exits at once. Also logs stray errors. */
-export function handleProcessSignals(logger: Logger, stop: () => Promise<void>): void {
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(1);
-    signalled = true;
-    logger.info('shutting down', { signal });
+/**
+ * A signal that arrives within this long of the first is the same request delivered twice (the terminal
+ * signals the whole foreground group, and a launcher in it passes the signal on too), not a force quit.
+ */
+export const DUPLICATE_SIGNAL_MS = 2000;
+
+/** How often a program started with exitWithParent looks whether its parent is still there. */
+const PARENT_CHECK_MS = 500;
+
+export interface ProcessSignalOptions {
+  /**
+   * The parent's pid as the program saw it when it began (process.ppid then): stop, the same orderly
+   * way, once the parent is gone (`pnpm start` killed on its own), which shows as a new parent id, the
+   * orphan re-parented to init or a subreaper. Not with a parent of pid 1 (a container's init, systemd).
+   */
+  exitWithParent?: number;
+}
+
+/**
+ * SIGTERM/SIGINT stop every handle once, log "stopped" and exit 0. The same or another signal within
+ * DUPLICATE_SIGNAL_MS of the first is the same request delivered again and is ignored; one later is a
+ * force quit (exit 1 at once). Also logs stray errors.
+ */
+export function handleProcessSignals(
+  logger: Logger,
+  stop: () => Promise<void>,
+  options: ProcessSignalOptions = {},
+): void {
+  const now = () => performance.now();
+  let firstAt: number | undefined;
+  let parentWatch: NodeJS.Timeout | undefined;
+  const shutDown = (details: { signal?: NodeJS.Signals; reason?: string }) => {
+    if (firstAt !== undefined) {
+      if (details.signal && now() - firstAt >= DUPLICATE_SIGNAL_MS) {
+        logger.warn('second signal: quitting without waiting for the shutdown', { signal: details.signal });
+        process.exit(1);
+      }
+      if (details.signal) logger.info('already shutting down: the same request again', { signal: details.signal });
+      return;
+    }
+    firstAt = now();
+    clearInterval(parentWatch);
+    logger.info('shutting down', details);
     stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info('stopped', { exit_code: 0 });
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error('shutdown failed', { error: (err as Error).message });
         process.exit(1);
       },
     );
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', (signal) => shutDown({ signal }));
+  process.on('SIGINT', (signal) => shutDown({ signal }));
+  const parent = options.exitWithParent;
+  if (parent !== undefined && parent > 1) {
+    parentWatch = setInterval(() => {
+      // process.ppid is read anew each time: an orphan is re-parented to init or a subreaper
+      if (process.ppid !== parent) shutDown({ reason: 'parent exited' });
+    }, PARENT_CHECK_MS);
+    parentWatch.unref();
+  }
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { error: String(reason) }));
   process.on('uncaughtException', (err) => {
     logger.error('uncaught exception', { error: err.message, stack: err.stack });

@@ -139,6 +139,52 @@ describe.each(backends)('FailureLimiter (%s)', (_name, make) => {
     expect((await limiter.recordFailure(keys)).states[0].remaining).toBe(2);
   });
 
+  describe('a policy that refuses only after the request failed under another (refusesOnlyAfter)', () => {
+    const shared = [
+      { name: 'per-id-and-address', limit: 10, windowSeconds: 60 },
+      { name: 'per-id', limit: 3, windowSeconds: 60, refusesOnlyAfter: 'per-id-and-address' },
+    ];
+    const keysFrom = (id: string, address: string) => ({ 'per-id-and-address': `${id}|${address}`, 'per-id': id });
+
+    it('reserve (in the store): past the id limit, only the addresses that failed are refused', async () => {
+      const limited = new FailureLimiter(cache, 'shared', shared);
+      for (const address of ['a1', 'a2', 'a3'])
+        await (await limited.reserve(keysFrom('id_1', address))).attempt!.failed();
+      expect((await limited.reserve(keysFrom('id_1', 'a1'))).refused).toMatchObject({ policy: { name: 'per-id' } });
+      const fresh = await limited.reserve(keysFrom('id_1', 'a4'));
+      expect(fresh.attempt).toBeDefined();
+      await fresh.attempt!.failed();
+      expect((await limited.reserve(keysFrom('id_1', 'a4'))).refused).toMatchObject({ policy: { name: 'per-id' } });
+      // a replica reading the store decides the same
+      const replica = new FailureLimiter(cache, 'shared', shared);
+      if (cache.mode === 'redis') {
+        expect((await replica.reserve(keysFrom('id_1', 'a2'))).refused).toMatchObject({ policy: { name: 'per-id' } });
+        expect((await replica.reserve(keysFrom('id_1', 'a5'))).attempt).toBeDefined();
+      }
+      // without the key it depends on, it never refuses
+      expect((await limited.reserve({ 'per-id': 'id_1' })).attempt).toBeDefined();
+    });
+
+    it('blocked, checkNow and reserveHere (in this process): the same', async () => {
+      const limited = new FailureLimiter(cache, 'shared', shared);
+      for (const address of ['b1', 'b2', 'b3']) {
+        const outcome = limited.checkNow(keysFrom('id_2', address), () => false);
+        expect(outcome.outcome).toBe('failed');
+        if (outcome.outcome === 'failed') await outcome.count;
+      }
+      expect(limited.blocked(keysFrom('id_2', 'b1'))).toMatchObject({ policy: { name: 'per-id' } });
+      expect(limited.blocked(keysFrom('id_2', 'b9'))).toBeNull();
+      expect(limited.checkNow(keysFrom('id_2', 'b2'), () => true)).toMatchObject({ outcome: 'refused' });
+      expect(limited.checkNow(keysFrom('id_2', 'b9'), () => true)).toEqual({ outcome: 'passed' });
+      expect(await limited.reserveHere(keysFrom('id_2', 'b3'))).toMatchObject({
+        refused: { policy: { name: 'per-id' } },
+      });
+      const here = await limited.reserveHere(keysFrom('id_2', 'b9'));
+      expect(here.attempt).toBeDefined();
+      await here.attempt!.succeeded();
+    });
+  });
+
   it('reserveHere: attempts in flight hold slots; one beyond waits for them instead of being refused', async () => {
     const keys = { 'per-id': 'app_h1' };
     const first = await limiter.reserveHere(keys);

@@ -4,6 +4,7 @@ import { identityAdminApi } from './admin/admin-document';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './domain/directories';
 import { passkeyAccounts } from './domain/accounts';
+import { DpopProofs } from './domain/dpop';
 import { Grants } from './domain/grants';
 import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
 import { consentKey, Revocations, sessionKey } from './domain/revocations';
@@ -132,6 +133,12 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     pushedRequests: new PushedRequests(cache, now),
     tokens,
     revocations,
+    dpop: new DpopProofs(cache, {
+      secret: config.secret,
+      proofWindowSeconds: config.DPOP_PROOF_MAX_AGE_SECONDS,
+      nonceRequired: config.DPOP_NONCE_REQUIRED,
+      now,
+    }),
     grants: new Grants(
       cache,
       tokens,
@@ -154,7 +161,7 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     audit,
     passkeys: new Passkeys(
       passkeyStore(db),
-      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS),
+      new PasskeyCeremonies(cache, config.PASSKEY_CHALLENGE_TTL_SECONDS, config.secret),
       {
         ...config.passkeyRp,
         ttlSeconds: config.PASSKEY_CHALLENGE_TTL_SECONDS,

@@ -48,6 +48,10 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   INTERACTIONS_PER_ADDRESS: number;
   /** Back-channel logout may reach private, loopback and link-local addresses (embedded: yes). */
   BACKCHANNEL_LOGOUT_ALLOW_PRIVATE?: boolean;
+  /** DPoP (RFC 9449): how far a proof's iat may be from the server's time, either way. */
+  DPOP_PROOF_MAX_AGE_SECONDS: number;
+  /** DPoP: every proof must carry a server-provided nonce (DPoP-Nonce), for every app. */
+  DPOP_NONCE_REQUIRED: boolean;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -108,6 +112,8 @@ const schema = {
     .messages({ 'number.min': '{{#label}} must be at least 10 (log2 of scrypt N; 17 in production)' }),
   INTERACTIONS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(300),
   BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  DPOP_PROOF_MAX_AGE_SECONDS: Joi.number().integer().min(5).max(600).default(60),
+  DPOP_NONCE_REQUIRED: Joi.boolean().default(false).messages({ 'boolean.base': '{{#label}} must be true or false' }),
 };
 
 /** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */

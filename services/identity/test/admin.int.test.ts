@@ -107,6 +107,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         jwks_uri: null,
         require_pushed_authorization_requests: false,
         id_token_signed_response_alg: 'RS256',
+        dpop_bound_access_tokens: false,
+        min_verification_level: null,
         created_at: expect.any(String),
         disabled: false,
         disabled_at: null,

@@ -45,7 +45,12 @@ export class Browser {
   async signIn(
     authorizationUrl: string,
     user: { username: string; password: string },
-  ): Promise<{ location?: string; formPost?: { action: string; fields: Record<string, string> } }> {
+  ): Promise<{
+    location?: string;
+    formPost?: { action: string; fields: Record<string, string> };
+    /** The page refusing a person below the verification level the app demands (unmet_authentication_requirements). */
+    refusal?: { status: number; html: string; backToApp: string };
+  }> {
     let res = await this.request(authorizationUrl);
     for (let i = 0; i < 6; i++) {
       if (res.status >= 300 && res.status < 400) {
@@ -63,6 +68,8 @@ export class Browser {
         return { formPost: { action, fields } };
       }
       const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+      const back = /<a id="back-to-app" href="([^"]+)"/.exec(html);
+      if (back) return { refusal: { status: res.status, html, backToApp: back[1].replace(/&amp;/g, '&') } };
       if (res.status !== 200) throw new Error(`unexpected page ${res.status}: ${html.slice(0, 300)}`);
       if (html.includes('name="password"')) {
         res = await this.request('/signin', {

@@ -196,13 +196,34 @@ describe('per-id and per-address limits (identity, small limits)', () => {
       .type('form')
       .send({ token: 'a.b.c' });
 
-  it('limits one client id across addresses, without touching other client ids', async () => {
+  const post = (path: '/token' | '/revoke', from: string, auth: string, body: Record<string, string>) =>
+    request(h.publicApp).post(path).set('X-Forwarded-For', from).set('Authorization', auth).type('form').send(body);
+
+  it('limits one client id across addresses only for the addresses that failed: the others keep working', async () => {
     const target = await createApp(h);
     const other = await createApp(h);
     for (let i = 0; i < 12; i++)
       expect((await introspect(`198.51.100.${i}`, basic(target.app_id, WRONG))).status).toBe(401);
-    expectRefused(await introspect('198.51.100.200', basic(target.app_id, target.client_secret)), 'per-id');
-    expect((await introspect('198.51.100.200', basic(other.app_id, other.client_secret))).body.code).toBe(
+    // anyone who knows the client id can send wrong secrets: the right one still works from elsewhere
+    const right = basic(target.app_id, target.client_secret);
+    const fresh = await introspect('198.51.100.200', right);
+    expect(fresh.status).toBe(401);
+    expect(fresh.body.code).toBe('invalid_token');
+    const exchange = await post('/token', '198.51.100.201', right, {
+      grant_type: 'authorization_code',
+      code: 'x',
+      redirect_uri: REDIRECT_URI,
+    });
+    expect(exchange.status).toBe(400);
+    expect(exchange.body.code).toBe('invalid_grant');
+    expect((await post('/revoke', '198.51.100.202', right, { token: 'a.b.c' })).status).toBe(200);
+    // an address that failed itself is refused, even with the right secret
+    expectRefused(await introspect('198.51.100.0', right), 'per-id');
+    expectRefused(await post('/revoke', '198.51.100.0', right, { token: 'a.b.c' }), 'per-id');
+    // a new address that fails once the id is over its limit is refused from then on
+    expect((await introspect('198.51.100.203', basic(target.app_id, WRONG))).status).toBe(429);
+    expectRefused(await introspect('198.51.100.203', right), 'per-id');
+    expect((await introspect('198.51.100.0', basic(other.app_id, other.client_secret))).body.code).toBe(
       'invalid_token',
     );
   });

@@ -30,7 +30,12 @@ function passkeysWith(userVerification: RelyingParty['userVerification'], passke
   // removal is not exercised here
   const removeKeepingOne = async () => 'not_found' as const;
   return {
-    passkeys: new Passkeys(store, new PasskeyCeremonies(cache, 300), { ...RP, userVerification }, removeKeepingOne),
+    passkeys: new Passkeys(
+      store,
+      new PasskeyCeremonies(cache, 300, 's'.repeat(32)),
+      { ...RP, userVerification },
+      removeKeepingOne,
+    ),
     cache,
   };
 }

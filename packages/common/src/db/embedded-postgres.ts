@@ -29,7 +29,9 @@ async function runInitdb(dir: string): Promise<void> {
   const child = spawn(
     process.execPath,
     ['-e', INITIALIZE, require.resolve('@electric-sql/pglite'), dir, JSON.stringify(START_PARAMS)],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // in a process group of its own: a Ctrl-C to the terminal's group does not cut it off half-way; the
+    // program that started it decides (pnpm start lets the start-up finish, then stops in order)
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

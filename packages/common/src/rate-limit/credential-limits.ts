@@ -8,14 +8,21 @@ import { failureFields, tooManyFailures } from './rate-limit-fields';
 
 /**
  * Failed credential checks (client secrets, API keys) are limited per id from one address (a guesser),
- * per id from everywhere (many guessers; this one can lock the id out, so it is set higher), and per
- * address across ids (one guesser trying many ids).
+ * per id from everywhere (many guessers), and per address across ids (one guesser trying many ids).
+ * Ids are public (a client id is in every sign-in URL, a key id in the key), so the per-id limit refuses
+ * only the addresses that failed for that id themselves: nobody can lock a client or a key out for the
+ * others by sending wrong secrets from elsewhere.
  */
 export function credentialFailureLimiter(cache: Cache, config: FailureLimitConfig): FailureLimiter {
   const windowSeconds = config.AUTH_FAILURE_WINDOW_SECONDS;
   return new FailureLimiter(cache, 'credentials', [
     { name: 'per-id-and-address', limit: config.AUTH_FAILURES_PER_ID_AND_ADDRESS, windowSeconds },
-    { name: 'per-id', limit: config.AUTH_FAILURES_PER_ID, windowSeconds },
+    {
+      name: 'per-id',
+      limit: config.AUTH_FAILURES_PER_ID,
+      windowSeconds,
+      refusesOnlyAfter: 'per-id-and-address',
+    },
     { name: 'per-address', limit: config.AUTH_FAILURES_PER_ADDRESS, windowSeconds },
   ]);
 }

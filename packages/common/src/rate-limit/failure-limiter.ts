@@ -8,6 +8,13 @@ export interface FailurePolicy {
   name: string;
   limit: number;
   windowSeconds: number;
+  /**
+   * The name of another policy of the same limiter: this one refuses a request only when the request's
+   * key under that policy has failed at least once in its window. For a key anyone can spend (a client
+   * id, an API key id: public), so that failures sent from elsewhere never refuse an address that sent
+   * none: past the limit, every address that failed is refused, and each new one fails once at most.
+   */
+  refusesOnlyAfter?: string;
 }
 
 /** The key each policy counts a request under (an id or an address, never a secret); none: it does not apply. */
@@ -47,6 +54,8 @@ interface StoreKey {
   key: string;
   limit: number;
   windowMs: number;
+  /** Refuses only when the key at this index (of the same operation; -1: none, never) has a count above zero. */
+  onlyAfter?: number;
 }
 
 /** A count in the store and the milliseconds left in its window. */
@@ -133,11 +142,28 @@ export class FailureLimiter {
   }
 
   private storeKeys(applicable: Applicable[]): StoreKey[] {
-    return applicable.map(({ counter, key }) => ({
-      key: counter.prefix + key,
-      limit: counter.policy.limit,
-      windowMs: counter.policy.windowSeconds * 1000,
-    }));
+    return applicable.map(({ counter, key }) => {
+      const after = counter.policy.refusesOnlyAfter;
+      const onlyAfter = after === undefined ? -1 : applicable.findIndex((a) => a.counter.policy.name === after);
+      return {
+        key: counter.prefix + key,
+        limit: counter.policy.limit,
+        windowMs: counter.policy.windowSeconds * 1000,
+        ...(after === undefined ? {} : { onlyAfter }),
+      };
+    });
+  }
+
+  /**
+   * Whether a policy may refuse this request: always, unless it refuses only after the request's own
+   * failures under another policy (`refusesOnlyAfter`), as this process knows them.
+   */
+  private mayRefuse(counter: Counter, applicable: Applicable[], now: number): boolean {
+    const after = counter.policy.refusesOnlyAfter;
+    if (after === undefined) return true;
+    const own = applicable.find((a) => a.counter.policy.name === after);
+    const entry = own && this.local(own.counter, own.key, now, false);
+    return entry !== undefined && entry.stored + entry.pending > 0;
   }
 
   /** This process's entry for a key, reset when its window has ended. */
@@ -165,9 +191,11 @@ export class FailureLimiter {
 
   /** From process memory only: the first applicable policy whose key is at its limit, or null. */
   blocked(keys: FailureKeys, now = Date.now()): PolicyState | null {
-    for (const { counter, key } of this.applicable(keys)) {
+    const applicable = this.applicable(keys);
+    for (const { counter, key } of applicable) {
       const entry = this.local(counter, key, now, false);
-      if (entry && entry.stored + entry.pending >= counter.policy.limit) return this.refusal(counter, entry, now);
+      if (entry && entry.stored + entry.pending >= counter.policy.limit && this.mayRefuse(counter, applicable, now))
+        return this.refusal(counter, entry, now);
     }
     return null;
   }
@@ -216,7 +244,11 @@ export class FailureLimiter {
     const applicable = this.applicable(keys);
     for (const { counter, key } of applicable) {
       const entry = this.local(counter, key, now, false);
-      if (entry && entry.stored + entry.pending + entry.inFlight >= counter.policy.limit)
+      if (
+        entry &&
+        entry.stored + entry.pending + entry.inFlight >= counter.policy.limit &&
+        this.mayRefuse(counter, applicable, now)
+      )
         return { outcome: 'refused', refused: this.refusal(counter, entry, now) };
     }
     if (check()) return { outcome: 'passed' };
@@ -233,12 +265,16 @@ export class FailureLimiter {
     const entries = applicable.map(({ counter, key }) => this.local(counter, key, now, true)!);
     for (const [i, entry] of entries.entries()) {
       const { counter } = applicable[i];
-      if (entry.stored + entry.pending >= counter.policy.limit) {
+      if (entry.stored + entry.pending >= counter.policy.limit && this.mayRefuse(counter, applicable, now)) {
         for (const [j, e] of entries.entries()) this.tidy(applicable[j].counter, applicable[j].key, e);
         return { refused: this.refusal(counter, entry, now) };
       }
     }
-    const busy = entries.find((e, i) => e.stored + e.pending + e.inFlight >= applicable[i].counter.policy.limit);
+    const busy = entries.find(
+      (e, i) =>
+        e.stored + e.pending + e.inFlight >= applicable[i].counter.policy.limit &&
+        this.mayRefuse(applicable[i].counter, applicable, now),
+    );
     if (busy) return new Promise((resolve) => busy.waiters.push(() => resolve(this.reserveHere(keys))));
     for (const entry of entries) entry.inFlight++;
     let settled = false;
@@ -387,7 +423,9 @@ class MemoryFailureStore implements FailureStore {
     const now = Date.now();
     for (const [i, k] of keys.entries()) {
       const entry = this.live(k.key, now);
-      if (entry && entry.count >= k.limit)
+      const own = k.onlyAfter === undefined ? undefined : keys[k.onlyAfter];
+      const mayRefuse = k.onlyAfter === undefined || (own !== undefined && (this.live(own.key, now)?.count ?? 0) > 0);
+      if (entry && entry.count >= k.limit && mayRefuse)
         return Promise.resolve({ full: i, stored: { count: entry.count, ttlMs: entry.resetAt - now } });
     }
     return Promise.resolve({ counts: keys.map((k) => this.increment(k, now)) });
@@ -411,18 +449,23 @@ class MemoryFailureStore implements FailureStore {
 
 /*
  * Lua scripts, so that checking and counting are one step in Redis (replicas share the counts).
- * KEYS are the policies' keys; ARGV holds each key's limit and window (ms) in turn.
+ * KEYS are the policies' keys; ARGV holds each key's limit, window (ms) and the 1-based index of the key
+ * whose count must be above zero for it to refuse (0: none; -1: it never refuses), in turn.
  */
 const RESERVE = `
 for i, key in ipairs(KEYS) do
   local count = tonumber(redis.call('GET', key) or '0')
-  if count >= tonumber(ARGV[2 * i - 1]) then return {0, i, count, redis.call('PTTL', key)} end
+  local after = tonumber(ARGV[3 * i])
+  if count >= tonumber(ARGV[3 * i - 2])
+    and (after == 0 or (after > 0 and tonumber(redis.call('GET', KEYS[after]) or '0') > 0)) then
+    return {0, i, count, redis.call('PTTL', key)}
+  end
 end
 local out = {1}
 for i, key in ipairs(KEYS) do
   local count = redis.call('INCR', key)
   local ttl = redis.call('PTTL', key)
-  if count == 1 or ttl < 0 then redis.call('PEXPIRE', key, ARGV[2 * i]) ttl = tonumber(ARGV[2 * i]) end
+  if count == 1 or ttl < 0 then redis.call('PEXPIRE', key, ARGV[3 * i - 1]) ttl = tonumber(ARGV[3 * i - 1]) end
   out[#out + 1] = count
   out[#out + 1] = ttl
 end
@@ -433,7 +476,7 @@ local out = {}
 for i, key in ipairs(KEYS) do
   local count = redis.call('INCR', key)
   local ttl = redis.call('PTTL', key)
-  if count == 1 or ttl < 0 then redis.call('PEXPIRE', key, ARGV[2 * i]) ttl = tonumber(ARGV[2 * i]) end
+  if count == 1 or ttl < 0 then redis.call('PEXPIRE', key, ARGV[3 * i - 1]) ttl = tonumber(ARGV[3 * i - 1]) end
   out[#out + 1] = count
   out[#out + 1] = ttl
 end
@@ -461,7 +504,9 @@ class RedisFailureStore implements FailureStore {
   }
 
   private static limits(keys: StoreKey[]): number[] {
-    return keys.flatMap((k) => [k.limit, k.windowMs]);
+    // the key that must have failed, 1-based; 0: none; -1: it is not in this operation (never refuses)
+    const after = (k: StoreKey) => (k.onlyAfter === undefined ? 0 : k.onlyAfter < 0 ? -1 : k.onlyAfter + 1);
+    return keys.flatMap((k) => [k.limit, k.windowMs, after(k)]);
   }
 
   private static pairs(flat: number[]): Stored[] {

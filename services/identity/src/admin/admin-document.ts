@@ -27,6 +27,16 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
   web_origins: { ...strings, description: 'Origins whose pages may call /token (CORS)' },
   post_logout_redirect_uris: strings,
   backchannel_logout_uri: { type: ['string', 'null'] },
+  dpop_bound_access_tokens: {
+    type: 'boolean',
+    description:
+      'DPoP required (RFC 9449 §5.2): /token refuses a request without a DPoP proof, and every access token is DPoP-bound',
+  },
+  min_verification_level: {
+    enum: ['orb', 'device', null],
+    description:
+      'The lowest verification level /authorize lets through (unmet_authentication_requirements below it); null: none',
+  },
   created_at: DATE_TIME,
   disabled: { type: 'boolean' },
   disabled_at: NULLABLE_DATE_TIME,

@@ -81,6 +81,16 @@ const assuranceSettings = {
   require_pushed_authorization_requests: Joi.boolean().strict(),
   id_token_signed_response_alg: Joi.string().valid('RS256', 'PS256', 'ES256'),
 };
+/** RFC 9449 §5.2 client metadata: DPoP required at /token (every access token sender-constrained). */
+const dpopBoundAccessTokens = Joi.boolean()
+  .strict()
+  .description('DPoP required: /token refuses a request without a DPoP proof (RFC 9449 §5.2)');
+
+/** The lowest verification level /authorize lets through for the app; none (or null): no minimum. */
+const minVerificationLevel = Joi.string()
+  .valid('orb', 'device', 'none')
+  .allow(null)
+  .description('orb or device: /authorize refuses people below it (unmet_authentication_requirements); none clears it');
 
 export const createAppSchema = Joi.object({
   name: appName.required(),
@@ -89,6 +99,8 @@ export const createAppSchema = Joi.object({
     .valid('client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none')
     .default('client_secret_basic'),
   web_origins: webOrigins.default([]),
+  dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
   ...assuranceSettings,
 }).oxor('jwks', 'jwks_uri');
@@ -98,6 +110,8 @@ export const updateAppSchema = Joi.object({
   name: appName,
   redirect_uris: redirectUris,
   web_origins: webOrigins,
+  dpop_bound_access_tokens: dpopBoundAccessTokens,
+  min_verification_level: minVerificationLevel,
   ...logoutSettings,
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'client_secret_post', 'private_key_jwt'),
   ...assuranceSettings,

@@ -16,6 +16,7 @@ import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
 import type { IdentityContext } from '../routes/context';
 import { clientJwksProblem } from '../domain/client-keys';
 import type { App, AppUpdate, ClientJwks, TokenEndpointAuthMethod } from '../store/app-store';
+import type { VerificationLevel } from '../store/user-store';
 import { identitySchemas } from './admin-document';
 import { appListQuery, createAppSchema, updateAppSchema } from './admin-schemas';
 
@@ -33,6 +34,8 @@ export const appJson = (app: App) => ({
   jwks_uri: app.jwksUri,
   require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
   id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+  min_verification_level: app.minVerificationLevel,
   created_at: app.createdAt.toISOString(),
   disabled: app.disabledAt !== null,
   disabled_at: app.disabledAt?.toISOString() ?? null,
@@ -44,6 +47,10 @@ const publicClientHasNoSecret = () =>
     'This app is a public client (token_endpoint_auth_method none): it has no secret.',
     'app_id',
   );
+
+/** 'none' (or null) is no minimum. */
+const minLevel = (value: string | null | undefined): VerificationLevel | null | undefined =>
+  value === undefined ? undefined : value === null || value === 'none' ? null : (value as VerificationLevel);
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
@@ -117,6 +124,8 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       jwksUri: body.jwks_uri,
       requirePushedAuthorizationRequests: body.require_pushed_authorization_requests,
       idTokenSignedResponseAlg: body.id_token_signed_response_alg,
+      dpopBoundAccessTokens: body.dpop_bound_access_tokens,
+      minVerificationLevel: minLevel(body.min_verification_level),
     });
     ctx.logger.info('app created', { app_id: app.id, public: app.public });
     await audit(req, res, 'app.created', app.id, {
@@ -128,6 +137,8 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       jwks_uri: app.jwksUri,
       require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
       id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+      dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+      min_verification_level: app.minVerificationLevel,
     });
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
@@ -195,6 +206,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       ...(body.id_token_signed_response_alg === undefined
         ? {}
         : { idTokenSignedResponseAlg: body.id_token_signed_response_alg }),
+      ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
+      ...(body.min_verification_level === undefined
+        ? {}
+        : { minVerificationLevel: minLevel(body.min_verification_level) }),
     };
     let secret: string | null = null;
     const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;

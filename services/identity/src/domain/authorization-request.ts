@@ -1,6 +1,8 @@
 import { AppError } from '@attest/common';
 import Joi from 'joi';
 import type { App } from '../store/app-store';
+import type { VerificationLevel } from '../store/user-store';
+import { essentialAcr, parseClaimsParameter, scopesOfClaims, type ClaimsRequest } from './assurance';
 import { redirectErrors } from './oauth-error';
 import { parseScopes, type Scope } from './scopes';
 
@@ -25,7 +27,14 @@ const str = (description?: string) => (description ? Joi.string().description(de
  * state carries an app's own context (often a return path), so it gets the most room; a nonce is a
  * random value (OIDC libraries send 16 to 64 characters); login_hint is a username or email address.
  */
-export const PARAMETER_MAX_LENGTH = { state: 2048, nonce: 512, login_hint: 256, prompt: 64 } as const;
+export const PARAMETER_MAX_LENGTH = {
+  state: 2048,
+  nonce: 512,
+  login_hint: 256,
+  prompt: 64,
+  acr_values: 512,
+  claims: 4096,
+} as const;
 
 /**
  * GET|POST /authorize's parameters (OpenID Connect Core §3.1.2.1), as the OpenAPI document shows them. The
@@ -52,6 +61,15 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   login_hint: str(`At most ${PARAMETER_MAX_LENGTH.login_hint} characters`).max(PARAMETER_MAX_LENGTH.login_hint),
   request_uri: str('From POST /par (urn:ietf:params:oauth:request_uri:…), with client_id: single use, 60 s'),
   request: str('A request object (RFC 9101) signed with one of the app’s keys: only its parameters count'),
+  dpop_jkt: str(
+    'DPoP (RFC 9449 §10): the RFC 7638 SHA-256 thumbprint of the key whose proof must come with the code at /token',
+  ).pattern(/^[A-Za-z0-9_-]{43}$/),
+  acr_values: str(
+    `Voluntary: space-separated acr values in order of preference (urn:attest:loa:orb, urn:attest:loa:device); the id_token's acr states the level the person has. At most ${PARAMETER_MAX_LENGTH.acr_values} characters`,
+  ).max(PARAMETER_MAX_LENGTH.acr_values),
+  claims: str(
+    `OIDC Core §5.5: a JSON object with id_token and/or userinfo members, e.g. {"id_token":{"acr":{"essential":true,"values":["urn:attest:loa:orb"]}}}; an essential acr the person does not meet ends with unmet_authentication_requirements. At most ${PARAMETER_MAX_LENGTH.claims} characters`,
+  ).max(PARAMETER_MAX_LENGTH.claims),
 }).unknown(true);
 
 type AuthorizeParameter =
@@ -62,7 +80,8 @@ type AuthorizeParameter =
   | 'response_mode'
   | 'code_challenge'
   | 'code_challenge_method'
-  | 'max_age';
+  | 'max_age'
+  | 'dpop_jkt';
 
 /** Whether AUTHORIZE_PARAMETERS refuses this value (absent or empty included, for a required parameter). */
 const refused = (name: AuthorizeParameter, value: string | undefined): boolean =>
@@ -83,6 +102,14 @@ export interface AuthorizationRequest {
   loginHint?: string;
   /** The app's id_token_signed_response_alg, when not RS256. */
   idTokenAlg?: 'PS256' | 'ES256';
+  /** RFC 9449 §10: the code is redeemed only with a DPoP proof by the key of this thumbprint. */
+  dpopJkt?: string;
+  /** acr_values, voluntary (the id_token's acr states the level the person has). */
+  acrValues?: string[];
+  /** The claims parameter, validated. */
+  claims?: ClaimsRequest;
+  /** The app's minimum verification level when the request was made. */
+  minLevel?: VerificationLevel;
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -159,7 +186,12 @@ export function parseAuthorizationRequest(
   params: Params,
   clientId: string,
   redirectUri: string,
-  client: { public: boolean; idTokenSignedResponseAlg?: string } = { public: false },
+  client: {
+    public: boolean;
+    idTokenSignedResponseAlg?: string;
+    dpopBoundAccessTokens?: boolean;
+    minVerificationLevel?: VerificationLevel | null;
+  } = { public: false },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
@@ -203,6 +235,18 @@ export function parseAuthorizationRequest(
   }
 
   if (client.public) checkPublicClient(responseType, codeChallenge);
+  // its access tokens are DPoP-bound, which one from the authorization endpoint cannot be (RFC 9449 §5)
+  if (client.dpopBoundAccessTokens && responseType.split(' ').includes('token'))
+    throw redirectErrors.unauthorizedClient(
+      'This app requires DPoP-bound access tokens: use a response_type without token, and get them at /token.',
+    );
+
+  if (params.dpop_jkt !== undefined) {
+    if (!responseType.includes('code'))
+      throw redirectErrors.invalidRequest('dpop_jkt applies only to response types that include code.');
+    if (refused('dpop_jkt', params.dpop_jkt))
+      throw redirectErrors.invalidRequest('dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters).');
+  }
 
   const prompt = [...new Set((params.prompt ?? '').split(' ').filter(Boolean))] as Prompt[];
   if (prompt.some((p) => !['none', 'login', 'consent'].includes(p)))
@@ -217,12 +261,16 @@ export function parseAuthorizationRequest(
     maxAge = Number(params.max_age);
   }
 
+  const claims = params.claims === undefined ? undefined : parseClaimsParameter(params.claims);
+  const acrValues = params.acr_values?.split(' ').filter(Boolean);
+  const withClaimScopes = claims ? parseScopes([...scopes, ...scopesOfClaims(claims)].join(' ')) : scopes;
+
   return {
     clientId,
     redirectUri,
     responseType,
     responseMode,
-    scopes,
+    scopes: withClaimScopes,
     state: params.state,
     nonce: params.nonce,
     codeChallenge,
@@ -232,8 +280,18 @@ export function parseAuthorizationRequest(
     ...(client.idTokenSignedResponseAlg === 'PS256' || client.idTokenSignedResponseAlg === 'ES256'
       ? { idTokenAlg: client.idTokenSignedResponseAlg }
       : {}),
+    ...(params.dpop_jkt === undefined ? {} : { dpopJkt: params.dpop_jkt }),
+    ...(acrValues?.length ? { acrValues } : {}),
+    ...(claims ? { claims } : {}),
+    ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
   };
 }
+
+/** What the request demands of the person's verification level, if anything (the hot path skips the check). */
+export const demandOf = (request: AuthorizationRequest) => {
+  const acr = essentialAcr(request.claims);
+  return acr || request.minLevel ? { acr, minLevel: request.minLevel } : null;
+};
 
 /** Query or form parameters as single strings; a parameter sent twice is refused (RFC 6749 §3.1). */
 export function singleParams(source: Record<string, unknown>): { params: Params; duplicate?: string } {

@@ -3,6 +3,7 @@ import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache
 import type { User } from '../store/user-store';
 import type { SubjectDirectory, UserDirectory } from './directories';
 import type { AuthorizationRequest } from './authorization-request';
+import { acrOf, userinfoSignInClaims } from './assurance';
 import { userClaims } from './claims';
 import { halfHash, sha256 } from './crypto';
 import { newAuthorizationCode, pairwiseSid, pairwiseSubject } from './ids';
@@ -20,16 +21,23 @@ interface CodeRecord {
   codeChallenge?: string;
   authTime: number;
   amr?: string[];
+  /** The person's verification level as acr, when the code was issued. */
+  acr?: string;
+  /** The sign-in claims the claims parameter asked /userinfo for. */
+  userinfoClaims?: string[];
   /** The session's sid for this app. */
   sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
   /** The app's id_token algorithm, when not RS256. */
   idTokenAlg?: 'PS256' | 'ES256';
+  /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
+  dpopJkt?: string;
 }
 
 /** What the id_token says about the sign-in behind it. */
 interface SignInClaims {
+  acr: string;
   authTime: number;
   amr?: string[];
   sid?: string;
@@ -37,7 +45,8 @@ interface SignInClaims {
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the token is bound to the proof's key (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   id_token: string;
@@ -80,10 +89,12 @@ export class Grants {
     const types = request.responseType.split(' ');
     const sub = await this.subjectFor(request.clientId, user.id);
     const signIn: SignInClaims = {
+      acr: acrOf(user.verificationLevel),
       authTime: session.authTime,
       amr: session.amr,
       sid: pairwiseSid(this.options.secret, request.clientId, session.id),
     };
+    const userinfoClaims = userinfoSignInClaims(request.claims);
     const out: Record<string, string> = {};
     const jtis: string[] = [];
     if (types.includes('token')) {
@@ -92,6 +103,8 @@ export class Grants {
         clientId: request.clientId,
         scopes: request.scopes,
         sid: signIn.sid,
+        signIn,
+        userinfoClaims,
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -108,9 +121,12 @@ export class Grants {
         codeChallenge: request.codeChallenge,
         authTime: session.authTime,
         amr: signIn.amr,
+        acr: signIn.acr,
+        ...(userinfoClaims.length ? { userinfoClaims } : {}),
         sid: signIn.sid,
         jtis,
         ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
+        ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
       };
       await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
       out.code = code;
@@ -140,6 +156,8 @@ export class Grants {
     code: string;
     redirectUri: string;
     codeVerifier?: string;
+    /** The thumbprint of the key of the request's verified DPoP proof: the tokens are bound to it. */
+    dpopJkt?: string;
     actor?: AuditActor;
   }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
@@ -154,14 +172,39 @@ export class Grants {
     if (record.redirectUri !== input.redirectUri)
       throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
     this.checkPkce(record.codeChallenge, input.codeVerifier);
+    // RFC 9449 §10: a code asked for with dpop_jkt is redeemed only with a proof by that key
+    if (
+      record.dpopJkt !== undefined &&
+      (input.dpopJkt === undefined || !constantTimeEqual(record.dpopJkt, input.dpopJkt))
+    )
+      throw new AppError(
+        'invalid_dpop_proof',
+        400,
+        'The DPoP proof must be signed by the key named by dpop_jkt in the authorization request.',
+        'DPoP',
+      );
 
     const user = await this.users.findById(record.userId);
     if (!user || user.disabledAt) throw invalidGrant('Invalid authorization code.');
+    // the session it was issued in has ended since (sign-out, a password change or reset, an operator):
+    // its tokens would be inactive, and its id_token would sign someone in whose session was ended
+    if (record.sid !== undefined && (await this.revocations.isRevoked('', record.sid)))
+      throw invalidGrant('Invalid authorization code.');
+    // a code issued before acr existed (a rolling upgrade) states the level the person has now
+    const signIn: SignInClaims = {
+      acr: record.acr ?? acrOf(user.verificationLevel),
+      authTime: record.authTime,
+      amr: record.amr,
+      sid: record.sid,
+    };
     const { token, claims } = await this.tokens.accessToken({
       sub: record.sub,
       clientId: record.clientId,
       scopes: record.scopes,
       sid: record.sid,
+      jkt: input.dpopJkt,
+      signIn,
+      userinfoClaims: record.userinfoClaims,
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
@@ -174,17 +217,15 @@ export class Grants {
         record.sub,
         record.clientId,
         record.scopes,
-        { authTime: record.authTime, amr: record.amr, sid: record.sid },
+        signIn,
         record.nonce,
-        {
-          at_hash: halfHash(token),
-        },
+        { at_hash: halfHash(token) },
         record.idTokenAlg,
       ),
     ]);
     return {
       access_token: token,
-      token_type: 'Bearer',
+      token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
       expires_in: this.tokens.accessTokenTtl,
       scope: record.scopes.join(' '),
       id_token: idToken,
@@ -236,6 +277,7 @@ export class Grants {
         sub,
         aud: clientId,
         auth_time: signIn.authTime,
+        acr: signIn.acr,
         ...(signIn.amr ? { amr: signIn.amr } : {}),
         ...(signIn.sid ? { sid: signIn.sid } : {}),
         ...(nonce === undefined ? {} : { nonce }),

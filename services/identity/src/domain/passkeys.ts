@@ -4,7 +4,8 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { Cache } from '@attest/common';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual, type Cache } from '@attest/common';
 import type { Passkey, PasskeyStore } from '../store/passkey-store';
 import { newOpaqueId } from './ids';
 
@@ -37,6 +38,9 @@ export type PasskeyFailure =
   'expired' | 'unknown_credential' | 'not_verified' | 'already_registered' | 'username_taken';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: PasskeyFailure };
+
+/** The ceremonies that are not stored until they are posted. */
+type UnstoredKind = Exclude<Ceremony['kind'], 'signup'>;
 
 export type NewPasskey = Parameters<PasskeyStore['insert']>[0];
 
@@ -75,12 +79,48 @@ export function parseCredential<T extends RegistrationResponseJSON | Authenticat
   return ok ? (value as T) : null;
 }
 
-/** Challenges live in the cache for a few minutes and are taken once: a second use finds nothing. */
+/**
+ * Sign-up challenges (with the account they will create) live in the cache for a few minutes and are
+ * taken once: a second use finds nothing; they are started only by a sign-up, which is limited per address.
+ * Sign-in and add-a-passkey challenges are offered on every render of the sign-in and account pages
+ * (the sign-in page to anyone), so they are not parked: the ceremony id carries a nonce, its expiry and
+ * a MAC of both with its kind and binding, the challenge is derived from them with the service secret,
+ * and the cache remembers only that a ceremony was used, once it is posted (a sign-in then counts
+ * against the passkey failure limit; adding one needs a recent authentication). A page reloaded any
+ * number of times holds no memory.
+ */
 export class PasskeyCeremonies {
   constructor(
     private readonly cache: Cache,
     private readonly ttlSeconds: number,
+    /** The service secret (IDENTITY_SECRET): sign-in ceremony ids and challenges are derived with it. */
+    private readonly secret: string,
   ) {}
+
+  private mac(purpose: string, data: string): Buffer {
+    return createHmac('sha256', this.secret).update(`webauthn-${purpose}:${data}`).digest();
+  }
+
+  /** A sign-in or add ceremony, nothing stored: its id (64 hex: nonce, expiry, MAC) and its challenge. */
+  startUnstored(kind: UnstoredKind, binding: string): { id: string; challenge: Uint8Array<ArrayBuffer> } {
+    const nonce = newOpaqueId().slice(0, 24);
+    const expires = (Math.floor(Date.now() / 1000) + this.ttlSeconds).toString(16).padStart(8, '0');
+    const id = nonce + expires + this.mac(kind, `${binding}:${nonce}${expires}`).toString('hex').slice(0, 32);
+    return { id, challenge: new Uint8Array(this.mac('challenge', nonce + expires)) };
+  }
+
+  /** The sign-in or add ceremony `id`, once, if its MAC holds for this kind and binding and it has not expired. */
+  private async takeUnstored(id: string, kind: UnstoredKind, binding: string): Promise<Ceremony | null> {
+    const nonce = id.slice(0, 24);
+    const expires = id.slice(24, 32);
+    const expected = this.mac(kind, `${binding}:${nonce}${expires}`).toString('hex').slice(0, 32);
+    if (!constantTimeEqual(expected, id.slice(32))) return null;
+    const left = parseInt(expires, 16) * 1000 - Date.now();
+    if (left <= 0) return null;
+    if (!(await this.cache.setIfAbsent(`webauthn-used:${nonce}`, '1', left))) return null;
+    const challenge = this.mac('challenge', nonce + expires).toString('base64url');
+    return { kind, challenge, binding };
+  }
 
   async start(ceremony: Ceremony): Promise<string> {
     const id = newOpaqueId();
@@ -91,6 +131,7 @@ export class PasskeyCeremonies {
   /** The ceremony, once, if it is of this kind and bound to this binding. */
   async take(id: unknown, kind: Ceremony['kind'], binding: string): Promise<Ceremony | null> {
     if (typeof id !== 'string' || !/^[0-9a-f]{64}$/.test(id)) return null;
+    if (kind !== 'signup') return this.takeUnstored(id, kind, binding);
     const raw = await this.cache.take(`webauthn:${id}`);
     const ceremony = raw ? (JSON.parse(raw) as Ceremony) : null;
     return ceremony && ceremony.kind === kind && ceremony.binding === binding ? ceremony : null;
@@ -131,7 +172,10 @@ export class Passkeys {
   ): Promise<{ ceremony: string; options: PublicKeyCredentialCreationOptionsJSON }> {
     const existing = kind === 'add' ? await this.store.listForUser(account.userId) : [];
     const { generateRegistrationOptions } = await webauthn();
+    // adding a passkey: nothing is stored until the ceremony is posted (see PasskeyCeremonies)
+    const { id, challenge } = kind === 'add' ? this.ceremonies.startUnstored('add', binding) : { id: '' };
     const options = await generateRegistrationOptions({
+      ...(challenge ? { challenge } : {}),
       rpName: this.rp.name,
       rpID: this.rp.id,
       userName: account.username,
@@ -146,6 +190,7 @@ export class Passkeys {
         userVerification: this.rp.userVerification,
       },
     });
+    if (kind === 'add') return { ceremony: id, options };
     const ceremony = await this.ceremonies.start({ kind, challenge: options.challenge, binding, account });
     return { ceremony, options };
   }
@@ -155,18 +200,21 @@ export class Passkeys {
     binding: string,
   ): Promise<{ ceremony: string; options: PublicKeyCredentialRequestOptionsJSON }> {
     const { generateAuthenticationOptions } = await webauthn();
+    // nothing is stored until the ceremony is posted (see PasskeyCeremonies)
+    const { id, challenge } = this.ceremonies.startUnstored('signin', binding);
     const options = await generateAuthenticationOptions({
       rpID: this.rp.id,
       timeout: this.rp.ttlSeconds * 1000,
       userVerification: this.rp.userVerification,
+      challenge,
     });
-    const ceremony = await this.ceremonies.start({ kind: 'signin', challenge: options.challenge, binding });
-    return { ceremony, options };
+    return { ceremony: id, options };
   }
 
   /**
    * Verifies a new credential against its ceremony (taken, so never twice). `store` saves it: for
-   * sign-up, together with the new account; it answers a failure, or null once saved.
+   * sign-up, together with the new account; it answers a failure, or null once saved. Adding one is for
+   * `owner`, the signed-in account (the ceremony's binding is that session's account-page token).
    */
   async register(
     kind: 'signup' | 'add',
@@ -175,9 +223,12 @@ export class Passkeys {
     response: RegistrationResponseJSON | null,
     name: string,
     store: (account: NonNullable<Ceremony['account']>, passkey: NewPasskey) => Promise<PasskeyFailure | null>,
+    owner?: NonNullable<Ceremony['account']>,
   ): Promise<Outcome<{ account: NonNullable<Ceremony['account']>; userVerified: boolean }>> {
-    const ceremony = await this.ceremonies.take(ceremonyId, kind, binding);
-    if (!ceremony?.account) return fail('expired');
+    const taken = await this.ceremonies.take(ceremonyId, kind, binding);
+    const account = kind === 'add' ? owner : taken?.account;
+    if (!taken || !account) return fail('expired');
+    const ceremony = { ...taken, account };
     if (!response) return fail('not_verified');
     const { verifyRegistrationResponse } = await webauthn();
     let verified;

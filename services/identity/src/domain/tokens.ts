@@ -20,6 +20,14 @@ export interface AccessTokenClaims {
   exp: number;
   /** The session it was issued in, as the app's id_token names it: ending the session revokes it. */
   sid?: string;
+  /** DPoP-bound (RFC 9449 §6.1): the RFC 7638 thumbprint of the key every use must prove. */
+  cnf?: { jkt: string };
+  /** The sign-in behind it (RFC 9068 §2.2.1), for /introspect and an app's RFC 9470 step-up. */
+  acr?: string;
+  amr?: string[];
+  auth_time?: number;
+  /** The sign-in claims the claims parameter asked /userinfo for (acr, amr, auth_time). */
+  userinfo_claims?: string[];
 }
 
 export type IdTokenClaims = Record<string, unknown> & {
@@ -61,6 +69,10 @@ export class TokenService {
     clientId: string;
     scopes: string[];
     sid?: string;
+    /** Binds the token to this DPoP key thumbprint. */
+    jkt?: string;
+    signIn?: { acr: string; amr?: string[]; authTime: number };
+    userinfoClaims?: string[];
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -73,6 +85,15 @@ export class TokenService {
       iat,
       exp: iat + this.accessTtl,
       ...(input.sid ? { sid: input.sid } : {}),
+      ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
+      ...(input.signIn
+        ? {
+            acr: input.signIn.acr,
+            ...(input.signIn.amr ? { amr: input.signIn.amr } : {}),
+            auth_time: input.signIn.authTime,
+          }
+        : {}),
+      ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
     };
     const key = await this.keys.signingKey();
     const token = jwt.sign(claims, key.privateKey, {

@@ -149,6 +149,7 @@ export function accountRoute(router: Router, ctx: IdentityContext): void {
       name,
       async (account, passkey) =>
         account.userId === user.id && (await ctx.passkeys.insert(passkey)) ? null : 'already_registered',
+      { userId: user.id, username: user.username, name: user.name },
     );
     if (!result.ok)
       return render(

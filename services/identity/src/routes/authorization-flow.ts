@@ -1,9 +1,16 @@
 import type { Request, Response } from 'express';
-import type { AuthorizationRequest, ErrorTarget, ResponseMode } from '../domain/authorization-request';
-import { nextStep } from '../domain/authorization-step';
-import { redirectErrors, type RedirectError } from '../domain/oauth-error';
+import {
+  demandOf,
+  type AuthorizationRequest,
+  type ErrorTarget,
+  type ResponseMode,
+} from '../domain/authorization-request';
+import { requestedSubject, unmetDemand } from '../domain/assurance';
+import { pairwiseSubject } from '../domain/ids';
+import { nextStep, type AuthorizationStep } from '../domain/authorization-step';
+import { redirectErrors, RedirectError } from '../domain/oauth-error';
 import type { Interaction, Session } from '../domain/sessions';
-import { errorPage, formPostPage } from '../views/pages';
+import { errorPage, formPostPage, unmetRequirementsPage } from '../views/pages';
 import type { IdentityContext } from './context';
 import { sha256 } from '../domain/crypto';
 import { csrfToken, csrfValid } from './csrf';
@@ -89,6 +96,56 @@ export async function postedInteraction(
   return { id: body.interaction, interaction };
 }
 
+/**
+ * Once the person is known (a page or the app comes next): a verification level the request (an essential
+ * acr) or its app (a minimum) demands and the person does not have ends the request, never with a lower
+ * level. prompt=none sends unmet_authentication_requirements straight back; otherwise a page says why, and
+ * its link delivers that error to the app. True when it answered. Requests without a demand skip it.
+ */
+async function refusedForLevel(
+  ctx: IdentityContext,
+  res: Response,
+  request: AuthorizationRequest,
+  step: AuthorizationStep,
+  session: Session | null,
+  status: 302 | 303,
+  interactionId?: string,
+): Promise<boolean> {
+  const demand = demandOf(request);
+  if (!demand || !session || step === 'signin' || step === 'login_required') return false;
+  const user = await ctx.users.findById(session.userId);
+  const unmet = user ? unmetDemand(user.verificationLevel, demand) : null;
+  if (!user || !unmet) return false;
+  if (interactionId) await ctx.interactions.finish(interactionId);
+  const values: Record<string, string> = { error: unmet.error.error, error_description: unmet.error.description };
+  if (request.state !== undefined) values.state = request.state;
+  if (request.prompt.includes('none')) {
+    respondToApp(res, request, values, ctx.config.issuer, status);
+    return true;
+  }
+  const app = await ctx.apps.find(request.clientId);
+  unmetRequirementsPage(res, {
+    appName: app?.name ?? request.clientId,
+    wanted: unmet.wanted,
+    has: user.verificationLevel,
+    redirectUri: request.redirectUri,
+    responseMode: request.responseMode,
+    // RFC 9207: the link is an authorization response too
+    values: { ...values, iss: ctx.config.issuer },
+  });
+  return true;
+}
+
+/** Whether the claims parameter names (id_token sub value) a person other than the session's. */
+function otherSubject(ctx: IdentityContext, request: AuthorizationRequest, session: Session | null): boolean {
+  const sub = requestedSubject(request.claims);
+  return (
+    sub !== undefined &&
+    session !== null &&
+    sub !== pairwiseSubject(ctx.config.secret, request.clientId, session.userId)
+  );
+}
+
 const stepErrors = { login_required: redirectErrors.loginRequired, consent_required: redirectErrors.consentRequired };
 
 /**
@@ -104,8 +161,11 @@ export async function begin(
   /** The client address, read only when an interaction is parked (the silent sign-in never needs it). */
   addressOf: () => string,
 ): Promise<void> {
+  // a session of another person than the one the request names is no session for it
+  if (otherSubject(ctx, request, session)) session = null;
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
+  if (await refusedForLevel(ctx, res, request, step, session, 302)) return;
   if (step === 'finish')
     return respondToApp(res, request, await authorizeInSession(ctx, request, session!), ctx.config.issuer, 302);
   if (step === 'login_required' || step === 'consent_required') {
@@ -130,8 +190,24 @@ export async function proceed(
   status: 302 | 303,
 ): Promise<void> {
   const request = interaction.request;
+  if (otherSubject(ctx, request, session)) {
+    if (interaction.signedIn)
+      return finishWithError(
+        ctx,
+        res,
+        interactionId,
+        request,
+        new RedirectError(
+          'login_required',
+          'The person who signed in is not the one the claims parameter names (id_token sub value).',
+        ),
+        status,
+      );
+    session = null;
+  }
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, interaction, session, granted);
+  if (await refusedForLevel(ctx, res, request, step, session, status, interactionId)) return;
   if (step === 'login_required' || step === 'consent_required') {
     return finishWithError(ctx, res, interactionId, request, stepErrors[step](), status);
   }

@@ -1,5 +1,6 @@
 import type { AuditLog, Cache, Logger } from '@attest/common';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../domain/directories';
+import type { DpopProofs } from '../domain/dpop';
 import type { Grants } from '../domain/grants';
 import type { NewPasskey, PasskeyFailure, Passkeys, Ceremony } from '../domain/passkeys';
 import type { Revocations } from '../domain/revocations';
@@ -30,6 +31,8 @@ export interface IdentityContext {
   tokens: TokenService;
   revocations: Revocations;
   grants: Grants;
+  /** DPoP (RFC 9449) proofs at /token and /userinfo (and for /par): verification, nonces, replay. */
+  dpop: DpopProofs;
   sessions: Sessions;
   backChannelLogout: BackChannelLogout;
   interactions: InteractionStore;

@@ -1,5 +1,7 @@
 import type { Router } from 'express';
 import { endpoint } from '@attest/common';
+import { DPOP_ALGORITHMS } from '../domain/dpop';
+import { ACR_VALUES_SUPPORTED } from '../domain/assurance';
 import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
 import { CLIENT_SIGNING_ALGS } from '../domain/client-keys';
 import { SUPPORTED_SCOPES } from '../domain/scopes';
@@ -25,6 +27,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],
     code_challenge_methods_supported: ['S256'],
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     token_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     introspection_endpoint: `${base}/introspect`,
@@ -46,6 +49,8 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     frontchannel_logout_supported: false,
+    acr_values_supported: ACR_VALUES_SUPPORTED,
+    claims_parameter_supported: true,
     claims_supported: [
       'sub',
       'iss',
@@ -53,6 +58,7 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
       'exp',
       'iat',
       'auth_time',
+      'acr',
       'amr',
       'sid',
       'nonce',

@@ -86,6 +86,12 @@ const TARGET_FIELDS = {
 /** GET /signin and /signup: the sign-in in progress, or the account page (signin-target.ts). */
 export const SIGNIN_QUERY = form(TARGET_FIELDS);
 
+/**
+ * The longest username /signin looks up (the longest an operator can create): failures are counted per
+ * (username, address), so a longer one is refused before it is counted, and never becomes a stored key.
+ */
+export const SIGNIN_USERNAME_MAX_LENGTH = 200;
+
 /** A username of an account created at /signup, once trimmed. */
 export const USERNAME = /^[A-Za-z0-9._@+-]{3,64}$/;
 
@@ -99,7 +105,7 @@ export const SIGNIN_FORM = form({
   ...TARGET_FIELDS,
   csrf: str('The page’s CSRF token').required(),
   method: str('passkey: sign in with ceremony and credential; otherwise with username and password'),
-  username: str().trim(),
+  username: str(`At most ${SIGNIN_USERNAME_MAX_LENGTH} characters`).trim().max(SIGNIN_USERNAME_MAX_LENGTH),
   password: str(),
   ...PASSKEY_FIELDS,
 });

@@ -54,7 +54,12 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
       sub: claims.sub,
       scope: claims.scope,
       iat: claims.iat,
-      token_type: 'Bearer',
+      // RFC 9449 §6.2: a DPoP-bound token says so, with the thumbprint of its key
+      ...(claims.cnf ? { token_type: 'DPoP', cnf: { jkt: claims.cnf.jkt } } : { token_type: 'Bearer' }),
+      // the sign-in behind the token, for an API's RFC 9470 step-up
+      ...(claims.acr === undefined ? {} : { acr: claims.acr }),
+      ...(claims.amr === undefined ? {} : { amr: claims.amr }),
+      ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
     });
   };
   endpoint(

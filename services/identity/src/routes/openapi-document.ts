@@ -11,6 +11,7 @@ import {
   type ApiInfo,
   type EndpointDocs,
   type OperationDoc,
+  type ParameterDoc,
   type ResponseDoc,
 } from '@attest/common';
 import {
@@ -31,6 +32,22 @@ import {
 } from './form-schemas';
 
 const FORM = 'application/x-www-form-urlencoded';
+
+/** The DPoP proof header (RFC 9449 §4) of /token and /userinfo. */
+const dpopParameter = (description: string): ParameterDoc => ({
+  name: 'DPoP',
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string', description: 'A JWT: typ dpop+jwt, alg of dpop_signing_alg_values_supported, jwk' },
+});
+const DPOP_NONCE_HEADER = {
+  'DPoP-Nonce': {
+    description:
+      'For a request with a DPoP proof: a nonce to put in the next proof (required with DPOP_NONCE_REQUIRED)',
+    schema: { type: 'string' },
+  },
+};
 const basicAuth = [{ clientBasic: [] }];
 
 /** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
@@ -44,6 +61,14 @@ export function identityApi(baseUrl: string): ApiInfo {
       securitySchemes: {
         clientBasic: { type: 'http', scheme: 'basic' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' },
+        dpop: {
+          type: 'http',
+          scheme: 'dpop',
+          bearerFormat: 'JWT (at+jwt) bound by cnf.jkt',
+          description:
+            'RFC 9449: Authorization: DPoP <access token>, and a DPoP header with a proof (htm, htu, iat, jti, ath) ' +
+            'signed by the key the token is bound to',
+        },
       },
       schemas: {
         TokenResponse: {
@@ -51,7 +76,10 @@ export function identityApi(baseUrl: string): ApiInfo {
           required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
           properties: {
             access_token: { type: 'string' },
-            token_type: { const: 'Bearer' },
+            token_type: {
+              enum: ['Bearer', 'DPoP'],
+              description: 'DPoP when the request carried a DPoP proof: the access token is bound to its key',
+            },
             expires_in: { type: 'integer' },
             scope: { type: 'string' },
             id_token: { type: 'string' },
@@ -76,7 +104,9 @@ const pageFormErrors = (badRequest: string): Record<number, ResponseDoc> => ({
   400: pageError(
     `${badRequest}; invalid_content_type (not a form), invalid_body (a form that cannot be read), invalid_request (a field given twice)`,
   ),
-  403: pageError('invalid_csrf: the form’s CSRF token is missing, expired or not this browser’s'),
+  403: pageError(
+    'invalid_csrf: the form’s CSRF token is missing, expired or not this browser’s; or unmet_authentication_requirements: the person is below the verification level the request or app demands (a page with a link back to the app)',
+  ),
   413: pageError('payload_too_large: over BODY_LIMIT, or more than 100 form fields'),
   415: pageError('unsupported_encoding (Content-Encoding), unsupported_charset'),
 });
@@ -95,6 +125,9 @@ const authorizeResponses: Record<number, ResponseDoc> = {
   200: htmlResponse('response_mode=form_post: a page that posts the values to redirect_uri'),
   400: pageError(
     'required (client_id, redirect_uri), invalid_client or invalid_redirect_uri: an HTML page, or JSON when Accept asks for it; never a redirect',
+  ),
+  403: htmlResponse(
+    'unmet_authentication_requirements: the signed-in person is below the verification level the request (an essential acr in claims) or the app (its minimum) demands; the page says why and links back to redirect_uri with error=unmet_authentication_requirements (prompt=none: that redirect at once)',
   ),
   413: pageError('payload_too_large (POST)'),
   415: pageError('unsupported_encoding, unsupported_charset (POST)'),
@@ -164,7 +197,20 @@ const INTROSPECTION = {
         sub: { type: 'string' },
         scope: { type: 'string' },
         iat: { type: 'integer' },
-        token_type: { const: 'Bearer' },
+        token_type: { enum: ['Bearer', 'DPoP'] },
+        cnf: {
+          type: 'object',
+          description: 'A DPoP-bound token (RFC 9449 §6.2): the RFC 7638 thumbprint of its key',
+          required: ['jkt'],
+          additionalProperties: false,
+          properties: { jkt: { type: 'string' } },
+        },
+        acr: {
+          type: 'string',
+          description: 'The verification level of the sign-in: urn:attest:loa:orb or urn:attest:loa:device',
+        },
+        amr: { type: 'array', items: { type: 'string' }, description: 'RFC 8176 methods, e.g. pwd, hwk, user' },
+        auth_time: { type: 'integer', description: 'When the person signed in (seconds since the epoch)' },
       },
     },
     {
@@ -342,16 +388,23 @@ export const identityDocs = {
       summary: 'Exchange an authorization code',
       tags: ['oidc'],
       security: [...basicAuth, {}],
+      parameters: [
+        dpopParameter(
+          'DPoP proof (htm POST, htu {base_url}/token): the access token is bound to its key (token_type DPoP); ' +
+            'required for an app with dpop_bound_access_tokens, and for a code asked for with dpop_jkt',
+        ),
+      ],
       body: { contentType: FORM, schema: TOKEN_FORM },
       responses: {
-        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }),
+        200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }, DPOP_NONCE_HEADER),
         ...bodyErrorResponses(
           'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice); ' +
             'all with OAuth error / error_description',
         ),
         400: countedErrorResponse(
-          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice), ' +
-            'invalid_body (a body that cannot be read); all with OAuth error / error_description',
+          'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice, ' +
+            'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
+            'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
         ),
         401: countedErrorResponse('unauthenticated'),
         429: tooManyRequestsResponse(
@@ -394,7 +447,8 @@ export const identityDocs = {
       body: { contentType: FORM, schema: INTROSPECT_FORM },
       responses: {
         200: jsonResponse(
-          '{active: true, client_id, exp, sub, scope, iat, token_type}, or {active: false} for a revoked token or another app’s',
+          '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
+            'or {active: false} for a revoked token or another app’s',
           INTROSPECTION,
         ),
         ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),
@@ -428,14 +482,30 @@ export const identityDocs = {
         {
           summary: method === 'GET' ? 'Claims of the approved scopes' : 'Claims of the approved scopes (POST)',
           tags: ['oidc'],
-          security: [{ bearer: [] }],
+          security: [{ bearer: [] }, { dpop: [] }],
+          parameters: [
+            dpopParameter(
+              `With Authorization: DPoP: a new proof by the token's key (htm ${method}, htu {base_url}/userinfo, ath)`,
+            ),
+          ],
           responses: {
-            200: jsonResponse('sub, {base_url}/v1, {base_url}/beta, and email / name claims per scope', {
-              type: 'object',
-              required: ['sub'],
-              properties: { sub: { type: 'string' } },
-            }),
-            401: errorResponse('unauthenticated, invalid_token'),
+            200: jsonResponse(
+              'sub, {base_url}/v1, {base_url}/beta, email / name claims per scope, and acr, amr, auth_time when the claims parameter asked /userinfo for them',
+              {
+                type: 'object',
+                required: ['sub'],
+                properties: {
+                  sub: { type: 'string' },
+                  acr: { type: 'string' },
+                  amr: { type: 'array', items: { type: 'string' } },
+                  auth_time: { type: 'integer' },
+                },
+              },
+            ),
+            401: errorResponse(
+              'unauthenticated, invalid_token (also a DPoP-bound token sent as Bearer), invalid_dpop_proof, ' +
+                'use_dpop_nonce; a DPoP refusal has WWW-Authenticate: DPoP error=…, algs=… (RFC 9449 §7.1)',
+            ),
           },
         } satisfies OperationDoc,
       ]),

@@ -10,7 +10,7 @@ import { typedUsernameHash } from './account-audit';
 import type { IdentityContext } from './context';
 import { upgradePasswordHash } from './password-upgrade';
 import { checkedValue } from './form-check';
-import { SIGNIN_FORM, SIGNIN_QUERY } from './form-schemas';
+import { SIGNIN_FORM, SIGNIN_QUERY, SIGNIN_USERNAME_MAX_LENGTH } from './form-schemas';
 import { addressKeys, signInKeys } from './failure-limits';
 import { passkeyMessage } from './passkey-messages';
 import { pageErrors } from './page-errors';
@@ -71,6 +71,9 @@ export function signInRoute(router: Router, ctx: IdentityContext): void {
     const password = checkedValue(SIGNIN_FORM, req.body, 'password') ?? '';
     const again = (error: string, status: number, headers: Record<string, string> = {}) =>
       render(req, res, target, { username, error }, status, headers);
+    const typed = (req.body as Record<string, unknown>).username;
+    if (typeof typed === 'string' && typed.trim().length > SIGNIN_USERNAME_MAX_LENGTH)
+      return again(`A username has at most ${SIGNIN_USERNAME_MAX_LENGTH} characters.`, 400);
     if (!username || !password) return again('Enter your username and password.', 400);
 
     // Passwords are weak secrets: a slot is taken in the shared store before the password is hashed, so

@@ -10,6 +10,7 @@ import {
   toAppError,
   tooManyFailures,
 } from '@attest/common';
+import { DpopError, dpopHeader } from '../domain/dpop';
 import { APP_ID } from '../domain/ids';
 import type { IdentityContext } from './context';
 import { checkForm, fieldError, type FieldFailure } from './form-check';
@@ -34,6 +35,8 @@ const OAUTH_ERROR: Record<string, string> = {
   unauthenticated: 'invalid_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
+  invalid_dpop_proof: 'invalid_dpop_proof',
+  use_dpop_nonce: 'use_dpop_nonce',
   // RFC 6749 names no error for this; clients treat it as "try again later"
   too_many_requests: 'temporarily_unavailable',
 };
@@ -51,7 +54,8 @@ const webOriginCors = (ctx: IdentityContext) => async (req: Request, res: Respon
   res.vary('Origin');
   const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
   const app = typeof clientId === 'string' && APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
-  if (app?.webOrigins.includes(origin)) res.set('Access-Control-Allow-Origin', origin);
+  if (app?.webOrigins.includes(origin))
+    res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'DPoP-Nonce' });
   next();
 };
 
@@ -65,7 +69,7 @@ const preflight = (ctx: IdentityContext) => async (req: Request, res: Response) 
       res.set({
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Methods': 'POST',
-        'Access-Control-Allow-Headers': 'Content-Type, Authorization, Accept',
+        'Access-Control-Allow-Headers': 'Content-Type, Authorization, Accept, DPoP',
         'Access-Control-Max-Age': '600',
       });
     }
@@ -79,8 +83,37 @@ const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunc
 };
 
 /**
+ * DPoP (RFC 9449 §5): a proof in the DPoP header binds the tokens to its key (res.locals.dpopJkt); an app
+ * with dpop_bound_access_tokens must send one. Every answer to a request with a proof carries a fresh
+ * DPoP-Nonce; use_dpop_nonce when a nonce is required (DPOP_NONCE_REQUIRED) or the one sent is stale.
+ */
+const dpopProof = (ctx: IdentityContext) => async (req: Request, res: Response, next: NextFunction) => {
+  const header = dpopHeader(req);
+  if (header === undefined) {
+    if (!authenticatedApp(res).dpopBoundAccessTokens) return next();
+    return next(
+      new AppError(
+        'invalid_request',
+        400,
+        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
+        'DPoP',
+      ),
+    );
+  }
+  res.set('DPoP-Nonce', ctx.dpop.nonce());
+  try {
+    const proof = await ctx.dpop.verify(header, { htm: 'POST', htu: `${ctx.config.issuer}/token` });
+    res.locals.dpopJkt = proof.jkt;
+    next();
+  } catch (err) {
+    if (!(err instanceof DpopError)) throw err;
+    next(new AppError(err.error, 400, err.description, 'DPoP'));
+  }
+};
+
+/**
  * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
- * redirect_uri (TOKEN_FORM, form-schemas.ts) → (public client) code_verifier → code failure limits → exchange. A public client (no secret)
+ * redirect_uri (TOKEN_FORM, form-schemas.ts) → (public client) code_verifier → code failure limits → DPoP proof → exchange. A public client (no secret)
  * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the code limits
  * (a public client's per (client, address) and per address; see failure-limits.ts), its slot taken before the code is looked up.
  */
@@ -91,6 +124,7 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
       code: field(req, 'code')!,
       redirectUri: field(req, 'redirect_uri')!,
       codeVerifier: field(req, 'code_verifier'),
+      dpopJkt: res.locals.dpopJkt as string | undefined,
       actor: requestActor(req, 'anonymous', null),
     };
     // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant
@@ -122,6 +156,7 @@ export function tokenRoute(router: Router, ctx: IdentityContext): void {
         requirePublicClientVerifier,
         refuseBlockedCodes(ctx.limits),
         checkForm(TOKEN_FORM, ['code_verifier']),
+        dpopProof(ctx),
         exchange,
       ],
       OPTIONS: [preflight(ctx)],

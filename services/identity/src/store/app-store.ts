@@ -1,4 +1,5 @@
 import type { Queryable } from '@attest/common';
+import type { VerificationLevel } from './user-store';
 
 /** How an app authenticates at /token, /par, /introspect and /revoke (OAuth client metadata names). */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
@@ -43,6 +44,10 @@ export interface App {
   backchannelLogoutUri: string | null;
   /** Origins whose pages may call /token (CORS). */
   webOrigins: string[];
+  /** RFC 9449 §5.2: a token request without a DPoP proof is refused; every access token is DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
+  /** The lowest verification level /authorize lets through for this app; null: none. */
+  minVerificationLevel: VerificationLevel | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -67,6 +72,8 @@ export type AppUpdate = Partial<
     | 'jwksUri'
     | 'requirePushedAuthorizationRequests'
     | 'idTokenSignedResponseAlg'
+    | 'dpopBoundAccessTokens'
+    | 'minVerificationLevel'
   >
 >;
 
@@ -83,6 +90,8 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   jwksUri: 'jwks_uri',
   requirePushedAuthorizationRequests: 'require_pushed_authorization_requests',
   idTokenSignedResponseAlg: 'id_token_signed_response_alg',
+  dpopBoundAccessTokens: 'dpop_bound_access_tokens',
+  minVerificationLevel: 'min_verification_level',
 };
 
 interface AppRow {
@@ -98,6 +107,8 @@ interface AppRow {
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
   web_origins: string[];
+  dpop_bound_access_tokens: boolean;
+  min_verification_level: VerificationLevel | null;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -116,6 +127,8 @@ const toApp = (r: AppRow): App => ({
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
+  dpopBoundAccessTokens: r.dpop_bound_access_tokens,
+  minVerificationLevel: r.min_verification_level ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -132,6 +145,8 @@ export interface NewApp {
   jwksUri?: string | null;
   requirePushedAuthorizationRequests?: boolean;
   idTokenSignedResponseAlg?: SigningAlg;
+  dpopBoundAccessTokens?: boolean;
+  minVerificationLevel?: VerificationLevel | null;
 }
 
 export function appStore(db: Queryable) {
@@ -139,8 +154,9 @@ export function appStore(db: Queryable) {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
-                           jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+                           jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
+                           dpop_bound_access_tokens, min_verification_level)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
         [
           app.id,
           app.name,
@@ -154,6 +170,8 @@ export function appStore(db: Queryable) {
           app.jwksUri ?? null,
           app.requirePushedAuthorizationRequests ?? false,
           app.idTokenSignedResponseAlg ?? 'RS256',
+          app.dpopBoundAccessTokens ?? false,
+          app.minVerificationLevel ?? null,
         ],
       );
       return toApp(row);

@@ -48,6 +48,46 @@ export function errorPage(
   );
 }
 
+/**
+ * A person below the verification level an app demands (an essential acr, or the app's minimum): what the
+ * app asks for, why they cannot continue, and a way back to the app that delivers
+ * unmet_authentication_requirements to its redirect_uri (a link, or for form_post a button posting it).
+ */
+export function unmetRequirementsPage(
+  res: Response,
+  input: {
+    appName: string;
+    wanted: string;
+    has: string;
+    redirectUri: string;
+    responseMode: 'query' | 'fragment' | 'form_post';
+    values: Record<string, string>;
+  },
+): void {
+  let back: Html;
+  if (input.responseMode === 'form_post') {
+    back = html`<form method="post" action="${input.redirectUri}">
+${hiddenFields(input.values)}
+<button type="submit" id="back-to-app">Back to ${input.appName}</button>
+</form>`;
+  } else {
+    const url = new URL(input.redirectUri);
+    if (input.responseMode === 'query') for (const [k, v] of Object.entries(input.values)) url.searchParams.set(k, v);
+    else url.hash = new URLSearchParams(input.values).toString();
+    back = html`<p><a id="back-to-app" href="${url.toString()}">Back to ${input.appName}</a></p>`;
+  }
+  sendPage(
+    res,
+    403,
+    'Verification level required',
+    html`<h1>${input.appName} requires a higher verification level</h1>
+<p class="error" role="alert">${input.appName} asks for people verified at level <strong id="wanted-level">${input.wanted}</strong>. Your account is verified at level <strong id="account-level">${input.has}</strong>, so you cannot continue to this app with it.</p>
+<p>Error code: <code id="error-code">unmet_authentication_requirements</code></p>
+${back}`,
+    { formAction: formAction(input.redirectUri) },
+  );
+}
+
 /** response_mode=form_post: a page that posts the values to the app (HTML-escaped), script-free fallback included. */
 export function formPostPage(res: Response, redirectUri: string, values: Record<string, string>): void {
   const nonce = randomBytes(16).toString('base64');
