@@ -409,6 +409,68 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     expect(pushed.status).toBe(201);
   });
 
+  it('binds a pushed request to the DPoP proof sent to /par with private_key_jwt (RFC 9449 §10)', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = publicKey.export({ format: 'jwk' });
+    const jkt = createHash('sha256')
+      .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }))
+      .digest('base64url');
+    const dpop = (htu: string) =>
+      jwt.sign({ htm: 'POST', htu, jti: randomBytes(12).toString('hex'), iat: now() }, privateKey, {
+        algorithm: 'ES256',
+        header: { alg: 'ES256', typ: 'dpop+jwt', jwk } as jwt.JwtHeader,
+      });
+    const pushed = await request(h.publicApp)
+      .post('/par')
+      .set('DPoP', dpop(`${BASE_URL}/par`))
+      .type('form')
+      .send({ ...authParams(keyApp.app_id), client_assertion_type: JWT_BEARER, client_assertion: assertion() });
+    expect(pushed.status).toBe(201);
+    expect(pushed.headers['dpop-nonce']).toEqual(expect.any(String));
+    const code = callbackParams(
+      await browserFlow(
+        request.agent(h.publicApp),
+        { client_id: keyApp.app_id, request_uri: pushed.body.request_uri },
+        user,
+      ),
+    ).code;
+    const token = await request(h.publicApp)
+      .post('/token')
+      .set('DPoP', dpop(`${BASE_URL}/token`))
+      .type('form')
+      .send({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+        client_assertion_type: JWT_BEARER,
+        client_assertion: assertion(),
+      });
+    expect(token.status).toBe(200);
+    expect(token.body.token_type).toBe('DPoP');
+    expect((jwt.decode(token.body.access_token) as { cnf: unknown }).cnf).toEqual({ jkt });
+
+    // a dpop_jkt inside a signed request object naming another key than the proof's: refused
+    const other = createHash('sha256').update('another key').digest('base64url');
+    const requestObject = jwt.sign(
+      { iss: keyApp.app_id, aud: BASE_URL, exp: now() + 300, ...authParams(keyApp.app_id), dpop_jkt: other },
+      rsa.privateKey,
+      { algorithm: rsa.alg, keyid: rsa.kid },
+    );
+    const mismatch = await request(h.publicApp)
+      .post('/par')
+      .set('DPoP', dpop(`${BASE_URL}/par`))
+      .type('form')
+      .send({
+        client_id: keyApp.app_id,
+        request: requestObject,
+        client_assertion_type: JWT_BEARER,
+        client_assertion: assertion(),
+      });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body).toMatchObject({ error: 'invalid_request', attribute: 'dpop_jkt' });
+  });
+
   it('leaves apps without the settings as they were: no PAR needed, secrets at /par too', async () => {
     const res = await browserFlow(request.agent(h.publicApp), authParams(secretApp.app_id), user);
     expect(callbackParams(res)).toEqual({ code: expect.any(String), state: 'st', iss: BASE_URL });

@@ -1,11 +1,12 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, sendJson, toAppError } from '@attest/common';
+import { AppError, constantTimeEqual, endpoint, sendJson, toAppError } from '@attest/common';
 import {
   AUTHORIZE_PARAMETERS,
   parseAuthorizationRequest,
   singleParams,
   type Params,
 } from '../domain/authorization-request';
+import { DpopError, dpopHeader, verifyDpopProof } from '../domain/dpop';
 import { RedirectError } from '../domain/oauth-error';
 import { openRequestObject } from '../domain/request-object';
 import type { IdentityContext } from './context';
@@ -31,6 +32,8 @@ const OAUTH_ERROR: Record<string, string> = {
   invalid_scope: 'invalid_scope',
   unsupported_response_type: 'unsupported_response_type',
   unauthorized_client: 'unauthorized_client',
+  invalid_dpop_proof: 'invalid_dpop_proof',
+  use_dpop_nonce: 'use_dpop_nonce',
 };
 
 const invalidRequest = (detail: string, attribute: string | null = null) =>
@@ -43,6 +46,17 @@ const invalidRequest = (detail: string, attribute: string | null = null) =>
  * redirect later; the app's keys, its secret or PKCE (a public client) are proven as at /token.
  */
 export function parRoute(router: Router, ctx: IdentityContext): void {
+  /** The thumbprint of the request's DPoP proof (htm POST, htu the /par URL); undefined without one. */
+  const dpopKey = async (req: Request, res: Response): Promise<string | undefined> => {
+    if (dpopHeader(req) === undefined) return undefined;
+    res.set('DPoP-Nonce', ctx.dpop.nonce());
+    try {
+      return (await verifyDpopProof(ctx.dpop, req, { htm: 'POST', htu: `${ctx.config.issuer}/par` })).jkt;
+    } catch (err) {
+      if (err instanceof DpopError) throw new AppError(err.error, 400, err.description, 'DPoP');
+      throw err;
+    }
+  };
   const push = async (req: Request, res: Response) => {
     const app = authenticatedApp(res);
     const { params: sent, duplicate } = singleParams((req.body ?? {}) as Record<string, unknown>);
@@ -60,6 +74,13 @@ export function parRoute(router: Router, ctx: IdentityContext): void {
           }),
     );
     params.client_id = app.id;
+    // RFC 9449 §10.1: a proof binds the code to its key, as dpop_jkt does; both sent, they must agree
+    const jkt = await dpopKey(req, res);
+    if (jkt !== undefined) {
+      if (params.dpop_jkt !== undefined && !constantTimeEqual(params.dpop_jkt, jkt))
+        throw invalidRequest('dpop_jkt must be the thumbprint of the DPoP proof’s key.', 'dpop_jkt');
+      params.dpop_jkt = jkt;
+    }
     const redirectUri = params.redirect_uri;
     if (!redirectUri) throw new AppError('required', 400, 'This attribute is required.', 'redirect_uri');
     if (!app.redirectUris.includes(redirectUri))
