@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { CliError, queryString, type AdminClient } from './admin-client';
-import { nullable, pageOptions, path, str, type Command } from './command';
+import { nullable, pageOptions, path, str, type Command, type Values } from './command';
 
 const appId = ['APP_ID'];
 
@@ -7,7 +8,7 @@ interface AppCreated {
   app_id: string;
   client_secret?: string;
   redirect_uris: string[];
-  token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   web_origins: string[];
   min_verification_level: 'orb' | 'device' | null;
 }
@@ -27,6 +28,59 @@ const logoutOptions = {
     description: "where a logout_token is POSTed when a user's session ends ('' clears it on update)",
   },
 } as const;
+
+/** High-assurance settings (issue 24): key-based authentication, pushed requests, the id_token algorithm. */
+const assuranceOptions = {
+  'auth-method': {
+    type: 'string',
+    value: 'METHOD',
+    description:
+      'how the app authenticates: client_secret_basic (default), client_secret_post or private_key_jwt (needs --jwks-file or --jwks-uri)',
+  },
+  'jwks-file': {
+    type: 'string',
+    value: 'FILE',
+    description:
+      "a JSON file with the app's public keys (a JWK Set) for private_key_jwt and signed requests ('' clears on update)",
+  },
+  'jwks-uri': {
+    type: 'string',
+    value: 'URI',
+    description: "where the app publishes its public keys, https ('' clears on update)",
+  },
+  'require-par': { type: 'boolean', description: 'every sign-in of the app must be pushed to /par first (RFC 9126)' },
+  'no-require-par': { type: 'boolean', description: 'sign-ins need not be pushed (update)' },
+  'id-token-alg': {
+    type: 'string',
+    value: 'ALG',
+    description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256",
+  },
+} as const;
+
+function jwksOf(values: Values): unknown {
+  const file = values['jwks-file'];
+  if (file === undefined) return undefined;
+  if (file === '') return null;
+  try {
+    return JSON.parse(readFileSync(file as string, 'utf8')) as unknown;
+  } catch (err) {
+    throw new CliError(`--jwks-file ${String(file)}: ${(err as Error).message}`);
+  }
+}
+
+/** The admin API fields of the high-assurance options given (absent ones stay out). */
+function assuranceFields(values: Values): Record<string, unknown> {
+  if (values['require-par'] && values['no-require-par'])
+    throw new CliError('Give --require-par or --no-require-par, not both.');
+  const fields: Record<string, unknown> = {
+    token_endpoint_auth_method: str(values, 'auth-method'),
+    jwks: jwksOf(values),
+    jwks_uri: nullable(values, 'jwks-uri'),
+    require_pushed_authorization_requests: values['require-par'] ? true : values['no-require-par'] ? false : undefined,
+    id_token_signed_response_alg: str(values, 'id-token-alg'),
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
 
 const levelOption = {
   'min-verification-level': {
@@ -79,12 +133,14 @@ export const appCommands: Record<string, Command> = {
       },
       ...levelOption,
       ...logoutOptions,
+      ...assuranceOptions,
     },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
       const app = await client.call<AppCreated>('identity', 'POST', '/apps', {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
+        ...assuranceFields(values),
         ...(values.public ? { token_endpoint_auth_method: 'none' } : {}),
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
@@ -136,7 +192,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings or DPoP requirement (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement or high-assurance settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -158,6 +214,7 @@ export const appCommands: Record<string, Command> = {
       'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
       ...levelOption,
       ...logoutOptions,
+      ...assuranceOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
@@ -172,10 +229,13 @@ export const appCommands: Record<string, Command> = {
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
         dpop_bound_access_tokens: dpop,
         min_verification_level: str(values, 'min-verification-level'),
+        ...assuranceFields(values),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
-          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, --backchannel-logout-uri or --dpop-required.',
+          'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
+            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
+            '--require-par, --no-require-par or --id-token-alg.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -1,4 +1,8 @@
+import { generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
 import type { Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import type { AddressInfo } from 'node:net';
 import { CliError } from '../src/admin-client';
@@ -51,6 +55,14 @@ describe('pnpm manage --help', () => {
       /^Usage: pnpm manage app update APP_ID \[--name NAME\] \[--redirect-uri URI\] \[--redirect-uri URI \.\.\.\]/,
     );
     expect(one.text).toMatch(/--redirect-uri URI\s+the new redirect URIs; repeat for more \(repeatable\)/);
+    for (const flag of [
+      '--auth-method METHOD',
+      '--jwks-file FILE',
+      '--jwks-uri URI',
+      '--require-par',
+      '--id-token-alg ALG',
+    ])
+      expect(one.text).toContain(flag);
     expect(((await runCli(['audit', 'list', '-h'], {})) as HelpText).text).toContain('--since TIME');
     expect(one.text).toMatch(/--min-verification-level orb\|device\|none\s+sign-in refuses people below this level/);
     expect(((await runCli(['app', 'create', '--help'], {})) as HelpText).text).toContain(
@@ -157,6 +169,34 @@ describe('pnpm manage', () => {
     ]);
     expect(updated).toMatchObject({ name: 'Renamed', redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
     expect(await failure(['app', 'update', id])).toMatch(/Nothing to change/);
+    // high-assurance settings (issue 24): the app's keys from a file, PAR required, ES256 id_tokens
+    const jwksFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attest-cli-jwks-')), 'keys.json');
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    fs.writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'cli-1' }] }));
+    const assured = await manage([
+      'app',
+      'update',
+      id,
+      '--auth-method',
+      'private_key_jwt',
+      '--jwks-file',
+      jwksFile,
+      '--require-par',
+      '--id-token-alg',
+      'ES256',
+    ]);
+    expect(assured).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [expect.objectContaining({ kid: 'cli-1', kty: 'EC' })] },
+      require_pushed_authorization_requests: true,
+      id_token_signed_response_alg: 'ES256',
+    });
+    const relaxed = await manage(['app', 'update', id, '--no-require-par', '--auth-method', 'client_secret_basic']);
+    expect(relaxed).toMatchObject({
+      require_pushed_authorization_requests: false,
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret: expect.stringMatching(/^sk_/),
+    });
     expect((await manage(['app', 'update', id, '--min-verification-level', 'orb'])).min_verification_level).toBe('orb');
     expect((await manage(['app', 'update', id, '--min-verification-level', 'none'])).min_verification_level).toBeNull();
     expect(await failure(['app', 'update', id, '--min-verification-level', 'retina'])).toMatch(

@@ -10,6 +10,8 @@ import { PasskeyCeremonies, Passkeys } from './domain/passkeys';
 import { consentKey, Revocations, sessionKey } from './domain/revocations';
 import { pairwiseSid } from './domain/ids';
 import { BackChannelLogout } from './domain/backchannel-logout';
+import { ClientKeys } from './domain/client-keys';
+import { PushedRequests } from './domain/pushed-requests';
 import { InteractionStore, Sessions, type Session } from './domain/sessions';
 import { SigningKeys } from './domain/signing-keys';
 import { TokenService } from './domain/tokens';
@@ -29,6 +31,7 @@ import { identityApi } from './routes/openapi-document';
 import { signInRoute } from './routes/signin-route';
 import { signUpRoute } from './routes/signup-route';
 import { tokenRoute } from './routes/token-route';
+import { parRoute } from './routes/par-route';
 import { userinfoRoute } from './routes/userinfo-route';
 import { appStore } from './store/app-store';
 import { consentStore } from './store/consent-store';
@@ -126,6 +129,8 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
       ),
     ),
     keys,
+    clientKeys: new ClientKeys(config.outbound, logger, { now }),
+    pushedRequests: new PushedRequests(cache, now),
     tokens,
     revocations,
     dpop: new DpopProofs(cache, {
@@ -200,6 +205,7 @@ export async function buildApp(
       accountRoute(router, ctx);
       assetsRoute(router);
       tokenRoute(router, ctx);
+      parRoute(router, ctx);
       introspectRoute(router, ctx);
       userinfoRoute(router, ctx);
       logoutRoute(router, ctx);

@@ -64,7 +64,7 @@ describe('what /authorize parks is bounded (issue 23, item 5)', () => {
       .send(query({ state: 'x'.repeat(90 * 1024) }));
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(
-      `${REDIRECT_URI}?error=invalid_request&error_description=state+must+be+at+most+2048+characters.`,
+      `${REDIRECT_URI}?error=invalid_request&error_description=state+must+be+at+most+2048+characters.&iss=http%3A%2F%2Flocalhost%3A4000`,
     );
   });
 

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import {
+  BASE_URL,
   browserFlow,
   callbackParams,
   createApp,
@@ -132,6 +133,7 @@ describe('GET /authorize', () => {
       expect(callbackParams(res)).toEqual({
         error: 'access_denied',
         error_description: 'The user denied the request.',
+        iss: BASE_URL,
         state: 'st-1',
       });
     });
@@ -159,7 +161,7 @@ describe('GET /authorize', () => {
       const res = await browserFlow(agent, { ...base(), scope: 'openid email profile' }, user);
       expect(res.status).toBe(303);
       const params = callbackParams(res);
-      expect(Object.keys(params).sort()).toEqual(['code', 'state']);
+      expect(Object.keys(params).sort()).toEqual(['code', 'iss', 'state']);
       expect(params.code).toMatch(/^[0-9a-f]{64}$/);
     });
 
@@ -261,7 +263,14 @@ describe('GET /authorize', () => {
       const implicit = await browserFlow(agent, { ...base(), response_type: 'id_token token', nonce: 'n-1' }, user);
       const params = callbackParams(implicit);
       expect(new URL(implicit.headers.location).search).toBe('');
-      expect(Object.keys(params).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'state', 'token_type']);
+      expect(Object.keys(params).sort()).toEqual([
+        'access_token',
+        'expires_in',
+        'id_token',
+        'iss',
+        'state',
+        'token_type',
+      ]);
       expect(params.token_type).toBe('Bearer');
       expect(params.expires_in).toBe('3600');
 
@@ -281,7 +290,7 @@ describe('GET /authorize', () => {
       expect(hybrid.text).not.toContain('<script>x</script>');
       expect(hybrid.headers['content-security-policy']).toContain('form-action http://localhost:3000');
       const posted = callbackParams(hybrid);
-      expect(Object.keys(posted).sort()).toEqual(['code', 'id_token', 'state']);
+      expect(Object.keys(posted).sort()).toEqual(['code', 'id_token', 'iss', 'state']);
       expect(posted.state).toBe('"><script>x</script>');
     });
 

@@ -155,7 +155,7 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     const { method, params } = rp.callbacks.at(-1)!;
     expect(rp.callbacks.length).toBe(before + 1);
     expect(method).toBe('POST');
-    expect(Object.keys(params).sort()).toEqual(['code', 'id_token', 'state']);
+    expect(Object.keys(params).sort()).toEqual(['code', 'id_token', 'iss', 'state']);
     expect(params.state).toBe('s-2');
     await context.close();
   });

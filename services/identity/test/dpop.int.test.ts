@@ -329,6 +329,101 @@ describe('DPoP (RFC 9449)', () => {
     });
   });
 
+  describe('PAR (RFC 9449 §10, RFC 9126)', () => {
+    const PAR_URL = `${ISSUER}/par`;
+    const push = (form: Record<string, string>, dpop?: string, client: Client = app) => {
+      const req = request(h.publicApp).post('/par').set('Authorization', basic(client.app_id, client.client_secret));
+      if (dpop !== undefined) req.set('DPoP', dpop);
+      return req.type('form').send({
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: REDIRECT_URI,
+        nonce: 'n-1',
+        state: 'st-par',
+        ...form,
+      });
+    };
+    /** Signs in with a pushed request; the callback's parameters. */
+    const signInWith = async (requestUri: string, person = user, client: Client = app) =>
+      browserFlow(request.agent(h.publicApp), { client_id: client.app_id, request_uri: requestUri }, person);
+
+    it('a proof at /par binds the code to its key: its jkt becomes the request’s dpop_jkt', async () => {
+      const pushed = await push({}, await proof(key, { htu: PAR_URL }));
+      expect(pushed.status).toBe(201);
+      expect(pushed.headers['dpop-nonce']).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{22}$/);
+      const code = callbackParams(await signInWith(pushed.body.request_uri)).code;
+      const wrong = await token(app, code, await proof(otherKey));
+      expect(wrong.status).toBe(400);
+      expect(wrong.body).toMatchObject({ error: 'invalid_dpop_proof' });
+      expect(wrong.body.error_description).toMatch(/dpop_jkt/);
+
+      const again = await push({}, await proof(key, { htu: PAR_URL }));
+      const right = await token(app, callbackParams(await signInWith(again.body.request_uri)).code, await proof(key));
+      expect(right.status).toBe(200);
+      expect(right.body.token_type).toBe('DPoP');
+      expect((jwt.decode(right.body.access_token) as { cnf: unknown }).cnf).toEqual({ jkt: key.jkt });
+    });
+
+    it('a dpop_jkt pushed without a proof is kept; with a proof it must name the proof’s key', async () => {
+      const kept = await push({ dpop_jkt: key.jkt });
+      expect(kept.status).toBe(201);
+      expect(kept.headers['dpop-nonce']).toBeUndefined();
+      const code = callbackParams(await signInWith(kept.body.request_uri)).code;
+      expect((await token(app, code, await proof(otherKey))).body).toMatchObject({ error: 'invalid_dpop_proof' });
+
+      const same = await push({ dpop_jkt: key.jkt }, await proof(key, { htu: PAR_URL }));
+      expect(same.status).toBe(201);
+      const mismatch = await push({ dpop_jkt: otherKey.jkt }, await proof(key, { htu: PAR_URL }));
+      expect(mismatch.status).toBe(400);
+      expect(mismatch.headers['cache-control']).toBe('no-store');
+      expect(mismatch.body).toMatchObject({ error: 'invalid_request' });
+      expect(mismatch.body.error_description).toMatch(/dpop_jkt/);
+    });
+
+    it('refuses a proof for another URL or method, a replayed one, and a stale nonce at /par', async () => {
+      const wrongHtu = await push({}, await proof(key, { htu: TOKEN_URL }));
+      expect(wrongHtu.status).toBe(400);
+      expect(wrongHtu.body).toMatchObject({ error: 'invalid_dpop_proof' });
+      expect(wrongHtu.body.error_description).toMatch(/htu/);
+      const wrongHtm = await push({}, await proof(key, { htu: PAR_URL, htm: 'GET' }));
+      expect(wrongHtm.body).toMatchObject({ error: 'invalid_dpop_proof' });
+      const once = await proof(key, { htu: PAR_URL });
+      expect((await push({}, once)).status).toBe(201);
+      const replayed = await push({}, once);
+      expect(replayed.status).toBe(400);
+      expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof' });
+      expect(replayed.body.error_description).toMatch(/already used/);
+      const stale = await push({}, await proof(key, { htu: PAR_URL, nonce: '0.AAAAAAAAAAAAAAAAAAAAAA' }));
+      expect(stale.status).toBe(400);
+      expect(stale.body).toMatchObject({ error: 'use_dpop_nonce' });
+      expect(stale.headers['dpop-nonce']).toEqual(expect.any(String));
+    });
+
+    it('keeps acr_values and the claims parameter in the pushed request', async () => {
+      const deviceUser = await createUser(h, { verification_level: 'device' });
+      const essentialOrb = JSON.stringify({ id_token: { acr: { essential: true, values: ['urn:attest:loa:orb'] } } });
+      const refused = await signInWith((await push({ claims: essentialOrb })).body.request_uri, deviceUser);
+      expect(refused.status).toBe(403);
+      const back = new URL(/id="back-to-app" href="([^"]+)"/.exec(refused.text)![1].replace(/&amp;/g, '&'));
+      expect(back.searchParams.get('error')).toBe('unmet_authentication_requirements');
+      expect(back.searchParams.get('state')).toBe('st-par');
+      expect(back.searchParams.get('iss')).toBe(ISSUER);
+
+      const voluntary = await push({
+        acr_values: 'urn:attest:loa:orb',
+        claims: JSON.stringify({ userinfo: { acr: null } }),
+      });
+      expect(voluntary.status).toBe(201);
+      const code = callbackParams(await signInWith(voluntary.body.request_uri, deviceUser)).code;
+      const tokens = await token(app, code, await proof(key));
+      expect(tokens.status).toBe(200);
+      expect((jwt.decode(tokens.body.id_token) as { acr: string }).acr).toBe('urn:attest:loa:device');
+      const info = await userinfo(tokens.body.access_token, await userinfoProof(key, tokens.body.access_token));
+      expect(info.status).toBe(200);
+      expect(info.body.acr).toBe('urn:attest:loa:device');
+    });
+  });
+
   describe('an app that requires DPoP (dpop_bound_access_tokens)', () => {
     let strict: Client;
     beforeAll(async () => {

@@ -6,6 +6,7 @@ import * as consent from '../src/routes/consent-route';
 import { checkedValue, firstFailure } from '../src/routes/form-check';
 import * as introspect from '../src/routes/introspect-route';
 import * as logout from '../src/routes/logout-route';
+import * as par from '../src/routes/par-route';
 import { identityDocs } from '../src/routes/openapi-document';
 import * as revoke from '../src/routes/revoke-route';
 import * as signin from '../src/routes/signin-route';
@@ -49,6 +50,8 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
 const parsedByHand: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
   ['logout', 'GET', 'query', logout.LOGOUT_PARAMETERS],
   ['logout', 'POST', 'body', logout.LOGOUT_PARAMETERS],
+  // the authorization request's parameters, checked by parseAuthorizationRequest as at /authorize
+  ['par', 'POST', 'body', par.PAR_FORM],
 ];
 
 describe('identity request schemas', () => {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import {
+  BASE_URL,
   basic,
   browserFlow,
   callbackParams,
@@ -508,6 +509,7 @@ describe('form fields: the errors and their order', () => {
       expect(Object.fromEntries(url.searchParams)).toEqual({
         error: 'invalid_request',
         error_description: description,
+        iss: BASE_URL,
         state: 's1',
       });
     });

@@ -34,7 +34,7 @@ describe('hybrid flows, login_hint and cookies', () => {
       user,
     );
     const params = callbackParams(res);
-    expect(Object.keys(params).sort()).toEqual(['access_token', 'code', 'expires_in', 'state', 'token_type']);
+    expect(Object.keys(params).sort()).toEqual(['access_token', 'code', 'expires_in', 'iss', 'state', 'token_type']);
     expect(new URL(res.headers.location).hash).not.toBe('');
   });
 
@@ -50,6 +50,7 @@ describe('hybrid flows, login_hint and cookies', () => {
       'code',
       'expires_in',
       'id_token',
+      'iss',
       'state',
       'token_type',
     ]);
@@ -68,7 +69,7 @@ describe('hybrid flows, login_hint and cookies', () => {
       user,
     );
     const params = callbackParams(res);
-    expect(Object.keys(params).sort()).toEqual(['id_token', 'state']);
+    expect(Object.keys(params).sort()).toEqual(['id_token', 'iss', 'state']);
     expect((jwt.decode(params.id_token) as Record<string, unknown>).at_hash).toBeUndefined();
   });
 

@@ -130,7 +130,12 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(`${SIGNED_OUT}?state=st-1`);
     expect((res.headers['set-cookie'] as unknown as string[]).some((c) => /^attest_session=;/.test(c))).toBe(true);
-    expect(await silent(agent)).toEqual({ error: 'login_required', error_description: expect.any(String), state: 's' });
+    expect(await silent(agent)).toEqual({
+      error: 'login_required',
+      error_description: expect.any(String),
+      iss: BASE_URL,
+      state: 's',
+    });
   });
 
   it('an expired hint is still accepted; POST works like GET (303)', async () => {

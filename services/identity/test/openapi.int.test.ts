@@ -11,6 +11,7 @@ it('identity serves an OpenAPI document whose paths are its routes', async () =>
       '/jwks.json',
       '/authorize',
       '/token',
+      '/par',
       '/introspect',
       '/userinfo',
       '/revoke',
@@ -90,7 +91,7 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
     const body = create.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['name', 'redirect_uris']);
     expect(body.properties.token_endpoint_auth_method).toMatchObject({
-      enum: ['client_secret_basic', 'none'],
+      enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       default: 'client_secret_basic',
     });
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);

@@ -126,7 +126,7 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     });
     const { formPost } = await new Browser(issuer).signIn(url.toString(), user);
     expect(formPost!.action).toBe(REDIRECT_URI);
-    expect(Object.keys(formPost!.fields).sort()).toEqual(['code', 'id_token', 'state']);
+    expect(Object.keys(formPost!.fields).sort()).toEqual(['code', 'id_token', 'iss', 'state']);
     const callback = new Request(REDIRECT_URI, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -136,6 +136,56 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     expect(tokens.token_type).toBe('bearer');
     await verifyWithJwks(formPost!.fields.id_token);
     await verifyWithJwks(tokens.id_token!);
+  });
+  it('PAR with private_key_jwt (a require-PAR app): pushed request, code, tokens, introspection', async () => {
+    const { privateKey, publicKey } = await jose.generateKeyPair('PS256', { extractable: true });
+    const jwk = { ...(await jose.exportJWK(publicKey)), kid: 'e2e-ps256', use: 'sig', alg: 'PS256' };
+    const bank = await admin('/apps', {
+      name: 'E2E bank',
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [jwk] },
+      require_pushed_authorization_requests: true,
+    });
+    const config = await oidc.discovery(
+      new URL(issuer),
+      bank.app_id,
+      undefined,
+      oidc.PrivateKeyJwt({ key: privateKey, kid: 'e2e-ps256' }),
+      { execute: [oidc.allowInsecureRequests] },
+    );
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    expect(url.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+    const { location } = await new Browser(issuer).signIn(url.toString(), user);
+    expect(new URL(location!).searchParams.get('iss')).toBe(issuer);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(location!), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    expect(tokens.claims()?.aud).toBe(bank.app_id);
+    const introspection = await oidc.tokenIntrospection(config, tokens.access_token);
+    expect(introspection).toMatchObject({ active: true, client_id: bank.app_id });
+
+    // the app requires PAR: a plain authorization URL is refused back at the app
+    const plain = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const refused = await fetch(plain, { redirect: 'manual' });
+    const back = new URL(refused.headers.get('location')!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('iss')).toBe(issuer);
   });
 
   describe('DPoP (RFC 9449): an app that requires it', () => {

@@ -185,6 +185,7 @@ describe('public clients (token_endpoint_auth_method none)', () => {
     expect(res.body.token_endpoint_auth_methods_supported).toEqual([
       'client_secret_basic',
       'client_secret_post',
+      'private_key_jwt',
       'none',
     ]);
   });

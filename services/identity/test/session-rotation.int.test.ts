@@ -1,5 +1,6 @@
 import request from 'supertest';
 import {
+  BASE_URL,
   callbackParams,
   createApp,
   createUser,
@@ -82,6 +83,7 @@ describe('sign-in rotates the browser session', () => {
     expect(callbackParams(await silently(first.cookie))).toEqual({
       error: 'login_required',
       error_description: expect.any(String),
+      iss: BASE_URL,
       state: 's',
     });
     expect(callbackParams(await silently(second.cookie)).code).toMatch(/^[0-9a-f]{64}$/);

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import {
   ADMIN_TOKEN,
+  BASE_URL,
   basic,
   browserFlow,
   callbackParams,
@@ -105,7 +106,12 @@ describe('server-side sessions: lifetimes, sid/amr in the id_token, list and end
     offsetMs = 1180 * 1000;
     expect((await silent(agent)).code).toMatch(/^[0-9a-f]{64}$/);
     offsetMs = 1790 * 1000;
-    expect(await silent(agent)).toEqual({ error: 'login_required', error_description: expect.any(String), state: 's' });
+    expect(await silent(agent)).toEqual({
+      error: 'login_required',
+      error_description: expect.any(String),
+      iss: BASE_URL,
+      state: 's',
+    });
     expect((await admin().get(`/admin/users/${user.user_id}/sessions`).set(auth)).body).toEqual([]);
   });
 

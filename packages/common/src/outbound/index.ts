@@ -7,4 +7,5 @@ export {
   type OutboundPolicy,
   type ResolvedTarget,
 } from './outbound-guard';
+export { getFromTarget, type GetResult } from './get-from-target';
 export { postToTarget, type PostResult } from './post-to-target';

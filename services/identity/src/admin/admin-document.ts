@@ -8,9 +8,22 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
   name: { type: 'string' },
   redirect_uris: strings,
   token_endpoint_auth_method: {
-    enum: ['client_secret_basic', 'none'],
-    description: 'none: a public client (single-page or native app), no secret, PKCE required',
+    enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    description:
+      'none: a public client (single-page or native app), no secret, PKCE required; private_key_jwt: no secret, ' +
+      'a client_assertion signed with a key of jwks or jwks_uri; client_secret_basic and client_secret_post: the ' +
+      'secret, in the Basic header or the form (either is accepted)',
   },
+  jwks: {
+    type: ['object', 'null'],
+    description: 'The app’s public keys (a JWK Set): client assertions and signed request objects',
+  },
+  jwks_uri: { type: ['string', 'null'], description: 'Where the app publishes its JWK Set (fetched, cached)' },
+  require_pushed_authorization_requests: {
+    type: 'boolean',
+    description: 'Every authorization request must come through /par (RFC 9126)',
+  },
+  id_token_signed_response_alg: { enum: ['RS256', 'PS256', 'ES256'] },
   web_origins: { ...strings, description: 'Origins whose pages may call /token (CORS)' },
   post_logout_redirect_uris: strings,
   backchannel_logout_uri: { type: ['string', 'null'] },
@@ -65,7 +78,7 @@ export function identityAdminApi(): ApiInfo {
             ...APP_PROPERTIES,
             client_secret: {
               type: 'string',
-              description: 'Shown once; absent for a public client (token_endpoint_auth_method none)',
+              description: 'Shown once; absent for a public client (none) and a private_key_jwt app',
             },
           },
           Object.keys(APP_PROPERTIES),

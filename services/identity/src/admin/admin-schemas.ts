@@ -62,6 +62,25 @@ const logoutSettings = {
   backchannel_logout_uri: appUri('backchannel_logout_uri').allow(null),
 };
 
+/** A public JWK Set (checked further by clientJwksProblem): at most 20 keys. */
+const jwks = Joi.object({
+  keys: Joi.array()
+    .items(Joi.object({ kty: Joi.string().required() }).unknown(true))
+    .min(1)
+    .max(20)
+    .required(),
+}).allow(null);
+
+/**
+ * Key-based client authentication, signed and pushed requests, the id_token algorithm (issue 24). Each is
+ * its own setting, so a profile (FAPI 2.0) can be a set of them.
+ */
+const assuranceSettings = {
+  jwks,
+  jwks_uri: Joi.string().max(2000).allow(null),
+  require_pushed_authorization_requests: Joi.boolean().strict(),
+  id_token_signed_response_alg: Joi.string().valid('RS256', 'PS256', 'ES256'),
+};
 /** RFC 9449 §5.2 client metadata: DPoP required at /token (every access token sender-constrained). */
 const dpopBoundAccessTokens = Joi.boolean()
   .strict()
@@ -76,12 +95,15 @@ const minVerificationLevel = Joi.string()
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
-  token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'none').default('client_secret_basic'),
+  token_endpoint_auth_method: Joi.string()
+    .valid('client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none')
+    .default('client_secret_basic'),
   web_origins: webOrigins.default([]),
   dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
   min_verification_level: minVerificationLevel,
   ...logoutSettings,
-});
+  ...assuranceSettings,
+}).oxor('jwks', 'jwks_uri');
 
 /** PATCH /admin/apps/{id}: any of these; a field added to apps is one line here and one in app-store. */
 export const updateAppSchema = Joi.object({
@@ -91,6 +113,8 @@ export const updateAppSchema = Joi.object({
   dpop_bound_access_tokens: dpopBoundAccessTokens,
   min_verification_level: minVerificationLevel,
   ...logoutSettings,
+  token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'client_secret_post', 'private_key_jwt'),
+  ...assuranceSettings,
 }).min(1);
 
 const password = Joi.string().min(8).max(1024).messages({ 'string.min': 'password must be at least 8 characters' });

@@ -14,7 +14,8 @@ import {
 } from '@attest/common';
 import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
 import type { IdentityContext } from '../routes/context';
-import type { App, AppUpdate } from '../store/app-store';
+import { clientJwksProblem } from '../domain/client-keys';
+import type { App, AppUpdate, ClientJwks, TokenEndpointAuthMethod } from '../store/app-store';
 import type { VerificationLevel } from '../store/user-store';
 import { identitySchemas } from './admin-document';
 import { appListQuery, createAppSchema, updateAppSchema } from './admin-schemas';
@@ -25,10 +26,14 @@ export const appJson = (app: App) => ({
   app_id: app.id,
   name: app.name,
   redirect_uris: app.redirectUris,
-  token_endpoint_auth_method: app.public ? 'none' : 'client_secret_basic',
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod,
   web_origins: app.webOrigins,
   post_logout_redirect_uris: app.postLogoutRedirectUris,
   backchannel_logout_uri: app.backchannelLogoutUri,
+  jwks: app.jwks,
+  jwks_uri: app.jwksUri,
+  require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
+  id_token_signed_response_alg: app.idTokenSignedResponseAlg,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
   created_at: app.createdAt.toISOString(),
@@ -59,6 +64,26 @@ function checkBackchannelUri(ctx: AppAdminContext, uri: string | null | undefine
   if (problem) throw errors.invalidParameter('backchannel_logout_uri', problem);
 }
 
+const SECRET_METHODS: TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/**
+ * The app's keys: a JWK Set of public signature keys, or an https jwks_uri through the outbound guard
+ * (a host name is checked, and pinned, at each fetch). A private_key_jwt app must have one of them.
+ */
+function checkKeys(
+  ctx: AppAdminContext,
+  method: TokenEndpointAuthMethod,
+  keys: { jwks: ClientJwks | null | undefined; jwksUri: string | null | undefined },
+): void {
+  const problem =
+    (keys.jwks ? clientJwksProblem(keys.jwks, 'jwks') : null) ??
+    (keys.jwksUri ? outboundUrlProblem(keys.jwksUri, 'jwks_uri', ctx.config.outbound) : null);
+  if (problem) throw errors.invalidParameter(keys.jwks ? 'jwks' : 'jwks_uri', problem);
+  if (keys.jwks && keys.jwksUri) throw errors.invalidParameter('jwks', 'Give jwks or jwks_uri, not both.');
+  if (method === 'private_key_jwt' && !keys.jwks && !keys.jwksUri)
+    throw errors.invalidParameter('jwks', 'A private_key_jwt app needs its public keys: jwks or jwks_uri.');
+}
+
 const appParams = Joi.object({ id: Joi.string().description('The app_id (app_ and 32 hexadecimal digits)') });
 const appNotFound = adminNotFoundResponse('no app with this app_id (attribute app_id)');
 const tags = ['apps'];
@@ -83,7 +108,9 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
   router.post('/apps', async (req, res) => {
     const body = validate(createAppSchema, req.body);
     checkBackchannelUri(ctx, body.backchannel_logout_uri);
-    const secret = body.token_endpoint_auth_method === 'none' ? null : newClientSecret();
+    const method = body.token_endpoint_auth_method as TokenEndpointAuthMethod;
+    checkKeys(ctx, method, { jwks: body.jwks as ClientJwks | null | undefined, jwksUri: body.jwks_uri });
+    const secret = SECRET_METHODS.includes(method) ? newClientSecret() : null;
     const app = await ctx.apps.insert({
       id: newAppId(),
       name: body.name,
@@ -92,6 +119,11 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       webOrigins: body.web_origins,
       postLogoutRedirectUris: body.post_logout_redirect_uris,
       backchannelLogoutUri: body.backchannel_logout_uri,
+      tokenEndpointAuthMethod: method,
+      jwks: body.jwks as ClientJwks | null | undefined,
+      jwksUri: body.jwks_uri,
+      requirePushedAuthorizationRequests: body.require_pushed_authorization_requests,
+      idTokenSignedResponseAlg: body.id_token_signed_response_alg,
       dpopBoundAccessTokens: body.dpop_bound_access_tokens,
       minVerificationLevel: minLevel(body.min_verification_level),
     });
@@ -101,6 +133,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
       redirect_uris: app.redirectUris,
       post_logout_redirect_uris: app.postLogoutRedirectUris,
       backchannel_logout_uri: app.backchannelLogoutUri,
+      token_endpoint_auth_method: app.tokenEndpointAuthMethod,
+      jwks_uri: app.jwksUri,
+      require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
+      id_token_signed_response_alg: app.idTokenSignedResponseAlg,
       dpop_bound_access_tokens: app.dpopBoundAccessTokens,
       min_verification_level: app.minVerificationLevel,
     });
@@ -137,14 +173,18 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
 
   documentAdminRoute(router, 'PATCH', '/apps/:id', {
     summary: 'Change an app',
-    description: 'Any of the fields; a list replaces the old one, null clears backchannel_logout_uri.',
+    description:
+      'Any of the fields; a list replaces the old one, null clears backchannel_logout_uri, jwks or jwks_uri. ' +
+      'Changing token_endpoint_auth_method to private_key_jwt ends the client secret; changing it from ' +
+      'private_key_jwt to client_secret_basic or client_secret_post makes a new one, shown once in this answer.',
     tags,
     params: appParams,
     body: { contentType: 'application/json', schema: updateAppSchema },
     responses: {
-      200: jsonResponse('The app as changed', identitySchemas.app),
+      200: jsonResponse('The app as changed (with client_secret when a new one was made)', identitySchemas.newApp),
       400: adminValidationResponse('a field, or invalid_parameter body when none is given'),
       404: appNotFound,
+      409: errorResponse('public_client: a public client’s token_endpoint_auth_method cannot change'),
     },
   });
   router.patch('/apps/:id', async (req, res) => {
@@ -158,15 +198,45 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         ? {}
         : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
       ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
+      ...(body.jwks === undefined ? {} : { jwks: body.jwks as ClientJwks | null }),
+      ...(body.jwks_uri === undefined ? {} : { jwksUri: body.jwks_uri }),
+      ...(body.require_pushed_authorization_requests === undefined
+        ? {}
+        : { requirePushedAuthorizationRequests: body.require_pushed_authorization_requests }),
+      ...(body.id_token_signed_response_alg === undefined
+        ? {}
+        : { idTokenSignedResponseAlg: body.id_token_signed_response_alg }),
       ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
       ...(body.min_verification_level === undefined
         ? {}
         : { minVerificationLevel: minLevel(body.min_verification_level) }),
     };
+    let secret: string | null = null;
+    const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;
+    if (body.token_endpoint_auth_method !== undefined || keySettings) {
+      // not a hot path: the settings are checked against the app as it is
+      const current = await ctx.apps.find(req.params.id);
+      if (!current) throw noApp();
+      const method = (body.token_endpoint_auth_method ?? current.tokenEndpointAuthMethod) as TokenEndpointAuthMethod;
+      if (current.public && body.token_endpoint_auth_method !== undefined) throw publicClientHasNoSecret();
+      checkKeys(ctx, method, {
+        jwks: body.jwks === undefined ? current.jwks : (body.jwks as ClientJwks | null),
+        jwksUri: body.jwks_uri === undefined ? current.jwksUri : body.jwks_uri,
+      });
+      if (method !== current.tokenEndpointAuthMethod) {
+        changes.tokenEndpointAuthMethod = method;
+        if (method === 'private_key_jwt') changes.secretHash = null;
+        else if (current.secretHash === null) {
+          secret = newClientSecret();
+          changes.secretHash = hashClientSecret(ctx.config.secret, secret);
+        }
+      }
+    }
     const app = await ctx.apps.update(req.params.id, changes);
     if (!app) throw noApp();
-    await audit(req, res, 'app.updated', app.id, { changed: Object.keys(body), ...body });
-    res.json(appJson(app));
+    const { jwks: _jwks, ...detail } = body;
+    await audit(req, res, 'app.updated', app.id, { changed: Object.keys(body), ...detail });
+    res.json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
   documentAdminRoute(router, 'POST', '/apps/:id/rotate-secret', {
@@ -181,11 +251,20 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         properties: { app_id: { type: 'string' }, client_secret: { type: 'string' } },
       }),
       404: appNotFound,
-      409: errorResponse('public_client: the app is a public client, it has no secret'),
+      409: errorResponse(
+        'public_client: the app is a public client, it has no secret; private_key_jwt: the app authenticates with its keys',
+      ),
     },
   });
   router.post('/apps/:id/rotate-secret', async (req, res) => {
-    if ((await ctx.apps.find(req.params.id))?.public) throw publicClientHasNoSecret();
+    const current = await ctx.apps.find(req.params.id);
+    if (current?.public) throw publicClientHasNoSecret();
+    if (current?.tokenEndpointAuthMethod === 'private_key_jwt')
+      throw errors.conflict(
+        'private_key_jwt',
+        'This app authenticates with private_key_jwt (its keys): it has no secret. Change token_endpoint_auth_method to get one.',
+        'app_id',
+      );
     const secret = newClientSecret();
     if (!(await ctx.apps.setSecretHash(req.params.id, hashClientSecret(ctx.config.secret, secret)))) throw noApp();
     ctx.logger.info('app secret rotated', { app_id: req.params.id });

@@ -59,6 +59,8 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   prompt: str('none, login, consent').max(PARAMETER_MAX_LENGTH.prompt),
   max_age: str('Seconds since the last sign-in').pattern(/^\d{1,9}$/),
   login_hint: str(`At most ${PARAMETER_MAX_LENGTH.login_hint} characters`).max(PARAMETER_MAX_LENGTH.login_hint),
+  request_uri: str('From POST /par (urn:ietf:params:oauth:request_uri:…), with client_id: single use, 60 s'),
+  request: str('A request object (RFC 9101) signed with one of the app’s keys: only its parameters count'),
   dpop_jkt: str(
     'DPoP (RFC 9449 §10): the RFC 7638 SHA-256 thumbprint of the key whose proof must come with the code at /token',
   ).pattern(/^[A-Za-z0-9_-]{43}$/),
@@ -98,6 +100,8 @@ export interface AuthorizationRequest {
   prompt: Prompt[];
   maxAge?: number;
   loginHint?: string;
+  /** The app's id_token_signed_response_alg, when not RS256. */
+  idTokenAlg?: 'PS256' | 'ES256';
   /** RFC 9449 §10: the code is redeemed only with a DPoP proof by the key of this thumbprint. */
   dpopJkt?: string;
   /** acr_values, voluntary (the id_token's acr states the level the person has). */
@@ -182,9 +186,12 @@ export function parseAuthorizationRequest(
   params: Params,
   clientId: string,
   redirectUri: string,
-  client: { public: boolean; dpopBoundAccessTokens?: boolean; minVerificationLevel?: VerificationLevel | null } = {
-    public: false,
-  },
+  client: {
+    public: boolean;
+    idTokenSignedResponseAlg?: string;
+    dpopBoundAccessTokens?: boolean;
+    minVerificationLevel?: VerificationLevel | null;
+  } = { public: false },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
     if (params[p] !== undefined) throw redirectErrors.requestNotSupported(p);
@@ -270,6 +277,9 @@ export function parseAuthorizationRequest(
     prompt,
     maxAge,
     loginHint: params.login_hint,
+    ...(client.idTokenSignedResponseAlg === 'PS256' || client.idTokenSignedResponseAlg === 'ES256'
+      ? { idTokenAlg: client.idTokenSignedResponseAlg }
+      : {}),
     ...(params.dpop_jkt === undefined ? {} : { dpopJkt: params.dpop_jkt }),
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),

@@ -29,6 +29,8 @@ interface CodeRecord {
   sid?: string;
   /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
   jtis: string[];
+  /** The app's id_token algorithm, when not RS256. */
+  idTokenAlg?: 'PS256' | 'ES256';
   /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
   dpopJkt?: string;
 }
@@ -123,16 +125,26 @@ export class Grants {
         ...(userinfoClaims.length ? { userinfoClaims } : {}),
         sid: signIn.sid,
         jtis,
+        ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
         ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
       };
       await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
       out.code = code;
     }
     if (types.includes('id_token')) {
-      out.id_token = await this.idToken(user, sub, request.clientId, request.scopes, signIn, request.nonce, {
-        at_hash: out.access_token ? halfHash(out.access_token) : undefined,
-        c_hash: out.code ? halfHash(out.code) : undefined,
-      });
+      out.id_token = await this.idToken(
+        user,
+        sub,
+        request.clientId,
+        request.scopes,
+        signIn,
+        request.nonce,
+        {
+          at_hash: out.access_token ? halfHash(out.access_token) : undefined,
+          c_hash: out.code ? halfHash(out.code) : undefined,
+        },
+        request.idTokenAlg,
+      );
     }
     if (request.state !== undefined) out.state = request.state;
     return out;
@@ -200,9 +212,16 @@ export class Grants {
         jtis: [...record.jtis, claims.jti],
         expiresAt: new Date(claims.exp * 1000),
       }),
-      this.idToken(user, record.sub, record.clientId, record.scopes, signIn, record.nonce, {
-        at_hash: halfHash(token),
-      }),
+      this.idToken(
+        user,
+        record.sub,
+        record.clientId,
+        record.scopes,
+        signIn,
+        record.nonce,
+        { at_hash: halfHash(token) },
+        record.idTokenAlg,
+      ),
     ]);
     return {
       access_token: token,
@@ -249,19 +268,23 @@ export class Grants {
     signIn: SignInClaims,
     nonce: string | undefined,
     hashes: { at_hash?: string; c_hash?: string },
+    alg: 'RS256' | 'PS256' | 'ES256' = 'RS256',
   ): Promise<string> {
     const claims = userClaims(this.options.issuer, this.options.emailDomain, sub, user, scopes);
-    return this.tokens.idToken({
-      ...claims,
-      sub,
-      aud: clientId,
-      auth_time: signIn.authTime,
-      acr: signIn.acr,
-      ...(signIn.amr ? { amr: signIn.amr } : {}),
-      ...(signIn.sid ? { sid: signIn.sid } : {}),
-      ...(nonce === undefined ? {} : { nonce }),
-      ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
-      ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),
-    });
+    return this.tokens.idToken(
+      {
+        ...claims,
+        sub,
+        aud: clientId,
+        auth_time: signIn.authTime,
+        acr: signIn.acr,
+        ...(signIn.amr ? { amr: signIn.amr } : {}),
+        ...(signIn.sid ? { sid: signIn.sid } : {}),
+        ...(nonce === undefined ? {} : { nonce }),
+        ...(hashes.at_hash ? { at_hash: hashes.at_hash } : {}),
+        ...(hashes.c_hash ? { c_hash: hashes.c_hash } : {}),
+      },
+      alg,
+    );
   }
 }

@@ -1,21 +1,26 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { LocalCache, MemoryBus, type InvalidationBus, type Logger, type Queryable } from '@attest/common';
-import type { KeyStore, StoredKey } from '../store/key-store';
+import type { KeyAlg, KeyStore, StoredKey } from '../store/key-store';
 import { prepareJson, type PreparedJson } from './prepared-json';
 import { decrypt, encrypt } from './crypto';
 import { newKid } from './ids';
 
+/** An RSA key (n, e) for RS256 or PS256, or a P-256 key (crv, x, y) for ES256. */
 export interface PublicJwk {
   kty: string;
-  n: string;
-  e: string;
+  n?: string;
+  e?: string;
+  crv?: string;
+  x?: string;
+  y?: string;
   kid: string;
-  alg: 'RS256';
+  alg: KeyAlg;
   use: 'sig';
 }
 
 export interface SigningKey {
   kid: string;
+  alg: KeyAlg;
   privateKey: KeyObject;
 }
 
@@ -43,9 +48,10 @@ export interface SigningKeysOptions {
 }
 
 /**
- * RSA-2048 signing keys kept in Postgres, private parts encrypted at rest. Rotation happens under an
- * advisory lock so many replicas agree on one active key; retired keys stay in the JWKS until every
- * token they signed has expired.
+ * Signing keys kept in Postgres, private parts encrypted at rest: a set per algorithm (RS256, the
+ * default and every access token's; PS256 and ES256, made when an app's id_tokens first need them),
+ * a key never used with two. Rotation happens under an advisory lock so many replicas agree on one
+ * active key per algorithm; retired keys stay in the JWKS until every token they signed has expired.
  */
 export class SigningKeys {
   private readonly active: LocalCache<ActiveKey>;
@@ -60,16 +66,17 @@ export class SigningKeys {
     bus: InvalidationBus = new MemoryBus(),
   ) {
     const ttlMs = options.refreshMs ?? 60000;
-    this.active = new LocalCache(bus, { name: 'signing-key', ttlMs, max: 1 });
+    this.active = new LocalCache(bus, { name: 'signing-key', ttlMs, max: 3 });
     this.published = new LocalCache(bus, { name: 'published-keys', ttlMs, max: 1 });
   }
 
-  /** The key to sign with now; rotates when the active key is older than the rotation period. */
-  async signingKey(): Promise<SigningKey> {
-    const cached = await this.active.get('active', () => this.loadActive());
+  /** The key to sign with now; rotates when the active key of the algorithm is older than the rotation period. */
+  async signingKey(alg: KeyAlg = 'RS256'): Promise<SigningKey> {
+    const name = alg === 'RS256' ? 'active' : `active-${alg}`;
+    const cached = await this.active.get(name, () => this.loadActive(alg));
     if (cached && Date.now() < cached.rotateAt) return cached.key;
-    const fresh = await this.loadActive();
-    this.active.set('active', fresh);
+    const fresh = await this.loadActive(alg);
+    this.active.set(name, fresh);
     return fresh.key;
   }
 
@@ -84,8 +91,13 @@ export class SigningKeys {
   ): Promise<{ kid: string; retired: string | null; revoked: string[] }> {
     const result = await this.store.withRotationLock(async (tx) => {
       const current = await this.store.active(tx);
-      const kid = await this.replace(tx, current);
-      const revoked = options.revokePrevious ? await this.store.revokeAllBut(tx, kid) : [];
+      const kid = await this.replace(tx, current, 'RS256');
+      // every other algorithm in use rotates with it
+      const others: string[] = [];
+      for (const alg of await this.store.activeAlgs(tx)) {
+        if (alg !== 'RS256') others.push(await this.replace(tx, await this.store.active(tx, alg), alg));
+      }
+      const revoked = options.revokePrevious ? await this.store.revokeAllBut(tx, [kid, ...others]) : [];
       return { kid, retired: current?.kid ?? null, revoked };
     });
     await this.keysChanged();
@@ -141,26 +153,26 @@ export class SigningKeys {
     return (await this.published.get('published', () => this.loadRing()))!;
   }
 
-  private async loadActive(): Promise<ActiveKey> {
+  private async loadActive(alg: KeyAlg): Promise<ActiveKey> {
     const now = Date.now();
     let rotated = false;
     const stored = await this.store.withRotationLock(async (tx) => {
-      const current = await this.store.active(tx);
+      const current = await this.store.active(tx, alg);
       if (current && current.ageMs < this.options.rotationMs) return current;
-      await this.replace(tx, current);
+      await this.replace(tx, current, alg);
       rotated = true;
-      return (await this.store.active(tx))!;
+      return (await this.store.active(tx, alg))!;
     });
     if (rotated) await this.keysChanged();
     const privateKey = createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc));
-    const key = { kid: stored.kid, privateKey };
+    const key = { kid: stored.kid, alg, privateKey };
     return { key, rotateAt: now + (this.options.rotationMs - stored.ageMs) };
   }
 
   /** Inserts a new key and retires the current one, inside the rotation lock; returns the new kid. */
-  private async replace(tx: Queryable, current: StoredKey | null): Promise<string> {
-    const fresh = await this.generate();
-    await this.store.insert(tx, fresh);
+  private async replace(tx: Queryable, current: StoredKey | null, alg: KeyAlg): Promise<string> {
+    const fresh = alg === 'RS256' ? await this.generate() : this.generateFor(alg);
+    await this.store.insert(tx, { ...fresh, alg });
     if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
     this.logger.info('signing key rotated', { kid: fresh.kid, retired: current?.kid ?? null });
     return fresh.kid;
@@ -191,8 +203,27 @@ export class SigningKeys {
   }
 
   private toPublicJwk(key: StoredKey): PublicJwk {
-    const { kty, n, e } = key.publicJwk;
-    return { kty, n, e, kid: key.kid, alg: 'RS256', use: 'sig' };
+    const { kty, n, e, crv, x, y } = key.publicJwk;
+    const alg = key.alg ?? 'RS256';
+    return kty === 'EC'
+      ? { kty, crv, x, y, kid: key.kid, alg, use: 'sig' }
+      : { kty, n, e, kid: key.kid, alg, use: 'sig' };
+  }
+
+  /** A PS256 (RSA-2048) or ES256 (P-256) key, with node's own crypto. */
+  private generateFor(alg: Exclude<KeyAlg, 'RS256'>): {
+    kid: string;
+    publicJwk: Record<string, string>;
+    privateKeyEnc: string;
+  } {
+    const kid = newKid();
+    const { publicKey, privateKey } =
+      alg === 'ES256'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const publicJwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
+    const privatePem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    return { kid, publicJwk, privateKeyEnc: encrypt(this.options.keyEncryptionKey, privatePem) };
   }
 
   private async generate(): Promise<{ kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }> {

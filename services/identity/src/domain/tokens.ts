@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { newOpaqueId } from './ids';
+import type { KeyAlg } from '../store/key-store';
 import type { SigningKeys } from './signing-keys';
 import { VerifiedTokens } from './verified-tokens';
 
@@ -103,14 +104,18 @@ export class TokenService {
     return { token, claims };
   }
 
-  async idToken(claims: Record<string, unknown> & { sub: string; aud: string }): Promise<string> {
+  /** An id_token, signed with the app's id_token_signed_response_alg (RS256 unless it asked for PS256 or ES256). */
+  async idToken(
+    claims: Record<string, unknown> & { sub: string; aud: string },
+    alg: KeyAlg = 'RS256',
+  ): Promise<string> {
     const iat = this.nowSeconds();
     const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
-    const key = await this.keys.signingKey();
+    const key = await this.keys.signingKey(alg);
     return jwt.sign(payload, key.privateKey, {
-      algorithm: 'RS256',
+      algorithm: alg,
       keyid: key.kid,
-      header: { alg: 'RS256', typ: 'JWT' },
+      header: { alg, typ: 'JWT' },
     });
   }
 
@@ -151,7 +156,7 @@ export class TokenService {
     const key = await this.keys.verificationKey(decoded.header.kid);
     if (!key) return null;
     try {
-      jwt.verify(token, key, { algorithms: ['RS256'], issuer: this.issuer, ignoreExpiration: true });
+      jwt.verify(token, key, { algorithms: ['RS256', 'PS256', 'ES256'], issuer: this.issuer, ignoreExpiration: true });
     } catch {
       return null;
     }

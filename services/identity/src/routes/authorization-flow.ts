@@ -17,13 +17,18 @@ import { csrfToken, csrfValid } from './csrf';
 import { firstFailure } from './form-check';
 import { CONSENT_FORM } from './form-schemas';
 
-/** Sends the authorization response (or error) to the app in the request's response mode. */
+/**
+ * Sends the authorization response (or error) to the app in the request's response mode, with our issuer
+ * identifier as `iss` (RFC 9207) in every one, so an app talking to several providers knows which answered.
+ */
 export function respondToApp(
   res: Response,
   target: { redirectUri: string; responseMode: ResponseMode },
-  values: Record<string, string>,
+  answer: Record<string, string>,
+  issuer: string,
   status = 302,
 ): void {
+  const values = { ...answer, iss: issuer };
   if (target.responseMode === 'form_post') return formPostPage(res, target.redirectUri, values);
   const url = new URL(target.redirectUri);
   if (target.responseMode === 'query') {
@@ -34,10 +39,16 @@ export function respondToApp(
   res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(status, url.toString());
 }
 
-export function respondWithError(res: Response, target: ErrorTarget, error: RedirectError, status = 302): void {
+export function respondWithError(
+  res: Response,
+  target: ErrorTarget,
+  error: RedirectError,
+  issuer: string,
+  status = 302,
+): void {
   const values: Record<string, string> = { error: error.error, error_description: error.description };
   if (target.state !== undefined) values.state = target.state;
-  respondToApp(res, target, values, status);
+  respondToApp(res, target, values, issuer, status);
 }
 
 export function expiredInteraction(res: Response): void {
@@ -109,7 +120,7 @@ async function refusedForLevel(
   const values: Record<string, string> = { error: unmet.error.error, error_description: unmet.error.description };
   if (request.state !== undefined) values.state = request.state;
   if (request.prompt.includes('none')) {
-    respondToApp(res, request, values, status);
+    respondToApp(res, request, values, ctx.config.issuer, status);
     return true;
   }
   const app = await ctx.apps.find(request.clientId);
@@ -119,7 +130,8 @@ async function refusedForLevel(
     has: user.verificationLevel,
     redirectUri: request.redirectUri,
     responseMode: request.responseMode,
-    values,
+    // RFC 9207: the link is an authorization response too
+    values: { ...values, iss: ctx.config.issuer },
   });
   return true;
 }
@@ -154,9 +166,10 @@ export async function begin(
   const granted = session ? await ctx.consents.find(session.userId, request.clientId) : [];
   const step = nextStep(request, {}, session, granted);
   if (await refusedForLevel(ctx, res, request, step, session, 302)) return;
-  if (step === 'finish') return respondToApp(res, request, await authorizeInSession(ctx, request, session!), 302);
+  if (step === 'finish')
+    return respondToApp(res, request, await authorizeInSession(ctx, request, session!), ctx.config.issuer, 302);
   if (step === 'login_required' || step === 'consent_required') {
-    return respondWithError(res, request, stepErrors[step](), 302);
+    return respondWithError(res, request, stepErrors[step](), ctx.config.issuer, 302);
   }
   const refused = await ctx.interactionLimit.take(addressOf());
   if (refused) throw refused;
@@ -204,7 +217,7 @@ export async function proceed(
     return void res.redirect(status, `/signin?interaction=${interactionId}`);
   }
   const values = await authorizeInSession(ctx, request, session!);
-  respondToApp(res, request, values, status);
+  respondToApp(res, request, values, ctx.config.issuer, status);
 }
 
 /**
@@ -233,6 +246,7 @@ export async function finishWithError(
     res,
     { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state },
     error,
+    ctx.config.issuer,
     status,
   );
 }

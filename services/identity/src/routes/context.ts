@@ -5,6 +5,8 @@ import type { Grants } from '../domain/grants';
 import type { NewPasskey, PasskeyFailure, Passkeys, Ceremony } from '../domain/passkeys';
 import type { Revocations } from '../domain/revocations';
 import type { BackChannelLogout } from '../domain/backchannel-logout';
+import type { ClientKeys } from '../domain/client-keys';
+import type { PushedRequests } from '../domain/pushed-requests';
 import type { InteractionStore, Sessions } from '../domain/sessions';
 import type { SigningKeys } from '../domain/signing-keys';
 import type { TokenService } from '../domain/tokens';
@@ -22,6 +24,10 @@ export interface IdentityContext {
   consents: ConsentDirectory;
   subjects: SubjectDirectory;
   keys: SigningKeys;
+  /** Apps' public keys (jwks or jwks_uri): private_key_jwt and signed request objects. */
+  clientKeys: ClientKeys;
+  /** Pushed authorization requests (RFC 9126), single-use, in the cache. */
+  pushedRequests: PushedRequests;
   tokens: TokenService;
   revocations: Revocations;
   grants: Grants;

@@ -3,6 +3,7 @@ import { endpoint } from '@attest/common';
 import { DPOP_ALGORITHMS } from '../domain/dpop';
 import { ACR_VALUES_SUPPORTED } from '../domain/assurance';
 import { RESPONSE_MODES, RESPONSE_TYPES } from '../domain/authorization-request';
+import { CLIENT_SIGNING_ALGS } from '../domain/client-keys';
 import { SUPPORTED_SCOPES } from '../domain/scopes';
 import type { IdentityContext } from './context';
 import { prepareJson } from '../domain/prepared-json';
@@ -23,14 +24,27 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
     response_types_supported: [...RESPONSE_TYPES],
     grant_types_supported: ['authorization_code', 'implicit'],
     subject_types_supported: ['pairwise'],
-    id_token_signing_alg_values_supported: ['RSA', 'RS256'],
+    id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],
     code_challenge_methods_supported: ['S256'],
     dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     introspection_endpoint: `${base}/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     revocation_endpoint: `${base}/revoke`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
+    // RFC 9126: per app (require_pushed_authorization_requests), never for every app
+    pushed_authorization_request_endpoint: `${base}/par`,
+    require_pushed_authorization_requests: false,
+    // RFC 9101: signed request objects, by value or pushed; a request_uri is only ever one of /par's
+    request_parameter_supported: true,
+    request_uri_parameter_supported: false,
+    request_object_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
+    // RFC 9207
+    authorization_response_iss_parameter_supported: true,
     end_session_endpoint: `${base}/logout`,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,

@@ -63,10 +63,25 @@ function decodeFormComponent(value: string): string {
   }
 }
 
-/** The client id a request claims (Basic header, else client_id in the form), when it has an app id's shape. */
+/** The `sub` of a client assertion, unverified: the app it claims to be (private_key_jwt). */
+function assertionSubject(assertion: unknown): unknown {
+  if (typeof assertion !== 'string') return undefined;
+  try {
+    return (JSON.parse(Buffer.from(assertion.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown })
+      .sub;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The client id a request claims (Basic header, else client_id in the form, else a client assertion's
+ * sub), when it has an app id's shape.
+ */
 export function claimedClientId(req: Request): string | undefined {
   const header = req.get('authorization');
-  let id: unknown = (req.body as Record<string, unknown> | undefined)?.client_id;
+  const body = req.body as Record<string, unknown> | undefined;
+  let id: unknown = body?.client_id ?? assertionSubject(body?.client_assertion);
   if (header && /^Basic\s/i.test(header)) {
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     id = decodeFormComponent(decoded.slice(0, Math.max(decoded.indexOf(':'), 0)));

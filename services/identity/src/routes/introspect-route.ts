@@ -9,6 +9,7 @@ import {
   authenticateApp,
   authenticatedApp,
   field,
+  hasClientAssertion,
   missingAppCredentials,
   noStore,
   parseForm,
@@ -27,8 +28,9 @@ export const invalidToken = (scheme?: string) =>
     scheme ? { headers: { 'WWW-Authenticate': scheme } } : {},
   );
 
+/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
-  next(req.get('authorization') ? undefined : missingAppCredentials());
+  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
 
 /**
  * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →

@@ -8,6 +8,7 @@ import {
   authenticateApp,
   authenticatedApp,
   field,
+  hasClientAssertion,
   missingAppCredentials,
   noStore,
   parseForm,
@@ -17,8 +18,9 @@ import { identityDocs } from './openapi-document';
 
 export { REVOKE_FORM };
 
+/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
 const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
-  next(req.get('authorization') ? undefined : missingAppCredentials());
+  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
 
 /**
  * POST /revoke: OAuth 2.0 Token Revocation (RFC 7009), with app authentication exactly as at /introspect.

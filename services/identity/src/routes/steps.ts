@@ -3,6 +3,8 @@ import { Passport } from 'passport';
 import { BasicStrategy } from 'passport-http';
 import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret } from '../domain/ids';
+import { clientJwtProblem, decodeClientJwt } from '../domain/client-jwt';
+import { sha256 } from '../domain/crypto';
 import type { App } from '../store/app-store';
 import type { IdentityContext } from './context';
 import { repeatedField } from './form-check';
@@ -54,6 +56,58 @@ export async function verifyClient(
   };
   const failure = checkCredential(ctx.limits.credentials, res, valid, invalidAppCredentials);
   return failure ? await failure : app!;
+}
+
+/** RFC 7523 §2.2: the client_assertion_type of private_key_jwt. */
+export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+/** The longest life accepted for a client assertion (its jti is remembered that long). */
+export const CLIENT_ASSERTION_MAX_SECONDS = 300;
+
+/**
+ * private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): a JWT the app signed with one of its keys
+ * (`jwks` or `jwks_uri`), iss = sub = its client_id, aud = our issuer, short-lived, with a jti used once
+ * (remembered in the shared cache until it expires, so no replica accepts it again). The key is found
+ * first (it may be fetched); the signature and claims are then checked under the credential failure
+ * limits, in one tick with their check and count, like a client secret.
+ */
+export async function verifyClientAssertion(
+  ctx: IdentityContext,
+  assertion: string,
+  formClientId: string | undefined,
+  res: Response,
+): Promise<App | AppError> {
+  const decoded = decodeClientJwt(assertion);
+  const clientId = decoded?.payload.sub;
+  const app =
+    typeof clientId === 'string' && APP_ID.test(clientId) && (formClientId === undefined || formClientId === clientId)
+      ? await ctx.apps.find(clientId)
+      : null;
+  const usable = app !== null && app.tokenEndpointAuthMethod === 'private_key_jwt' && !app.disabledAt;
+  const key = usable && decoded ? await ctx.clientKeys.key(app, decoded.kid, decoded.alg) : null;
+  const nowSeconds = Math.floor(ctx.tokens.now() / 1000);
+  let problem: string | null = null;
+  const valid = () => {
+    if (!decoded) problem = 'client_assertion must be a JWT signed with RS256, PS256 or ES256.';
+    else if (!usable) problem = 'the client_assertion names no app that authenticates with private_key_jwt.';
+    else
+      problem = clientJwtProblem(decoded, key, {
+        issuer: app.id,
+        audience: ctx.config.issuer,
+        nowSeconds,
+        maxLifetimeSeconds: CLIENT_ASSERTION_MAX_SECONDS,
+        requireJti: true,
+      });
+    return problem === null;
+  };
+  const failure = checkCredential(ctx.limits.credentials, res, valid, () =>
+    errors.unauthenticated(`Invalid client_assertion: ${problem ?? 'refused.'}`, BASIC_CHALLENGE),
+  );
+  if (failure) return await failure;
+  const { jti, exp } = decoded!.payload as { jti: string; exp: number };
+  const ttlMs = (Math.max(exp - nowSeconds, 0) + 60) * 1000;
+  if (!(await ctx.cache.setIfAbsent(`client-assertion:${sha256(`${app!.id}:${jti}`)}`, '1', ttlMs)))
+    return errors.unauthenticated('Invalid client_assertion: this jti was used before.', BASIC_CHALLENGE);
+  return app!;
 }
 
 /** A public client (token_endpoint_auth_method none) identifies itself by client_id alone. */
@@ -113,8 +167,13 @@ function passportStep(
   };
 }
 
+/** Whether the request authenticates its app with a client assertion (private_key_jwt) rather than a header. */
+export const hasClientAssertion = (req: Request): boolean =>
+  (req.body as Record<string, unknown> | undefined)?.client_assertion !== undefined;
+
 /**
- * App authentication: client_secret_basic (passport-http) or client_secret_post; with `allowPublic`, a
+ * App authentication: private_key_jwt (a client_assertion in the form, wherever apps authenticate),
+ * client_secret_basic (passport-http) or client_secret_post; with `allowPublic`, a
  * public client's client_id alone (`none`: its proof is the PKCE verifier the exchange requires).
  * `allowPost` is false where SPEC asks for the Basic header only. A client_id given twice in the form is
  * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
@@ -131,6 +190,21 @@ export function authenticateApp(
     res.locals.app = app;
     next();
   });
+  const assertion = async (req: Request, res: Response, next: NextFunction) => {
+    const clientAssertion = field(req, 'client_assertion');
+    if (field(req, 'client_assertion_type') !== JWT_BEARER_ASSERTION || !clientAssertion)
+      return next(
+        errors.unauthenticated(
+          `client_assertion_type must be ${JWT_BEARER_ASSERTION}, with a client_assertion.`,
+          BASIC_CHALLENGE,
+        ),
+      );
+    if (field(req, 'client_secret')) return next(invalidAppCredentials());
+    const app = await verifyClientAssertion(ctx, clientAssertion, field(req, 'client_id'), res);
+    if (app instanceof AppError) return next(app);
+    res.locals.app = app;
+    next();
+  };
   const post = async (req: Request, res: Response, next: NextFunction) => {
     const clientId = field(req, 'client_id');
     const secret = field(req, 'client_secret');
@@ -149,6 +223,11 @@ export function authenticateApp(
   return (req: Request, res: Response, next: NextFunction) => {
     field(req, 'client_id');
     const header = req.get('authorization');
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body?.client_assertion !== undefined || body?.client_assertion_type !== undefined) {
+      // one method per request (RFC 6749 §2.3): an assertion beside a Basic header is refused
+      return header ? next(invalidAppCredentials()) : assertion(req, res, next);
+    }
     if (!header) return post(req, res, next);
     if (!/^Basic\s/i.test(header)) return next(invalidAppCredentials());
     basic(req, res, next);

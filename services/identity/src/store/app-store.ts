@@ -1,6 +1,25 @@
 import type { Queryable } from '@attest/common';
 import type { VerificationLevel } from './user-store';
 
+/** How an app authenticates at /token, /par, /introspect and /revoke (OAuth client metadata names). */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+export const TOKEN_ENDPOINT_AUTH_METHODS: TokenEndpointAuthMethod[] = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'none',
+];
+
+/** The algorithms an id_token may be signed with, and an app's keys may sign with (FAPI 2.0 asks for PS256 or ES256). */
+export type SigningAlg = 'RS256' | 'PS256' | 'ES256';
+export const SIGNING_ALGS: SigningAlg[] = ['RS256', 'PS256', 'ES256'];
+
+/** A public JWK as an app registers it (RFC 7517); only the members a verification needs are read. */
+export type ClientJwk = Record<string, unknown> & { kty: string; kid?: string; alg?: string; use?: string };
+export interface ClientJwks {
+  keys: ClientJwk[];
+}
+
 export interface App {
   id: string;
   name: string;
@@ -8,6 +27,16 @@ export interface App {
   secretHash: string | null;
   /** true: no secret, PKCE S256 required, code flow only (RFC 8252, OAuth for browser-based apps). */
   public: boolean;
+  /** none for a public client; a client_secret_* app proves itself with its secret either way (Basic or form). */
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** The app's public keys, inline (private_key_jwt assertions, signed request objects). */
+  jwks: ClientJwks | null;
+  /** Where the app publishes its public keys (fetched through the outbound guard, cached). */
+  jwksUri: string | null;
+  /** Every authorization request must come through /par (RFC 9126 §6). */
+  requirePushedAuthorizationRequests: boolean;
+  /** The algorithm of the app's id_tokens. */
+  idTokenSignedResponseAlg: SigningAlg;
   redirectUris: string[];
   /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
   postLogoutRedirectUris: string[];
@@ -37,6 +66,12 @@ export type AppUpdate = Partial<
     | 'postLogoutRedirectUris'
     | 'backchannelLogoutUri'
     | 'webOrigins'
+    | 'tokenEndpointAuthMethod'
+    | 'secretHash'
+    | 'jwks'
+    | 'jwksUri'
+    | 'requirePushedAuthorizationRequests'
+    | 'idTokenSignedResponseAlg'
     | 'dpopBoundAccessTokens'
     | 'minVerificationLevel'
   >
@@ -49,6 +84,12 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   postLogoutRedirectUris: 'post_logout_redirect_uris',
   backchannelLogoutUri: 'backchannel_logout_uri',
   webOrigins: 'web_origins',
+  tokenEndpointAuthMethod: 'token_endpoint_auth_method',
+  secretHash: 'secret_hash',
+  jwks: 'jwks',
+  jwksUri: 'jwks_uri',
+  requirePushedAuthorizationRequests: 'require_pushed_authorization_requests',
+  idTokenSignedResponseAlg: 'id_token_signed_response_alg',
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
 };
@@ -57,7 +98,11 @@ interface AppRow {
   id: string;
   name: string;
   secret_hash: string | null;
-  token_endpoint_auth_method: 'client_secret_basic' | 'none';
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  jwks: ClientJwks | null;
+  jwks_uri: string | null;
+  require_pushed_authorization_requests: boolean;
+  id_token_signed_response_alg: SigningAlg;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
@@ -73,6 +118,11 @@ const toApp = (r: AppRow): App => ({
   name: r.name,
   secretHash: r.secret_hash,
   public: r.token_endpoint_auth_method === 'none',
+  tokenEndpointAuthMethod: r.token_endpoint_auth_method,
+  jwks: r.jwks,
+  jwksUri: r.jwks_uri,
+  requirePushedAuthorizationRequests: r.require_pushed_authorization_requests,
+  idTokenSignedResponseAlg: r.id_token_signed_response_alg,
   redirectUris: r.redirect_uris,
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
@@ -83,13 +133,18 @@ const toApp = (r: AppRow): App => ({
   disabledAt: r.disabled_at,
 });
 
-/** A new app: secretHash null makes a public client. */
+/** A new app: secretHash null makes a public client, unless it authenticates with private_key_jwt. */
 export interface NewApp {
   id: string;
   name: string;
   secretHash: string | null;
   redirectUris: string[];
   webOrigins?: string[];
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
+  jwks?: ClientJwks | null;
+  jwksUri?: string | null;
+  requirePushedAuthorizationRequests?: boolean;
+  idTokenSignedResponseAlg?: SigningAlg;
   dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
 }
@@ -98,17 +153,23 @@ export function appStore(db: Queryable) {
   return {
     async insert(app: NewApp & AppLogoutSettings): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri, dpop_bound_access_tokens, min_verification_level)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+        `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
+                           jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
+                           dpop_bound_access_tokens, min_verification_level)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
         [
           app.id,
           app.name,
           app.secretHash,
-          app.secretHash === null ? 'none' : 'client_secret_basic',
+          app.tokenEndpointAuthMethod ?? (app.secretHash === null ? 'none' : 'client_secret_basic'),
           app.redirectUris,
           app.webOrigins ?? [],
           app.postLogoutRedirectUris ?? [],
           app.backchannelLogoutUri ?? null,
+          app.jwks ?? null,
+          app.jwksUri ?? null,
+          app.requirePushedAuthorizationRequests ?? false,
+          app.idTokenSignedResponseAlg ?? 'RS256',
           app.dpopBoundAccessTokens ?? false,
           app.minVerificationLevel ?? null,
         ],
@@ -160,7 +221,7 @@ export function appStore(db: Queryable) {
     },
     async setSecretHash(id: string, secretHash: string): Promise<boolean> {
       const sql =
-        "UPDATE apps SET secret_hash = $2 WHERE id = $1 AND token_endpoint_auth_method <> 'none' RETURNING id";
+        "UPDATE apps SET secret_hash = $2 WHERE id = $1 AND token_endpoint_auth_method IN ('client_secret_basic', 'client_secret_post') RETURNING id";
       return (await db.query(sql, [id, secretHash])).length === 1;
     },
     async setDisabled(id: string, disabled: boolean): Promise<App | null> {

@@ -1,7 +1,11 @@
 import type { Db, Queryable } from '@attest/common';
 
+/** The algorithm a key signs with: each has its own set of keys, rotated alike. */
+export type KeyAlg = 'RS256' | 'PS256' | 'ES256';
+
 export interface StoredKey {
   kid: string;
+  alg: KeyAlg;
   publicJwk: Record<string, string>;
   privateKeyEnc: string;
   createdAt: Date;
@@ -13,6 +17,7 @@ export interface StoredKey {
 
 interface KeyRow {
   kid: string;
+  alg: KeyAlg;
   public_jwk: Record<string, string>;
   private_key_enc: string;
   created_at: Date;
@@ -23,6 +28,7 @@ interface KeyRow {
 
 const toKey = (r: KeyRow): StoredKey => ({
   kid: r.kid,
+  alg: r.alg,
   publicJwk: r.public_jwk,
   privateKeyEnc: r.private_key_enc,
   createdAt: r.created_at,
@@ -64,28 +70,38 @@ export function keyStore(db: Db) {
         return fn(tx);
       });
     },
-    async active(tx: Queryable): Promise<StoredKey | null> {
+    /** The active key of an algorithm (RS256 unless asked). */
+    async active(tx: Queryable, alg: KeyAlg = 'RS256'): Promise<StoredKey | null> {
       const [row] = await tx.query<KeyRow>(
-        `SELECT ${COLUMNS} FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+        `SELECT ${COLUMNS} FROM signing_keys WHERE retired_at IS NULL AND alg = $1 ORDER BY created_at DESC LIMIT 1`,
+        [alg],
       );
       return row ? toKey(row) : null;
     },
+    /** The algorithms that have an active key (RS256 always, once started). */
+    async activeAlgs(tx: Queryable): Promise<KeyAlg[]> {
+      const rows = await tx.query<{ alg: KeyAlg }>(
+        'SELECT DISTINCT alg FROM signing_keys WHERE retired_at IS NULL ORDER BY alg',
+      );
+      return rows.map((r) => r.alg);
+    },
     async insert(
       tx: Queryable,
-      key: { kid: string; publicJwk: Record<string, string>; privateKeyEnc: string },
+      key: { kid: string; alg?: KeyAlg; publicJwk: Record<string, string>; privateKeyEnc: string },
     ): Promise<void> {
-      await tx.query('INSERT INTO signing_keys (kid, public_jwk, private_key_enc) VALUES ($1, $2, $3)', [
+      await tx.query('INSERT INTO signing_keys (kid, alg, public_jwk, private_key_enc) VALUES ($1, $2, $3, $4)', [
         key.kid,
+        key.alg ?? 'RS256',
         key.publicJwk,
         key.privateKeyEnc,
       ]);
     },
-    /** Takes every published key but `keep` out of the JWKS now (an emergency rotation); returns their kids. */
-    async revokeAllBut(tx: Queryable, keep: string): Promise<string[]> {
+    /** Takes every published key but those in `keep` out of the JWKS now (an emergency rotation); returns their kids. */
+    async revokeAllBut(tx: Queryable, keep: string | string[]): Promise<string[]> {
       const rows = await tx.query<{ kid: string }>(
         `UPDATE signing_keys SET retired_at = coalesce(retired_at, now()), unpublish_at = now()
-         WHERE kid <> $1 AND (unpublish_at IS NULL OR unpublish_at > now()) RETURNING kid`,
-        [keep],
+         WHERE kid <> ALL ($1::text[]) AND (unpublish_at IS NULL OR unpublish_at > now()) RETURNING kid`,
+        [Array.isArray(keep) ? keep : [keep]],
       );
       return rows.map((r) => r.kid).sort();
     },
