@@ -1,4 +1,5 @@
-import { AuditLog, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { AuditLog, MemoryCache, createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+
 import { identityAdminRoutes } from './admin/admin-routes';
 import { identityAdminApi } from './admin/admin-document';
 import type { IdentityConfig } from './config';
@@ -42,6 +43,9 @@ import { revocationStore } from './store/revocation-store';
 import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
+
+/** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
+const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
 
 export interface ContextOptions {
   /** The clock of session lifetimes and logout delivery retries (tests move it on). */
@@ -133,7 +137,9 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     pushedRequests: new PushedRequests(cache, now),
     tokens,
     revocations,
-    dpop: new DpopProofs(cache, {
+    // embedded: the proofs' jti records live in a store of their own, so a flood of DPoP requests can fill
+    // only it (DPoP then answers 503) and never the cache that holds everyone's codes and sign-ins
+    dpop: new DpopProofs(cache.mode === 'memory' ? new MemoryCache('', DPOP_REPLAY_LIMITS) : cache, {
       secret: config.secret,
       proofWindowSeconds: config.DPOP_PROOF_MAX_AGE_SECONDS,
       nonceRequired: config.DPOP_NONCE_REQUIRED,

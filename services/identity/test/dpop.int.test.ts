@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { createBus, RedisCache } from '@attest/common';
+import { createBus, MemoryCache, RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
 import {
   ADMIN_TOKEN,
@@ -273,6 +273,14 @@ describe('DPoP (RFC 9449)', () => {
       expect(res.body).toMatchObject({ code: error });
       expect(res.headers['www-authenticate']).toMatch(new RegExp(`^DPoP error="${error}", error_description="[^"]+"`));
       expect(res.headers['www-authenticate']).toContain(ALGS);
+    });
+
+    it('embedded: the proofs it remembers are kept apart from the shared cache (a flood of proofs fills only theirs)', async () => {
+      const shared = h.storage.cache;
+      if (!(shared instanceof MemoryCache)) return; // with Redis the replay records are shared by the replicas
+      const before = shared.size;
+      for (let i = 0; i < 5; i++) expect((await userinfo(bound, await userinfoProof(key, bound))).status).toBe(200);
+      expect(shared.size).toBe(before);
     });
 
     it('refuses a replayed proof', async () => {

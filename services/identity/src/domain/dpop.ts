@@ -267,11 +267,12 @@ export class DpopProofs {
       throw new DpopError('use_dpop_nonce', 'A DPoP proof must carry the nonce given in DPoP-Nonce.');
     }
 
-    // once per key and jti, for as long as the proof could pass the iat check
+    // once per key and jti, for as long as the proof could pass the iat check: until iat + window (and a
+    // little slack), so a flood of fresh proofs holds about window seconds of entries, not twice that
     const fresh = await this.cache.setIfAbsent(
       `dpop:jti:${createHash('sha256').update(`${jkt}.${claims.jti}`).digest('base64url')}`,
       '1',
-      (2 * window + 5) * 1000,
+      Math.max(1000, Math.ceil((claims.iat + window + 5) * 1000 - this.now())),
     );
     if (!fresh) throw invalid('DPoP proof was already used (jti replayed).');
     return { jkt, alg };
