@@ -1,46 +1,111 @@
-/** Resident memory of server processes: sampled every second while they run, and read at given moments. */
-import { mb, rss } from './system';
+/**
+ * Resident memory of server processes: sampled every second while they run, and read at given moments.
+ * A server's memory is the sum over every process of it (for `pnpm start`: pnpm, the program, and any
+ * child such as tsx's esbuild service), both as PSS (what the target is judged on: a page shared by
+ * two of its processes, such as the node binary's, counts once) and as RSS (such pages count in each).
+ */
+import fs from 'node:fs';
+import { mb, residentMemory } from './system';
 import type { ServerProcess } from './server';
 
 export interface MemoryReading {
   process: string;
-  pid: number;
-  /** MB, the largest sample seen while watched. */
+  /** MB, the largest PSS sum seen while watched (the RSS sum where PSS is not available). */
   peakMb?: number;
-  /** MB, the last sample. */
+  /** MB, the largest RSS sum seen while watched. */
+  peakRssMb?: number;
+  /** MB, the last sums. */
   lastMb?: number;
+  lastRssMb?: number;
+  /** Each process at the PSS peak: its command, PSS and RSS in MB. */
+  atPeak: { command: string; mb?: number; rssMb?: number }[];
+}
+
+export interface ProcessMemory {
+  command: string;
+  /** bytes */
+  rss: number;
+  pss?: number;
+}
+
+export interface ServerMemory {
+  /** bytes, summed over the server's processes; pss only when every process had it */
+  rss?: number;
+  pss?: number;
+  each: ProcessMemory[];
+}
+
+/** The summed PSS and RSS of every process of a server, and each process's share, now. */
+export function serverMemory(server: ServerProcess): ServerMemory {
+  const each: ProcessMemory[] = [];
+  for (const pid of server.pids()) {
+    const m = residentMemory(pid);
+    if (m) each.push({ command: command(pid), ...m });
+  }
+  if (!each.length) return { each };
+  const rss = each.reduce((sum, p) => sum + p.rss, 0);
+  const pss = each.every((p) => p.pss !== undefined) ? each.reduce((sum, p) => sum + p.pss!, 0) : undefined;
+  return { rss, pss, each };
+}
+
+/** What a target is judged on: the PSS sum, or the RSS sum where PSS is not available. */
+export const judgedBytes = (m: ServerMemory) => m.pss ?? m.rss;
+
+/** `pnpm start`'s processes as one line: "node pnpm start 50.4 MB (RSS 91.9) + …". */
+export const describeProcesses = (each: { command: string; mb?: number; rssMb?: number }[]) =>
+  each.map((p) => `${p.command} ${p.mb?.toFixed(1) ?? '—'} MB (RSS ${p.rssMb?.toFixed(1) ?? '—'})`).join(' + ');
+
+export const eachMb = (each: ProcessMemory[]) =>
+  each.map((p) => ({ command: p.command, mb: mb(p.pss ?? p.rss), rssMb: mb(p.rss) }));
+
+function command(pid: number): string {
+  try {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return argv
+      .slice(0, 4)
+      .map((a) => a.replace(/^.*\/(?=[^/]+$)/, ''))
+      .join(' ');
+  } catch {
+    return '?';
+  }
 }
 
 export class MemoryWatch {
-  private readonly peak = new Map<number, number>();
-  private readonly last = new Map<number, number>();
+  private readonly peak = new Map<ServerProcess, { bytes: number; each: ProcessMemory[] }>();
+  private readonly peakRss = new Map<ServerProcess, number>();
+  private readonly last = new Map<ServerProcess, ServerMemory>();
   private readonly timer: NodeJS.Timeout;
-  private readonly targets: { name: string; pid: number }[];
 
-  constructor(servers: ServerProcess[]) {
-    this.targets = servers.map((s) => ({ name: s.name, pid: s.nodePid() }));
+  constructor(private readonly servers: ServerProcess[]) {
     this.timer = setInterval(() => this.sample(), 1000);
     this.timer.unref();
     this.sample();
   }
 
   sample(): void {
-    for (const { pid } of this.targets) {
-      const bytes = rss(pid);
+    for (const server of this.servers) {
+      const now = serverMemory(server);
+      const bytes = judgedBytes(now);
       if (bytes === undefined) continue;
-      this.last.set(pid, bytes);
-      this.peak.set(pid, Math.max(bytes, this.peak.get(pid) ?? 0));
+      this.last.set(server, now);
+      if (bytes > (this.peak.get(server)?.bytes ?? 0)) this.peak.set(server, { bytes, each: now.each });
+      if (now.rss! > (this.peakRss.get(server) ?? 0)) this.peakRss.set(server, now.rss!);
     }
   }
 
   readings(): MemoryReading[] {
     this.sample();
-    return this.targets.map(({ name, pid }) => ({
-      process: name,
-      pid,
-      peakMb: mb(this.peak.get(pid)),
-      lastMb: mb(this.last.get(pid)),
-    }));
+    return this.servers.map((server) => {
+      const last = this.last.get(server);
+      return {
+        process: server.name,
+        peakMb: mb(this.peak.get(server)?.bytes),
+        peakRssMb: mb(this.peakRss.get(server)),
+        lastMb: mb(last && judgedBytes(last)),
+        lastRssMb: mb(last?.rss),
+        atPeak: eachMb(this.peak.get(server)?.each ?? []),
+      };
+    });
   }
 
   stop(): MemoryReading[] {

@@ -34,7 +34,8 @@ export interface BenchOptions {
 }
 
 const USAGE = `pnpm bench [--seconds N] [--warmup N] [--repetitions N] [--connections N] [--embedded-only | --real-only]
-           [--scenario NAME]... [--memory] [--growth | --growth-only] [--no-write]
+           [--scenario NAME]... [--memory] [--growth | --growth-only] [--growth-large N] [--no-write]
+--growth-large N: the large growth size (1000000): N transactions, N extra quotes, N users, N sessions, N/10 apps.
 Environment: BENCH_SECONDS, BENCH_WARMUP, BENCH_REPETITIONS, BENCH_CONNECTIONS, BENCH_EMBEDDED_ONLY=1, BENCH_REAL_ONLY=1,
 BENCH_SCENARIO=a,b, BENCH_MEMORY=1, BENCH_MEMORY_SECONDS, BENCH_GROWTH=1, BENCH_GROWTH_ONLY=1, BENCH_GROWTH_LARGE,
 BENCH_GROWTH_REPETITIONS (5), BENCH_MISS_SET,
@@ -63,7 +64,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     const [key, inline] = arg.split('=', 2);
     if (['--embedded-only', '--real-only', '--memory', '--growth', '--growth-only', '--no-write'].includes(key)) {
       switches.add(key);
-    } else if (['--seconds', '--warmup', '--repetitions', '--connections', '--scenario'].includes(key)) {
+    } else if (
+      ['--seconds', '--warmup', '--repetitions', '--connections', '--scenario', '--growth-large'].includes(key)
+    ) {
       const value = inline ?? argv[++i];
       if (value === undefined) throw new Error(`${key} needs a value\n${USAGE}`);
       if (key === '--scenario') scenarios.push(...value.split(',').filter(Boolean));
@@ -93,7 +96,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     growth: growthOnly || switches.has('--growth') || flag(env, 'BENCH_GROWTH'),
     growthOnly,
     growthRepetitions: Math.round(positive('BENCH_GROWTH_REPETITIONS', env.BENCH_GROWTH_REPETITIONS, 5)),
-    growthLarge: Math.round(positive('BENCH_GROWTH_LARGE', env.BENCH_GROWTH_LARGE, 1_000_000, 1000)),
+    growthLarge: Math.round(
+      positive('--growth-large', values.get('--growth-large') ?? env.BENCH_GROWTH_LARGE, 1_000_000, 1000),
+    ),
     missSet: Math.round(positive('BENCH_MISS_SET', env.BENCH_MISS_SET, 300_000, 1000)),
     postgresUrl: env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     databaseName,

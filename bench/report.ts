@@ -10,9 +10,14 @@ export interface ScenarioRow {
   scenario: Scenario;
   embedded?: Measurement;
   real?: Measurement;
+  /** oidc-provider measured once, before the modes (rows whose targets are not against it). */
   oidc?: Measurement;
-  /** The floor measured in turn with this row (rows with a floor target), per mode. */
+  /** oidc-provider measured in turn with this row (rows with an oidc-provider target), per mode. */
+  oidcInTurn?: { embedded?: Measurement; real?: Measurement };
+  /** The Express floor measured in turn with this row (rows with a floor target), per mode. */
   floor?: { embedded?: Measurement; real?: Measurement };
+  /** Node's `http` floor measured in turn with this row (the same rows), per mode. */
+  httpFloor?: { embedded?: Measurement; real?: Measurement };
   notes: string[];
 }
 
@@ -21,7 +26,13 @@ export interface MemoryRow {
   process: string;
   /** What was measured, e.g. "peak over all embedded scenarios". */
   when: string;
+  /**
+   * MB: the sum of PSS over the server's processes (what the embedded targets are judged on), or RSS
+   * where there is no PSS (a reference's single process, read as RSS).
+   */
   mb?: number;
+  /** MB: the sum of RSS over the same processes (pages shared by two of them counted twice). */
+  rssMb?: number;
   /** Real-server soak: RSS at half time and at the end of the soak. */
   atHalfMb?: number;
   atEndMb?: number;
@@ -54,7 +65,10 @@ export interface Report {
   options: BenchOptions;
   /** How the real-server rows ran each service (build output and the image's NODE_OPTIONS). */
   realCommand?: string;
+  /** The Express floor measured alone, first. */
   floor?: Measurement;
+  /** Node's plain `http` hello world measured alone, first (issue #28). */
+  httpFloor?: Measurement;
   rows: ScenarioRow[];
   memory: MemoryRow[];
   growth: GrowthRow[];
@@ -69,15 +83,26 @@ export const fmt = (n: number | undefined, digits = 0) =>
 const ratio = (a: Measurement | undefined, b: Measurement | undefined) =>
   a && b && b.rate > 0 ? a.rate / b.rate : undefined;
 
-/** What a row is compared with in a mode: the floor measured in turn with it (else the run's first floor), or oidc-provider. */
+/** What a row is compared with in a mode: the floor measured in turn with it (else the run's first floor), or oidc-provider (in turn with it, else measured once). */
 function referenceOf(
   row: ScenarioRow,
   floor: Measurement | undefined,
   reference: Reference,
   mode: 'embedded' | 'real',
 ): Measurement | undefined {
-  return reference === 'floor' ? (row.floor?.[mode] ?? floor) : reference === 'oidc-provider' ? row.oidc : undefined;
+  return reference === 'floor'
+    ? (row.floor?.[mode] ?? floor)
+    : reference === 'oidc-provider'
+      ? (row.oidcInTurn?.[mode] ?? row.oidc)
+      : undefined;
 }
+
+/** Node's `http` floor of a row in a mode: measured in turn with it, else the run's first. */
+const httpFloorOf = (row: ScenarioRow, httpFloor: Measurement | undefined, mode: 'embedded' | 'real') =>
+  row.httpFloor?.[mode] ?? httpFloor;
+
+const modeName = (mode: 'embedded' | 'real') => (mode === 'embedded' ? 'embedded' : 'Postgres + Redis');
+const httpVerdictName = (key: string, mode: 'embedded' | 'real') => `${key} vs http floor (${modeName(mode)})`;
 
 const refName = (r: Reference) => (r === 'floor' ? 'floor' : 'oidc-provider');
 
@@ -105,13 +130,27 @@ export function evaluate(report: Omit<Report, 'verdicts'>): Verdict[] {
         met: clean && r >= spec.minRatio && p99ok,
       });
     }
+    for (const mode of ['embedded', 'real'] as const) {
+      const m = row[mode];
+      const min = row.scenario[mode].minHttpRatio;
+      const ref = httpFloorOf(row, report.httpFloor, mode);
+      const r = ratio(m, ref);
+      if (!m || min === undefined || r === undefined) continue;
+      const clean = m.errors === 0 && (ref?.errors ?? 0) === 0;
+      verdicts.push({
+        what: httpVerdictName(row.scenario.key, mode),
+        measured: `${r.toFixed(2)}× (${fmt(m.rate)} vs ${fmt(ref?.rate)}/s)${clean ? '' : `, ${m.errors + (ref?.errors ?? 0)} errors`}`,
+        target: `≥ ${min} × http floor`,
+        met: clean && r >= min,
+      });
+    }
   }
   for (const mem of report.memory) {
     if (mem.limitMb === undefined) continue;
     if (mem.mode === 'embedded' && mem.mb !== undefined) {
       verdicts.push({
         what: `memory: ${mem.process} (embedded)`,
-        measured: `${fmt(mem.mb, 1)} MB`,
+        measured: `${fmt(mem.mb, 1)} MB PSS${mem.rssMb !== undefined ? ` (RSS ${fmt(mem.rssMb, 1)} MB)` : ''}`,
         target: `≤ ${mem.limitMb} MB`,
         met: mem.mb <= mem.limitMb,
       });
@@ -144,9 +183,20 @@ function cell(m: Measurement | undefined, unit: string): string {
   return m.errors ? `${fmt(m.rate)} ⚠ ${fmt(m.errors)} errors` : `${fmt(m.rate)}${unit}`;
 }
 
-function verdictFor(report: Report, key: string, mode: 'embedded' | 'real'): string {
-  const v = report.verdicts.find((x) => x.what === `${key} (${mode === 'embedded' ? 'embedded' : 'Postgres + Redis'})`);
+function verdictFor(report: Report, key: string, mode: 'embedded' | 'real', http = false): string {
+  const what = http ? httpVerdictName(key, mode) : `${key} (${modeName(mode)})`;
+  const v = report.verdicts.find((x) => x.what === what);
   return v ? (v.met ? 'yes' : '**no**') : '';
+}
+
+/** A row against Node's floor in a mode: the ratio, and the floor's figure when it was measured in turn with the row. */
+function httpCell(row: ScenarioRow, report: Report, mode: 'embedded' | 'real'): string {
+  const m = row[mode];
+  const r = row.scenario.unit === 'trip' ? undefined : ratio(m, httpFloorOf(row, report.httpFloor, mode));
+  if (r === undefined) return '';
+  const inTurn = mode === 'real' ? row.httpFloor?.real : undefined;
+  const target = row.scenario[mode].minHttpRatio;
+  return `${r.toFixed(2)}×${inTurn ? ` (floor ${fmt(inTurn.rate)})` : ''}${target !== undefined ? ` (≥ ${target}×: ${verdictFor(report, row.scenario.key, mode, true)})` : ''}`;
 }
 
 export function markdown(report: Report): string {
@@ -165,24 +215,25 @@ export function markdown(report: Report): string {
   );
   if (!o.realOnly)
     lines.push(
-      `- Attest embedded: \`pnpm start\`'s program (tsx scripts/start.ts), one process, PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`,
+      `- Attest embedded: \`pnpm start\` (pnpm, and its program in one node process), PGlite + in-process cache, LOG_LEVEL ${o.logLevel ?? 'default (info)'}, logs to a file`,
     );
   if (report.rows.some((r) => r.real) || report.memory.some((m) => m.mode === 'real'))
     lines.push(
       `- Attest on Postgres + Redis: three processes (\`${report.realCommand ?? 'node services/<name>/dist/main.js'}\`, as the images run them), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
     );
   lines.push(
-    `- references: Express ${'5'} hello world (the floor), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection, DPoP)`,
+    `- references: Express ${'5'} hello world (the floor), Node's plain \`http\` hello world (the http floor: same body, same load, pinned alike), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection, DPoP)`,
   );
   if (report.rows.some((r) => r.floor))
     lines.push(
-      '- a row with a floor target is measured in turn with the floor (floor, Attest; Attest, floor; …, each with its own warm-up) and compared with that floor, shown in its row; other rows show the floor measured first',
+      '- a row with a floor target is measured in turn with both floors (Express floor, http floor, Attest; Attest, http floor, Express floor; …, each with its own warm-up) and compared with those, shown in its row; other rows show the floors measured first',
+      '- a row with an oidc-provider target is measured in turn with oidc-provider in each mode (a fresh one per mode); Postgres + Redis: its figure in brackets after the ratio',
     );
   lines.push('', `**targets met: ${met} of ${report.verdicts.length}**`, '');
   lines.push(
-    '| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? |',
+    '| scenario | Attest embedded /s | p99 ms | errors | oidc-provider /s | Express floor /s | ratio | target | met? | http floor /s | × http floor | Attest Postgres+Redis /s | p99 ms | errors | ratio | target | met? | × http floor |',
   );
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|---|');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|');
   for (const row of report.rows) {
     const s = row.scenario;
     const unit = s.unit === 'trip' ? ' trips' : '';
@@ -196,7 +247,7 @@ export function markdown(report: Report): string {
         : '';
     const rTarget = s.real.minRatio !== undefined ? `≥ ${s.real.minRatio}× ${refName(s.real.reference)}` : '';
     lines.push(
-      `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${fmt(row.embedded?.errors)} | ${cell(row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(row.floor?.embedded ?? report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${fmt(row.real?.errors)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×${row.floor?.real ? ` (floor ${fmt(row.floor.real.rate)})` : ''}`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} |`,
+      `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${fmt(row.embedded?.errors)} | ${cell(row.oidcInTurn?.embedded ?? row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(row.floor?.embedded ?? report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${s.unit === 'trip' ? '' : cell(row.httpFloor?.embedded ?? report.httpFloor, '')} | ${httpCell(row, report, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${fmt(row.real?.errors)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×${row.floor?.real ? ` (floor ${fmt(row.floor.real.rate)})` : ''}${row.oidcInTurn?.real ? ` (oidc-provider ${fmt(row.oidcInTurn.real.rate)})` : ''}`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} | ${httpCell(row, report, 'real')} |`,
     );
   }
   const noted = report.rows.filter((r) => r.notes.length);
@@ -209,10 +260,15 @@ export function markdown(report: Report): string {
       ['Attest embedded', r.scenario.key, r.embedded],
       ['Attest Postgres+Redis', r.scenario.key, r.real],
       ['oidc-provider', r.scenario.key, r.oidc],
+      ['oidc-provider (in turn, embedded)', r.scenario.key, r.oidcInTurn?.embedded],
+      ['oidc-provider (in turn, Postgres+Redis)', r.scenario.key, r.oidcInTurn?.real],
       ['Express floor (in turn, embedded)', r.scenario.key, r.floor?.embedded],
       ['Express floor (in turn, Postgres+Redis)', r.scenario.key, r.floor?.real],
+      ['http floor (in turn, embedded)', r.scenario.key, r.httpFloor?.embedded],
+      ['http floor (in turn, Postgres+Redis)', r.scenario.key, r.httpFloor?.real],
     ]),
     ['Express floor', 'hello', report.floor],
+    ['http floor', 'hello', report.httpFloor],
   ];
   const errored = measured.filter((x): x is [string, string, Measurement] => !!x[2] && x[2].errors > 0);
   if (errored.length) {
@@ -225,14 +281,20 @@ export function markdown(report: Report): string {
       );
   }
   if (report.memory.length) {
-    lines.push('', '### Memory (RSS of the node process running the program)', '');
     lines.push(
-      '| mode | process | when | RSS MB | soak: half-time MB | soak: end MB | limit MB |',
-      '|---|---|---|---:|---:|---:|---:|',
+      '',
+      '### Memory (every process of pnpm start added up; each service process on Postgres + Redis)',
+      '',
+      "PSS (proportional set size, /proc/PID/smaps_rollup, as `smem` reports it) counts a page that several processes map once in all; RSS counts it in each. pnpm and its program both map the node binary, so the RSS sum counts it twice: the limits apply to the PSS sum. On a busy machine PSS also shares file pages with other people's node processes and reads lower than it would on a quiet one. References and the soak read RSS.",
+      '',
+    );
+    lines.push(
+      '| mode | process | when | PSS MB | RSS MB | soak: half-time RSS MB | soak: end RSS MB | limit MB |',
+      '|---|---|---|---:|---:|---:|---:|---:|',
     );
     for (const m of report.memory)
       lines.push(
-        `| ${m.mode} | ${m.process} | ${m.when} | ${fmt(m.mb, 1)} | ${fmt(m.atHalfMb, 1)} | ${fmt(m.atEndMb, 1)} | ${m.limitMb ?? ''} |`,
+        `| ${m.mode} | ${m.process} | ${m.when} | ${m.mode === 'reference' ? '' : fmt(m.mb, 1)} | ${fmt(m.mode === 'reference' ? m.mb : m.rssMb, 1)} | ${fmt(m.atHalfMb, 1)} | ${fmt(m.atEndMb, 1)} | ${m.limitMb ?? ''} |`,
       );
   }
   if (report.growth.length) {

@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt, realCommandLine } from './build';
 import { measure, measureInterleaved, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
-import { MemoryWatch } from './memory';
+import { describeProcesses, eachMb, judgedBytes, MemoryWatch, serverMemory } from './memory';
 import { parseOptions, type BenchOptions } from './options';
-import { startExpressFloor } from './peers/express-floor';
+import { startFloor, type FloorPeer } from './peers/floor';
 import { startOidcPeer } from './peers/oidc-provider';
 import {
   evaluate,
@@ -26,7 +26,17 @@ import {
   type ScenarioRow,
 } from './report';
 import { floorWorkload, scenario, selectScenarios, type AttestTarget, type Scenario } from './scenarios';
-import { countRows, insertQuotes, insertTransactions, seedAttest, setPrice, settle, signIn } from './seed';
+import {
+  countRows,
+  insertIdentityRows,
+  insertQuotes,
+  insertTransactions,
+  seedAttest,
+  setPrice,
+  settle,
+  signIn,
+  type IdentityRows,
+} from './seed';
 import { streamFanOut } from './stream';
 import {
   dropDatabase,
@@ -42,6 +52,9 @@ import { describeMachine, mb, pinDriver, rss, type Pinning } from './system';
 
 const ROOT = path.resolve(__dirname, '..');
 const EMBEDDED_LIMIT_MB = 500;
+const EMBEDDED_IDLE_LIMIT_MB = 300;
+/** How long pnpm start is left alone before its idle reading. */
+const IDLE_SETTLE_MS = 10_000;
 const SERVICE_LIMIT_MB = 150;
 const MISS_TAG = 1;
 const GROWTH_TAG = 2;
@@ -49,7 +62,29 @@ const GROWTH_LOOKUP_SET = 1000;
 /** The stream row: subscribers on one prices process, and the bound a change must reach them all within. */
 const STREAM_SUBSCRIBERS = Number(process.env.BENCH_STREAM_SUBSCRIBERS ?? 10_000);
 const STREAM_BOUND_MS = 1000;
-const GROWTH_SMALL = { transactions: 1000, quotes: 100 };
+/** Identity's growth rows: users, apps and sessions (issue #28); the large size has one app per 10 users. */
+const identityRows = (users: number): IdentityRows => ({
+  users,
+  apps: Math.max(1000, Math.round(users / 10)),
+  sessions: users,
+});
+const GROWTH_SMALL: GrowthSize = {
+  transactions: 1000,
+  quotes: 100,
+  identity: { users: 1000, apps: 1000, sessions: 1000 },
+};
+interface GrowthSize {
+  transactions: number;
+  quotes: number;
+  identity: IdentityRows;
+}
+interface Stored {
+  transactions: number;
+  quotes: number;
+  users: number;
+  apps: number;
+  sessions: number;
+}
 /** The growth rows' two databases (Postgres + Redis) live side by side: BENCH_DATABASE with a suffix each. */
 const growthDatabaseName = (name: string, i: number) => `${name.slice(0, 50)}_growth_${i ? 'large' : 'small'}`;
 
@@ -116,9 +151,9 @@ async function deployAttest(
   options: BenchOptions,
   pinning: Pinning,
   logDir: string,
-  bulk: { missSet?: number; growth?: { transactions: number; quotes: number } },
+  bulk: { missSet?: number; growth?: GrowthSize },
   databaseName = options.databaseName,
-): Promise<{ deploy: Deployment; target: AttestTarget; stored: { transactions: number; quotes: number } }> {
+): Promise<{ deploy: Deployment; target: AttestTarget; stored: Stored }> {
   const t0 = Date.now();
   let deploy: Deployment;
   if (mode === 'embedded') {
@@ -133,7 +168,7 @@ async function deployAttest(
   onCleanup(() => deploy.stop());
   log(`  started in ${elapsed(t0)}`);
   const basics = await seedAttest(deploy);
-  const stored = { transactions: NaN, quotes: NaN };
+  const stored: Stored = { transactions: NaN, quotes: NaN, users: NaN, apps: NaN, sessions: NaN };
   if (bulk.missSet || bulk.growth) {
     const t1 = Date.now();
     // embedded: the stack stops while PGlite's files are written, and starts again after
@@ -150,12 +185,27 @@ async function deployAttest(
         await settle(db, 'quotes');
         return countRows(db, 'quotes');
       });
+      const identity = bulk.growth.identity;
+      const t2 = Date.now();
+      Object.assign(
+        stored,
+        await deploy.withDatabase('identity', async (db) => {
+          await insertIdentityRows(db, identity);
+          await settle(db, 'users', 'apps', 'sessions');
+          return {
+            users: await countRows(db, 'users'),
+            apps: await countRows(db, 'apps'),
+            sessions: await countRows(db, 'sessions'),
+          };
+        }),
+      );
+      log(`  identity rows inserted in ${elapsed(t2)}`);
     }
     // the bulk load's writes leave the kernel's page cache before anything is measured: a writeback
     // during a measurement would slow the servers' own writes (their request log) and blame it on them
     execFileSync('sync');
     log(
-      `  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes` : ''} stored`,
+      `  bulk rows inserted in ${elapsed(t1)}: ${stored.transactions} transactions${bulk.growth ? `, ${stored.quotes} quotes, ${stored.users} users, ${stored.apps} apps, ${stored.sessions} sessions` : ''} stored`,
     );
   }
   const session = await signIn(deploy.origins.identity, deploy.env.BASE_URL!, basics.appId, basics.clientSecret);
@@ -242,12 +292,13 @@ async function main(): Promise<void> {
   if (modes.includes('real')) ensureBuilt(log);
 
   let floor: Measurement | undefined;
-  // the stock floor stays up: rows with a floor target measure it again in turn with themselves
-  let floorPeer: Awaited<ReturnType<typeof startExpressFloor>> | undefined;
-  let stopFloor: (() => Promise<void>) | undefined;
+  let httpFloor: Measurement | undefined;
+  // both floors stay up: rows with a floor target measure them again in turn with themselves
+  let floorPeer: FloorPeer | undefined;
+  let httpFloorPeer: FloorPeer | undefined;
   if (needsFloor || options.growth) {
-    log('\nExpress 5 hello world (the floor)');
-    const peer = await startExpressFloor(pinning, logDir);
+    log('\nExpress 5 hello world (the framework floor)');
+    const peer = await startFloor(pinning, logDir, 'express');
     const stop = onCleanup(() => peer.stop());
     floor = await timed('GET / → hello', floorWorkload(peer.origin), drive);
     memory.push({
@@ -258,9 +309,9 @@ async function main(): Promise<void> {
     });
     if (!needsFloor) await stop();
     else {
-      [floorPeer, stopFloor] = [peer, stop];
+      floorPeer = peer;
       log('\nExpress 5 hello world, its requests made with the app’s prototypes (as Attest’s listeners make them)');
-      const variant = await startExpressFloor(pinning, logDir, true);
+      const variant = await startFloor(pinning, logDir, 'express-app-prototypes');
       const stopVariant = onCleanup(() => variant.stop());
       const m = await timed('GET / → hello', floorWorkload(variant.origin), drive);
       await stopVariant();
@@ -269,21 +320,51 @@ async function main(): Promise<void> {
       );
     }
   }
+  if (rows.length) {
+    // every row is shown against Node's own floor too (issue #28)
+    log("\nNode's plain http hello world (Node's floor)");
+    httpFloorPeer = await startFloor(pinning, logDir, 'http');
+    const peer = httpFloorPeer;
+    onCleanup(() => peer.stop());
+    httpFloor = await timed('GET / → hello', floorWorkload(peer.origin), drive);
+    memory.push({
+      mode: 'reference',
+      process: 'node http hello world',
+      when: 'after its load',
+      mb: mb(rss(peer.server.nodePid())),
+    });
+  }
 
-  if (withPeer.length) {
-    log('\noidc-provider 9.13.3');
-    const peer = await startOidcPeer(pinning, logDir);
-    const stop = onCleanup(() => peer.stop());
-    // oidc-provider's in-memory adapter keeps 1,000 entries (an LRU): the round trip's thousands of grants
-    // would evict the token that /introspect and /userinfo use, so the round trip runs last
-    const ordered = [...withPeer.filter((s) => s.key !== 'signin'), ...withPeer.filter((s) => s.key === 'signin')];
-    for (const s of ordered) rows.find((r) => r.scenario === s)!.oidc = await timed(s.name, s.oidc(peer), drive);
+  // oidc-provider's in-memory adapter keeps 1,000 entries (an LRU): the round trip's thousands of grants
+  // would evict the token that /introspect and /userinfo use, so the round trips (plain and PAR) run last
+  const roundTrip = (s: Scenario) => s.key === 'signin' || s.key === 'par';
+  const roundTripsLast = <T>(list: T[], of: (x: T) => Scenario) => [
+    ...list.filter((x) => !roundTrip(of(x))),
+    ...list.filter((x) => roundTrip(of(x))),
+  ];
+  // Rows with an oidc-provider target measure it in turn with Attest, in each mode (below), so that each
+  // ratio compares figures of the same minutes; the others (discovery, JWKS) show it measured once here.
+  const inTurnWithPeer = (s: Scenario, mode: Mode) => !!s.oidc && s[mode].reference === 'oidc-provider';
+  const oncePeer = withPeer.filter((s) => !modes.some((mode) => inTurnWithPeer(s, mode)));
+  // oidc-provider's memory after its first load, once in the report
+  let peerMemoryRead = false;
+  const readPeerMemory = (peer: { server: { nodePid: () => number } }) => {
+    if (peerMemoryRead) return;
+    peerMemoryRead = true;
     memory.push({
       mode: 'reference',
       process: 'oidc-provider',
       when: 'after its load',
       mb: mb(rss(peer.server.nodePid())),
     });
+  };
+  if (oncePeer.length) {
+    log('\noidc-provider 9.13.3');
+    const peer = await startOidcPeer(pinning, logDir);
+    const stop = onCleanup(() => peer.stop());
+    for (const s of roundTripsLast(oncePeer, (x) => x))
+      rows.find((r) => r.scenario === s)!.oidc = await timed(s.name, s.oidc(peer), drive);
+    readPeerMemory(peer);
     await stop();
   }
 
@@ -294,20 +375,62 @@ async function main(): Promise<void> {
     const missSet =
       chosen.some((s) => s.key === 'tx-miss') || (mode === 'real' && options.memory) ? options.missSet : undefined;
     const { deploy, target } = await deployAttest(mode, options, pinning, logDir, { missSet });
+    if (mode === 'embedded') {
+      // idle: started, seeded, then left alone; every process of pnpm start added up
+      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+      const [server] = deploy.servers();
+      const idle = serverMemory(server);
+      memory.push({
+        mode,
+        process: 'pnpm start (every process)',
+        when: `idle, ${IDLE_SETTLE_MS / 1000} s after start-up and seeding`,
+        mb: mb(judgedBytes(idle)),
+        rssMb: mb(idle.rss),
+        limitMb: EMBEDDED_IDLE_LIMIT_MB,
+      });
+      notes.push(`embedded: pnpm start idle, PSS (RSS) of each process: ${describeProcesses(eachMb(idle.each))}`);
+    }
+    // a fresh oidc-provider per mode (its LRU and its token as new as Attest's), pinned alike, idle while Attest runs
+    const peer = rows.some((r) => inTurnWithPeer(r.scenario, mode))
+      ? await (async () => {
+          log(`  oidc-provider 9.13.3, measured in turn with the rows that are compared with it`);
+          const started = await startOidcPeer(pinning, logDir);
+          onCleanup(() => started.stop());
+          return started;
+        })()
+      : undefined;
     const watch = new MemoryWatch(deploy.servers());
-    for (const row of rows) {
+    for (const row of roundTripsLast(rows, (r) => r.scenario)) {
       let m: Measurement;
-      if (floorPeer && row.scenario[mode].reference === 'floor' && row.scenario[mode].minRatio !== undefined) {
-        // measured in turn with the floor, so that the ratio compares two figures of the same minutes
-        const [f, a] = await timedInterleaved(
+      const spec = row.scenario[mode];
+      if (peer && row.scenario.oidc && inTurnWithPeer(row.scenario, mode)) {
+        const [o, a] = await timedInterleaved(
+          row.scenario.name,
+          [
+            { label: 'oidc-provider', work: row.scenario.oidc(peer) },
+            { label: 'Attest', work: row.scenario.attest(target) },
+          ],
+          drive,
+        );
+        (row.oidcInTurn ??= {})[mode] = o;
+        m = a;
+      } else if (
+        floorPeer &&
+        httpFloorPeer &&
+        ((spec.reference === 'floor' && spec.minRatio !== undefined) || spec.minHttpRatio !== undefined)
+      ) {
+        // measured in turn with both floors, so that each ratio compares figures of the same minutes
+        const [f, h, a] = await timedInterleaved(
           row.scenario.name,
           [
             { label: 'Express floor', work: floorWorkload(floorPeer.origin) },
+            { label: 'http floor', work: floorWorkload(httpFloorPeer.origin) },
             { label: 'Attest', work: row.scenario.attest(target) },
           ],
           drive,
         );
         (row.floor ??= {})[mode] = f;
+        (row.httpFloor ??= {})[mode] = h;
         m = a;
       } else m = await timed(row.scenario.name, row.scenario.attest(target), drive);
       row[mode] = m;
@@ -320,18 +443,20 @@ async function main(): Promise<void> {
     if (streamWanted) {
       log(`  stream fan-out: ${STREAM_SUBSCRIBERS.toLocaleString('en-US')} subscribers`);
       const prices = deploy.servers().find((s) => s.name.includes('prices')) ?? deploy.servers()[0];
-      let openMb: number | undefined;
+      let open: ReturnType<typeof serverMemory> | undefined;
       const fan = await streamFanOut(
         target.origins.prices,
         STREAM_SUBSCRIBERS,
         () => setPrice(deploy, `1.${String(Date.now()).slice(-6)}`),
-        () => void (openMb = mb(rss(prices.nodePid()))),
+        () => void (open = serverMemory(prices)),
       );
+      const openMb = mb(open && judgedBytes(open));
       memory.push({
         mode,
-        process: mode === 'embedded' ? 'pnpm start (all three services)' : prices.name,
+        process: mode === 'embedded' ? 'pnpm start (every process)' : prices.name,
         when: `with ${fan.connected.toLocaleString('en-US')} price streams open`,
         mb: openMb,
+        rssMb: mb(open?.rss),
       });
       notes.push(
         `${mode}: stream fan-out: ${fan.connected.toLocaleString('en-US')} of ${fan.subscribers.toLocaleString('en-US')} subscribers connected; ` +
@@ -341,17 +466,21 @@ async function main(): Promise<void> {
       );
       log(`  → all ${fan.connected} in ${fmt(fan.lastMs)} ms; ${fmt(openMb)} MB with the streams open`);
     }
+    if (peer) readPeerMemory(peer);
     const readings = watch.stop();
     for (const r of readings) {
-      if (mode === 'embedded')
+      if (mode === 'embedded') {
         memory.push({
           mode,
-          process: 'pnpm start (all three services)',
+          process: 'pnpm start (every process)',
           when: 'peak over the embedded scenarios',
           mb: r.peakMb,
+          rssMb: r.peakRssMb,
           limitMb: EMBEDDED_LIMIT_MB,
         });
-      else memory.push({ mode, process: r.process, when: 'peak over the scenarios', mb: r.peakMb });
+        notes.push(`embedded: pnpm start at its peak, PSS (RSS) of each process: ${describeProcesses(r.atPeak)}`);
+      } else
+        memory.push({ mode, process: r.process, when: 'peak over the scenarios', mb: r.peakMb, rssMb: r.peakRssMb });
     }
     if (mode === 'real' && options.memory) {
       log(`  memory soak: ${options.memorySeconds} s`);
@@ -360,21 +489,25 @@ async function main(): Promise<void> {
     await deploy.stop();
     await cleanupAll(mark);
   }
-  await stopFloor?.();
+  await floorPeer?.stop();
+  await httpFloorPeer?.stop();
 
   if (options.growth) {
-    const sizes = [GROWTH_SMALL, { transactions: options.growthLarge, quotes: options.growthLarge }];
+    const sizes: GrowthSize[] = [
+      GROWTH_SMALL,
+      { transactions: options.growthLarge, quotes: options.growthLarge, identity: identityRows(options.growthLarge) },
+    ];
     for (const mode of modes) {
       // Both sizes are deployed side by side and measured in turn (interleaved repetitions), so that the
       // only difference between the two figures is the number of stored rows, not the moment they ran.
       const deployed: {
         deploy: Deployment;
         target: AttestTarget;
-        counted: { transactions: number; quotes: number };
+        counted: Stored;
       }[] = [];
       for (const [i, size] of sizes.entries()) {
         log(
-          `\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes`,
+          `\nGrowth, ${mode}: ${size.transactions.toLocaleString('en-US')} transactions, ${size.quotes.toLocaleString('en-US')} extra quotes, ${size.identity.users.toLocaleString('en-US')} users, ${size.identity.apps.toLocaleString('en-US')} apps, ${size.identity.sessions.toLocaleString('en-US')} sessions`,
         );
         const { deploy, target, stored } = await deployAttest(
           mode,
@@ -399,9 +532,23 @@ async function main(): Promise<void> {
         deployed.map((d, i) => ({ label: labels[i], work: scenario('prices').attest(d.target) })),
         growthDrive,
       );
+      // identity (issue #28): the same sign-in, token and session against more users, apps and sessions
+      const identityMeasured: [string, Measurement[]][] = [];
+      for (const key of ['signin', 'userinfo', 'introspect']) {
+        const s = scenario(key);
+        identityMeasured.push([
+          key,
+          await timedInterleaved(
+            s.name,
+            deployed.map((d, i) => ({ label: labels[i], work: s.attest(d.target) })),
+            growthDrive,
+          ),
+        ]);
+      }
       for (const d of deployed) await d.deploy.stop();
       await cleanupAll();
       const [small, large] = deployed.map((d) => d.counted);
+      const identityStored = (c: Stored) => c.users + c.apps + c.sessions;
       growth.push({
         mode,
         scenario: 'transaction lookup (1,000 ids in turn)',
@@ -418,6 +565,23 @@ async function main(): Promise<void> {
         small: pricesSmall,
         large: pricesLarge,
       });
+      const names: Record<string, string> = {
+        signin: 'sign-in round trip (users, apps, sessions)',
+        userinfo: 'GET /userinfo (users, apps, sessions)',
+        introspect: 'POST /introspect (users, apps, sessions)',
+      };
+      for (const [key, [mSmall, mLarge]] of identityMeasured)
+        growth.push({
+          mode,
+          scenario: names[key],
+          smallRows: identityStored(small),
+          largeRows: identityStored(large),
+          small: mSmall,
+          large: mLarge,
+        });
+      notes.push(
+        `growth, ${mode}: identity rows stored (users / apps / sessions): small ${[small.users, small.apps, small.sessions].map((n) => fmt(n)).join(' / ')}, large ${[large.users, large.apps, large.sessions].map((n) => fmt(n)).join(' / ')}`,
+      );
     }
     notes.push(
       "growth: rows counted in the service's tables after the bulk insert (the seeded transaction and the seed feed's quotes included); the added quotes are older observations, so the latest price is unchanged",
@@ -440,6 +604,7 @@ async function main(): Promise<void> {
     options,
     realCommand: modes.includes('real') ? realCommandLine(SERVICES) : undefined,
     floor,
+    httpFloor,
     rows,
     memory,
     growth,
@@ -447,7 +612,16 @@ async function main(): Promise<void> {
   };
   const errors = [
     floor,
-    ...rows.flatMap((r) => [r.embedded, r.real, r.oidc, r.floor?.embedded, r.floor?.real]),
+    httpFloor,
+    ...rows.flatMap((r) => [
+      r.embedded,
+      r.real,
+      r.oidc,
+      r.floor?.embedded,
+      r.floor?.real,
+      r.httpFloor?.embedded,
+      r.httpFloor?.real,
+    ]),
     ...growth.flatMap((g) => [g.small, g.large]),
   ].some((m) => m && m.errors > 0);
   if (errors || process.env.BENCH_KEEP_LOGS) partial.notes.unshift(`server logs of this run: ${logDir}`);

@@ -20,6 +20,8 @@ export interface AttestSeed {
   apiKey: string;
   /** A mined transaction (cached for long once looked up). */
   transactionId: string;
+  /** A pending payment request (token-priced) of the app. */
+  paymentRequestId: string;
   /** Cookie header of a signed-in session with consent given. */
   sessionCookie: string;
   accessToken: string;
@@ -36,6 +38,18 @@ async function run(deploy: Deployment, ...args: string[]): Promise<Record<string
 
 export function authorizePath(appId: string, challenge: string): string {
   return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256' })}`;
+}
+
+/** The same request pushed to /par (RFC 9126) by the bench app, authenticated apart (Basic). */
+export function parBody(appId: string, challenge: string): string {
+  return form({
+    response_type: 'code',
+    scope: SCOPE,
+    client_id: appId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
 }
 
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
@@ -76,7 +90,28 @@ export async function seedAttest(
     '1500000',
   );
   await run(deploy, 'transaction', 'set-status', tx.transaction_id, 'mined');
-  return { appId: app.app_id, clientSecret: app.client_secret, apiKey: app.api_key, transactionId: tx.transaction_id };
+  // the longest expiry, so the request stays pending through a whole run
+  const created = await fetch(`${deploy.origins.transactions}/api/v2/client/payment-requests`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      reference: 'bench-request',
+      chain: 'worldchain',
+      token: 'USDCE',
+      to: `0x${'2'.repeat(40)}`,
+      token_amount: '1500000',
+      expires_in: 86400,
+    }),
+  });
+  if (created.status !== 201) throw new Error(`payment request: ${created.status} ${await created.text()}`);
+  const request = (await created.json()) as { id: string };
+  return {
+    appId: app.app_id,
+    clientSecret: app.client_secret,
+    apiKey: app.api_key,
+    transactionId: tx.transaction_id,
+    paymentRequestId: request.id,
+  };
 }
 
 /** Sets a price by hand (`pnpm manage price set`): what a feed's new price does to every stream. */
@@ -178,17 +213,61 @@ export async function insertQuotes(db: Queryable, count: number): Promise<void> 
   }
 }
 
+/** Stored identity rows of the growth rows: users, apps and sessions (each session of one of the users). */
+export interface IdentityRows {
+  users: number;
+  apps: number;
+  sessions: number;
+}
+
+/**
+ * Inserts `count` users, apps and sessions (ids shaped as the service makes them: usr_/app_ and 32 hex
+ * digits; session ids and cookie hashes 64 hex digits, distinct), in chunks of 100,000 rows per statement. The
+ * users have no password (as a passkey-only account) and the apps a placeholder secret hash that no
+ * secret matches: none of them can sign in, they are only there to be stored. Sessions last a day.
+ */
+export async function insertIdentityRows(db: Queryable, count: IdentityRows): Promise<void> {
+  const chunk = 100_000;
+  const chunks = async (n: number, sql: string) => {
+    for (let start = 1; start <= n; start += chunk) await db.query(sql, [start, Math.min(n, start + chunk - 1)]);
+  };
+  await chunks(
+    count.users,
+    `INSERT INTO users (id, username, password_hash, verification_level)
+     SELECT 'usr_' || lpad(to_hex(i), 32, '0'), 'bulk-' || i, NULL, CASE WHEN i % 2 = 0 THEN 'orb' ELSE 'device' END
+     FROM generate_series($1::int, $2::int) AS i`,
+  );
+  await chunks(
+    count.apps,
+    `INSERT INTO apps (id, name, secret_hash, redirect_uris)
+     SELECT 'app_' || lpad(to_hex(i), 32, '0'), 'Bulk ' || i, md5(i::text) || md5(i::text), ARRAY['https://bulk-' || i || '.example/callback']
+     FROM generate_series($1::int, $2::int) AS i`,
+  );
+  // the sessions belong to the bulk users, i-th session to user 1 + (i - 1) mod users
+  if (count.sessions && !count.users) throw new Error('bulk sessions need bulk users');
+  for (let start = 1; start <= count.sessions; start += chunk)
+    await db.query(
+      `INSERT INTO sessions (id, cookie_hash, user_id, auth_time, amr, client_ids, created_at, last_seen_at, expires_at)
+       SELECT lpad(to_hex(i), 64, '0'), 'c' || lpad(to_hex(i), 63, '0'), 'usr_' || lpad(to_hex(1 + (i - 1) % $3), 32, '0'),
+              now(), ARRAY['pwd'], '{}', now(), now(), now() + interval '1 day'
+       FROM generate_series($1::int, $2::int) AS i`,
+      [start, Math.min(count.sessions, start + chunk - 1), count.users],
+    );
+}
+
 /**
  * After a bulk insert: VACUUM ANALYZE the table, as autovacuum would on its own some time later, then a
  * CHECKPOINT to write the pages both dirtied, so that neither autovacuum nor the checkpointer runs (on
  * either core: Postgres is not pinned) while a row is being measured.
  */
-export async function settle(db: Queryable, table: 'transactions' | 'quotes'): Promise<void> {
-  await db.query(`VACUUM ANALYZE ${table}`);
+export async function settle(db: Queryable, ...tables: GrowthTable[]): Promise<void> {
+  for (const table of tables) await db.query(`VACUUM ANALYZE ${table}`);
   await db.query('CHECKPOINT');
 }
 
-export async function countRows(db: Queryable, table: 'transactions' | 'quotes'): Promise<number> {
+type GrowthTable = 'transactions' | 'quotes' | 'users' | 'apps' | 'sessions';
+
+export async function countRows(db: Queryable, table: GrowthTable): Promise<number> {
   const [row] = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
   return Number(row.n);
 }

@@ -3,16 +3,20 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../test/support';
-import { listensOn, serviceProcess, spawnServer, type Pinning } from './system';
+import { listensOn, processTree, serviceProcess, spawnServer, type Pinning } from './system';
 
 export const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+/** `pnpm start` as a person runs it: pnpm, and the program its script runs (`exec node --import tsx scripts/start.ts`). */
+export const PNPM_START = 'pnpm start';
 
 export interface ServerProcess {
   name: string;
   child: ChildProcess;
   logFile: string;
-  /** The node process that runs the program (below taskset and, for TypeScript, the tsx CLI), for memory readings. */
+  /** The node process that runs the program (below taskset, and below pnpm or the tsx CLI). */
   nodePid(): number;
+  /** Every process of the server (pnpm, a shell, tsx, node, whatever they started): what memory readings add up. */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -20,7 +24,8 @@ let started = 0;
 
 /**
  * Starts `script` (relative to the repository root): compiled JavaScript (`.js`) runs in node itself, as
- * production runs it; TypeScript (`.ts`) through tsx, as `pnpm start` and the bench's references run.
+ * production runs it; TypeScript (`.ts`) through tsx, as the bench's references run; PNPM_START is
+ * `pnpm start` itself (pnpm, which runs the program in a child process, and waits for it).
  */
 export function startServer(
   pinning: Pinning,
@@ -30,7 +35,10 @@ export function startServer(
   logDir: string,
 ): ServerProcess {
   const logFile = path.join(logDir, `${String(++started).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
-  const typescript = script.endsWith('.ts');
+  const pnpmStart = script === PNPM_START;
+  // profiled, pnpm start's program runs in node itself (node's flags would reach pnpm, not the program)
+  const program = pnpmStart ? 'scripts/start.ts' : script;
+  const typescript = program.endsWith('.ts');
   // BENCH_CPU_PROF=DIR: each server runs in node itself (TypeScript with tsx as a loader, not its CLI,
   // which would run the program in a child process that node's profiling flags do not reach) and
   // writes a V8 CPU profile to DIR when it stops. Unpinned: V8's sampling thread, on the one core of a
@@ -44,18 +52,21 @@ export function startServer(
     ? spawnServer(
         { pinned: false, note: 'profiling' },
         process.execPath,
-        ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`, ...(typescript ? ['--import', 'tsx'] : []), script],
+        ['--cpu-prof', `--cpu-prof-dir=${profileFolder}`, ...(typescript ? ['--import', 'tsx'] : []), program],
         { cwd: ROOT, env, logFile },
       )
-    : typescript
-      ? spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile })
-      : spawnServer(pinning, process.execPath, [script], { cwd: ROOT, env, logFile });
+    : pnpmStart
+      ? spawnServer(pinning, 'pnpm', ['start'], { cwd: ROOT, env, logFile })
+      : typescript
+        ? spawnServer(pinning, TSX, [script], { cwd: ROOT, env, logFile })
+        : spawnServer(pinning, process.execPath, [script], { cwd: ROOT, env, logFile });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name,
     child,
     logFile,
     nodePid: () => serviceProcess(child.pid!),
+    pids: () => (child.exitCode === null && child.signalCode === null ? processTree(child.pid!) : []),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -1,6 +1,6 @@
 /**
- * Our services as an outsider runs them: embedded (`pnpm start`'s program, scripts/start.ts, one
- * process for the three services, under tsx as users run it) or on real Postgres + Redis (each service
+ * Our services as an outsider runs them: embedded (`pnpm start` itself, as users run it: pnpm
+ * and its program, scripts/start.ts, one process for the three services) or on real Postgres + Redis (each service
  * standalone, one process each, its compiled JavaScript as the images run it: node
  * services/<name>/dist/main.js with the image's NODE_OPTIONS). Every server process runs pinned to the
  * server core.
@@ -12,7 +12,7 @@ import { createDatabase, createLogger, type Db } from '@attest/common';
 import { freePort, ThrowawayRedis } from '../packages/common/test/support/throwaway';
 import { stackEnv } from '../test/support';
 import { imageNodeOptions, serviceEntry } from './build';
-import { startServer, waitReady, type ServerProcess } from './server';
+import { PNPM_START, startServer, waitReady, type ServerProcess } from './server';
 import type { Pinning } from './system';
 
 export type Mode = 'embedded' | 'real';
@@ -36,7 +36,7 @@ const quiet = createLogger('bench', 'silent');
 async function deployEnv(
   mode: Mode,
   logLevel: string | undefined,
-  real?: { databaseUrl: string; redisUrl: string },
+  real?: { databaseUrl: string; redisUrl: string; secrets: Record<string, string> },
 ): Promise<NodeJS.ProcessEnv> {
   const env = await stackEnv();
   // the services' own default (info: one log line per request) unless BENCH_LOG_LEVEL says otherwise
@@ -51,10 +51,7 @@ async function deployEnv(
     Object.assign(env, {
       DATABASE_URL: real.databaseUrl,
       REDIS_URL: real.redisUrl,
-      ADMIN_TOKEN: randomBytes(24).toString('base64url'),
-      IDENTITY_SECRET: randomBytes(32).toString('base64url'),
-      KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
-      API_KEY_SECRET: randomBytes(32).toString('base64url'),
+      ...real.secrets,
       // the bench measures the seed (demo) prices; with a real database prices needs the opt-in
       PRICE_FEEDS_ALLOW_SEED: 'true',
     });
@@ -94,7 +91,7 @@ export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: strin
     const o = origins(env);
     let server: ServerProcess;
     const start = async () => {
-      server = startServer(pinning, 'pnpm-start', 'scripts/start.ts', env, logDir);
+      server = startServer(pinning, 'pnpm-start', PNPM_START, env, logDir);
       try {
         await Promise.all(Object.values(o).map((origin) => waitReady(server, `${origin}/readyz`)));
       } catch (err) {
@@ -177,8 +174,15 @@ export function startReal(
   redisUrl: string,
   logLevel?: string,
 ): Promise<Deployment> {
+  // made once: an attempt that failed may have stored keys encrypted with them (a retry keeps the database)
+  const secrets = {
+    ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    IDENTITY_SECRET: randomBytes(32).toString('base64url'),
+    KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+    API_KEY_SECRET: randomBytes(32).toString('base64url'),
+  };
   return withRetries('the services', async () => {
-    const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl });
+    const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl, secrets });
     const o = origins(env);
     const servers = SERVICES.map((name) => {
       const nodeOptions = imageNodeOptions(name);

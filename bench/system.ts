@@ -90,6 +90,28 @@ export function rss(pid: number): number | undefined {
   }
 }
 
+/**
+ * A process's resident memory in bytes: its RSS, and its PSS (proportional set size: each resident
+ * page divided by the number of processes that map it, from /proc/PID/smaps_rollup, as `smem` reports
+ * it). Summed over processes, RSS counts a page shared by two of them (the node binary's, a shared
+ * library's) twice; PSS counts it once. PSS is undefined where smaps_rollup is missing (Linux < 4.14).
+ */
+export function residentMemory(pid: number): { rss: number; pss?: number } | undefined {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (name: string) => {
+      const m = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(text);
+      return m ? Number(m[1]) * 1024 : undefined;
+    };
+    const r = kb('Rss');
+    if (r !== undefined) return { rss: r, pss: kb('Pss') };
+  } catch {
+    // no smaps_rollup (or the process is gone): RSS alone
+  }
+  const r = rss(pid);
+  return r === undefined ? undefined : { rss: r };
+}
+
 function commandLine(pid: number): string {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');

@@ -280,6 +280,83 @@ describe('examples/ against pnpm start', () => {
     expect(statuses).toEqual(['succeeded', 'succeeded']);
   }, 120000);
 
+  it('merchant-backend: a checkout priced in USD with a payment request; the webhook receiver re-reads it and ships once', async () => {
+    await run('price', 'set', '--token', 'WLD', '--fiat', 'USD', '--amount', '2.5');
+    const app = await run(
+      'app',
+      'create',
+      '--name',
+      'Checkout shop',
+      '--redirect-uri',
+      'http://localhost:3000/callback',
+    );
+    const port = await freePort();
+    const hook = await run(
+      'webhook',
+      'add',
+      '--app-id',
+      app.app_id,
+      '--url',
+      `http://127.0.0.1:${port}/webhooks/attest`,
+    );
+    const receiver = start('merchant-backend/receive-webhooks.mjs', {
+      WEBHOOK_SECRET: hook.secret,
+      APP_ID: app.app_id,
+      API_KEY: app.api_key,
+      API_URL: stack.urls.transactions,
+      PORT: String(port),
+    });
+    await listening(receiver, '"event":"listening"');
+    const shop = start(
+      'merchant-backend/checkout.mjs',
+      {
+        APP_ID: app.app_id,
+        API_KEY: app.api_key,
+        API_URL: stack.urls.transactions,
+        POLL_SECONDS: '0.2',
+        ATTEMPTS: '600',
+      },
+      ['order-88'],
+    );
+    await listening(shop, '"status":"pending"');
+    const [shown, recorded] = shop
+      .output()
+      .split('\n')
+      .slice(0, 2)
+      .map((l) => JSON.parse(l) as Json);
+    // 12.50 USD at 2.5 USD per WLD: the customer is shown 5 WLD to the shop's address
+    expect(shown).toMatchObject({
+      event: 'request',
+      reference: 'order-88',
+      pay: '5 WLD',
+      amount_due: '5000000',
+      to: '0x2222222222222222222222222222222222222222',
+      price: '12.50 USD',
+    });
+    expect(recorded).toMatchObject({ event: 'recorded', payment_request_id: shown.id });
+    await run('transaction', 'set-status', recorded.transaction_id, 'mined');
+    expect(await shop.exited).toBe(0);
+    const lines = shop
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    expect(lines.at(-1)).toEqual({ event: 'ship', reference: 'order-88', paid: '5 WLD', status: 'paid' });
+    // the receiver got payment_request.created and .paid, re-read the request and shipped it once
+    await listening(receiver, '"event":"ship"');
+    await listening(receiver, '"type":"payment_request.paid"');
+    const events = receiver
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
+    const types = events.filter((e) => e.event === 'webhook').map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['payment_request.created', 'payment_request.paid']));
+    expect(events.filter((e) => e.event === 'ship')).toEqual([
+      { event: 'ship', reference: 'order-88', status: 'paid' },
+    ]);
+  }, 120000);
+
   describeNeeding([CHROMIUM], 'in headless Chromium', () => {
     let browser: Chromium;
     beforeAll(async () => {

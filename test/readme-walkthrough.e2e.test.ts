@@ -171,6 +171,23 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
     });
   });
 
+  it('made alice, created by the walk-through with pnpm manage, the owner of the demo app (DEMO_OWNER_USERNAME)', async () => {
+    const dataDir = stack.env.DATA_DIR!;
+    const adminToken = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo', 'client.json'), 'utf8')) as { app_id: string };
+    const res = await fetch(`http://127.0.0.1:${stack.env.IDENTITY_ADMIN_PORT}/admin/apps/${demo.app_id}/members`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(res.status).toBe(200);
+    const members = (await res.json()) as { username: string; role: string }[];
+    expect(members.map((m) => [m.username, m.role])).toEqual([['alice', 'owner']]);
+    // the walk-through's own app is the operator's: nobody was put on its team
+    const shop = await fetch(`http://127.0.0.1:${stack.env.IDENTITY_ADMIN_PORT}/admin/apps/${vars.APP}/members`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(await shop.json()).toEqual([]);
+  });
+
   it('server-side sign-in: the express-signin block signs alice in with the app the walk-through made, and out of Attest', async () => {
     const shell = continueIn(markedBlock(README, 'walkthrough: express-signin'), { PORT: String(shopPort) });
     await waitFor(shell, 'listening');

@@ -1,6 +1,6 @@
 /**
  * The reference identity provider: oidc-provider configured like ours — in-memory adapter, one RS256
- * key, pairwise subjects, JWT access tokens for a resource indicator, introspection, DPoP, a confidential
+ * key, pairwise subjects, JWT access tokens for a resource indicator, introspection, DPoP, PAR, a confidential
  * client (client_secret_basic). Run in its own process (pinned like ours) by bench/peers/oidc-provider.ts.
  * The interaction (sign-in + consent) finishes programmatically for the one bench account: the bench
  * goes through it once and then replays the session cookie, as a signed-in browser does.
@@ -58,6 +58,8 @@ const configuration: Configuration = {
     introspection: { enabled: true },
     // DPoP as ours: proofs verified per request, jti replay refused, nonces not required
     dPoP: { enabled: true },
+    // PAR as ours (RFC 9126): client-authenticated at /request, request_uri single use, not required
+    pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,

@@ -37,6 +37,19 @@ export function peerAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>, res
   })}`;
 }
 
+/** The round trip's request (with the resource: JWT access tokens) pushed to /request, oidc-provider's PAR endpoint. */
+export function peerParBody(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
+  return form({
+    response_type: 'code',
+    client_id: peer.clientId,
+    scope: `${PEER_SCOPE} api:read`,
+    redirect_uri: PEER_REDIRECT_URI,
+    code_challenge: peer.pkce.challenge,
+    code_challenge_method: 'S256',
+    resource: PEER_RESOURCE,
+  });
+}
+
 export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
   return form({
     grant_type: 'authorization_code',

@@ -4,8 +4,9 @@
 //   pnpm --silent manage webhook add --app-id app_… --url http://127.0.0.1:3003/webhooks/attest
 // Each request is checked as Standard Webhooks says (signature over id, timestamp and the exact body;
 // a timestamp at most 5 minutes old), handled once per webhook-id, and then the backend asks the lookup
-// API how the transaction stands: the webhook says that something changed, the lookup is the truth.
-// It prints one JSON line per event; "ship" when a payment it has not shipped yet is mined.
+// API how the transaction stands (or re-reads the payment request, for payment_request.* events): the
+// webhook says that something changed, the read is the truth. It prints one JSON line per event; "ship"
+// when a payment it has not shipped yet is mined, or a payment request is paid or paid_over.
 // No dependencies: node:crypto does the check (any Standard Webhooks library does the same).
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -45,6 +46,24 @@ async function lookup(transactionId, type) {
   return res.json();
 }
 
+async function readRequest(requestId) {
+  const res = await fetch(`${API_URL}/api/v2/client/payment-requests/${requestId}`, {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`reading the payment request failed: ${res.status}`);
+  return res.json();
+}
+
+/** Whether the recorded payment names a payment request: then the request decides (its own events), not the payment. */
+async function paysARequest(reference) {
+  const res = await fetch(`${API_URL}/api/v2/client/transactions?reference=${encodeURIComponent(reference)}`, {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`listing the payment failed: ${res.status}`);
+  const { data } = await res.json();
+  return data.some((t) => t.payment_request_id);
+}
+
 async function handle(req, res, body) {
   // the signature covers the exact bytes sent: check it before parsing anything
   if (!verified(req.headers, body)) return res.writeHead(400).end(); // not from Attest, or too old
@@ -52,11 +71,33 @@ async function handle(req, res, body) {
   if (handled.has(id)) return res.writeHead(204).end(); // a retry, redelivery or replay of a handled event
   const event = JSON.parse(body.toString('utf8'));
   console.log(JSON.stringify({ event: 'webhook', webhook_id: id, type: event.type, reference: event.data.reference }));
-  // payments are looked up as type=pay; this example records payments only
-  const transaction = await lookup(event.data.transaction_id, 'pay');
-  if (transaction.transaction_status === 'mined' && !shipped.has(transaction.reference)) {
-    shipped.add(transaction.reference);
-    console.log(JSON.stringify({ event: 'ship', reference: transaction.reference }));
+  if (event.type.startsWith('payment_request.')) {
+    // a payment request (checkout.mjs): its payload carries the state, amounts and reason, but the
+    // backend re-reads the request and ships on what the read says
+    const request = await readRequest(event.data.id);
+    if (['paid', 'paid_over'].includes(request.status) && !shipped.has(request.reference)) {
+      shipped.add(request.reference);
+      console.log(JSON.stringify({ event: 'ship', reference: request.reference, status: request.status }));
+    } else if (!['pending', 'detected', 'paid', 'paid_over'].includes(request.status))
+      console.log(
+        JSON.stringify({
+          event: 'not_shipped',
+          reference: request.reference,
+          status: request.status,
+          reason: request.reason,
+        }),
+      );
+  } else if (event.data.transaction_id) {
+    // a recorded payment (check-payment.mjs), looked up as type=pay
+    const transaction = await lookup(event.data.transaction_id, 'pay');
+    if (
+      transaction.transaction_status === 'mined' &&
+      !shipped.has(transaction.reference) &&
+      !(await paysARequest(transaction.reference))
+    ) {
+      shipped.add(transaction.reference);
+      console.log(JSON.stringify({ event: 'ship', reference: transaction.reference }));
+    }
   }
   handled.add(id);
   res.writeHead(204).end();

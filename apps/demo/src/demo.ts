@@ -18,6 +18,8 @@ export interface DemoOptions {
 
 export interface RunningDemo {
   url: string;
+  /** The demo's app (client_id) at the provider. */
+  appId: string;
   stop(): Promise<void>;
 }
 
@@ -204,6 +206,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   });
   return {
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
+    appId: client.app_id,
     stop: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -32,7 +32,7 @@ export function adminToken(env: NodeJS.ProcessEnv): string {
   }
 }
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface AdminClient {
   call<T>(service: ServiceName, method: Method, route: string, body?: unknown): Promise<T>;

@@ -11,6 +11,7 @@ interface AppCreated {
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   web_origins: string[];
   min_verification_level: 'orb' | 'device' | null;
+  profile: 'none' | 'fapi2';
 }
 const userId = ['USER_ID'];
 
@@ -55,6 +56,14 @@ const assuranceOptions = {
     value: 'ALG',
     description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256",
   },
+  profile: {
+    type: 'string',
+    value: 'fapi2|none',
+    description:
+      'fapi2: the FAPI 2.0 profile (PAR, PKCE S256, code flow only, DPoP, private_key_jwt with --jwks-file or ' +
+      '--jwks-uri, codes living 60 s at most, https redirect URIs or http on 127.0.0.1/[::1], PS256 or ES256 ' +
+      'id_tokens); none (the default) lifts it, each setting staying as it is',
+  },
 } as const;
 
 function jwksOf(values: Values): unknown {
@@ -78,6 +87,7 @@ function assuranceFields(values: Values): Record<string, unknown> {
     jwks_uri: nullable(values, 'jwks-uri'),
     require_pushed_authorization_requests: values['require-par'] ? true : values['no-require-par'] ? false : undefined,
     id_token_signed_response_alg: str(values, 'id-token-alg'),
+    profile: str(values, 'profile'),
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
@@ -161,7 +171,10 @@ export const appCommands: Record<string, Command> = {
         );
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
-      const level = app.min_verification_level ? { min_verification_level: app.min_verification_level } : {};
+      const level = {
+        ...(app.min_verification_level ? { min_verification_level: app.min_verification_level } : {}),
+        ...(app.profile === 'fapi2' ? { profile: app.profile } : {}),
+      };
       return client_secret
         ? {
             app_id,
@@ -192,7 +205,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement or high-assurance settings (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, high-assurance settings or profile (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -235,7 +248,7 @@ export const appCommands: Record<string, Command> = {
         throw new CliError(
           'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
             '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
-            '--require-par, --no-require-par or --id-token-alg.',
+            '--require-par, --no-require-par, --id-token-alg or --profile.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },
@@ -251,6 +264,51 @@ export const appCommands: Record<string, Command> = {
     options: {},
     positionals: appId,
     run: (client, _v, [id]) => setAppState(client, id, 'enable'),
+  },
+  'app add-member': {
+    summary: "make a person a member of an app's team in the developer portal, or change their role",
+    options: {
+      'app-id': { type: 'string', value: 'APP_ID', description: 'the app' },
+      username: { type: 'string', value: 'U', description: 'the person (an existing user)' },
+      role: {
+        type: 'string',
+        value: 'owner|developer|viewer',
+        description: 'owner: everything and the team; developer: settings, secret, API keys; viewer: reads only',
+      },
+    },
+    required: ['app-id', 'username', 'role'],
+    run: (client, values) =>
+      client.call('identity', 'PUT', `/apps/${path(str(values, 'app-id')!)}/members`, {
+        username: str(values, 'username'),
+        role: str(values, 'role'),
+      }),
+  },
+  'app remove-member': {
+    summary: "take a person off an app's team (the last owner stays)",
+    options: {
+      'app-id': { type: 'string', value: 'APP_ID', description: 'the app' },
+      username: { type: 'string', value: 'U', description: 'the member' },
+    },
+    required: ['app-id', 'username'],
+    async run(client, values) {
+      const appId = str(values, 'app-id')!;
+      const username = str(values, 'username')!;
+      const members = await client.call<{ user_id: string; username: string }[]>(
+        'identity',
+        'GET',
+        `/apps/${path(appId)}/members`,
+      );
+      const member = members.find((m) => m.username === username);
+      if (!member) throw new CliError(`${username} is not a member of ${appId}.`);
+      await client.call('identity', 'DELETE', `/apps/${path(appId)}/members/${path(member.user_id)}`);
+      return { app_id: appId, username, removed: true };
+    },
+  },
+  'app list-members': {
+    summary: "an app's team: its members and their roles, owners first",
+    options: { 'app-id': { type: 'string', value: 'APP_ID', description: 'the app' } },
+    required: ['app-id'],
+    run: (client, values) => client.call('identity', 'GET', `/apps/${path(str(values, 'app-id')!)}/members`),
   },
   'app rotate-secret': {
     summary: 'give the app a new client secret (printed once); the old one stops working',

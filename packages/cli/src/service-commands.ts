@@ -1,4 +1,4 @@
-import { queryString } from './admin-client';
+import { CliError, queryString } from './admin-client';
 import { pageOptions, path, str, type Command } from './command';
 
 export const apiKeyCommands: Record<string, Command> = {
@@ -54,6 +54,39 @@ const TRANSACTION_HELP: Record<(typeof TRANSACTION_FIELDS)[number], [string, str
 };
 
 export const transactionCommands: Record<string, Command> = {
+  'app payment-policy': {
+    summary:
+      "show or set an app's amount policy for payment requests: underpayment tolerance and whether overpayments are flagged (paid_over)",
+    options: {
+      'app-id': { type: 'string', value: 'APP_ID', description: 'the app' },
+      'underpayment-tolerance': {
+        type: 'string',
+        value: 'PERCENT',
+        description: 'an underpayment within this percent still makes a request paid (0-50, default 0)',
+      },
+      'flag-overpayment': {
+        type: 'string',
+        value: 'true|false',
+        description:
+          'true (default): an overpaid request is paid_over; false: paid (overpayments are accepted either way)',
+      },
+    },
+    required: ['app-id'],
+    run: (client, values) => {
+      const route = `/apps/${path(str(values, 'app-id')!)}/payment-policy`;
+      const tolerance = str(values, 'underpayment-tolerance');
+      const flag = str(values, 'flag-overpayment');
+      if (tolerance === undefined && flag === undefined) return client.call('transactions', 'GET', route);
+      if (flag !== undefined && flag !== 'true' && flag !== 'false')
+        throw new CliError('--flag-overpayment must be true or false');
+      if (tolerance !== undefined && !/^\d{1,2}(\.\d{1,2})?$/.test(tolerance))
+        throw new CliError('--underpayment-tolerance must be a percent from 0 to 50, e.g. 2.5');
+      return client.call('transactions', 'PUT', route, {
+        ...(tolerance !== undefined ? { underpayment_tolerance_percent: Number(tolerance) } : {}),
+        ...(flag !== undefined ? { flag_overpayment: flag === 'true' } : {}),
+      });
+    },
+  },
   'transaction record': {
     summary: 'record a transaction',
     options: Object.fromEntries(

@@ -1,6 +1,20 @@
-import { path, str, type Command } from './command';
+import { nullable, path, str, type Command, type Values } from './command';
 
 const appId = { type: 'string', value: 'APP_ID', description: 'the app' } as const;
+const event = {
+  type: 'string',
+  multiple: true,
+  value: 'TYPE',
+  description: 'send only this event type (transaction.mined) or family (transaction.*); none: every type',
+} as const;
+const description = { type: 'string', value: 'TEXT', description: 'a label for the endpoint ("" clears it)' } as const;
+
+/** --event (repeatable) as the filter; --all-events: every type again. */
+const filterOf = (values: Values) => {
+  if (values['all-events']) return { enabled_events: [] };
+  const events = values.event as string[] | undefined;
+  return events?.length ? { enabled_events: events } : {};
+};
 
 /** Webhook endpoints of an app and their deliveries (transactions service). */
 export const webhookCommands: Record<string, Command> = {
@@ -9,15 +23,48 @@ export const webhookCommands: Record<string, Command> = {
     options: {
       'app-id': appId,
       url: { type: 'string', value: 'URL', description: 'https URL (or http on loopback) that receives the events' },
+      event,
+      description,
     },
     required: ['app-id', 'url'],
     run: (client, values) =>
       client.call('transactions', 'POST', `/apps/${path(str(values, 'app-id')!)}/webhooks`, {
         url: str(values, 'url'),
+        ...(values.description !== undefined ? { description: nullable(values, 'description') } : {}),
+        ...filterOf(values),
       }),
   },
+  'webhook update': {
+    summary: 'change an endpoint: its url, description or event-type filter',
+    options: {
+      url: { type: 'string', value: 'URL', description: 'the new URL' },
+      event,
+      'all-events': { type: 'boolean', description: 'remove the filter: send every event type' },
+      description,
+    },
+    positionals: ['WEBHOOK_ID'],
+    run: (client, values, [id]) =>
+      client.call('transactions', 'PATCH', `/webhooks/${path(id)}`, {
+        ...(values.url !== undefined ? { url: str(values, 'url') } : {}),
+        ...(values.description !== undefined ? { description: nullable(values, 'description') } : {}),
+        ...filterOf(values),
+      }),
+  },
+  'webhook disable': {
+    summary: 'disable an endpoint: no new deliveries; waiting ones wait until it is enabled',
+    options: {},
+    positionals: ['WEBHOOK_ID'],
+    run: (client, _v, [id]) => client.call('transactions', 'POST', `/webhooks/${path(id)}/disable`, {}),
+  },
+  'webhook enable': {
+    summary: 'enable an endpoint again, with the same secret and its delivery log',
+    options: {},
+    positionals: ['WEBHOOK_ID'],
+    run: (client, _v, [id]) => client.call('transactions', 'POST', `/webhooks/${path(id)}/enable`, {}),
+  },
   'webhook list': {
-    summary: "list an app's webhook endpoints (never their secrets)",
+    summary:
+      "list an app's webhook endpoints (never their secrets), each with its status: enabled, failing (since, failures in a row) or disabled (why)",
     options: { 'app-id': appId },
     required: ['app-id'],
     run: (client, values) => client.call('transactions', 'GET', `/apps/${path(str(values, 'app-id')!)}/webhooks`),

@@ -145,6 +145,58 @@ describe('pnpm manage', () => {
     expect((await manage(['app', 'show', plain.app_id])).dpop_bound_access_tokens).toBe(false);
   });
 
+  it('apps: --profile fapi2 at create and update sets what FAPI 2.0 requires, none lifts it; shown in --help', async () => {
+    for (const command of ['create', 'update'])
+      expect(((await runCli(['app', command, '--help'], {})) as HelpText).text).toMatch(
+        /--profile fapi2\|none\s+fapi2: the FAPI 2\.0 profile \(PAR, PKCE S256/,
+      );
+    const jwksFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'attest-cli-fapi-')), 'keys.json');
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    fs.writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'fapi-1' }] }));
+    const created = await manage([
+      'app',
+      'create',
+      '--name',
+      'FAPI bank',
+      '--redirect-uri',
+      'https://bank.example/cb',
+      '--jwks-file',
+      jwksFile,
+      '--profile',
+      'fapi2',
+    ]);
+    expect(created).toMatchObject({ token_endpoint_auth_method: 'private_key_jwt', profile: 'fapi2' });
+    expect(created.client_secret).toBeUndefined();
+    expect(await manage(['app', 'show', created.app_id])).toMatchObject({
+      profile: 'fapi2',
+      require_pushed_authorization_requests: true,
+      dpop_bound_access_tokens: true,
+      id_token_signed_response_alg: 'PS256',
+    });
+    expect(await failure(['app', 'update', created.app_id, '--no-dpop-required'])).toMatch(
+      /fapi2 profile requires dpop_bound_access_tokens true.*\(dpop_bound_access_tokens\) \[invalid_parameter\]/,
+    );
+    const lifted = await manage(['app', 'update', created.app_id, '--profile', 'none']);
+    expect(lifted).toMatchObject({ profile: 'none', dpop_bound_access_tokens: true });
+    expect((await manage(['app', 'update', created.app_id, '--no-dpop-required'])).dpop_bound_access_tokens).toBe(
+      false,
+    );
+    expect(
+      await failure([
+        'app',
+        'create',
+        '--name',
+        'Local bank',
+        '--redirect-uri',
+        'http://localhost:3000/cb',
+        '--jwks-file',
+        jwksFile,
+        '--profile',
+        'fapi2',
+      ]),
+    ).toMatch(/redirect_uris must use https under the fapi2 profile.*\(redirect_uris\) \[invalid_parameter\]/);
+  });
+
   it('apps: create, list, show, update, disable, enable, rotate the secret', async () => {
     const created = await manage(['app', 'create', '--name', 'CLI app', '--redirect-uri', 'https://cli.example/cb']);
     expect(created).toMatchObject({
@@ -230,6 +282,37 @@ describe('pnpm manage', () => {
     );
   });
 
+  it('app payment-policy shows and sets the amount policy of payment requests', async () => {
+    const id = `app_${'c'.repeat(32)}`;
+    expect(await manage(['app', 'payment-policy', '--app-id', id])).toEqual({
+      app_id: id,
+      underpayment_tolerance_percent: '0',
+      flag_overpayment: true,
+    });
+    expect(
+      await manage([
+        'app',
+        'payment-policy',
+        '--app-id',
+        id,
+        '--underpayment-tolerance',
+        '2.5',
+        '--flag-overpayment',
+        'false',
+      ]),
+    ).toEqual({ app_id: id, underpayment_tolerance_percent: '2.5', flag_overpayment: false });
+    expect(await manage(['app', 'payment-policy', '--app-id', id, '--underpayment-tolerance', '1'])).toMatchObject({
+      underpayment_tolerance_percent: '1',
+      flag_overpayment: false,
+    });
+    expect(await failure(['app', 'payment-policy', '--app-id', id, '--underpayment-tolerance', '60'])).toMatch(
+      /underpayment_tolerance_percent must be a number from 0 to 50/,
+    );
+    expect(await failure(['app', 'payment-policy', '--app-id', id, '--flag-overpayment', 'maybe'])).toBe(
+      '--flag-overpayment must be true or false',
+    );
+  });
+
   it('app disable stops the app’s API keys and webhooks too; app enable brings them back', async () => {
     const created = await manage(['app', 'create', '--name', 'Stopped', '--redirect-uri', 'https://stop.example/cb']);
     const id = created.app_id as string;
@@ -257,6 +340,46 @@ describe('pnpm manage', () => {
     expect((await lookup()).status).toBe(401);
   });
 
+  it('app members: add, change a role, list, remove; the last owner stays', async () => {
+    const app = await manage(['app', 'create', '--name', 'Team app', '--redirect-uri', 'https://team.example/cb']);
+    const id = app.app_id as string;
+    const [ada, bob] = ['ada-team', 'bob-team'];
+    for (const username of [ada, bob])
+      await manage([
+        'user',
+        'create',
+        '--username',
+        username,
+        '--password',
+        'correct horse battery',
+        '--verification-level',
+        'orb',
+      ]);
+    expect(await manage(['app', 'add-member', '--app-id', id, '--username', ada, '--role', 'owner'])).toMatchObject({
+      app_id: id,
+      username: ada,
+      role: 'owner',
+    });
+    await manage(['app', 'add-member', '--app-id', id, '--username', bob, '--role', 'viewer']);
+    await manage(['app', 'add-member', '--app-id', id, '--username', bob, '--role', 'developer']);
+    const listed = (await manage(['app', 'list-members', '--app-id', id])) as unknown as {
+      username: string;
+      role: string;
+    }[];
+    expect(listed.map((m) => [m.username, m.role])).toEqual([
+      [ada, 'owner'],
+      [bob, 'developer'],
+    ]);
+    expect(await failure(['app', 'remove-member', '--app-id', id, '--username', ada])).toContain('[last_owner]');
+    expect(await failure(['app', 'add-member', '--app-id', id, '--username', bob, '--role', 'boss'])).toContain('role');
+    expect(await manage(['app', 'remove-member', '--app-id', id, '--username', bob])).toEqual({
+      app_id: id,
+      username: bob,
+      removed: true,
+    });
+    expect(await failure(['app', 'remove-member', '--app-id', id, '--username', bob])).toContain('is not a member');
+  });
+
   it('API keys: create, list, revoke', async () => {
     const appId = `app_${'1'.repeat(32)}`;
     const key = await manage(['api-key', 'create', '--app-id', appId, '--name', 'backend']);
@@ -265,6 +388,46 @@ describe('pnpm manage', () => {
       expect.objectContaining({ key_id: key.key_id, revoked_at: null }),
     ]);
     expect((await manage(['api-key', 'revoke', key.key_id])).revoked_at).toEqual(expect.any(String));
+  });
+
+  it('webhooks: add with a filter, update, disable, enable; list shows each endpoint’s status', async () => {
+    const appId = `app_${'2'.repeat(32)}`;
+    const added = await manage([
+      'webhook',
+      'add',
+      '--app-id',
+      appId,
+      '--url',
+      'https://hooks.example.com/attest',
+      '--event',
+      'transaction.mined',
+      '--event',
+      'transaction.failed',
+      '--description',
+      'orders',
+    ]);
+    expect(added).toMatchObject({
+      enabled_events: ['transaction.mined', 'transaction.failed'],
+      description: 'orders',
+      status: 'enabled',
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const id = added.webhook_id as string;
+    expect(
+      (await manage(['webhook', 'update', id, '--event', 'transaction.*', '--description', ''])) as unknown,
+    ).toMatchObject({
+      enabled_events: ['transaction.*'],
+      description: null,
+    });
+    expect((await manage(['webhook', 'update', id, '--all-events'])).enabled_events).toEqual([]);
+    expect((await manage(['webhook', 'disable', id])).status).toBe('disabled');
+    expect((await manage(['webhook', 'list', '--app-id', appId])) as unknown).toEqual([
+      expect.objectContaining({ webhook_id: id, status: 'disabled', disabled_reason: 'disabled by an operator' }),
+    ]);
+    expect((await manage(['webhook', 'enable', id])).status).toBe('enabled');
+    expect(await failure(['webhook', 'update', id, '--event', 'transaction.paid'])).toMatch(
+      /enabled_events has an unknown event type "transaction.paid".*\(enabled_events\) \[invalid_parameter\]/,
+    );
   });
 
   it('users: create, list, show, update, disable, enable, reset the password, withdraw a consent, delete', async () => {

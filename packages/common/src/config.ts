@@ -53,6 +53,8 @@ export const commonEnv = {
     }),
   DATA_DIR: Joi.string().default('.data'),
   LOG_LEVEL: Joi.string().valid('silent', 'error', 'warn', 'info', 'debug').default('info'),
+  // json for log collectors (the images); pretty on a terminal (pnpm start defaults to auto)
+  LOG_FORMAT: Joi.string().valid('auto', 'json', 'pretty').default('json'),
   ADMIN_TOKEN: Joi.string().min(24).messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
   ADMIN_TOKENS: Joi.string().custom((value: string, helpers) => {
     const parsed = parseAdminTokens(value);
@@ -101,6 +103,8 @@ export interface CommonConfig {
   REDIS_URL?: string;
   DATA_DIR: string;
   LOG_LEVEL: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  /** json: one JSON document a line; pretty: one readable line; auto: pretty on a terminal, else JSON. */
+  LOG_FORMAT?: 'auto' | 'json' | 'pretty';
   ADMIN_TOKEN?: string;
   /** Named operator tokens, `name:token,name:token`. */
   ADMIN_TOKENS?: string;

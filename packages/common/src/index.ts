@@ -15,3 +15,4 @@ export * from './worker-loop';
 export * from './key-batcher';
 export * from './audit';
 export * from './outbound';
+export * from './idle-collector';

@@ -4,7 +4,7 @@ import { resolveAdminToken } from './admin-token';
 import { ConfigError, type CommonConfig } from './config';
 import { storageChecks, type Readiness } from './http/health';
 import { handleProcessSignals, serve } from './lifecycle';
-import { createLogger, type Logger } from './logger';
+import { createLogger, resolveLogFormat, type Logger } from './logger';
 import { migrateDatabase, openStorage, type Storage, type StorageOverrides } from './storage';
 import { shutdownTracing } from './tracing';
 
@@ -52,7 +52,11 @@ export async function startService<C extends CommonConfig>(
   config: Readonly<C>,
   options: Pick<StorageOverrides, 'sharedDatabase'> = {},
 ): Promise<RunningService> {
-  const logger = createLogger(def.name, config.LOG_LEVEL);
+  const logger = createLogger(
+    def.name,
+    config.LOG_LEVEL,
+    resolveLogFormat(config.LOG_FORMAT ?? 'json', process.stdout.isTTY),
+  );
   const adminToken =
     config.ADMIN_TOKENS && !config.ADMIN_TOKEN && config.DATABASE_URL
       ? undefined
@@ -114,7 +118,11 @@ export async function runMigrate<C extends CommonConfig>(
   env: NodeJS.ProcessEnv,
 ): Promise<number[]> {
   const config = def.loadConfig(env);
-  const logger = createLogger(def.name, config.LOG_LEVEL);
+  const logger = createLogger(
+    def.name,
+    config.LOG_LEVEL,
+    resolveLogFormat(config.LOG_FORMAT ?? 'json', process.stdout.isTTY),
+  );
   const applied = await migrateDatabase(def.name, config, def.migrationsDir, logger);
   logger.info('migrate: schema up to date', { schema: def.name, applied });
   return applied;

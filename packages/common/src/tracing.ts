@@ -33,6 +33,9 @@ export const tracingWanted = (env: NodeJS.ProcessEnv): boolean =>
 /** The trace id of the span this code runs in, when tracing is on; undefined otherwise (and at no cost). */
 export const traceIdOfActiveSpan = (): string | undefined => activeTraceId();
 
+/** True while tracing runs in this process (the fast path then leaves every request to Express, whose spans it records). */
+export const tracingOn = (): boolean => started !== undefined;
+
 /** Puts the request id the service answered with on the HTTP server span. */
 function tagRequestId(span: Span, _request: unknown, response: IncomingMessage | ServerResponse): void {
   if (!('getHeader' in response)) return;

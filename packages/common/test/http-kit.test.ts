@@ -124,6 +124,29 @@ describe('http kit', () => {
     expect((await request(publicApp).get('/metrics')).status).toBe(404);
   });
 
+  it('shows a degraded check and the detail a check reports; the rule decides whether degraded is ready', async () => {
+    const readiness: Readiness = {
+      shuttingDown: false,
+      checks: [
+        { name: 'database', check: async () => undefined },
+        { name: 'chain', check: async () => ({ status: 'degraded', detail: { lag_blocks: 7 } }) },
+      ],
+    };
+    const { publicApp: app } = build(readiness);
+    const strict = await request(app).get('/readyz');
+    expect(strict.status).toBe(503);
+    expect(strict.body).toEqual({
+      status: 'unavailable',
+      checks: { database: 'ok', chain: 'degraded' },
+      detail: { chain: { lag_blocks: 7 } },
+    });
+    readiness.rule = (ok) => ok.database;
+    const lenient = await request(app).get('/readyz');
+    expect(lenient.status).toBe(200);
+    expect(lenient.body.status).toBe('ready');
+    expect(lenient.body.checks.chain).toBe('degraded');
+  });
+
   it('reports readiness from its checks and turns it off while shutting down', async () => {
     const readiness: Readiness = { shuttingDown: false, checks: [{ name: 'database', check: async () => undefined }] };
     const { publicApp: app } = build(readiness);

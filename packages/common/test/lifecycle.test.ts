@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { Writable } from 'node:stream';
+import v8 from 'node:v8';
 import express, { Router } from 'express';
 import winston from 'winston';
 import {
@@ -219,6 +220,34 @@ describe('the listeners', () => {
         { request: true, response: true, admin: false },
         { request: true, response: true, admin: true },
       ]);
+    } finally {
+      await handle.stop();
+    }
+  });
+
+  it('keep their fields in the objects themselves (V8 fast properties), through Express and an open response', async () => {
+    // V8's own answer, as a function compiled after the flag is set (a memory and speed property:
+    // a response in dictionary mode carried 3.1 KB of fields, and every open stream one)
+    v8.setFlagsFromString('--allow-natives-syntax');
+    const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
+    const seen: Record<string, boolean>[] = [];
+    const app = createHttpApp({ logger: testLogger });
+    app.get('/stream', (req, res) => {
+      res.set({ 'Access-Control-Allow-Origin': '*' });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('retry: 3000\n\n');
+      seen.push({
+        request: hasFastProperties(req),
+        response: hasFastProperties(res),
+        socket: hasFastProperties(req.socket),
+      });
+      res.end();
+    });
+    finishHttpApp(app, testLogger);
+    const handle = await serveOnFreePorts(app, express());
+    try {
+      expect(await get(handle.publicPort, '/stream')).toEqual({ status: 200, body: 'retry: 3000\n\n' });
+      expect(seen).toEqual([{ request: true, response: true, socket: true }]);
     } finally {
       await handle.stop();
     }

@@ -1,15 +1,16 @@
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { createLogger } from '../src';
-import { requestLineWriter } from '../src/http/request-line';
+import { FLUSH_INTERVAL_MS, requestLineWriter } from '../src/http/request-line';
 
 function captured(level = 'info', transportLevel?: string) {
   const chunks: string[] = [];
+  const writes = () => chunks.length;
   const logger = createLogger('transactions', level);
   logger.clear();
   const stream = new Writable({ write: (chunk, _enc, done) => (chunks.push(String(chunk)), done()) });
   logger.add(new winston.transports.Stream({ stream, level: transportLevel }));
-  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
+  return { logger, writes, lines: () => chunks.join('').split('\n').filter(Boolean) };
 }
 
 const fields = {
@@ -59,5 +60,49 @@ describe('the pre-formatted request line', () => {
       requestLineWriter(logger)(fields);
       expect(lines()).toEqual([]);
     }
+  });
+
+  describe('batches under load (one synchronous write of standard output per batch)', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+    const line = (i: number) => ({ ...fields, request_id: `r-${i}` });
+
+    it('writes a quiet line in the next turn; lines soon after wait for the interval and go out together', () => {
+      const { logger, writes, lines } = captured();
+      const write = requestLineWriter(logger);
+      write(line(1));
+      expect(writes()).toBe(0);
+      jest.advanceTimersToNextTimer(); // the next turn
+      expect(writes()).toBe(1);
+      jest.advanceTimersByTime(1);
+      write(line(2));
+      jest.advanceTimersByTime(2); // turns later, but within the interval: held
+      write(line(3));
+      expect(writes()).toBe(1);
+      jest.advanceTimersByTime(FLUSH_INTERVAL_MS - 4);
+      expect(writes()).toBe(1);
+      jest.advanceTimersByTime(1);
+      expect(writes()).toBe(2);
+      expect(lines().map((l) => JSON.parse(l).request_id)).toEqual(['r-1', 'r-2', 'r-3']);
+      // quiet again: the next line goes out in the next turn
+      jest.advanceTimersByTime(FLUSH_INTERVAL_MS);
+      write(line(4));
+      jest.advanceTimersToNextTimer();
+      expect(writes()).toBe(3);
+    });
+
+    it('writes a batch at once when it reaches 64 KB; loses none', () => {
+      const { logger, writes, lines } = captured();
+      const write = requestLineWriter(logger);
+      write(line(0));
+      jest.advanceTimersToNextTimer();
+      let i = 1;
+      while (writes() === 1) write(line(i++));
+      expect(writes()).toBe(2);
+      expect(lines().join('\n').length).toBeGreaterThanOrEqual(64 * 1024);
+      write(line(i));
+      jest.advanceTimersByTime(FLUSH_INTERVAL_MS);
+      expect(lines().map((l) => JSON.parse(l).request_id)).toEqual(Array.from({ length: i + 1 }, (_, n) => `r-${n}`));
+    });
   });
 });

@@ -20,7 +20,7 @@ import { accountRoute } from './routes/account-route';
 import { assetsRoute } from './routes/assets-route';
 import { authorizeRoute } from './routes/authorize-route';
 import { consentRoute } from './routes/consent-route';
-import type { IdentityContext } from './routes/context';
+import type { IdentityContext, OperatorCreatedUserHook } from './routes/context';
 import { identityLimits } from './routes/failure-limits';
 import { InteractionLimit } from './routes/interaction-limit';
 import { discoveryRoute } from './routes/discovery-route';
@@ -43,6 +43,11 @@ import { revocationStore } from './store/revocation-store';
 import { sessionStore } from './store/session-store';
 import { subjectStore } from './store/subject-store';
 import { userStore } from './store/user-store';
+import { insightStore, memberStore } from './store/member-store';
+import { AppTeams } from './domain/teams';
+import { ensurePortalClient, portalClientId } from './portal/portal-client';
+import { TransactionsAdmin } from './portal/transactions-admin';
+import { portalRoutes } from './routes/portal-route';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -50,6 +55,10 @@ const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
 export interface ContextOptions {
   /** The clock of session lifetimes and logout delivery retries (tests move it on). */
   now?: () => number;
+  /** The portal's HTTP client for its own /token and the transactions admin API (default: fetch). */
+  portalFetch?: typeof fetch;
+  /** After an operator creates a user through the admin API (pnpm start: its demo app's owner). */
+  onOperatorCreatedUser?: OperatorCreatedUserHook;
 }
 
 export function buildContext(deps: ServiceDeps<IdentityConfig>, options: ContextOptions = {}): IdentityContext {
@@ -117,10 +126,21 @@ export function buildContext(deps: ServiceDeps<IdentityConfig>, options: Context
     logger,
     now,
   );
+  const portalFetch = options.portalFetch ?? fetch;
   return {
     config,
     logger,
     cache,
+    teams: new AppTeams(memberStore(db), users, audit),
+    insight: insightStore(db),
+    portalClientId: portalClientId(config.secret),
+    transactionsAdmin: new TransactionsAdmin(
+      config.portal.transactionsAdminUrl,
+      config.portal.transactionsAdminToken,
+      portalFetch,
+    ),
+    portalFetch,
+    onOperatorCreatedUser: options.onOperatorCreatedUser,
     apps,
     users,
     subjects,
@@ -186,6 +206,7 @@ export async function buildApp(
 ): Promise<BuiltService> {
   await ctx.keys.signingKey();
   await ctx.revocations.start();
+  if (ctx.config.portal.enabled) await ensurePortalClient(ctx, deps.logger);
   ctx.audit.start();
   ctx.sessions.start();
   ctx.backChannelLogout.start();
@@ -216,6 +237,7 @@ export async function buildApp(
       userinfoRoute(router, ctx);
       logoutRoute(router, ctx);
       revokeRoute(router, ctx);
+      if (ctx.config.portal.enabled) portalRoutes(router, ctx);
     },
     adminRoutes(router) {
       identityAdminRoutes(router, ctx);

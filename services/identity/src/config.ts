@@ -6,6 +6,7 @@ import {
   loadEnv,
   port,
   publicUrl,
+  resolveAdminToken,
   resolveSecret,
   type CommonConfig,
   type FailureLimitConfig,
@@ -52,6 +53,17 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   DPOP_PROOF_MAX_AGE_SECONDS: number;
   /** DPoP: every proof must carry a server-provided nonce (DPoP-Nonce), for every app. */
   DPOP_NONCE_REQUIRED: boolean;
+  /** The developer portal at /portal (issue 27). */
+  PORTAL_ENABLED: boolean;
+  /** People signed in to the portal may create apps (and become their owner). */
+  PORTAL_SELF_SERVICE_APPS: boolean;
+  /** Where the portal reaches this service's own /token (default: loopback on IDENTITY_PORT). */
+  PORTAL_INTERNAL_URL?: string;
+  /** The transactions service's admin API (API keys; default: loopback on TRANSACTIONS_ADMIN_PORT or 4101). */
+  TRANSACTIONS_ADMIN_URL?: string;
+  TRANSACTIONS_ADMIN_PORT?: number;
+  /** Its admin token (default: ADMIN_TOKEN, or the embedded mode's generated one). */
+  TRANSACTIONS_ADMIN_TOKEN?: string;
 }
 
 export interface IdentityConfig extends IdentityEnv {
@@ -71,6 +83,14 @@ export interface IdentityConfig extends IdentityEnv {
   sessionIdleSeconds: number;
   /** No DATABASE_URL: the embedded development mode (`pnpm start`). */
   embedded: boolean;
+  /** The developer portal: its internal URLs and the transactions admin token (null: API keys unavailable). */
+  portal: {
+    enabled: boolean;
+    selfServiceApps: boolean;
+    internalUrl: string;
+    transactionsAdminUrl: string;
+    transactionsAdminToken: string | null;
+  };
   /** Outbound requests (back-channel logout): plain http only in embedded mode; private addresses per setting. */
   outbound: OutboundPolicy;
 }
@@ -114,6 +134,16 @@ const schema = {
   BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
   DPOP_PROOF_MAX_AGE_SECONDS: Joi.number().integer().min(5).max(600).default(60),
   DPOP_NONCE_REQUIRED: Joi.boolean().default(false).messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  PORTAL_ENABLED: Joi.boolean().default(true).messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  PORTAL_SELF_SERVICE_APPS: Joi.boolean()
+    .default(false)
+    .messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  PORTAL_INTERNAL_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  TRANSACTIONS_ADMIN_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  TRANSACTIONS_ADMIN_PORT: port(4101),
+  TRANSACTIONS_ADMIN_TOKEN: Joi.string()
+    .min(24)
+    .messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
 };
 
 /** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */
@@ -147,6 +177,18 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
     sessionMaxAgeSeconds,
     sessionIdleSeconds: Math.min(base.SESSION_IDLE_TIMEOUT_SECONDS, sessionMaxAgeSeconds),
     embedded,
+    portal: {
+      enabled: base.PORTAL_ENABLED,
+      selfServiceApps: base.PORTAL_SELF_SERVICE_APPS,
+      internalUrl: (base.PORTAL_INTERNAL_URL ?? `http://127.0.0.1:${base.IDENTITY_PORT}`).replace(/\/+$/, ''),
+      transactionsAdminUrl: (
+        base.TRANSACTIONS_ADMIN_URL ?? `http://127.0.0.1:${base.TRANSACTIONS_ADMIN_PORT ?? 4101}`
+      ).replace(/\/+$/, ''),
+      transactionsAdminToken:
+        base.TRANSACTIONS_ADMIN_TOKEN ??
+        base.ADMIN_TOKEN ??
+        (embedded ? resolveAdminToken(undefined, base.DATA_DIR, true) : null),
+    },
     outbound: {
       allowHttp: embedded,
       allowPrivate: base.BACKCHANNEL_LOGOUT_ALLOW_PRIVATE ?? embedded,

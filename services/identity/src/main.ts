@@ -1,7 +1,7 @@
 import './tracing';
 import path from 'node:path';
 import { runStandalone, type ServiceDefinition } from '@attest/common';
-import { buildApp } from './app';
+import { buildApp, buildContext, type ContextOptions } from './app';
 import { loadIdentityConfig, type IdentityConfig } from './config';
 
 export const identityService: ServiceDefinition<IdentityConfig> = {
@@ -16,5 +16,11 @@ export const identityService: ServiceDefinition<IdentityConfig> = {
   }),
   build: buildApp,
 };
+
+/** The identity service with options of its context: pnpm start's demo app owner (onOperatorCreatedUser). */
+export const identityServiceWith = (options: ContextOptions): ServiceDefinition<IdentityConfig> => ({
+  ...identityService,
+  build: (deps) => buildApp(deps, buildContext(deps, options)),
+});
 
 if (require.main === module) void runStandalone(identityService);

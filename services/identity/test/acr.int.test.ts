@@ -189,6 +189,61 @@ describe('the verification level as acr (issue 24)', () => {
     });
   });
 
+  /**
+   * What the OpenID conformance suite checks of acr and the claims parameter in the plain flows, with no
+   * warning: every id_token (from /token and from /authorize) has an acr among acr_values_supported (the
+   * one asked for when the person has it), auth_time when max_age was asked, and /userinfo answers the
+   * members the claims parameter asked it for (essential or not), name included with scope openid alone.
+   */
+  it.each([
+    ['code', 'query'],
+    ['id_token', 'fragment'],
+    ['code id_token', 'form_post'],
+  ])(
+    'conformance-style, response_type %s (%s): acr, auth_time with max_age, claims for userinfo',
+    async (type, mode) => {
+      const supported = (await request(h.publicApp).get('/.well-known/openid-configuration')).body
+        .acr_values_supported as string[];
+      const claims = JSON.stringify({
+        id_token: { acr: { essential: true, values: [ORB] }, auth_time: { essential: true } },
+        userinfo: { name: { essential: true }, acr: null },
+      });
+      const before = Math.floor(Date.now() / 1000) - 1;
+      const res = await browserFlow(
+        request.agent(h.publicApp),
+        authorizeQuery({
+          response_type: type,
+          response_mode: mode,
+          nonce: 'n-conf',
+          acr_values: `${ORB} ${DEVICE}`,
+          max_age: '300',
+          claims,
+        }),
+        orbUser,
+      );
+      const params = callbackParams(res);
+      expect(params.error).toBeUndefined();
+      const tokens = params.code ? await exchange(params.code) : undefined;
+      const idTokens = [params.id_token, tokens?.id_token].filter((t): t is string => t !== undefined);
+      expect(idTokens).toHaveLength(type === 'code id_token' ? 2 : 1);
+      for (const idToken of idTokens) {
+        const decoded = jwt.decode(idToken) as Record<string, unknown>;
+        expect(supported).toContain(decoded.acr);
+        expect(decoded.acr).toBe(ORB);
+        expect(decoded.amr).toEqual(['pwd']);
+        expect(decoded.auth_time).toEqual(expect.any(Number));
+        expect(decoded.auth_time as number).toBeGreaterThanOrEqual(before);
+        expect(decoded.nonce).toBe('n-conf');
+      }
+      if (!tokens) return; // the implicit id_token flow has no access token for /userinfo
+      const userinfo = await request(h.publicApp)
+        .get('/userinfo')
+        .set('Authorization', `Bearer ${tokens.access_token}`);
+      expect(userinfo.status).toBe(200);
+      expect(userinfo.body).toMatchObject({ name: 'Ada Lovelace', acr: ORB });
+    },
+  );
+
   it('acr_values over its limit is invalid_request', async () => {
     const res = await request(h.publicApp)
       .get('/authorize')

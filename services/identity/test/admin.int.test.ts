@@ -109,6 +109,7 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         id_token_signed_response_alg: 'RS256',
         dpop_bound_access_tokens: false,
         min_verification_level: null,
+        profile: 'none',
         created_at: expect.any(String),
         disabled: false,
         disabled_at: null,

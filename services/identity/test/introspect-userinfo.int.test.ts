@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import {
   basic,
   browserFlow,
@@ -92,6 +92,41 @@ describe('POST /introspect and /userinfo', () => {
         const res = await introspect({ token });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ code: 'invalid_token', detail: 'Token is invalid or expired.', attribute: 'token' });
+      }
+    });
+
+    it('401 invalid_token for tokens signed with our own key that break a rule: alg, exp, nbf, iss, typ, payload', async () => {
+      const { kid, privateKey } = await h.ctx.keys.signingKey('RS256');
+      const claims = jwt.decode(tokens.access_token) as Record<string, unknown>;
+      const now = Math.floor(Date.now() / 1000);
+      // signed by hand (jsonwebtoken would refuse to sign some of these claims)
+      const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const sign = (payload: Record<string, unknown>, header: Record<string, unknown> = {}) => {
+        const input = `${part({ alg: 'RS256', typ: 'at+jwt', kid, ...header })}.${part(payload)}`;
+        return `${input}.${cryptoSign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+      };
+      // the real claims, re-signed: accepted (so each refusal below is for its one broken rule)
+      const resigned = await introspect({ token: sign(claims) });
+      expect(resigned.status).toBe(200);
+      expect(resigned.body.active).toBe(true);
+      const [head, body] = sign(claims).split('.');
+      const tampered = `${head}.${Buffer.from(JSON.stringify({ ...claims, scope: 'openid email profile' })).toString('base64url')}.${sign(claims).split('.')[2]}`;
+      for (const token of [
+        sign({ ...claims, exp: now - 1 }),
+        sign({ ...claims, exp: String(now + 600) }),
+        sign({ ...claims, nbf: now + 600 }),
+        sign({ ...claims, iss: 'https://elsewhere.example' }),
+        sign(claims, { typ: 'JWT' }),
+        sign(claims, { kid: undefined }),
+        `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid })).toString('base64url')}.${body}.`,
+        `${head}.${body}.`,
+        tampered,
+      ]) {
+        const res = await introspect({ token });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ code: 'invalid_token', detail: 'Token is invalid or expired.', attribute: 'token' });
+        const info = await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${token}`);
+        expect(info.status).toBe(401);
       }
     });
 

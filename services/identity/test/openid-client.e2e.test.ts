@@ -101,12 +101,26 @@ describe('a certified OpenID Connect client (openid-client) against the running 
     oidc.useIdTokenResponseType(config);
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', state, nonce });
+    // acr_values and max_age as the conformance suite sends them: openid-client checks auth_time (maxAge)
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid',
+      state,
+      nonce,
+      acr_values: ORB,
+      max_age: '300',
+    });
     expect(url.searchParams.get('response_type')).toBe('id_token');
     const { location } = await new Browser(issuer).signIn(url.toString(), user);
     expect(new URL(location!).hash).toContain('id_token=');
-    const claims = await oidc.implicitAuthentication(config, new URL(location!), nonce, { expectedState: state });
+    const claims = await oidc.implicitAuthentication(config, new URL(location!), nonce, {
+      expectedState: state,
+      maxAge: 300,
+    });
     expect(claims.nonce).toBe(nonce);
+    expect(config.serverMetadata().acr_values_supported).toContain(claims.acr);
+    expect(claims.acr).toBe(ORB);
+    expect(claims.auth_time).toEqual(expect.any(Number));
     expect((await verifyWithJwks(new URLSearchParams(new URL(location!).hash.slice(1)).get('id_token')!)).nonce).toBe(
       nonce,
     );
@@ -123,6 +137,8 @@ describe('a certified OpenID Connect client (openid-client) against the running 
       state,
       nonce,
       response_mode: 'form_post',
+      claims: JSON.stringify({ id_token: { acr: { essential: true, values: [ORB] } } }),
+      max_age: '300',
     });
     const { formPost } = await new Browser(issuer).signIn(url.toString(), user);
     expect(formPost!.action).toBe(REDIRECT_URI);
@@ -132,10 +148,17 @@ describe('a certified OpenID Connect client (openid-client) against the running 
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(formPost!.fields).toString(),
     });
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state, expectedNonce: nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      expectedState: state,
+      expectedNonce: nonce,
+      maxAge: 300,
+    });
     expect(tokens.token_type).toBe('bearer');
-    await verifyWithJwks(formPost!.fields.id_token);
-    await verifyWithJwks(tokens.id_token!);
+    // the essential acr in both id_tokens (the authorization endpoint's and /token's), with auth_time
+    for (const idToken of [await verifyWithJwks(formPost!.fields.id_token), await verifyWithJwks(tokens.id_token!)]) {
+      expect(idToken.acr).toBe(ORB);
+      expect(idToken.auth_time).toEqual(expect.any(Number));
+    }
   });
   it('PAR with private_key_jwt (a require-PAR app): pushed request, code, tokens, introspection', async () => {
     const { privateKey, publicKey } = await jose.generateKeyPair('PS256', { extractable: true });

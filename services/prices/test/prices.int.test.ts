@@ -87,6 +87,37 @@ describe('GET /public/v1/prices/latest/wld', () => {
     });
   });
 
+  it('judges a repeated query string against the codes known now: refused alike each time, accepted once the code exists', async () => {
+    const query = { fiatCurrencies: 'USD', cryptoCurrencies: 'WLD,NEWTOK' };
+    const refused = { code: 'invalid_parameter', detail: 'Unknown token code: NEWTOK.', attribute: 'cryptoCurrencies' };
+    for (let i = 0; i < 2; i++) {
+      const res = await get(query);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: refused });
+    }
+    await h.storage.db.query("INSERT INTO tokens (code, name, decimals) VALUES ('NEWTOK', 'New token', 18)");
+    await h.storage.db.query(
+      "INSERT INTO quotes (token, fiat, amount, decimals, source, observed_at) VALUES ('NEWTOK', 'USD', 2500000, 6, 'test', now())",
+    );
+    try {
+      await reloadSnapshots(h);
+      const res = await get(query);
+      expect(res.status).toBe(200);
+      expect(res.body.result.prices.NEWTOK).toEqual({
+        USD: { asset: 'USD', amount: '2500000', decimals: 6, symbol: 'USD' },
+      });
+      // the same string again, now parsed once for this snapshot, answers the same
+      const again = await get(query);
+      expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: res.body });
+    } finally {
+      await h.storage.db.query("DELETE FROM quotes WHERE token = 'NEWTOK'");
+      await h.storage.db.query("DELETE FROM quote_sources WHERE token = 'NEWTOK'");
+      await h.storage.db.query("DELETE FROM tokens WHERE code = 'NEWTOK'");
+      await reloadSnapshots(h);
+    }
+    const gone = await get(query);
+    expect({ status: gone.status, body: gone.body }).toEqual({ status: 400, body: refused });
+  });
+
   it('refuses stale prices: past PRICE_MAX_AGE_SECONDS a price is unavailable, not served', async () => {
     await h.storage.db.query("UPDATE quotes SET observed_at = observed_at - interval '1 hour' WHERE token = 'ETH'");
     await h.storage.db.query("UPDATE fx_rates SET observed_at = observed_at - interval '1 hour' WHERE fiat = 'CHF'");

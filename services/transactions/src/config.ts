@@ -21,7 +21,15 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   API_URL: string;
   API_KEY_SECRET?: string;
   API_KEY_CACHE_SECONDS: number;
+  /** One JSON-RPC URL, or several separated by commas (tried in order, failing over). */
   CHAIN_RPC_URL?: string;
+  /** How many of the RPCs must return the same hash for the block that decides a payment. */
+  CHAIN_RPC_QUORUM: number;
+  CHAIN_RPC_TIMEOUT_MS: number;
+  /** Blocks per eth_getLogs request when the watcher scans (and catches up). */
+  CHAIN_SCAN_BLOCKS: number;
+  /** Final blocks left unscanned beyond which /readyz reports the chain check as degraded. */
+  CHAIN_MAX_LAG_BLOCKS: number;
   CHAIN_NAME: string;
   /** The older name of a number of confirmations in CHAIN_FINALITY. */
   CHAIN_CONFIRMATIONS?: number;
@@ -33,9 +41,19 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   WEBHOOK_RETRY_SCHEDULE: string;
   WEBHOOK_ALLOW_PRIVATE?: boolean;
   WEBHOOK_POLL_INTERVAL_MS: number;
+  /** The prices service's public URL (the same variable it serves at): fiat-priced payment requests are converted there. */
+  PRICES_URL: string;
+  PAYMENT_PRICE_MAX_AGE_SECONDS: number;
+  PAYMENT_REQUEST_SWEEP_INTERVAL_MS: number;
+  /** Days an event is kept for the events list and redelivery (an event a delivery still waits to send stays). */
+  WEBHOOK_EVENT_RETENTION_DAYS: number;
+  /** Days a finished delivery and its attempt log are kept; WEBHOOK_EVENT_RETENTION_DAYS when unset. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS?: number;
 }
 
 export interface TransactionsConfig extends TransactionsEnv {
+  /** CHAIN_RPC_URL split at commas: the watcher's RPCs in the order they are tried. */
+  chainRpcUrls: string[];
   /** Keys the API-key hashes; from API_KEY_SECRET or generated (embedded). */
   apiKeySecret: string;
   /** When the watcher takes a block as final: CHAIN_FINALITY, else CHAIN_CONFIRMATIONS, else `safe`. */
@@ -46,7 +64,16 @@ export interface TransactionsConfig extends TransactionsEnv {
   webhookRetrySchedule: number[];
   /** Where webhook endpoints may point: http only in embedded mode, private addresses per WEBHOOK_ALLOW_PRIVATE. */
   webhookTargets: OutboundPolicy;
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS, else WEBHOOK_EVENT_RETENTION_DAYS. */
+  webhookDeliveryRetentionDays: number;
 }
+
+const retentionDays = Joi.number().integer().min(1).max(3650).messages({
+  'number.base': '{{#label}} must be a whole number of days from 1 to 3650',
+  'number.integer': '{{#label}} must be a whole number of days from 1 to 3650',
+  'number.min': '{{#label}} must be a whole number of days from 1 to 3650',
+  'number.max': '{{#label}} must be a whole number of days from 1 to 3650',
+});
 
 const schema = {
   ...commonEnv,
@@ -56,7 +83,14 @@ const schema = {
   API_URL: publicUrl('http://localhost:4001'),
   API_KEY_SECRET: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
   API_KEY_CACHE_SECONDS: Joi.number().integer().min(0).max(60).default(5),
-  CHAIN_RPC_URL: Joi.string().uri({ scheme: ['http', 'https', 'ws', 'wss'] }),
+  CHAIN_RPC_URL: Joi.string().custom((value: string, helpers) => {
+    const problem = rpcUrlsProblem(value);
+    return problem ? helpers.message({ custom: `{{#label}} ${problem}` }) : value;
+  }),
+  CHAIN_RPC_QUORUM: Joi.number().integer().min(1).max(10).default(1),
+  CHAIN_RPC_TIMEOUT_MS: Joi.number().integer().min(100).max(120000).default(10000),
+  CHAIN_SCAN_BLOCKS: Joi.number().integer().min(1).max(100000).default(100),
+  CHAIN_MAX_LAG_BLOCKS: Joi.number().integer().min(1).default(100),
   CHAIN_NAME: Joi.string()
     .pattern(/^[a-z0-9-]{1,50}$/)
     .default('worldchain'),
@@ -87,16 +121,48 @@ const schema = {
     }),
   WEBHOOK_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
   WEBHOOK_POLL_INTERVAL_MS: Joi.number().integer().min(10).max(60000).default(2000),
+  PRICES_URL: publicUrl('http://localhost:4002'),
+  PAYMENT_PRICE_MAX_AGE_SECONDS: Joi.number().integer().min(5).max(3600).default(300),
+  PAYMENT_REQUEST_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(3600000).default(30000),
+  WEBHOOK_EVENT_RETENTION_DAYS: retentionDays.default(30),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: retentionDays,
 };
+
+const splitUrls = (value: string) => value.split(',').map((url) => url.trim());
+
+/** Why CHAIN_RPC_URL is not one URL or a comma-separated list of distinct http(s)/ws(s) URLs; null when it is. */
+function rpcUrlsProblem(value: string): string | null {
+  const urls = splitUrls(value);
+  // the URLs are not repeated in the message: a provider's URL often carries its API key
+  for (const [i, url] of urls.entries()) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return `must be a URL or URLs separated by commas (entry ${i + 1} is not a URL)`;
+    }
+    if (!['http:', 'https:', 'ws:', 'wss:'].includes(parsed.protocol))
+      return `must hold http, https, ws or wss URLs (got ${parsed.protocol.slice(0, -1)})`;
+  }
+  return new Set(urls).size === urls.length ? null : 'names the same URL twice';
+}
 
 export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<TransactionsConfig> {
   const base = loadEnv<TransactionsEnv>(schema, env);
+  const chainRpcUrls = base.CHAIN_RPC_URL ? splitUrls(base.CHAIN_RPC_URL) : [];
+  const problems: string[] = [];
   if (base.CHAIN_RPC_URL && !base.CHAIN_TOKENS[base.CHAIN_NAME])
-    throw new ConfigError([
+    problems.push(
       `CHAIN_TOKENS has no tokens for CHAIN_NAME ${base.CHAIN_NAME}, so the watcher could verify no payment`,
-    ]);
+    );
+  if (base.CHAIN_RPC_URL && base.CHAIN_RPC_QUORUM > chainRpcUrls.length)
+    problems.push(
+      `CHAIN_RPC_QUORUM is ${base.CHAIN_RPC_QUORUM} but CHAIN_RPC_URL names ${chainRpcUrls.length} RPC URL(s); the quorum can be at most their number`,
+    );
+  if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...base,
+    chainRpcUrls,
     chainFinality: base.CHAIN_FINALITY ?? base.CHAIN_CONFIRMATIONS ?? 'safe',
     apiKeySecret: resolveSecret(
       'API_KEY_SECRET',
@@ -113,6 +179,7 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
       !base.DATABASE_URL,
     ),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
+    webhookDeliveryRetentionDays: base.WEBHOOK_DELIVERY_RETENTION_DAYS ?? base.WEBHOOK_EVENT_RETENTION_DAYS,
     // embedded mode is local use: a receiver on this machine must work (plain http to loopback, private
     // addresses); with a database, deliveries leave the machine: https, and public addresses unless allowed
     webhookTargets: {

@@ -179,7 +179,39 @@ describe('chain settings in the environment', () => {
     expect(load({ CHAIN_CONFIRMATIONS: '3', CHAIN_FINALITY: 'safe' }).chainFinality).toBe('safe');
   });
 
+  it('CHAIN_RPC_URL takes one URL or several separated by commas, tried in that order; the quorum is 1 by default', () => {
+    const one = load({ CHAIN_RPC_URL: 'https://rpc.example.org/v2/key' });
+    expect(one.chainRpcUrls).toEqual(['https://rpc.example.org/v2/key']);
+    expect(one.CHAIN_RPC_QUORUM).toBe(1);
+    expect(one.CHAIN_MAX_LAG_BLOCKS).toBe(100);
+    expect(one.CHAIN_SCAN_BLOCKS).toBe(100);
+    const several = load({
+      CHAIN_RPC_URL: 'https://a.example.org, wss://b.example.org/ws,http://127.0.0.1:8545',
+      CHAIN_RPC_QUORUM: '3',
+    });
+    expect(several.chainRpcUrls).toEqual(['https://a.example.org', 'wss://b.example.org/ws', 'http://127.0.0.1:8545']);
+    expect(several.CHAIN_RPC_QUORUM).toBe(3);
+    expect(load({}).chainRpcUrls).toEqual([]);
+  });
+
+  it('never repeats an RPC URL in a refusal (it may carry an API key)', () => {
+    expect(() => load({ CHAIN_RPC_URL: 'https://a.example.org/secret-key,not a url' })).toThrow(
+      'Invalid environment: CHAIN_RPC_URL must be a URL or URLs separated by commas (entry 2 is not a URL)',
+    );
+    expect(() => load({ CHAIN_RPC_URL: 'https://a.example.org/secret-key,not a url' })).not.toThrow(/secret-key/);
+  });
+
   it.each([
+    [
+      { CHAIN_RPC_URL: 'https://a.example.org,ftp://b.example.org' },
+      'CHAIN_RPC_URL must hold http, https, ws or wss URLs (got ftp)',
+    ],
+    [{ CHAIN_RPC_URL: 'https://a.example.org,https://a.example.org' }, 'CHAIN_RPC_URL names the same URL twice'],
+    [
+      { CHAIN_RPC_URL: 'https://a.example.org,https://b.example.org', CHAIN_RPC_QUORUM: '3' },
+      'CHAIN_RPC_QUORUM is 3 but CHAIN_RPC_URL names 2 RPC URL(s); the quorum can be at most their number',
+    ],
+    [{ CHAIN_RPC_QUORUM: '0' }, 'CHAIN_RPC_QUORUM must be greater than or equal to 1'],
     [
       { CHAIN_FINALITY: 'soon' },
       'CHAIN_FINALITY must be a number of confirmations (1 to 1000), safe or finalized (got soon)',

@@ -6,7 +6,9 @@ import { migrate, readMigrations } from '@attest/common';
 import { testDatabase, testLogger } from '@attest/testing';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { ChainWatcher, type ChainWatcherOptions } from '../src/chain/chain-watcher';
-import { chainClient } from '../src/chain/start-watcher';
+import { ChainMetrics } from '../src/chain/chain-metrics';
+import type { RpcPool } from '../src/chain/rpc-pool';
+import { chainClient, rpcPool } from '../src/chain/start-watcher';
 import { newTransactionId, TransactionService } from '../src/domain/transactions';
 import { transactionStore } from '../src/store/transaction-store';
 import { TEST_TOKEN_ABI, TEST_TOKEN_BYTECODE } from './fixtures/test-token';
@@ -33,6 +35,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
   let server: ReturnType<typeof ganache.server>;
   let rpcUrl: string;
   let client: PublicClient;
+  let pool: RpcPool;
   let wallet: ReturnType<typeof createWalletClient>;
   let accounts: Address[];
   let wld: Address; // an 18-decimal ERC-20, configured as WLD
@@ -95,6 +98,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     await server.listen(port, '127.0.0.1');
     rpcUrl = `http://127.0.0.1:${port}`;
     client = chainClient(rpcUrl);
+    pool = rpcPool([rpcUrl], { chain: 'worldchain', quorum: 1 }, new ChainMetrics(), testLogger);
     wallet = createWalletClient({ transport: http(rpcUrl) });
     accounts = await wallet.getAddresses();
     expect(privateKeyToAccount(ACCOUNT_0_KEY).address.toLowerCase()).toBe(accounts[0].toLowerCase());
@@ -117,7 +121,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
 
   const watcher = (options: Partial<ChainWatcherOptions> = {}) =>
     new ChainWatcher(
-      client,
+      pool,
       transactionStore(h.storage.db),
       new TransactionService(h.storage.db, h.storage.bus),
       {
@@ -419,7 +423,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
       const keys = [(await apiKeyFor(legacy, apps[0])).api_key, (await apiKeyFor(legacy, apps[1])).api_key];
       const replica = () =>
         new ChainWatcher(
-          client,
+          pool,
           transactionStore(db),
           new TransactionService(db, legacy.storage.bus),
           {

@@ -17,7 +17,7 @@ export interface TransactionsHarness {
   adminApp: Express;
   config: TransactionsConfig;
   storage: TestStorage;
-  admin(method: 'get' | 'post' | 'delete', route: string): request.Test;
+  admin(method: 'get' | 'post' | 'put' | 'delete', route: string): request.Test;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import {
   nextStep,
   parseRetrySchedule,
   retryAfterMs,
+  throttleMs,
 } from '../src/domain/webhook-schedule';
 import { newWebhookSecret, webhookHeaders } from '../src/domain/webhook-signature';
 import { endpointUrlProblem, isPrivateAddress, resolveTarget } from '../src/domain/webhook-targets';
@@ -41,33 +42,58 @@ describe('webhook signatures', () => {
 describe('the retry schedule', () => {
   const schedule = [5, 300, 1800];
 
+  // no jitter (random() = 0), so each delay is the schedule's
+  const step = (outcome: Parameters<typeof nextStep>[0], attempt: number, failingSince: Date | null = null) =>
+    nextStep(outcome, attempt, schedule, failingSince, now, () => 0);
+
   it('succeeds on 2xx, retries other failures by the schedule, then gives up', () => {
-    expect(nextStep({ statusCode: 204 }, 1, schedule, null, now)).toEqual({ kind: 'succeeded' });
-    expect(nextStep({ statusCode: 500 }, 1, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 5000 });
-    expect(nextStep({ statusCode: null }, 2, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 300000 });
-    expect(nextStep({ statusCode: 302 }, 3, schedule, null, now)).toEqual({ kind: 'retry', delayMs: 1800000 });
-    expect(nextStep({ statusCode: 500 }, 4, schedule, null, now)).toEqual({ kind: 'give-up' });
+    expect(step({ statusCode: 204 }, 1)).toEqual({ kind: 'succeeded' });
+    expect(step({ statusCode: 500 }, 1)).toEqual({ kind: 'retry', delayMs: 5000, throttle: false });
+    expect(step({ statusCode: null }, 2)).toEqual({ kind: 'retry', delayMs: 300000, throttle: false });
+    expect(step({ statusCode: 302 }, 3)).toEqual({ kind: 'retry', delayMs: 1800000, throttle: false });
+    expect(step({ statusCode: 500 }, 4)).toEqual({ kind: 'give-up', throttle: false });
+    expect(step({ statusCode: 429 }, 4)).toEqual({ kind: 'give-up', throttle: true });
   });
 
-  it('honours Retry-After on 429 and 503 (never sooner than the schedule), not on other statuses', () => {
-    expect(nextStep({ statusCode: 429, retryAfter: '120' }, 1, schedule, null, now)).toEqual({
+  it('adds up to 20 % of each delay at random (jitter), never less than the schedule', () => {
+    expect(nextStep({ statusCode: 500 }, 1, schedule, null, now, () => 0.5)).toEqual({
       kind: 'retry',
-      delayMs: 120000,
+      delayMs: 5500,
+      throttle: false,
     });
-    expect(nextStep({ statusCode: 503, retryAfter: '1' }, 2, schedule, null, now)).toEqual({
+    expect(nextStep({ statusCode: 500 }, 2, schedule, null, now, () => 0.999999)).toEqual({
       kind: 'retry',
-      delayMs: 300000,
+      delayMs: 360000,
+      throttle: false,
     });
-    expect(nextStep({ statusCode: 503, retryAfter: 'Sun, 01 Mar 2026 13:00:00 GMT' }, 1, schedule, null, now)).toEqual({
+    for (let i = 0; i < 50; i++) {
+      const next = nextStep({ statusCode: 500 }, 3, schedule, null, now);
+      expect(next.kind === 'retry' && next.delayMs >= 1800000 && next.delayMs <= 2160000).toBe(true);
+    }
+  });
+
+  it('throttles on 429, 502, 503 and 504: honours Retry-After (never sooner than the schedule), not on other statuses', () => {
+    expect(step({ statusCode: 429, retryAfter: '120' }, 1)).toEqual({ kind: 'retry', delayMs: 120000, throttle: true });
+    expect(step({ statusCode: 503, retryAfter: '1' }, 2)).toEqual({ kind: 'retry', delayMs: 300000, throttle: true });
+    expect(step({ statusCode: 503, retryAfter: 'Sun, 01 Mar 2026 13:00:00 GMT' }, 1)).toEqual({
       kind: 'retry',
       delayMs: 3600000,
+      throttle: true,
     });
-    expect(nextStep({ statusCode: 500, retryAfter: '120' }, 1, schedule, null, now)).toEqual({
-      kind: 'retry',
-      delayMs: 5000,
-    });
+    expect(step({ statusCode: 502, retryAfter: '60' }, 1)).toEqual({ kind: 'retry', delayMs: 60000, throttle: true });
+    expect(step({ statusCode: 504 }, 1)).toEqual({ kind: 'retry', delayMs: 5000, throttle: true });
+    expect(step({ statusCode: 500, retryAfter: '120' }, 1)).toEqual({ kind: 'retry', delayMs: 5000, throttle: false });
     expect(retryAfterMs('soon', now)).toBeNull();
     expect(retryAfterMs('99999999', now)).toBe(24 * 3600 * 1000);
+  });
+
+  it('pauses the whole endpoint for Retry-After, else for the delivery’s next delay', () => {
+    const throttled = { statusCode: 429, retryAfter: '120' };
+    expect(throttleMs(throttled, step(throttled, 1), now)).toBe(120000);
+    expect(throttleMs({ statusCode: 503 }, step({ statusCode: 503 }, 2), now)).toBe(300000);
+    expect(throttleMs(throttled, step(throttled, 4), now)).toBe(120000);
+    expect(throttleMs({ statusCode: 500 }, step({ statusCode: 500 }, 1), now)).toBeNull();
+    expect(throttleMs({ statusCode: 200 }, step({ statusCode: 200 }, 1), now)).toBeNull();
   });
 
   it('disables on 410 and after 5 days of failures', () => {
@@ -81,9 +107,7 @@ describe('the retry schedule', () => {
       reason: 'the endpoint failed for 5 days',
     });
     expect(nextStep({ statusCode: 200 }, 1, schedule, longAgo, now)).toEqual({ kind: 'succeeded' });
-    expect(
-      nextStep({ statusCode: 500 }, 1, schedule, new Date(now.getTime() - DISABLE_AFTER_MS + 1000), now).kind,
-    ).toBe('retry');
+    expect(step({ statusCode: 500 }, 1, new Date(now.getTime() - DISABLE_AFTER_MS + 1000)).kind).toBe('retry');
   });
 
   it('reads WEBHOOK_RETRY_SCHEDULE', () => {

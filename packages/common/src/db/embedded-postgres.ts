@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Pool } from 'pg';
@@ -13,6 +14,24 @@ export interface EmbeddedPostgres {
 // Postgres's default 128MB of shared buffers, touched over time, is most of PGlite's resident memory;
 // local data needs far less (one PGlite measured here: ~730 MB resident by default, ~440 MB with 16MB).
 const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+
+/**
+ * PGlite's WebAssembly is compiled by V8's baseline compiler (Liftoff) only, never tiered up to
+ * TurboFan. Measured on Node 20 (bench/README.md, "What the memory profile of `pnpm start` found"): the
+ * tier-up of Postgres's hot functions runs on V8's background threads, and the memory those compiles
+ * take stays in glibc's per-thread arenas once freed: ~55 MB of the idle `pnpm start`, ~40 MB of a
+ * bare PGlite opened and queried. Liftoff's code served the same inserts and lookups as fast (the SQL
+ * a request runs is a small share of its time next to PGlite's own JavaScript and I/O), and the bench's
+ * database-bound rows did not move. The flag is V8's and process-wide, read when a WebAssembly module
+ * is compiled: it is set before the first PGlite is made, and every module compiled after it (undici's
+ * HTTP parser, at fetch's first use) runs on Liftoff too. Only processes that embed Postgres set it.
+ */
+let liftoffOnly = false;
+function compileWasmWithBaselineOnly(): void {
+  if (liftoffOnly) return;
+  liftoffOnly = true;
+  v8.setFlagsFromString('--liftoff-only');
+}
 
 /** Creates a data directory in a process of its own, which exits when done (see startEmbeddedPostgres). */
 const INITIALIZE = `
@@ -67,6 +86,7 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (!isInitializedDataDir(dataDir)) await initializeDataDir(dataDir);
   }
+  compileWasmWithBaselineOnly();
   const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
   await server.start();

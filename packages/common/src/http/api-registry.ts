@@ -1,5 +1,4 @@
 import Joi from 'joi';
-import parseJoi from 'joi-to-json';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -102,7 +101,12 @@ export function documentRoute(router: object, method: Method, path: string, doc:
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 export function toJsonSchema(schema: SchemaLike): JsonSchema {
-  return Joi.isSchema(schema) ? (parseJoi(schema, 'open-api-3.1') as JsonSchema) : schema;
+  if (!Joi.isSchema(schema)) return schema;
+  // joi-to-json (with all of lodash) only when a document is built: at the first request for it, not at start-up
+  // (its module.exports is the parse function, which its types call the default export)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at first use, synchronously
+  const parseJoi = require('joi-to-json') as typeof import('joi-to-json').default;
+  return parseJoi(schema, 'open-api-3.1') as JsonSchema;
 }
 
 /** The keys of a joi object as OpenAPI parameters. */

@@ -2,6 +2,7 @@ import express, { Express, RequestHandler, Router } from 'express';
 import type { Logger } from '../logger';
 import { trustProxySetting } from '../config';
 import { errorHandler, notFoundHandler } from './error-handler';
+import type { FastPath } from './fast-path';
 import type { RequestMetrics } from './metrics';
 import { requestContext } from './request-context';
 import { FORM_FIELD_LIMIT } from './request-errors';
@@ -13,7 +14,12 @@ export interface AppOptions {
   metrics?: RequestMetrics;
   /** The service's public URL: when it is https, every answer carries Strict-Transport-Security. */
   publicUrl?: string;
+  /** Hot GET endpoints answered before the router, with this app's first steps and its error handler. */
+  fastPath?: FastPath;
 }
+
+/** Apps with a fast path, and the steps mounted ahead of their router: installed by finishHttpApp. */
+const pendingFastPaths = new WeakMap<object, { fast: FastPath; before: RequestHandler[] }>();
 
 /**
  * HSTS for a service served over https: a year (the value preload lists and scanners expect), and its
@@ -33,15 +39,20 @@ export function createHttpApp(options: AppOptions): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(options.trustProxy ?? 'false'));
   app.set('etag', false);
-  app.use(requestContext(options.logger, options.metrics));
-  if (options.publicUrl?.startsWith('https:')) app.use(strictTransportSecurity);
+  const before = [requestContext(options.logger, options.metrics)];
+  if (options.publicUrl?.startsWith('https:')) before.push(strictTransportSecurity);
+  for (const step of before) app.use(step);
+  if (options.fastPath) pendingFastPaths.set(app, { fast: options.fastPath, before });
   return app;
 }
 
 /** 404 for unknown routes and the one error handler, both in the shared JSON shape. */
 export function finishHttpApp(app: Express | Router, logger: Logger): void {
+  const onError = errorHandler(logger);
   app.use(notFoundHandler());
-  app.use(errorHandler(logger));
+  app.use(onError);
+  const pending = pendingFastPaths.get(app);
+  if (pending) pending.fast.install(app as Express, pending.before, onError);
 }
 
 export const jsonBody = (limit: string): RequestHandler =>

@@ -16,15 +16,30 @@ const READINESS = {
     status: { enum: ['ready', 'unavailable', 'shutting_down'] },
     checks: {
       type: 'object',
-      description: 'Each check (database, cache, …) and its result',
-      additionalProperties: { enum: ['ok', 'unavailable'] },
+      description:
+        'Each check (database, cache, chain, …) and its result; degraded: it works but behind (the service says which checks it needs)',
+      additionalProperties: { enum: ['ok', 'degraded', 'unavailable'] },
+    },
+    detail: {
+      type: 'object',
+      description: 'Numbers behind a check, by check name (transactions: chain, its lag in blocks)',
+      additionalProperties: { type: 'object' },
     },
   },
 };
 
+export type CheckStatus = 'ok' | 'degraded' | 'unavailable';
+
+/** What a check found, when more than "it answered": a status and numbers for /readyz's detail. */
+export interface CheckReport {
+  status: CheckStatus;
+  detail?: Record<string, unknown>;
+}
+
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<void>;
+  /** Resolves (ok, or a report) or throws (unavailable). */
+  check(): Promise<void | CheckReport>;
 }
 
 export interface Readiness {
@@ -45,32 +60,36 @@ export function storageChecks(storage: { db: Pick<Db, 'ping'>; cache: Pick<Cache
   ];
 }
 
-async function runChecks(checks: ReadinessCheck[]): Promise<Record<string, string>> {
-  const results: Record<string, string> = {};
+async function runChecks(
+  checks: ReadinessCheck[],
+): Promise<{ results: Record<string, CheckStatus>; detail: Record<string, Record<string, unknown>> }> {
+  const results: Record<string, CheckStatus> = {};
+  const detail: Record<string, Record<string, unknown>> = {};
   await Promise.all(
     checks.map(async ({ name, check }) => {
       try {
-        await withTimeout(check(), 2000);
-        results[name] = 'ok';
+        const report = await withTimeout(check(), 2000);
+        results[name] = report?.status ?? 'ok';
+        if (report?.detail) detail[name] = report.detail;
       } catch {
         results[name] = 'unavailable';
       }
     }),
   );
-  return results;
+  return { results, detail };
 }
 
-function isReady(readiness: Readiness, results: Record<string, string>): boolean {
+function isReady(readiness: Readiness, results: Record<string, CheckStatus>): boolean {
   if (readiness.shuttingDown) return false;
   const ok = Object.fromEntries(Object.entries(results).map(([name, result]) => [name, result === 'ok']));
   return readiness.rule ? readiness.rule(ok) : Object.values(ok).every(Boolean);
 }
 
-function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     promise,
-    new Promise<void>((_, reject) => {
+    new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), ms);
     }),
   ]).finally(() => clearTimeout(timer));
@@ -98,7 +117,7 @@ export function healthRoutes(router: Router, readiness: Readiness): void {
     {
       GET: [
         async (_req, res) => {
-          const results = await runChecks(readiness.checks);
+          const { results, detail } = await runChecks(readiness.checks);
           const ready = isReady(readiness, results);
           res
             .status(ready ? 200 : 503)
@@ -106,6 +125,7 @@ export function healthRoutes(router: Router, readiness: Readiness): void {
             .json({
               status: readiness.shuttingDown ? 'shutting_down' : ready ? 'ready' : 'unavailable',
               checks: results,
+              ...(Object.keys(detail).length > 0 && { detail }),
             });
         },
       ],

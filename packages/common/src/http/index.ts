@@ -2,6 +2,7 @@ export * from './app-factory';
 export * from './express-server';
 export * from './client-error';
 export * from './endpoint';
+export * from './fast-path';
 export * from './error-handler';
 export * from './health';
 export * from './admin-auth';

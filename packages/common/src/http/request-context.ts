@@ -35,7 +35,11 @@ export function requestContext(logger: Logger, metrics?: RequestMetrics): Reques
     const started = performance.now();
     // read now, inside the request's span: undefined (and free) when tracing is off
     const traceId = traceIdOfActiveSpan();
-    res.once('close', () => {
+    // `on` and a flag rather than `once`: once's wrapper and removal cost more than the flag
+    let logged = false;
+    res.on('close', () => {
+      if (logged) return;
+      logged = true;
       const duration = performance.now() - started;
       if (res.writableFinished) {
         metrics?.record(req.method, routeLabel(req.route), res.statusCode, duration / 1000);
@@ -44,7 +48,8 @@ export function requestContext(logger: Logger, metrics?: RequestMetrics): Reques
           method: req.method,
           path: req.path,
           status: res.statusCode,
-          duration_ms: duration,
+          // to the microsecond: a short number to print, and all a reader of the log needs
+          duration_ms: Math.round(duration * 1000) / 1000,
           trace_id: traceId,
         });
       } else {
@@ -58,6 +63,18 @@ export function requestContext(logger: Logger, metrics?: RequestMetrics): Reques
         });
       }
     });
+    // A GET or HEAD carries no meaningful body (RFC 9110 §9.3.1). One sent anyway is read to its end and
+    // dropped before the answer, as body-parser does with a body it refuses: answering first and closing
+    // (Connection: close) with bytes unread would reset the connection, and the client lose the answer.
+    if ((req.method === 'GET' || req.method === 'HEAD') && !req.complete && carriesBody(req)) {
+      req.once('end', () => next());
+      req.resume();
+      return;
+    }
     next();
   };
 }
+
+const carriesBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');

@@ -10,6 +10,7 @@ import { ADMIN_TOKEN_SCHEME } from './admin-docs';
 import { createHttpApp, finishHttpApp, jsonBody } from './app-factory';
 import { ApiRegistry, attachApiRegistry, type ApiInfo } from './api-registry';
 import { healthRoutes, type Readiness } from './health';
+import { attachFastPath, FastPath } from './fast-path';
 import { createHttpMetrics, metricsRoute } from './metrics';
 import { openApiRoutes } from './openapi';
 
@@ -56,13 +57,17 @@ const emptyBodyAsObject: RequestHandler = (req, _res, next) => {
 export function createServiceApps(options: ServiceAppsOptions): { publicApp: Express; adminApp: Express } {
   const metrics = createHttpMetrics(options.service ?? 'attest');
   options.metrics?.(metrics.registry);
+  // the public endpoints registered with { fast: true } are answered before the router
+  const fastPath = new FastPath();
   const publicApp = createHttpApp({
     logger: options.logger,
     trustProxy: options.trustProxy,
     metrics: metrics.requests,
     publicUrl: options.publicUrl,
+    fastPath,
   });
   const publicRouter = Router();
+  attachFastPath(publicRouter, fastPath);
   const publicRegistry = new ApiRegistry();
   attachApiRegistry(publicRouter, publicRegistry);
   healthRoutes(publicRouter, options.readiness);

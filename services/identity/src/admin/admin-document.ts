@@ -37,6 +37,12 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
     description:
       'The lowest verification level /authorize lets through (unmet_authentication_requirements below it); null: none',
   },
+  profile: {
+    enum: ['none', 'fapi2'],
+    description:
+      'fapi2: the FAPI 2.0 Security Profile (PAR, PKCE S256, response_type=code, DPoP, private_key_jwt, codes ' +
+      'living at most 60 s, https redirect URIs or http on a loopback IP, a PS256 or ES256 id_token); none: each setting as set',
+  },
   created_at: DATE_TIME,
   disabled: { type: 'boolean' },
   disabled_at: NULLABLE_DATE_TIME,
@@ -67,7 +73,7 @@ export function identityAdminApi(): ApiInfo {
     title: 'Attest identity admin API',
     version: '1',
     description:
-      'Apps, users, their sessions and consents, signing keys, the audit trail and admin tokens. ' +
+      'Apps and their teams, users, their sessions and consents, signing keys, the audit trail and admin tokens. ' +
       'Every /admin operation needs an admin token (Authorization: Bearer).',
     serverUrl: '/',
     components: {
@@ -84,6 +90,14 @@ export function identityAdminApi(): ApiInfo {
           Object.keys(APP_PROPERTIES),
         ),
         User: object(USER_PROPERTIES),
+        Member: object({
+          app_id: { type: 'string' },
+          user_id: { type: 'string' },
+          username: { type: 'string' },
+          role: { enum: ['owner', 'developer', 'viewer'] },
+          added_at: DATE_TIME,
+          added_by: { type: 'string', description: 'The operator, or the user_id of the owner who added them' },
+        }),
         UserWithConsents: object({
           ...USER_PROPERTIES,
           consents: {
@@ -128,6 +142,7 @@ export const identitySchemas = {
   app: ref('App'),
   newApp: ref('NewApp'),
   user: ref('User'),
+  member: ref('Member'),
   userWithConsents: ref('UserWithConsents'),
   session: ref('Session'),
   signingKey: ref('SigningKey'),

@@ -16,6 +16,7 @@ import type { StoredKey } from '../store/key-store';
 import { identitySchemas } from './admin-document';
 import { rotateKeySchema } from './admin-schemas';
 import { appAdminRoutes } from './app-admin';
+import { memberAdminRoutes } from './member-admin';
 import { userAdminRoutes } from './user-admin';
 
 export { redirectUriProblem } from './admin-schemas';
@@ -46,6 +47,7 @@ export const publicSession = (s: Session) => ({
 /** Admin API (admin port only): apps, users, signing keys. The audit trail and admin tokens come from common. */
 export function identityAdminRoutes(router: Router, ctx: IdentityContext): void {
   appAdminRoutes(router, ctx);
+  memberAdminRoutes(router, ctx);
   userAdminRoutes(router, ctx);
 
   const userParams = Joi.object({ id: Joi.string().description('The user_id') });

@@ -92,15 +92,26 @@ const minVerificationLevel = Joi.string()
   .allow(null)
   .description('orb or device: /authorize refuses people below it (unmet_authentication_requirements); none clears it');
 
+/** A bundle of settings the app keeps consistent, and what the flows enforce beyond them (app-profile.ts). */
+const profile = Joi.string()
+  .valid('none', 'fapi2')
+  .description(
+    'fapi2: the FAPI 2.0 Security Profile — PAR, PKCE S256, response_type=code, DPoP, private_key_jwt, codes ' +
+      'living at most 60 s, https redirect URIs (http only on 127.0.0.1 or [::1]), a PS256 or ES256 id_token; ' +
+      'settings not given are set to what it requires, and one given against it is refused. none: each setting as set',
+  );
+
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
   token_endpoint_auth_method: Joi.string()
     .valid('client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none')
-    .default('client_secret_basic'),
+    .default('client_secret_basic')
+    .description('private_key_jwt when not given under the fapi2 profile'),
   web_origins: webOrigins.default([]),
   dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
   min_verification_level: minVerificationLevel,
+  profile: profile.default('none'),
   ...logoutSettings,
   ...assuranceSettings,
 }).oxor('jwks', 'jwks_uri');
@@ -112,6 +123,7 @@ export const updateAppSchema = Joi.object({
   web_origins: webOrigins,
   dpop_bound_access_tokens: dpopBoundAccessTokens,
   min_verification_level: minVerificationLevel,
+  profile,
   ...logoutSettings,
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'client_secret_post', 'private_key_jwt'),
   ...assuranceSettings,
@@ -146,6 +158,12 @@ export const rotateKeySchema = Joi.object({
     .description(
       'Also take every earlier key out of the JWKS at once: the tokens they signed are refused on every replica',
     ),
+});
+
+/** PUT /admin/apps/{id}/members: a person (by username) and their role on the app's team. */
+export const putMemberSchema = Joi.object({
+  username: Joi.string().trim().min(1).max(200).required(),
+  role: Joi.string().valid('owner', 'developer', 'viewer').required(),
 });
 
 export const appListQuery = Joi.object({

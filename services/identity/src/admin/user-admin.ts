@@ -23,7 +23,7 @@ import { createUserSchema, resetPasswordSchema, updateUserSchema, userListQuery 
 
 type UserAdminContext = Pick<
   IdentityContext,
-  'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config'
+  'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config' | 'teams' | 'onOperatorCreatedUser'
 >;
 
 export const userJson = (user: User) => ({
@@ -91,6 +91,7 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
       username: user.username,
       verification_level: user.verificationLevel,
     });
+    await ctx.onOperatorCreatedUser?.({ user, operator: operatorActor(req, res) }, ctx.teams);
     res.status(201).json({ user_id: user.id, username: user.username, verification_level: user.verificationLevel });
   });
 

@@ -2,6 +2,7 @@ import { AppError } from '@attest/common';
 import Joi from 'joi';
 import type { App } from '../store/app-store';
 import type { VerificationLevel } from '../store/user-store';
+import type { AppProfile } from './app-profile';
 import { essentialAcr, parseClaimsParameter, scopesOfClaims, type ClaimsRequest } from './assurance';
 import { redirectErrors } from './oauth-error';
 import { parseScopes, type Scope } from './scopes';
@@ -110,6 +111,8 @@ export interface AuthorizationRequest {
   claims?: ClaimsRequest;
   /** The app's minimum verification level when the request was made. */
   minLevel?: VerificationLevel;
+  /** The app's profile, when not none: fapi2 codes live at most FAPI2_CODE_TTL_SECONDS. */
+  profile?: 'fapi2';
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -171,7 +174,6 @@ export function errorTarget(params: Params, redirectUri: string): ErrorTarget {
   return { redirectUri, responseMode: mode, state };
 }
 
-/** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
 /** A public client (no secret) may use only the code flow, and only with PKCE S256 (RFC 8252 §8.1, RFC 9700). */
 function checkPublicClient(responseType: string, codeChallenge: string | undefined): void {
   if (responseType !== 'code')
@@ -182,6 +184,20 @@ function checkPublicClient(responseType: string, codeChallenge: string | undefin
     );
 }
 
+/**
+ * FAPI 2.0 Security Profile §5.3.1.2: the code flow only, with PKCE S256 (plain is refused for everyone);
+ * PAR, DPoP and private_key_jwt are the app's own settings, which the profile keeps set.
+ */
+function checkFapi2(responseType: string, codeChallenge: string | undefined): void {
+  if (responseType !== 'code')
+    throw redirectErrors.unauthorizedClient('This app (FAPI 2.0 profile) may use only response_type=code.');
+  if (!codeChallenge)
+    throw redirectErrors.invalidRequest(
+      'This app (FAPI 2.0 profile) must send code_challenge with code_challenge_method=S256 (PKCE).',
+    );
+}
+
+/** Step 2: everything else, as a list of small checks; failures go back to the redirect URI. */
 export function parseAuthorizationRequest(
   params: Params,
   clientId: string,
@@ -191,6 +207,7 @@ export function parseAuthorizationRequest(
     idTokenSignedResponseAlg?: string;
     dpopBoundAccessTokens?: boolean;
     minVerificationLevel?: VerificationLevel | null;
+    profile?: AppProfile;
   } = { public: false },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
@@ -235,6 +252,7 @@ export function parseAuthorizationRequest(
   }
 
   if (client.public) checkPublicClient(responseType, codeChallenge);
+  if (client.profile === 'fapi2') checkFapi2(responseType, codeChallenge);
   // its access tokens are DPoP-bound, which one from the authorization endpoint cannot be (RFC 9449 §5)
   if (client.dpopBoundAccessTokens && responseType.split(' ').includes('token'))
     throw redirectErrors.unauthorizedClient(
@@ -284,6 +302,7 @@ export function parseAuthorizationRequest(
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
+    ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
   };
 }
 

@@ -1,4 +1,12 @@
-import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+  scrypt,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptOnce = promisify(scrypt) as (
@@ -31,7 +39,22 @@ async function scryptAsync(...args: Parameters<typeof scryptOnce>): Promise<Buff
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-export const hmacHex = (key: string, value: string) => createHmac('sha256', key).update(value).digest('hex');
+/**
+ * HMAC keys made once per key string (the server secret: a handful per process at most), so that a
+ * client secret checked per request does not convert its key from a string every time.
+ */
+const hmacKeys = new Map<string, KeyObject>();
+function hmacKey(key: string): KeyObject {
+  let object = hmacKeys.get(key);
+  if (!object) {
+    if (hmacKeys.size >= 16) hmacKeys.clear();
+    object = createSecretKey(Buffer.from(key, 'utf8'));
+    hmacKeys.set(key, object);
+  }
+  return object;
+}
+
+export const hmacHex = (key: string, value: string) => createHmac('sha256', hmacKey(key)).update(value).digest('hex');
 export const base64url = (buffer: Buffer) => buffer.toString('base64url');
 
 /**

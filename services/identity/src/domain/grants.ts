@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache } from '@attest/common';
 import type { User } from '../store/user-store';
 import type { SubjectDirectory, UserDirectory } from './directories';
+import { FAPI2_CODE_TTL_SECONDS } from './app-profile';
 import type { AuthorizationRequest } from './authorization-request';
 import { acrOf, userinfoSignInClaims } from './assurance';
 import { userClaims } from './claims';
@@ -128,7 +129,12 @@ export class Grants {
         ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
         ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
       };
-      await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), this.options.codeTtlSeconds * 1000);
+      // FAPI 2.0 §5.3.1.2: at most 60 s, whatever CODE_TTL_SECONDS says
+      const ttl =
+        request.profile === 'fapi2'
+          ? Math.min(this.options.codeTtlSeconds, FAPI2_CODE_TTL_SECONDS)
+          : this.options.codeTtlSeconds;
+      await this.cache.set(`code:${sha256(code)}`, JSON.stringify(record), ttl * 1000);
       out.code = code;
     }
     if (types.includes('id_token')) {

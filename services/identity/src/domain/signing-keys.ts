@@ -1,4 +1,5 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import { LocalCache, MemoryBus, type InvalidationBus, type Logger, type Queryable } from '@attest/common';
 import type { KeyAlg, KeyStore, StoredKey } from '../store/key-store';
 import { prepareJson, type PreparedJson } from './prepared-json';
@@ -53,6 +54,8 @@ export interface SigningKeysOptions {
  * a key never used with two. Rotation happens under an advisory lock so many replicas agree on one
  * active key per algorithm; retired keys stay in the JWKS until every token they signed has expired.
  */
+const generateRsaKeyPair = promisify(generateKeyPair);
+
 export class SigningKeys {
   private readonly active: LocalCache<ActiveKey>;
   private readonly published: LocalCache<KeyRing>;
@@ -123,6 +126,14 @@ export class SigningKeys {
   /** The JWKS document, serialised once per change of the key set. */
   async jwksDocument(): Promise<PreparedJson> {
     return (await this.ring()).document;
+  }
+
+  /**
+   * The JWKS document when the key set is in memory and current (what peek says of the cache), else
+   * undefined: /jwks then answers in the request's own tick instead of after a promise.
+   */
+  currentJwksDocument(): PreparedJson | undefined {
+    return this.published.peek('published')?.document;
   }
 
   /** The published keys with their dates, newest first (the admin list; from the database). */
@@ -228,12 +239,17 @@ export class SigningKeys {
 
   private async generate(): Promise<{ kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }> {
     const kid = newKid();
-    // node-jose (with lodash and node-forge, about 7 MB of memory) only where a key is made: once per
-    // rotation, by one replica; the others, and every restart, never load it
-    const { default: jose } = await import('node-jose');
-    const jwk = await jose.JWK.createKey('RSA', 2048, { kid, alg: 'RS256', use: 'sig' });
-    const publicJwk = jwk.toJSON() as Record<string, string>;
-    const privatePem = jwk.toPEM(true);
+    // node's own crypto, off the event loop: the stored shape is node-jose's, which made these keys
+    // before (a public JWK with kid, alg and use; the private key as PKCS#1 PEM), without the ~7 MB of
+    // memory that node-jose, lodash and node-forge took in every process that made a key
+    const { publicKey, privateKey } = await generateRsaKeyPair('rsa', { modulusLength: 2048 });
+    const publicJwk = {
+      ...(publicKey.export({ format: 'jwk' }) as Record<string, string>),
+      kid,
+      alg: 'RS256',
+      use: 'sig',
+    };
+    const privatePem = privateKey.export({ format: 'pem', type: 'pkcs1' }) as string;
     return { kid, publicJwk, privateKeyEnc: encrypt(this.options.keyEncryptionKey, privatePem) };
   }
 }

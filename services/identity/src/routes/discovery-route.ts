@@ -81,5 +81,6 @@ export function discoveryRoute(router: Router, ctx: IdentityContext): void {
       OPTIONS: [cors],
     },
     identityDocs.discovery,
+    { fast: true },
   );
 }

@@ -78,5 +78,6 @@ export function introspectRoute(router: Router, ctx: IdentityContext): void {
       ],
     },
     identityDocs.introspect,
+    { fast: true },
   );
 }

@@ -5,6 +5,8 @@ import { sendPrepared } from './send-prepared';
 import { openCors } from './steps';
 import { identityDocs } from './openapi-document';
 
+const JWKS_CACHE_CONTROL = 'public, max-age=300';
+
 /** GET /jwks (and /jwks.json): the public signing keys, old ones kept until their tokens expire. */
 export function jwksRoute(router: Router, ctx: IdentityContext): void {
   const cors = openCors('GET');
@@ -12,9 +14,18 @@ export function jwksRoute(router: Router, ctx: IdentityContext): void {
     router,
     ['/jwks', '/jwks.json'],
     {
-      GET: [cors, async (req, res) => sendPrepared(req, res, await ctx.keys.jwksDocument(), 'public, max-age=300')],
+      GET: [
+        cors,
+        (req, res) => {
+          // warm (nearly always): answered in this tick; else once the key set is loaded
+          const doc = ctx.keys.currentJwksDocument();
+          if (doc) return sendPrepared(req, res, doc, JWKS_CACHE_CONTROL);
+          return ctx.keys.jwksDocument().then((loaded) => sendPrepared(req, res, loaded, JWKS_CACHE_CONTROL));
+        },
+      ],
       OPTIONS: [cors],
     },
     identityDocs.jwks,
+    { fast: true },
   );
 }

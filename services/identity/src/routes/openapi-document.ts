@@ -31,7 +31,7 @@ import {
   TOKEN_FORM,
 } from './form-schemas';
 
-const FORM = 'application/x-www-form-urlencoded';
+export const FORM = 'application/x-www-form-urlencoded';
 
 /** The DPoP proof header (RFC 9449 §4) of /token and /userinfo. */
 const dpopParameter = (description: string): ParameterDoc => ({
@@ -91,7 +91,7 @@ export function identityApi(baseUrl: string): ApiInfo {
 }
 
 /** An error of a browser page: the HTML error page, or the JSON error when Accept prefers it. */
-const pageError = (description: string): ResponseDoc => ({
+export const pageError = (description: string): ResponseDoc => ({
   description,
   content: {
     'text/html': { schema: { type: 'string' } },
@@ -100,7 +100,7 @@ const pageError = (description: string): ResponseDoc => ({
 });
 
 /** The answers every form a page posts can give besides its own. */
-const pageFormErrors = (badRequest: string): Record<number, ResponseDoc> => ({
+export const pageFormErrors = (badRequest: string): Record<number, ResponseDoc> => ({
   400: pageError(
     `${badRequest}; invalid_content_type (not a form), invalid_body (a form that cannot be read), invalid_request (a field given twice)`,
   ),

@@ -1,6 +1,4 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Passport } from 'passport';
-import { BasicStrategy } from 'passport-http';
 import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret } from '../domain/ids';
 import { clientJwtProblem, decodeClientJwt } from '../domain/client-jwt';
@@ -123,48 +121,27 @@ export const missingAppCredentials = () =>
 export const invalidAppCredentials = () =>
   errors.unauthenticated('Invalid authentication credentials.', BASIC_CHALLENGE);
 
-/** passport-http's Basic strategy, on a private Passport instance, checking app credentials. */
-function basicPassport(ctx: IdentityContext): InstanceType<typeof Passport> {
-  const passport = new Passport();
-  passport.use(
-    new BasicStrategy({ passReqToCallback: true }, (req: Request, clientId: string, secret: string, done) => {
-      // RFC 6749 §2.3.1: client credentials are form-encoded before Basic encoding.
-      let id = clientId;
-      let pw = secret;
-      try {
-        id = decodeURIComponent(clientId.replace(/\+/g, ' '));
-        pw = decodeURIComponent(secret.replace(/\+/g, ' '));
-      } catch {
-        // keep the raw values
-      }
-      verifyClient(ctx, id, pw, req.res!).then(
-        (app) => (app instanceof AppError ? done(app) : done(null, app)),
-        (err: unknown) => done(err),
-      );
-    }),
-  );
-  return passport;
-}
-
 /**
- * Runs a passport strategy as a step. The callback runs after an await inside passport, outside
- * express's reach, so anything it throws is handed to `next` here instead of escaping the request.
+ * The client id and secret of a Basic header, read as passport-http 0.3's Basic strategy read them (which
+ * this replaces: its per-request strategy objects and callbacks were a share of /introspect's profile):
+ * the second space-separated part decoded from base64 and split at colons, the first two parts taken;
+ * a header without them, or with an empty id or secret, is refused. RFC 6749 §2.3.1: the credentials were
+ * form-encoded before the Basic encoding, so each is decoded (kept raw when that fails).
  */
-function passportStep(
-  passport: InstanceType<typeof Passport>,
-  strategy: string,
-  onResult: (req: Request, res: Response, next: NextFunction, user: unknown) => void,
-): RequestHandler {
-  return (req, res, next) => {
-    passport.authenticate(strategy, { session: false }, (err: unknown, user: unknown) => {
-      if (err) return next(err);
-      try {
-        onResult(req, res, next, user);
-      } catch (thrown) {
-        next(thrown);
-      }
-    })(req, res, next);
-  };
+export function basicCredentials(header: string): { clientId: string; secret: string } | null {
+  const parts = header.split(' ');
+  if (parts.length < 2) return null;
+  const credentials = Buffer.from(parts[1], 'base64').toString().split(':');
+  if (credentials.length < 2 || !credentials[0] || !credentials[1]) return null;
+  let clientId = credentials[0];
+  let secret = credentials[1];
+  try {
+    clientId = decodeURIComponent(clientId.replace(/\+/g, ' '));
+    secret = decodeURIComponent(secret.replace(/\+/g, ' '));
+  } catch {
+    // keep the raw values
+  }
+  return { clientId, secret };
 }
 
 /** Whether the request authenticates its app with a client assertion (private_key_jwt) rather than a header. */
@@ -173,7 +150,7 @@ export const hasClientAssertion = (req: Request): boolean =>
 
 /**
  * App authentication: private_key_jwt (a client_assertion in the form, wherever apps authenticate),
- * client_secret_basic (passport-http) or client_secret_post; with `allowPublic`, a
+ * client_secret_basic (the Basic header) or client_secret_post; with `allowPublic`, a
  * public client's client_id alone (`none`: its proof is the PKCE verifier the exchange requires).
  * `allowPost` is false where SPEC asks for the Basic header only. A client_id given twice in the form is
  * refused first, whichever way the app authenticates. Wrong credentials count against the failure limits
@@ -183,13 +160,16 @@ export function authenticateApp(
   ctx: IdentityContext,
   options: { allowPost: boolean; allowPublic?: boolean },
 ): RequestHandler {
-  const basic = passportStep(basicPassport(ctx), 'basic', (req, res, next, app) => {
-    if (!app) return next(invalidAppCredentials());
+  const basic = async (req: Request, res: Response, next: NextFunction, header: string) => {
+    const credentials = basicCredentials(header);
+    if (!credentials) return next(invalidAppCredentials());
+    const app = await verifyClient(ctx, credentials.clientId, credentials.secret, res);
+    if (app instanceof AppError) return next(app);
     const bodyClientId = field(req, 'client_id');
-    if (bodyClientId && bodyClientId !== (app as App).id) return next(invalidAppCredentials());
+    if (bodyClientId && bodyClientId !== app.id) return next(invalidAppCredentials());
     res.locals.app = app;
     next();
-  });
+  };
   const assertion = async (req: Request, res: Response, next: NextFunction) => {
     const clientAssertion = field(req, 'client_assertion');
     if (field(req, 'client_assertion_type') !== JWT_BEARER_ASSERTION || !clientAssertion)
@@ -230,7 +210,7 @@ export function authenticateApp(
     }
     if (!header) return post(req, res, next);
     if (!/^Basic\s/i.test(header)) return next(invalidAppCredentials());
-    basic(req, res, next);
+    return basic(req, res, next, header);
   };
 }
 

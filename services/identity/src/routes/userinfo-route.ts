@@ -97,5 +97,6 @@ export function userinfoRoute(router: Router, ctx: IdentityContext): void {
       OPTIONS: [cors],
     },
     identityDocs.userinfo,
+    { fast: true },
   );
 }

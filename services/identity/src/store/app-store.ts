@@ -1,4 +1,5 @@
 import type { Queryable } from '@attest/common';
+import type { AppProfile } from '../domain/app-profile';
 import type { VerificationLevel } from './user-store';
 
 /** How an app authenticates at /token, /par, /introspect and /revoke (OAuth client metadata names). */
@@ -48,6 +49,8 @@ export interface App {
   dpopBoundAccessTokens: boolean;
   /** The lowest verification level /authorize lets through for this app; null: none. */
   minVerificationLevel: VerificationLevel | null;
+  /** fapi2: the FAPI 2.0 Security Profile (app-profile.ts); none: each setting as set. */
+  profile: AppProfile;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -74,6 +77,7 @@ export type AppUpdate = Partial<
     | 'idTokenSignedResponseAlg'
     | 'dpopBoundAccessTokens'
     | 'minVerificationLevel'
+    | 'profile'
   >
 >;
 
@@ -92,6 +96,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   idTokenSignedResponseAlg: 'id_token_signed_response_alg',
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
+  profile: 'profile',
 };
 
 interface AppRow {
@@ -109,6 +114,7 @@ interface AppRow {
   web_origins: string[];
   dpop_bound_access_tokens: boolean;
   min_verification_level: VerificationLevel | null;
+  profile: AppProfile;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -129,6 +135,7 @@ const toApp = (r: AppRow): App => ({
   webOrigins: r.web_origins,
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   minVerificationLevel: r.min_verification_level ?? null,
+  profile: r.profile,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -147,6 +154,7 @@ export interface NewApp {
   idTokenSignedResponseAlg?: SigningAlg;
   dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
+  profile?: AppProfile;
 }
 
 export function appStore(db: Queryable) {
@@ -155,8 +163,8 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
-                           dpop_bound_access_tokens, min_verification_level)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+                           dpop_bound_access_tokens, min_verification_level, profile)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
         [
           app.id,
           app.name,
@@ -172,6 +180,7 @@ export function appStore(db: Queryable) {
           app.idTokenSignedResponseAlg ?? 'RS256',
           app.dpopBoundAccessTokens ?? false,
           app.minVerificationLevel ?? null,
+          app.profile ?? 'none',
         ],
       );
       return toApp(row);

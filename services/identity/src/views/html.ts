@@ -31,6 +31,8 @@ export interface PageOptions {
   formAction?: string;
   /** The nonce of the page's scripts (the WebAuthn pages); none: no script may run. */
   scriptNonce?: string;
+  /** A wider page (the developer portal). */
+  wide?: boolean;
 }
 
 export const newNonce = () => randomBytes(16).toString('base64');
@@ -39,16 +41,16 @@ export const newNonce = () => randomBytes(16).toString('base64');
 export const passkeyScripts = (nonce: string) =>
   html`<script nonce="${nonce}" src="/assets/simplewebauthn-browser.js"></script><script nonce="${nonce}" src="/assets/passkeys.js"></script>`;
 
-export function page(title: string, body: Html, scripts: Html | '' = ''): string {
+export function page(title: string, body: Html, scripts: Html | '' = '', wide = false): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title><link rel="stylesheet" href="/assets/style.css"></head>
-<body><main>${body.value}</main>${scripts ? scripts.value : ''}</body></html>`;
+<body><main${wide ? ' class="wide"' : ''}>${body.value}</main>${scripts ? scripts.value : ''}</body></html>`;
 }
 
 /** Pages are never cached, never framed, send no referrer, and may only post back to us. */
 export function sendPage(res: Response, status: number, title: string, body: Html, options: PageOptions = {}): void {
-  const { formAction = "'self'", scriptNonce } = options;
+  const { formAction = "'self'", scriptNonce, wide } = options;
   const script = scriptNonce ? `script-src 'nonce-${scriptNonce}'; connect-src 'self'` : "script-src 'none'";
   res
     .status(status)
@@ -61,5 +63,5 @@ export function sendPage(res: Response, status: number, title: string, body: Htm
       'Referrer-Policy': 'no-referrer',
       'Content-Security-Policy': `default-src 'none'; style-src 'self'; img-src 'self'; ${script}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(title, body, scriptNonce ? passkeyScripts(scriptNonce) : ''));
+    .send(page(title, body, scriptNonce ? passkeyScripts(scriptNonce) : '', wide));
 }

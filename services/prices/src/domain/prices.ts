@@ -31,6 +31,8 @@ interface PriceSnapshot {
   fx: Map<string, Observation>;
   /** Answers computed from this snapshot, by query; each only until its first input turns stale. */
   answers: Map<string, CachedAnswer>;
+  /** Queries parsed against this snapshot's codes, by their query string (see `parsedQuery`). */
+  queries: Map<string, unknown>;
 }
 
 interface CachedAnswer {
@@ -134,7 +136,7 @@ export class PriceService {
       quotes.set(key, [...(quotes.get(key) ?? []), q]);
     }
     const fx = new Map((await this.store.latestFxRates()).map((r) => [r.fiat, r] as const));
-    return { tokens, fiats, quotes, fx, answers: new Map() };
+    return { tokens, fiats, quotes, fx, answers: new Map(), queries: new Map() };
   }
 
   async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
@@ -288,6 +290,22 @@ export class PriceService {
   async currentSourceHealth(): Promise<Map<string, SourceHealth>> {
     await this.snapshot().catch(() => undefined);
     return this.sourceHealth();
+  }
+
+  /**
+   * A query parsed once per snapshot for each distinct query string: `parse` (which validates it and
+   * checks its codes against this snapshot's) runs the first time a query string is seen, and its
+   * result serves the same string again until the snapshot is reloaded (a code added or removed is
+   * seen then). A query that fails to parse is not kept: it fails again, the same way, each time.
+   * A widget polls one URL, so the hot path skips the query's parsing and checks.
+   */
+  async parsedQuery<T>(queryString: string, parse: () => Promise<T>): Promise<T> {
+    const s = await this.snapshot();
+    if (s.queries.has(queryString)) return s.queries.get(queryString) as T;
+    const parsed = await parse();
+    if (s.queries.size >= MAX_ANSWERS) s.queries.clear();
+    s.queries.set(queryString, parsed);
+    return parsed;
   }
 
   /** Validates comma-separated codes against the known set; 400 naming the first unknown. */

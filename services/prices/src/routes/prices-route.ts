@@ -183,7 +183,7 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   const limited = options.limit.middleware();
   const querySchema = pricesQuerySchema(native);
   const cacheControl = `public, max-age=${options.cacheMaxAgeSeconds}`;
-  const latest = async (req: Request, res: Response) => {
+  const parseQuery = async (req: Request) => {
     const query = validate(querySchema, {
       fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
       cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
@@ -192,6 +192,14 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
     const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
     const cryptoParam = query.cryptoCurrencies;
     const tokens = cryptoParam ? await prices.parseCodes(cryptoParam, 'tokens', 'cryptoCurrencies') : [native];
+    return { tokens, fiats, change: query.change === true };
+  };
+  const latest = async (req: Request, res: Response) => {
+    // the same query string means the same query: parsed once per loaded snapshot of the codes
+    const url = req.originalUrl;
+    const mark = url.indexOf('?');
+    const query = await prices.parsedQuery(mark === -1 ? '' : url.slice(mark + 1), () => parseQuery(req));
+    const { tokens, fiats } = query;
     const { body, etag, lastModified, lastModifiedMs, observedAt } = query.change
       ? await prices.answerWithChange(tokens, fiats, (list) => options.history.changes(list))
       : await prices.answer(tokens, fiats);
@@ -257,12 +265,14 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
       OPTIONS: [cors],
     },
     docs('Latest prices of tokens in fiat currencies (no credentials; CORS open)', latestPath),
+    { fast: true },
   );
   endpoint(
     router,
     '/public/v1/miniapps/prices',
     { GET: [cors, limited, latest], OPTIONS: [cors] },
     docs('The same answer, at the path mini apps call'),
+    { fast: true },
   );
 
   const historyQuery = Joi.object({

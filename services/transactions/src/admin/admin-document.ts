@@ -3,7 +3,7 @@ import { DATE_TIME, NULLABLE_DATE_TIME, type ApiInfo, type JsonSchema } from '@a
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const nullableString: JsonSchema = { type: ['string', 'null'] };
 
-const object = (properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema => ({
+export const object = (properties: Record<string, JsonSchema>, required = Object.keys(properties)): JsonSchema => ({
   type: 'object',
   required,
   additionalProperties: false,
@@ -37,21 +37,41 @@ const API_KEY_PROPERTIES: Record<string, JsonSchema> = {
   revoked_at: NULLABLE_DATE_TIME,
 };
 
-const WEBHOOK_PROPERTIES: Record<string, JsonSchema> = {
+export const WEBHOOK_PROPERTIES: Record<string, JsonSchema> = {
   webhook_id: { type: 'string', pattern: '^wh_[0-9a-f]{32}$' },
   app_id: { type: 'string' },
   url: { type: 'string' },
+  description: nullableString,
+  enabled_events: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'The event types (or family.* wildcards) sent to it; empty: every type',
+  },
+  status: {
+    enum: ['enabled', 'failing', 'disabled'],
+    description: 'failing: its last attempt failed (since failing_since); disabled: nothing is sent to it',
+  },
   created_at: DATE_TIME,
   previous_secret_expires_at: {
     ...NULLABLE_DATE_TIME,
     description: 'Until then, deliveries are signed with the previous secret too (after a rotation)',
   },
   failing_since: NULLABLE_DATE_TIME,
+  consecutive_failures: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      'Failed attempts in a row (429/502/503/504 not counted); at 5, or when a delivery gives up, it is reported failing',
+  },
+  throttled_until: {
+    ...NULLABLE_DATE_TIME,
+    description: 'A 429/502/503/504 (with its Retry-After) paused every delivery to it until then',
+  },
   disabled_at: NULLABLE_DATE_TIME,
   disabled_reason: nullableString,
 };
 
-const DELIVERY_PROPERTIES: Record<string, JsonSchema> = {
+export const DELIVERY_PROPERTIES: Record<string, JsonSchema> = {
   delivery_id: { type: 'string', pattern: '^whd_[0-9a-f]{32}$' },
   webhook_id: { type: 'string' },
   event_id: { type: 'string' },
@@ -64,6 +84,39 @@ const DELIVERY_PROPERTIES: Record<string, JsonSchema> = {
   created_at: DATE_TIME,
   finished_at: NULLABLE_DATE_TIME,
 };
+
+/** A delivery with every attempt: when, the answer's status or the error, how long it took. */
+export const DELIVERY_WITH_LOG = object({
+  ...DELIVERY_PROPERTIES,
+  log: {
+    type: 'array',
+    items: object({
+      attempt: { type: 'integer', minimum: 1 },
+      started_at: DATE_TIME,
+      status_code: { type: ['integer', 'null'] },
+      error: nullableString,
+      latency_ms: { type: 'integer', minimum: 0 },
+    }),
+  },
+});
+
+/** An event of the events list: the payload exactly as its endpoints are sent it. */
+export const EVENT_SCHEMA = object({
+  event_id: { type: 'string', description: 'The webhook-id header its deliveries carry' },
+  type: { type: 'string' },
+  created_at: DATE_TIME,
+  payload: {
+    type: 'object',
+    required: ['version', 'type', 'timestamp', 'data'],
+    description: 'The payload exactly as delivered: version, type, timestamp, data',
+    properties: {
+      version: { type: 'string' },
+      type: { type: 'string' },
+      timestamp: DATE_TIME,
+      data: { type: 'object' },
+    },
+  },
+});
 
 /** The transactions admin API's document: info and the shapes its operations answer with. */
 export function transactionsAdminApi(): ApiInfo {
@@ -110,17 +163,14 @@ export function transactionsAdminApi(): ApiInfo {
           disabled_at: NULLABLE_DATE_TIME,
         }),
         Delivery: object(DELIVERY_PROPERTIES),
-        DeliveryWithLog: object({
-          ...DELIVERY_PROPERTIES,
-          log: {
-            type: 'array',
-            items: object({
-              attempt: { type: 'integer', minimum: 1 },
-              started_at: DATE_TIME,
-              status_code: { type: ['integer', 'null'] },
-              error: nullableString,
-              latency_ms: { type: 'integer', minimum: 0 },
-            }),
+        DeliveryWithLog: DELIVERY_WITH_LOG,
+        Event: EVENT_SCHEMA,
+        EventPage: object({
+          data: { type: 'array', items: ref('Event'), description: 'Oldest first' },
+          has_more: { type: 'boolean', description: 'More events follow: ask again with after=next_after' },
+          next_after: {
+            type: ['string', 'null'],
+            description: 'The cursor of the next page: the last event_id of this one (the given after when empty)',
           },
         }),
       },
@@ -140,4 +190,5 @@ export const transactionsSchemas = {
   delivery: ref('Delivery'),
   deliveryWithLog: ref('DeliveryWithLog'),
   appStatus: ref('AppStatus'),
+  eventPage: ref('EventPage'),
 };

@@ -68,6 +68,7 @@ export const listQuery = Joi.object({
   ...pageQuery,
   app_id: APP_ID.required(),
   status: Joi.string().valid('pending', 'mined', 'failed'),
+  reference: Joi.string().max(200).description('Only the transaction with this reference'),
   cursor: Joi.string()
     .lowercase()
     .pattern(TRANSACTION_ID)
@@ -232,12 +233,12 @@ export function transactionsAdminRoutes(
   };
 
   documentAdminRoute(router, 'GET', '/transactions', {
-    summary: 'An app’s transactions, newest first (paged)',
+    summary: 'An app’s transactions, newest first (paged); by status or reference',
     tags,
     query: listQuery,
     responses: {
       200: jsonResponse('A page of transactions', pageOf('transactions', transactionsSchemas.listedTransaction)),
-      400: adminValidationResponse('app_id, status, limit or cursor'),
+      400: adminValidationResponse('app_id, status, reference, limit or cursor'),
     },
   });
   router.get('/transactions', async (req, res) => {
@@ -245,6 +246,7 @@ export function transactionsAdminRoutes(
     const rows = await deps.transactions.list({
       appId: q.app_id,
       status: q.status as TransactionStatus | undefined,
+      reference: q.reference as string | undefined,
       after: q.cursor,
       limit: q.limit + 1,
     });

@@ -4,13 +4,16 @@ import {
   adminNotFoundResponse,
   adminValidationResponse,
   documentAdminRoute,
+  errorResponse,
   jsonResponse,
   operatorActor,
   validate,
   type AuditLog,
 } from '@attest/common';
-import type { DeliveryWithAttempts, WebhookService } from '../domain/webhook-service';
-import type { WebhookDelivery, WebhookEndpoint } from '../store/webhook-store';
+import type { WebhookService } from '../domain/webhook-service';
+import { publicDelivery, publicEndpoint, withLog } from '../routes/webhook-json';
+import type { WebhookEndpoint } from '../store/webhook-store';
+import { eventFilter, MAX_EVENT_FILTERS } from '../domain/webhook-filters';
 import { transactionsSchemas } from './admin-document';
 import { appIdParams } from './admin-routes';
 
@@ -24,9 +27,46 @@ const DELIVERY_ID = Joi.string()
 const webhookParams = Joi.object({ webhook_id: WEBHOOK_ID.required() });
 const deliveryParams = Joi.object({ delivery_id: DELIVERY_ID.required() });
 
+const URL_FIELD = Joi.string().max(2000).messages({ 'string.max': 'url must be at most 2000 characters' });
+const DESCRIPTION = Joi.string()
+  .max(200)
+  .allow(null, '')
+  .description('Your label for the endpoint')
+  .messages({ 'string.max': 'description must be at most 200 characters' });
+const ENABLED_EVENTS = Joi.array()
+  .items(Joi.string().max(100))
+  .max(MAX_EVENT_FILTERS)
+  .description(
+    'The event types sent to it, each a type (transaction.mined) or a family (transaction.*); empty or absent: every type',
+  )
+  .messages({ 'array.max': `enabled_events may name at most ${MAX_EVENT_FILTERS} event types` });
+
 export const addSchema = Joi.object({
-  url: Joi.string().max(2000).required().messages({ 'string.max': 'url must be at most 2000 characters' }),
+  url: URL_FIELD.required(),
+  description: DESCRIPTION,
+  enabled_events: ENABLED_EVENTS,
 });
+export const updateSchema = Joi.object({
+  url: URL_FIELD,
+  description: DESCRIPTION,
+  enabled_events: ENABLED_EVENTS,
+  enabled: Joi.boolean().description(
+    'false disables it (nothing is sent); true enables it again, with the same secret',
+  ),
+})
+  .min(1)
+  .messages({ 'object.min': 'Give at least one of url, description, enabled_events, enabled.' });
+
+/** The body of an add or update, read: each field checked (enabled_events against the known event types). */
+export function endpointFields(body: { description?: string | null; enabled_events?: string[] }): {
+  description?: string | null;
+  enabledEvents?: string[] | null;
+} {
+  return {
+    ...(body.description !== undefined ? { description: body.description || null } : {}),
+    ...(body.enabled_events !== undefined ? { enabledEvents: eventFilter(body.enabled_events, 'enabled_events') } : {}),
+  };
+}
 export const replaySchema = Joi.object({
   since: Joi.date().iso().required().messages({
     'date.format': 'since must be an ISO 8601 time, such as 2026-01-31T12:00:00Z',
@@ -46,51 +86,33 @@ export const deliveriesQuery = Joi.object({ limit: limitSchema });
 const noWebhook = adminNotFoundResponse('no webhook endpoint with this webhook_id (attribute webhook_id)');
 const tags = ['webhooks'];
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
+/**
+ * An update: the fields (url checked against the outbound guard, enabled_events against the known types),
+ * then `enabled` (disable with `disableReason`, or enable again). The endpoint as it is after.
+ */
+export async function updateEndpoint(
+  webhooks: WebhookService,
+  id: string,
+  body: { url?: string; description?: string | null; enabled_events?: string[]; enabled?: boolean },
+  disableReason: string,
+): Promise<WebhookEndpoint> {
+  const fields = endpointFields(body);
+  let endpoint =
+    body.url !== undefined || Object.keys(fields).length > 0
+      ? await webhooks.update(id, { url: body.url, ...fields })
+      : await webhooks.get(id);
+  if (body.enabled === false) endpoint = (await webhooks.disable(id, disableReason)).endpoint;
+  if (body.enabled === true) endpoint = (await webhooks.enable(id)).endpoint;
+  return endpoint;
+}
 
-export const publicEndpoint = (e: WebhookEndpoint) => ({
-  webhook_id: e.id,
-  app_id: e.appId,
-  url: e.url,
-  created_at: e.createdAt.toISOString(),
-  previous_secret_expires_at:
-    e.previousSecretExpiresAt && e.previousSecretExpiresAt > new Date()
-      ? e.previousSecretExpiresAt.toISOString()
-      : null,
-  failing_since: iso(e.failingSince),
-  disabled_at: iso(e.disabledAt),
-  disabled_reason: e.disabledReason,
-});
-
-const publicDelivery = (d: WebhookDelivery) => ({
-  delivery_id: d.id,
-  webhook_id: d.endpointId,
-  event_id: d.eventId,
-  event_type: d.eventType,
-  status: d.status,
-  attempts: d.attempts,
-  next_attempt_at: d.status === 'pending' ? d.nextAttemptAt.toISOString() : null,
-  last_status_code: d.lastStatusCode,
-  last_error: d.lastError,
-  created_at: d.createdAt.toISOString(),
-  finished_at: iso(d.finishedAt),
-});
-
-const withLog = (d: DeliveryWithAttempts) => ({
-  ...publicDelivery(d),
-  log: d.log.map((a) => ({
-    attempt: a.attempt,
-    started_at: a.startedAt.toISOString(),
-    status_code: a.statusCode,
-    error: a.error,
-    latency_ms: a.latencyMs,
-  })),
-});
-
-/** Webhook endpoints of apps (issue #12): add, list, remove, rotate the secret; the delivery log, redeliver, replay. */
+/**
+ * Webhook endpoints of apps (issue #12): add, list, change, disable and enable, remove, rotate the secret;
+ * the delivery log, redeliver, replay; a test event and recover for one endpoint (issue #27: the portal).
+ */
 export function webhookAdminRoutes(
   router: Router,
-  deps: { webhooks: WebhookService; audit?: Pick<AuditLog, 'record'> },
+  deps: { webhooks: WebhookService; audit?: Pick<AuditLog, 'record'>; wake?: () => void },
 ): void {
   const { webhooks, audit } = deps;
 
@@ -102,18 +124,22 @@ export function webhookAdminRoutes(
     body: { contentType: 'application/json', schema: addSchema },
     responses: {
       201: jsonResponse('The endpoint and its signing secret (shown once)', transactionsSchemas.webhookWithSecret),
-      400: adminValidationResponse('app_id or url (https, a public host)'),
+      400: adminValidationResponse(
+        'app_id, url (https, a public host), description or enabled_events (an unknown event type)',
+      ),
+      409: errorResponse('too_many_webhooks: the app has 20 endpoints already'),
     },
   });
   router.post('/apps/:app_id/webhooks', async (req, res) => {
     const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
-    const url = validate(addSchema, req.body).url as string;
-    const { endpoint, secret } = await webhooks.add(appId, url);
+    const body = validate(addSchema, req.body);
+    const fields = endpointFields(body);
+    const { endpoint, secret } = await webhooks.add(appId, body.url as string, fields);
     await audit?.record({
       type: 'webhook.added',
       actor: operatorActor(req, res),
       subject: endpoint.id,
-      detail: { app_id: appId, url: endpoint.url },
+      detail: { app_id: appId, url: endpoint.url, enabled_events: endpoint.enabledEvents },
     });
     res.status(201).json({ ...publicEndpoint(endpoint), secret });
   });
@@ -156,6 +182,7 @@ export function webhookAdminRoutes(
     const { app_id: appId } = validate(appIdParams, { app_id: req.params.app_id });
     const since = validate(replaySchema, req.body).since as Date;
     const result = await webhooks.replay(appId, since);
+    deps.wake?.();
     res.status(202).json({ app_id: appId, since: since.toISOString(), ...result });
   });
 
@@ -180,6 +207,60 @@ export function webhookAdminRoutes(
     });
     res.json({ ...publicEndpoint(removed), removed: true });
   });
+
+  documentAdminRoute(router, 'PATCH', '/webhooks/:webhook_id', {
+    summary: 'Change a webhook endpoint: url, description, event-type filter, enabled',
+    tags,
+    params: webhookParams,
+    body: { contentType: 'application/json', schema: updateSchema },
+    responses: {
+      200: jsonResponse('The endpoint as it is now', transactionsSchemas.webhook),
+      400: adminValidationResponse('webhook_id, url, description, enabled_events or enabled'),
+      404: noWebhook,
+    },
+  });
+  router.patch('/webhooks/:webhook_id', async (req, res) => {
+    const { webhook_id: id } = validate(webhookParams, { webhook_id: req.params.webhook_id });
+    const body = validate(updateSchema, req.body);
+    const endpoint = await updateEndpoint(webhooks, id, body, 'disabled by an operator');
+    await audit?.record({
+      type: 'webhook.updated',
+      actor: operatorActor(req, res),
+      subject: id,
+      detail: { app_id: endpoint.appId, changed: Object.keys(body) },
+    });
+    res.json(publicEndpoint(endpoint));
+  });
+
+  for (const action of ['disable', 'enable'] as const) {
+    documentAdminRoute(router, 'POST', `/webhooks/:webhook_id/${action}`, {
+      summary:
+        action === 'disable'
+          ? 'Disable a webhook endpoint: no new deliveries, waiting ones wait'
+          : 'Enable a disabled webhook endpoint again, with the same secret and its delivery log',
+      tags,
+      params: webhookParams,
+      responses: {
+        200: jsonResponse('The endpoint as it is now', transactionsSchemas.webhook),
+        400: adminValidationResponse('webhook_id'),
+        404: noWebhook,
+      },
+    });
+    router.post(`/webhooks/:webhook_id/${action}`, async (req, res) => {
+      const { webhook_id: id } = validate(webhookParams, { webhook_id: req.params.webhook_id });
+      const { endpoint, changed } =
+        action === 'disable' ? await webhooks.disable(id, 'disabled by an operator') : await webhooks.enable(id);
+      if (changed)
+        await audit?.record({
+          type: action === 'disable' ? 'webhook.disabled' : 'webhook.enabled',
+          actor: operatorActor(req, res),
+          subject: id,
+          detail: { app_id: endpoint.appId },
+        });
+      if (action === 'enable') deps.wake?.();
+      res.json(publicEndpoint(endpoint));
+    });
+  }
 
   documentAdminRoute(router, 'POST', '/webhooks/:webhook_id/rotate-secret', {
     summary: 'A new signing secret for a webhook endpoint',
@@ -233,6 +314,81 @@ export function webhookAdminRoutes(
   });
   router.post('/webhook-deliveries/:delivery_id/redeliver', async (req, res) => {
     const { delivery_id: id } = validate(deliveryParams, { delivery_id: req.params.delivery_id });
-    res.status(202).json(publicDelivery(await webhooks.redeliver(id)));
+    const delivery = await webhooks.redeliver(id);
+    deps.wake?.();
+    res.status(202).json(publicDelivery(delivery));
+  });
+
+  documentAdminRoute(router, 'POST', '/webhooks/:webhook_id/test', {
+    summary: 'Send a test event to a webhook endpoint',
+    description:
+      'A webhook.test event ("test": true in its payload) queued for this endpoint only, delivered, signed and retried ' +
+      'like any other; its delivery is in the delivery log. The same operation as the app API’s.',
+    tags,
+    params: webhookParams,
+    responses: {
+      202: jsonResponse('Queued', {
+        type: 'object',
+        required: ['webhook_id', 'event_id', 'type'],
+        additionalProperties: false,
+        properties: {
+          webhook_id: { type: 'string' },
+          event_id: { type: 'string', description: 'The webhook-id header of its delivery' },
+          type: { const: 'webhook.test' },
+        },
+      }),
+      400: adminValidationResponse('webhook_id'),
+      404: noWebhook,
+      409: errorResponse('webhook_disabled: the endpoint is disabled; enable it first'),
+    },
+  });
+  router.post('/webhooks/:webhook_id/test', async (req, res) => {
+    const { webhook_id: id } = validate(webhookParams, { webhook_id: req.params.webhook_id });
+    const sent = await webhooks.sendTest(id);
+    await audit?.record({
+      type: 'webhook.test_sent',
+      actor: operatorActor(req, res),
+      subject: id,
+      detail: { event_id: sent.eventId },
+    });
+    deps.wake?.();
+    res.status(202).json({ webhook_id: id, event_id: sent.eventId, type: sent.type });
+  });
+
+  documentAdminRoute(router, 'POST', '/webhooks/:webhook_id/recover', {
+    summary: 'Deliver again the events since a time whose delivery to this endpoint failed',
+    description:
+      'One new delivery (same webhook-id) for each event since `since` whose delivery to this endpoint failed for good ' +
+      'and that it has not received since. The same operation as the app API’s.',
+    tags,
+    params: webhookParams,
+    body: { contentType: 'application/json', schema: replaySchema },
+    responses: {
+      202: jsonResponse('Queued', {
+        type: 'object',
+        required: ['webhook_id', 'since', 'deliveries'],
+        additionalProperties: false,
+        properties: {
+          webhook_id: { type: 'string' },
+          since: { type: 'string', format: 'date-time' },
+          deliveries: { type: 'integer', minimum: 0, description: 'Deliveries queued' },
+        },
+      }),
+      400: adminValidationResponse('webhook_id or since'),
+      404: noWebhook,
+    },
+  });
+  router.post('/webhooks/:webhook_id/recover', async (req, res) => {
+    const { webhook_id: id } = validate(webhookParams, { webhook_id: req.params.webhook_id });
+    const since = validate(replaySchema, req.body).since as Date;
+    const deliveries = await webhooks.recover(id, since);
+    await audit?.record({
+      type: 'webhook.recovered',
+      actor: operatorActor(req, res),
+      subject: id,
+      detail: { since: since.toISOString(), deliveries },
+    });
+    deps.wake?.();
+    res.status(202).json({ webhook_id: id, since: since.toISOString(), deliveries });
   });
 }

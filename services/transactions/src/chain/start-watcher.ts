@@ -1,42 +1,88 @@
 import { createPublicClient, http, webSocket, type PublicClient } from 'viem';
-import type { Db, Logger } from '@attest/common';
+import type { Db, Logger, ReadinessCheck } from '@attest/common';
 import type { TransactionsConfig } from '../config';
 import type { TransactionService } from '../domain/transactions';
+import { chainWatchStore } from '../store/chain-watch-store';
 import { transactionStore } from '../store/transaction-store';
+import type { ChainMetrics } from './chain-metrics';
 import { ChainWatcher } from './chain-watcher';
+import { RpcPool, rpcLabel, type RpcPoolOptions } from './rpc-pool';
+import { TransferScanner } from './transfer-scanner';
 
-export function chainClient(url: string): PublicClient {
+/** A viem client for one RPC URL. retryCount: retries of the same URL before the pool fails over to the next. */
+export function chainClient(url: string, options: { timeoutMs?: number; retryCount?: number } = {}): PublicClient {
+  const { timeoutMs = 10000, retryCount = 2 } = options;
   const transport = url.startsWith('ws')
-    ? webSocket(url, { timeout: 10000 })
-    : http(url, { timeout: 10000, retryCount: 2 });
+    ? webSocket(url, { timeout: timeoutMs, retryCount })
+    : http(url, { timeout: timeoutMs, retryCount });
   // cacheTime 0: each pass must see the current head, not one cached for seconds.
   return createPublicClient({ transport, cacheTime: 0 }) as PublicClient;
+}
+
+/** The RPCs of CHAIN_RPC_URL as a pool: with several, an RPC that fails is not retried, the next one is asked. */
+export function rpcPool(
+  urls: readonly string[],
+  options: RpcPoolOptions & { timeoutMs?: number },
+  metrics: ChainMetrics,
+  logger: Logger,
+): RpcPool {
+  const retryCount = urls.length > 1 ? 0 : 2;
+  const endpoints = urls.map((url, i) => ({
+    label: rpcLabel(url, i),
+    client: chainClient(url, { timeoutMs: options.timeoutMs, retryCount }),
+  }));
+  return new RpcPool(endpoints, options, metrics, logger);
+}
+
+export interface StartedChainWatcher {
+  watcher: ChainWatcher;
+  /** /readyz's `chain` check: the lag, and whether it is beyond CHAIN_MAX_LAG_BLOCKS. */
+  readiness: ReadinessCheck;
 }
 
 export async function startChainWatcher(
   config: TransactionsConfig,
   db: Db,
   transactions: TransactionService,
+  metrics: ChainMetrics,
   logger: Logger,
-): Promise<ChainWatcher> {
+): Promise<StartedChainWatcher> {
+  const chain = config.CHAIN_NAME;
+  const tokens = config.CHAIN_TOKENS[chain] ?? {};
+  const pool = rpcPool(
+    config.chainRpcUrls,
+    { chain, quorum: config.CHAIN_RPC_QUORUM, timeoutMs: config.CHAIN_RPC_TIMEOUT_MS },
+    metrics,
+    logger,
+  );
+  const scanner = new TransferScanner(
+    pool,
+    chainWatchStore(db),
+    { chain, tokens, batchBlocks: config.CHAIN_SCAN_BLOCKS },
+    logger,
+  );
   const watcher = new ChainWatcher(
-    chainClient(config.CHAIN_RPC_URL!),
+    pool,
     transactionStore(db),
     transactions,
     {
-      chain: config.CHAIN_NAME,
-      tokens: config.CHAIN_TOKENS[config.CHAIN_NAME] ?? {},
+      chain,
+      tokens,
       finality: config.chainFinality,
       dropTimeoutMs: config.CHAIN_DROP_TIMEOUT_SECONDS * 1000,
       intervalMs: config.CHAIN_POLL_INTERVAL_MS,
+      scanner,
     },
     logger,
   );
+  metrics.watch(chain, () => watcher.lag());
   watcher.start();
   logger.info('chain watcher started', {
-    chain: config.CHAIN_NAME,
+    chain,
     finality: String(config.chainFinality),
-    tokens: Object.keys(config.CHAIN_TOKENS[config.CHAIN_NAME] ?? {}).join(','),
+    tokens: Object.keys(tokens).join(','),
+    rpcs: pool.endpoints.map((e) => e.label).join(' '),
+    quorum: config.CHAIN_RPC_QUORUM,
   });
-  return watcher;
+  return { watcher, readiness: watcher.readinessCheck(config.CHAIN_MAX_LAG_BLOCKS) };
 }

@@ -1,4 +1,4 @@
-import { sameAmount, type TokenConfig } from './chain-tokens';
+import { sameAmount, SPEC_DECIMALS, type TokenConfig } from './chain-tokens';
 
 /** Why the chain watcher failed a transaction; shown in the status history and the lookup's header. */
 export type FailureReason =
@@ -90,6 +90,34 @@ export function payingLogIndex(
   logs: readonly ChainLog[],
 ): number | null {
   return token?.kind === 'erc20' ? (payingTransfer(recorded, token, logs)?.logIndex ?? null) : null;
+}
+
+/**
+ * For a payment of a payment request, where the chain's amount counts whatever token_amount says: the
+ * first transfer of the token from `from` to `to` (an ERC-20 Transfer log, or the native value), as a
+ * 6-decimal amount (rounded down below 10^-6), or null when the transaction holds none (then
+ * verifyTransfer says why). A reverted transaction moved nothing.
+ */
+export function receivedTransfer(
+  recorded: Pick<RecordedTransfer, 'from' | 'to'>,
+  token: TokenConfig | undefined,
+  observed: ObservedTransaction,
+): { amount: bigint; logIndex: number | null } | null {
+  if (observed.status !== 'success' || !token) return null;
+  const scale = (value: bigint) => (value * 10n ** BigInt(SPEC_DECIMALS)) / 10n ** BigInt(token.decimals);
+  if (token.kind === 'native') {
+    const tx = observed.transaction;
+    if (!tx || lower(tx.to ?? '') !== lower(recorded.to) || lower(tx.from) !== lower(recorded.from)) return null;
+    return tx.value > 0n ? { amount: scale(tx.value), logIndex: null } : null;
+  }
+  const transfer = transfersIn(observed.logs).find(
+    (t) =>
+      t.contract === lower(token.address) &&
+      t.from === lower(recorded.from) &&
+      t.to === lower(recorded.to) &&
+      t.value > 0n,
+  );
+  return transfer ? { amount: scale(transfer.value), logIndex: transfer.logIndex } : null;
 }
 
 const fail = (code: FailureReason, detail: string): StatusReason => ({ code, detail });

@@ -8,7 +8,10 @@ import {
   type AuditLog,
   type Db,
   type InvalidationBus,
+  type Queryable,
 } from '@attest/common';
+import { SPEC_DECIMALS } from '../chain/chain-tokens';
+import { scannedTransferStore, type StoredTransfer, type TransferOutcome } from '../store/chain-watch-store';
 import {
   transactionStore,
   type NewTransaction,
@@ -18,6 +21,13 @@ import {
   type TransactionType,
 } from '../store/transaction-store';
 import { compactTransaction, expandTransaction, StringPool, type CachedTransaction } from './cached-transaction';
+import type { ObservedPayment, PaymentSettlement } from './payment-requests';
+
+/** What attachScanned made of one kept transfer. */
+export type ScannedOutcome = { transfer: StoredTransfer } & (
+  | { outcome: 'attached'; paymentRequestId: string; transactionId: string }
+  | { outcome: Exclude<TransferOutcome, 'attached'> }
+);
 
 export const TRANSACTION_ID = /^0x[0-9a-f]{64}$/;
 export const newTransactionId = () => `0x${randomBytes(32).toString('hex')}`;
@@ -62,6 +72,7 @@ const SAME_RECORD: [string, (t: Omit<NewTransaction, 'id'>) => string | null][] 
   ['token_amount', (t) => BigInt(t.tokenAmount).toString()],
   ['from', (t) => t.from.toLowerCase()],
   ['to', (t) => t.to.toLowerCase()],
+  ['payment_request_id', (t) => t.paymentRequestId ?? null],
 ];
 
 /** The first field in which a repeated record differs from the stored one (addresses compared case-insensitively), or null. */
@@ -88,6 +99,8 @@ export interface TransferClaim {
   logIndex: number | null;
   /** Fail the transaction (already_claimed) rather than refuse the change when the transfer is claimed. */
   failWhenClaimed: boolean;
+  /** For a payment of a payment request: what the chain moved (6 decimals) and its block's time. */
+  observed?: ObservedPayment;
 }
 
 export interface TransactionCacheOptions {
@@ -108,17 +121,24 @@ export class TransactionService {
   private readonly strings = new StringPool();
 
   private readonly audit?: Pick<AuditLog, 'record'>;
+  private readonly settlement?: PaymentSettlement;
 
   constructor(
     private readonly db: Db,
     bus: InvalidationBus,
-    options: { cache?: TransactionCacheOptions; audit?: Pick<AuditLog, 'record'> } = {},
+    options: {
+      cache?: TransactionCacheOptions;
+      audit?: Pick<AuditLog, 'record'>;
+      /** Payment requests: settled again in the transaction of each change of one of their payments. */
+      settlement?: PaymentSettlement;
+    } = {},
   ) {
     this.rows = new LocalCache<CachedTransaction>(bus, {
       name: 'transactions',
       ...(options.cache ?? { ttlMs: 60000, max: 20000 }),
     });
     this.audit = options.audit;
+    this.settlement = options.settlement;
   }
 
   private store = () => transactionStore(this.db);
@@ -133,8 +153,12 @@ export class TransactionService {
   private async insert(input: Omit<NewTransaction, 'id'>, source: string, actor?: AuditActor) {
     const created = await this.db.transaction(async (tx) => {
       const store = transactionStore(tx);
+      // the request first, then the payment's row (its unique hash): the watcher's order when it attaches a transfer
+      if (input.paymentRequestId) await this.settlement?.lock(tx, input.paymentRequestId);
       const t = await store.insert({ ...input, id: newTransactionId() }, source);
       if (!t) return null;
+      // the request is settled in this payment's token from now on (refused when it is paid in another)
+      if (input.paymentRequestId) await this.settlement?.recorded(tx, input.paymentRequestId, t.token);
       if (t.status === 'mined' && t.transactionHash && !(await store.claimTransfer(t, null)))
         throw transactionAlreadyClaimed();
       await this.audit?.record(
@@ -149,6 +173,7 @@ export class TransactionService {
       return t;
     });
     if (created) await this.rows.invalidate(created.id);
+    if (created && input.paymentRequestId) await this.settlement?.changed(input.paymentRequestId);
     return created;
   }
 
@@ -175,14 +200,35 @@ export class TransactionService {
     const created = await this.insert(input, source, actor);
     if (created) return { transaction: created, created: true };
     const stored = await this.store().findByReference(input.appId, input.reference);
-    if (!stored) throw transactionAlreadyClaimed();
-    const field = differingField(stored, input);
+    if (!stored) {
+      const attached = await this.attachedPayment(input);
+      if (attached) return { transaction: attached, created: false };
+      throw transactionAlreadyClaimed();
+    }
+    const field = differingField(
+      { ...stored, paymentRequestId: await this.store().paymentRequestOf(stored.id) },
+      input,
+    );
     if (field)
       throw referenceTaken(
         `This app already recorded reference ${JSON.stringify(input.reference)} with a different ${field}; use a new reference for a new payment.`,
         field,
       );
     return { transaction: stored, created: false };
+  }
+
+  /**
+   * The payment the chain watcher made of this transaction from its scan (reference `chain:<hash>:<log>`),
+   * when it pays the request this record names, for this app, from the same `from` to the same `to`: the
+   * wallet's record of a payment already counted answers it rather than 409.
+   */
+  private async attachedPayment(input: Omit<NewTransaction, 'id'>): Promise<Transaction | null> {
+    if (!input.paymentRequestId || !input.transactionHash) return null;
+    const holder = await this.store().claimHolder(input.chain, input.transactionHash.toLowerCase());
+    if (!holder || holder.appId !== input.appId || !holder.reference.startsWith('chain:')) return null;
+    if (holder.from.toLowerCase() !== input.from.toLowerCase() || holder.to.toLowerCase() !== input.to.toLowerCase())
+      return null;
+    return (await this.store().paymentRequestOf(holder.id)) === input.paymentRequestId ? holder : null;
   }
 
   /** The transaction as last committed, from memory once warm. */
@@ -192,6 +238,133 @@ export class TransactionService {
       return row && compactTransaction(id, row, this.strings);
     });
     return cached && expandTransaction(cached);
+  }
+
+  /** The watcher noted the block that holds a pending transaction (null: it left the block it was seen in). */
+  async noteBlock(id: string, blockNumber: bigint | null, blockHash: string | null): Promise<void> {
+    await this.store().noteBlock(id, blockNumber, blockHash);
+    await this.settlement?.blockNoted(id);
+  }
+
+  /** The watcher noted the chain's head (the confirmations payment requests show). */
+  async noteHead(chain: string, blockNumber: bigint): Promise<void> {
+    await this.store().noteHead(chain, blockNumber);
+    await this.settlement?.headNoted(chain);
+  }
+
+  /**
+   * The watcher saw a payment of a payment request in a block that is not final yet (`movedFrom`: the block
+   * it was seen in before a reorganisation moved it).
+   */
+  async detected(id: string, blockNumber: bigint, movedFrom?: string): Promise<void> {
+    await this.settlement?.detected(id, blockNumber, movedFrom);
+  }
+
+  /** The block the watcher saw a pending transaction in was reorganised away: it is in no block now. */
+  async reorganised(id: string, blockHash: string): Promise<void> {
+    await this.noteBlock(id, null, null);
+    await this.settlement?.reorganised(id, blockHash);
+  }
+
+  /**
+   * Whether something on `chain` is not final yet and shows confirmations: a pending payment in a block, or
+   * a detected payment request. The watcher notes the head while there is.
+   */
+  async awaitingFinality(chain: string): Promise<boolean> {
+    return this.store().awaitingFinality(chain);
+  }
+
+  /**
+   * Attaches the transfers the scanner kept and has not considered yet to the payment requests they pay
+   * (PaymentRequestService's matchTransfer rule), up to `limit`; each is considered once. An attached
+   * transfer becomes a payment of the request, recorded mined (reference `chain:<hash>:<log index>`, with
+   * its transaction.created and transaction.mined events) and claiming its transaction in the same database
+   * transaction, so it never pays two requests and a transaction already recorded or claimed is left to its
+   * recorded payment. `decimals` converts each token's amount to 6 decimals. The transfers attached.
+   */
+  async attachScanned(
+    chain: string,
+    decimals: Readonly<Record<string, number>>,
+    limit = 100,
+  ): Promise<ScannedOutcome[]> {
+    const done: ScannedOutcome[] = [];
+    for (let i = 0; i < limit; i++) {
+      const outcome = await this.db.transaction(async (tx) => {
+        const transfers = scannedTransferStore(tx);
+        const t = await transfers.nextUnconsidered(chain);
+        if (!t) return null;
+        const result = await this.attachOne(tx, t, decimals[t.token]);
+        await transfers.setOutcome(t, result.outcome, result.outcome === 'attached' ? result : null);
+        return { transfer: t, ...result };
+      });
+      if (!outcome) break;
+      done.push(outcome);
+      if ('transactionId' in outcome) {
+        await this.rows.invalidate(outcome.transactionId);
+        await this.settlement?.changed(outcome.paymentRequestId);
+      }
+    }
+    return done;
+  }
+
+  private async attachOne(
+    tx: Queryable,
+    t: StoredTransfer,
+    decimals: number | undefined,
+  ): Promise<
+    | { outcome: 'attached'; paymentRequestId: string; transactionId: string }
+    | { outcome: Exclude<TransferOutcome, 'attached'> }
+  > {
+    const store = transactionStore(tx);
+    if (await store.transactionHeld(t.chain, t.transactionHash)) return { outcome: 'recorded' };
+    const amount = decimals === undefined ? 0n : (t.value * 10n ** BigInt(SPEC_DECIMALS)) / 10n ** BigInt(decimals);
+    if (amount === 0n || !this.settlement || !t.blockTime) return { outcome: 'unmatched' };
+    const match = await this.settlement.matchTransfer(tx, { ...t, amount, blockTime: t.blockTime });
+    if (!('request' in match)) return { outcome: match.outcome };
+    const r = match.request;
+    const source = `chain:scan@${t.blockNumber}`;
+    const inserted = await store.insert(
+      {
+        id: newTransactionId(),
+        appId: r.appId,
+        type: 'pay',
+        reference: `chain:${t.transactionHash}:${t.logIndex}`,
+        transactionHash: t.transactionHash,
+        status: 'mined',
+        from: t.from,
+        to: t.to,
+        chain: t.chain,
+        token: t.token,
+        tokenAmount: amount.toString(),
+        paymentRequestId: r.id,
+      },
+      source,
+    );
+    // held by a record made since the check above (the unique index decides): the recorded payment decides
+    if (!inserted) return { outcome: 'recorded' };
+    // the request is settled in this transfer's token from now on (it was matched accepting it)
+    await this.settlement.recorded(tx, r.id, inserted.token);
+    if (!(await store.claimTransfer(inserted, t.logIndex)))
+      throw new Error('a transaction checked unclaimed was claimed in the same database transaction');
+    await store.noteBlock(inserted.id, t.blockNumber, t.blockHash);
+    await this.settlement.settled(tx, inserted, { amountReceived: amount, blockTime: t.blockTime });
+    await this.audit?.record(
+      {
+        type: 'transaction.recorded',
+        actor: systemActor(source),
+        subject: inserted.id,
+        detail: {
+          app_id: inserted.appId,
+          reference: inserted.reference,
+          status: 'mined',
+          source,
+          payment_request_id: r.id,
+          log_index: t.logIndex,
+        },
+      },
+      tx,
+    );
+    return { outcome: 'attached', paymentRequestId: r.id, transactionId: inserted.id };
   }
 
   async history(id: string) {
@@ -221,7 +394,7 @@ export class TransactionService {
       const store = transactionStore(tx);
       const current = await store.findForUpdate(id);
       if (!current) throw errors.notFound('No transaction with this id.', 'transaction_id');
-      if (current.status === to) return { transaction: current, changed: false };
+      if (current.status === to) return { transaction: current, changed: false, requestId: null };
       if (!ALLOWED[current.status].includes(to))
         throw new AppError(
           'invalid_transition',
@@ -234,6 +407,7 @@ export class TransactionService {
       if (!claimed && !claim.failWhenClaimed) throw transactionAlreadyClaimed();
       const [status, why] = claimed ? [to, reason] : (['failed', ALREADY_CLAIMED] as const);
       const transaction = await store.setStatus(id, current.status, status, source, why);
+      const requestId = (await this.settlement?.settled(tx, transaction, claim.observed ?? {})) ?? null;
       await this.audit?.record(
         {
           type: 'transaction.status_changed',
@@ -249,9 +423,10 @@ export class TransactionService {
         },
         tx,
       );
-      return { transaction, changed: true };
+      return { transaction, changed: true, requestId };
     });
     if (result.changed) await this.rows.invalidate(id);
-    return result;
+    if (result.requestId) await this.settlement?.changed(result.requestId);
+    return { transaction: result.transaction, changed: result.changed };
   }
 }

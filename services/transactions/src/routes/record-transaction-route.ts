@@ -13,6 +13,7 @@ import {
 } from '@attest/common';
 import { isValidAddress } from '../chain/address';
 import { representable, type ChainTokens } from '../chain/chain-tokens';
+import type { PaymentRequestService } from '../domain/payment-requests';
 import { toSpec, type TransactionService } from '../domain/transactions';
 import type { TransactionType } from '../store/transaction-store';
 import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
@@ -20,12 +21,15 @@ import { apiKeyResponses } from './openapi-document';
 
 export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
   transactions: TransactionService;
+  /** The requests a payment may name (payment_request_id). */
+  paymentRequests: Pick<PaymentRequestService, 'forPayment'>;
   /** The chains and tokens a payment may be recorded in (CHAIN_TOKENS). */
   tokens: ChainTokens;
   bodyLimit: string;
 }
 
-const address = (name: string) =>
+/** An address field: lower case or a valid EIP-55 checksum; the messages name the field. */
+export const address = (name: string) =>
   Joi.string()
     .pattern(/^0x[0-9a-fA-F]{40}$/)
     .custom((value: string, helpers) => (isValidAddress(value) ? value : helpers.error('address.checksum')))
@@ -80,11 +84,20 @@ export const recordTransactionSchema = Joi.object({
         'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
     }),
   from: address('from'),
+  payment_request_id: Joi.string()
+    .pattern(/^pr_[0-9a-f]{32}$/)
+    .description(
+      'The payment request this payment pays (its id, not its reference): chain and to must be the request’s and token one ' +
+        'of its accepted tokens (the one it is settled in, once a payment is recorded); ' +
+        'the amount the chain moves counts toward it, whatever token_amount says',
+    )
+    .messages({ 'string.pattern.base': 'payment_request_id must be pr_ followed by 32 hexadecimal digits' }),
 })
   .required()
   .messages({ 'any.required': 'The body must be a JSON object.', 'object.base': 'The body must be a JSON object.' });
 
-const requireJson = (req: Request, _res: Response, next: NextFunction) =>
+/** 400 invalid_content_type unless the body is application/json. */
+export const requireJson = (req: Request, _res: Response, next: NextFunction) =>
   next(
     req.is('application/json')
       ? undefined
@@ -116,6 +129,26 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         'token_amount',
         `token_amount is finer than ${body.token}'s ${token.decimals} decimals allow.`,
       );
+    if (body.payment_request_id) {
+      const request = await deps.paymentRequests.forPayment(body.app_id, body.payment_request_id);
+      for (const [field, recorded, asked] of [
+        ['chain', body.chain, request.chain],
+        ['to', body.to.toLowerCase(), request.to.toLowerCase()],
+      ] as const)
+        if (recorded !== asked)
+          throw errors.invalidParameter(
+            field,
+            `${field} must be the payment request's (${asked}) to pay payment request ${request.id}.`,
+          );
+      // a token the request does not accept is refused here; one it accepts but is not paid in (the request
+      // is settled in the token of its first payment) is refused with 409 payment_token_mismatch as it is stored
+      const accepted = request.accepted.map((a) => a.token);
+      if (!accepted.includes(body.token))
+        throw errors.invalidParameter(
+          'token',
+          `token must be one of the payment request's accepted tokens (${accepted.join(', ')}) to pay payment request ${request.id}.`,
+        );
+    }
     const { transaction, created } = await deps.transactions.recordOnce(
       {
         appId: body.app_id,
@@ -128,6 +161,7 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         chain: body.chain,
         token: body.token,
         tokenAmount: amount.toString(),
+        paymentRequestId: body.payment_request_id ?? null,
       },
       `api:${verifiedKey(res).keyId}`,
       { type: 'app', id: verifiedKey(res).keyId, requestId: req.id, clientAddress: clientAddress(req) },
@@ -160,21 +194,32 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
           'Stored pending. It becomes mined only when a final block holds a successful transaction with a Transfer of the ' +
           'configured token contract (or a native transfer) from `from` to `to` of exactly `token_amount`; otherwise failed, ' +
           'with the reason in the Transaction-Status-Reason header of the lookup. Idempotent per (app_id, reference). ' +
-          'A transaction_hash pays at most one recorded payment, across all apps: bind `from` to the wallet of your signed-in user.',
+          'A transaction_hash pays at most one recorded payment, across all apps: bind `from` to the wallet of your signed-in user. ' +
+          'With payment_request_id the payment pays that payment request: it is mined when the chain holds a transfer of the token ' +
+          'from `from` to `to` (of any amount: the amount the chain moved counts toward the request). A transfer to the ' +
+          'request’s `to` that nobody recorded is counted by the chain watcher once final; recording it afterwards for that ' +
+          'request answers 200 with the payment the watcher made of it (reference chain:<hash>:<log index>).',
         tags: ['transactions'],
         security: [{ apiKey: [] }],
         body: { contentType: 'application/json', schema: recordTransactionSchema },
         responses: {
           201: recorded('Recorded, pending'),
-          200: recorded('The same record again: the transaction already recorded, as it is now'),
+          200: recorded(
+            'The same record again: the transaction already recorded, as it is now; or a transaction the chain watcher already ' +
+              'counted for this payment_request_id (same from and to): that payment, mined',
+          ),
           ...bodyErrorResponses(
-            'invalid_content_type (not application/json), required or invalid_parameter naming the field (also an unknown chain or token)',
+            'invalid_content_type (not application/json), required or invalid_parameter naming the field (also an unknown chain or token, ' +
+              'or a chain or to that is not the payment request’s, or a token it does not accept)',
           ),
           ...apiKeyResponses,
+          404: errorResponse('not_found (attribute payment_request_id): no payment request with this id for this app'),
           409: errorResponse(
             'reference_taken: this app recorded the reference with different values; attribute names the first field that differs. ' +
               'transaction_already_claimed (attribute transaction_hash): another recorded payment, of any app, holds this ' +
-              'transaction on this chain (one on-chain transaction pays at most one payment; one that failed lets it go)',
+              'transaction on this chain (one on-chain transaction pays at most one payment; one that failed lets it go). ' +
+              'payment_token_mismatch (attribute token): the payment request is being paid in another of its accepted tokens ' +
+              '(every payment toward a request is in the token of its first payment that has not failed)',
           ),
         },
       },

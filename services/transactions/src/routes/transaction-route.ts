@@ -104,5 +104,6 @@ export function transactionRoute(router: Router, deps: TransactionRouteDeps): vo
         },
       },
     },
+    { fast: true },
   );
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '@attest/common';
 import { transactionEvents } from '../domain/webhook-events';
+import type { ListQuery } from './payment-request-store';
 import { webhookStore } from './webhook-store';
 
 export type TransactionType = 'pay' | 'sendTransaction';
@@ -51,6 +52,7 @@ interface Row {
   token_amount: string;
   status_reason: string | null;
   chain_block_hash: string | null;
+  payment_request_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -72,13 +74,18 @@ const toTransaction = (r: Row): Transaction => ({
   updatedAt: r.updated_at,
 });
 
-export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt' | 'statusReason'>;
+export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt' | 'statusReason'> & {
+  /** The payment request this payment pays (POST /api/v2/client/transaction's payment_request_id). */
+  paymentRequestId?: string | null;
+};
 
 export interface LeasedTransaction {
   transaction: Transaction;
   ageMs: number;
   /** The block the watcher last saw it in, before it was final. */
   seenBlockHash: string | null;
+  /** The payment request it pays: the chain's amount counts toward it, whatever token_amount says. */
+  paymentRequestId: string | null;
 }
 
 /** The webhook outbox rows of a change, in the change's own transaction (the caller's `db`). */
@@ -98,8 +105,8 @@ export function transactionStore(db: Queryable) {
      */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
-        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount, payment_request_id)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
          WHERE NOT EXISTS (SELECT 1 FROM transfer_claims WHERE chain = $9 AND transaction_hash = $5)
          ON CONFLICT DO NOTHING RETURNING *`,
         [
@@ -114,6 +121,7 @@ export function transactionStore(db: Queryable) {
           t.chain,
           t.token,
           t.tokenAmount,
+          t.paymentRequestId ?? null,
         ],
       );
       if (!row) return null;
@@ -179,21 +187,34 @@ export function transactionStore(db: Queryable) {
       await writeEvents(db, changed, 'status');
       return changed;
     },
-    /** An app's transactions, newest first, after the transaction `after`; optionally of one status. */
+    /** An app's transactions, newest first, after the transaction `after`; optionally of one status or reference. */
     async listForApp(q: {
       appId: string;
       status?: TransactionStatus;
+      reference?: string;
       after?: string;
       limit: number;
     }): Promise<Transaction[]> {
       const rows = await db.query<Row>(
         `SELECT * FROM transactions
-         WHERE app_id = $1 AND ($2::text IS NULL OR status = $2)
+         WHERE app_id = $1 AND ($2::text IS NULL OR status = $2) AND ($5::text IS NULL OR reference = $5)
            AND ($3::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM transactions WHERE id = $3))
          ORDER BY created_at DESC, id DESC LIMIT $4`,
-        [q.appId, q.status ?? null, q.after ?? null, q.limit],
+        [q.appId, q.status ?? null, q.after ?? null, q.limit, q.reference ?? null],
       );
       return rows.map(toTransaction);
+    },
+    /** An app's transactions oldest first from `since`, after the cursor (GET /api/v2/client/transactions). */
+    async listPage(q: ListQuery): Promise<(Transaction & { paymentRequestId: string | null })[]> {
+      const rows = await db.query<Row>(
+        `SELECT * FROM transactions
+         WHERE app_id = $1 AND ($2::text IS NULL OR reference = $2) AND ($3::text IS NULL OR status = $3)
+           AND ($4::timestamptz IS NULL OR created_at >= $4)
+           AND ($5::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM transactions WHERE id = $5 AND app_id = $1))
+         ORDER BY created_at, id LIMIT $6`,
+        [q.appId, q.reference ?? null, q.status ?? null, q.since ?? null, q.after ?? null, q.limit],
+      );
+      return rows.map((r) => ({ ...toTransaction(r), paymentRequestId: r.payment_request_id }));
     },
     async history(id: string): Promise<StatusChange[]> {
       const rows = await db.query<{
@@ -235,6 +256,7 @@ export function transactionStore(db: Queryable) {
         transaction: toTransaction(r),
         ageMs: Number(r.age_ms),
         seenBlockHash: r.chain_block_hash,
+        paymentRequestId: r.payment_request_id,
       }));
     },
     /** Where the watcher saw a pending transaction (null: nowhere); not a status change. */
@@ -244,6 +266,52 @@ export function transactionStore(db: Queryable) {
         blockNumber?.toString() ?? null,
         blockHash,
       ]);
+    },
+    /** The payment request a recorded payment names, or null. */
+    async paymentRequestOf(id: string): Promise<string | null> {
+      const [row] = await db.query<{ payment_request_id: string | null }>(
+        'SELECT payment_request_id FROM transactions WHERE id = $1',
+        [id],
+      );
+      return row?.payment_request_id ?? null;
+    },
+    /** The chain's head as the watcher saw it (the confirmations of payments). */
+    async noteHead(chain: string, blockNumber: bigint): Promise<void> {
+      await db.query(
+        `INSERT INTO chain_heads (chain, block_number) VALUES ($1, $2)
+         ON CONFLICT (chain) DO UPDATE SET block_number = $2, seen_at = now()`,
+        [chain, blockNumber.toString()],
+      );
+    },
+    /** A pending payment of `chain` in a block, or a detected payment request: something not final shows confirmations. */
+    async awaitingFinality(chain: string): Promise<boolean> {
+      const [row] = await db.query<{ awaiting: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM transactions WHERE chain = $1 AND status = 'pending' AND chain_block_number IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM payment_requests WHERE chain = $1 AND status = 'detected') AS awaiting`,
+        [chain],
+      );
+      return row.awaiting;
+    },
+    /**
+     * Whether a recorded payment holds this transaction (one that has not failed, under the claim index) or
+     * a payment claimed it (transfer_claims). Hashes are kept lower case (the API lowers them).
+     */
+    async transactionHeld(chain: string, hash: string): Promise<boolean> {
+      const [row] = await db.query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM transfer_claims WHERE chain = $1 AND transaction_hash = $2)
+             OR EXISTS (SELECT 1 FROM transactions WHERE chain = $1 AND transaction_hash = $2 AND status <> 'failed') AS held`,
+        [chain, hash.toLowerCase()],
+      );
+      return row.held;
+    },
+    /** The payment that claimed this transaction (transfer_claims), or null. */
+    async claimHolder(chain: string, hash: string): Promise<Transaction | null> {
+      const [row] = await db.query<Row>(
+        `SELECT t.* FROM transfer_claims c JOIN transactions t ON t.id = c.transaction_id
+         WHERE c.chain = $1 AND c.transaction_hash = $2`,
+        [chain, hash],
+      );
+      return row ? toTransaction(row) : null;
     },
     async releaseLease(id: string): Promise<void> {
       await db.query('UPDATE transactions SET watch_lease_until = NULL WHERE id = $1', [id]);

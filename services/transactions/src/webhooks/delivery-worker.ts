@@ -1,9 +1,19 @@
-import { postToTarget, WorkerLoop, type Db, type Logger, type OutboundPolicy } from '@attest/common';
+import {
+  postToTarget,
+  WorkerLoop,
+  type AuditLog,
+  type Db,
+  type Logger,
+  type OutboundPolicy,
+  type Queryable,
+} from '@attest/common';
+import { endpointEvent, type LastAttempt } from '../domain/webhook-endpoint-events';
+import { FAILING_AFTER_FAILURES, type EndpointEventType } from '../domain/webhook-filters';
 import { signingSecrets } from '../domain/webhook-service';
-import { nextStep, type AttemptOutcome } from '../domain/webhook-schedule';
+import { nextStep, throttleMs, type AttemptOutcome } from '../domain/webhook-schedule';
 import { webhookHeaders } from '../domain/webhook-signature';
 import { resolveTarget, type Lookup } from '../domain/webhook-targets';
-import { webhookStore, type DueDelivery } from '../store/webhook-store';
+import { webhookStore, type DueDelivery, type WebhookEndpoint } from '../store/webhook-store';
 import type { WebhookMetrics } from './webhook-metrics';
 
 export interface DeliveryWorkerOptions {
@@ -17,6 +27,8 @@ export interface DeliveryWorkerOptions {
   batchSize?: number;
   leaseMs?: number;
   lookup?: Lookup;
+  /** Where an endpoint that begins failing or is disabled is recorded (webhook.failing, webhook.disabled). */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 const MAX_ERROR_LENGTH = 300;
@@ -80,8 +92,11 @@ export class DeliveryWorker {
       delivery.endpoint.failingSince,
       now,
     );
-    const recorded = await this.db.transaction((tx) =>
-      webhookStore(tx).recordAttempt({
+    const throttle = throttleMs(outcome, step, now);
+    const last: LastAttempt = { statusCode: outcome.statusCode, error: outcome.error ?? null };
+    const change = await this.db.transaction(async (tx) => {
+      const store = webhookStore(tx);
+      const changed = await store.recordAttempt({
         delivery,
         startedAt,
         statusCode: outcome.statusCode,
@@ -90,23 +105,62 @@ export class DeliveryWorker {
         status: step.kind === 'succeeded' ? 'succeeded' : step.kind === 'retry' ? 'pending' : 'failed',
         nextAttemptAt: step.kind === 'retry' ? new Date(now.getTime() + step.delayMs) : null,
         disable: step.kind === 'disable' ? step.reason : null,
-      }),
-    );
-    if (!recorded) return;
+        throttleUntil: throttle === null ? null : new Date(now.getTime() + throttle),
+        failingAfter: FAILING_AFTER_FAILURES,
+      });
+      // the report commits with the change it reports: the event to the app's other endpoints, the audit record
+      if (changed?.disabled) await this.report(tx, 'webhook_endpoint.disabled', changed.disabled, last);
+      else if (changed?.failing) await this.report(tx, 'webhook_endpoint.failing', changed.failing, last);
+      return changed;
+    });
+    if (!change) return;
     const endpointId = delivery.endpoint.id;
-    this.metrics.attempts.inc({ endpoint_id: endpointId, outcome: step.kind === 'succeeded' ? 'success' : 'failure' });
+    const throttled = (step.kind === 'retry' || step.kind === 'give-up') && step.throttle;
+    this.metrics.attempts.inc({
+      endpoint_id: endpointId,
+      outcome: step.kind === 'succeeded' ? 'success' : throttled ? 'throttled' : 'failure',
+    });
     if (step.kind === 'succeeded')
       this.metrics.lag.observe({ endpoint_id: endpointId }, (now.getTime() - delivery.eventCreatedAt.getTime()) / 1000);
+    if (change.disabled) this.metrics.endpointReports.inc({ endpoint_id: endpointId, state: 'disabled' });
+    else if (change.failing) this.metrics.endpointReports.inc({ endpoint_id: endpointId, state: 'failing' });
     if (step.kind === 'disable')
       this.logger.warn('webhook endpoint disabled', { webhook_id: endpointId, reason: step.reason });
-    else if (step.kind !== 'succeeded')
+    else if (change.failing)
+      this.logger.warn('webhook endpoint failing', {
+        webhook_id: endpointId,
+        consecutive_failures: change.failing.consecutiveFailures,
+      });
+    if (step.kind !== 'succeeded')
       this.logger.info('webhook delivery failed', {
         webhook_id: endpointId,
         delivery_id: delivery.id,
         status: outcome.statusCode,
         error: outcome.error,
         next: step.kind,
+        throttled,
       });
+  }
+
+  /** Reports an endpoint that began failing or was disabled: an event to the app's other endpoints, an audit record. */
+  private async report(tx: Queryable, type: EndpointEventType, endpoint: WebhookEndpoint, last: LastAttempt) {
+    await webhookStore(tx).addEvent(endpointEvent(type, endpoint, last), { except: endpoint.id });
+    await this.options.audit?.record(
+      {
+        type: type === 'webhook_endpoint.disabled' ? 'webhook.disabled' : 'webhook.failing',
+        actor: { type: 'system', id: 'webhook-delivery' },
+        subject: endpoint.id,
+        detail: {
+          app_id: endpoint.appId,
+          url: endpoint.url,
+          reason: endpoint.disabledReason,
+          consecutive_failures: endpoint.consecutiveFailures,
+          last_status_code: last.statusCode,
+          last_error: last.error,
+        },
+      },
+      tx,
+    );
   }
 
   private async send(delivery: DueDelivery, now: Date): Promise<AttemptOutcome & { error?: string }> {

@@ -4,8 +4,14 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export class WebhookMetrics {
   readonly attempts = new Counter({
     name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts by endpoint and outcome (success, failure).',
+    help: 'Webhook delivery attempts by endpoint and outcome (success, failure, throttled: 429/502/503/504).',
     labelNames: ['endpoint_id', 'outcome'],
+    registers: [],
+  });
+  readonly endpointReports = new Counter({
+    name: 'webhook_endpoint_reports_total',
+    help: 'Endpoints reported as failing (failed attempts in a row, or a delivery that gave up) or disabled, by endpoint and state.',
+    labelNames: ['endpoint_id', 'state'],
     registers: [],
   });
   readonly lag = new Histogram({
@@ -19,5 +25,6 @@ export class WebhookMetrics {
   register(registry: Registry): void {
     registry.registerMetric(this.attempts);
     registry.registerMetric(this.lag);
+    registry.registerMetric(this.endpointReports);
   }
 }

@@ -66,7 +66,13 @@ export class WebhookReceiver {
 }
 
 export const eventOf = (r: Received) =>
-  JSON.parse(r.body) as { type: string; timestamp: string; data: Record<string, string | null> };
+  JSON.parse(r.body) as {
+    version: string;
+    type: string;
+    timestamp: string;
+    test?: boolean;
+    data: Record<string, string | number | null>;
+  };
 
 /** Polls `check` until it returns a value (not undefined). */
 export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20000): Promise<T> {

@@ -1,0 +1,275 @@
+import { errors, validate, type AuditActor } from '@attest/common';
+import { outboundUrlProblem } from '@attest/common';
+import { settingsUnderProfile, type AppProfile, type ProfileSettings } from '../domain/app-profile';
+import { clientJwksProblem } from '../domain/client-keys';
+import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
+import type { IdentityContext } from '../routes/context';
+import type { App, AppUpdate, ClientJwks, SigningAlg, TokenEndpointAuthMethod } from '../store/app-store';
+import type { VerificationLevel } from '../store/user-store';
+import { createAppSchema, updateAppSchema } from './admin-schemas';
+
+/**
+ * The app operations of the admin API and the developer portal (issue 27): the same checks, the same
+ * audit events, whoever acts (an operator's token, or a person signed in to the portal).
+ */
+export type AppAdminContext = Pick<IdentityContext, 'apps' | 'audit' | 'config' | 'logger'>;
+
+const publicClientHasNoSecret = () =>
+  errors.conflict(
+    'public_client',
+    'This app is a public client (token_endpoint_auth_method none): it has no secret.',
+    'app_id',
+  );
+
+/** 'none' (or null) is no minimum. */
+const minLevel = (value: string | null | undefined): VerificationLevel | null | undefined =>
+  value === undefined ? undefined : value === null || value === 'none' ? null : (value as VerificationLevel);
+
+const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
+
+/**
+ * backchannel_logout_uri through the shared outbound guard, at registration: https (plain http only in
+ * the embedded mode), and a host written as an IP address must be public unless
+ * BACKCHANNEL_LOGOUT_ALLOW_PRIVATE allows it (a host name is checked, and pinned, at each delivery).
+ */
+function checkBackchannelUri(ctx: AppAdminContext, uri: string | null | undefined): void {
+  const problem = uri ? outboundUrlProblem(uri, 'backchannel_logout_uri', ctx.config.outbound) : null;
+  if (problem) throw errors.invalidParameter('backchannel_logout_uri', problem);
+}
+
+const SECRET_METHODS: TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+
+/** The settings a profile fixes, as given in a create or update body (absent ones left out). */
+interface ProfileFields {
+  token_endpoint_auth_method?: string;
+  require_pushed_authorization_requests?: boolean;
+  dpop_bound_access_tokens?: boolean;
+  id_token_signed_response_alg?: string;
+  redirect_uris?: string[];
+}
+/** `sent`: the body as sent, so a schema default (client_secret_basic, false) does not count as given. */
+const givenSettings = (body: ProfileFields, sent: unknown = body): Partial<ProfileSettings> => {
+  const was = (field: keyof ProfileFields) =>
+    typeof sent === 'object' && sent !== null && (sent as Record<string, unknown>)[field] !== undefined;
+  const given: Partial<ProfileSettings> = {
+    tokenEndpointAuthMethod: was('token_endpoint_auth_method')
+      ? (body.token_endpoint_auth_method as TokenEndpointAuthMethod)
+      : undefined,
+    requirePushedAuthorizationRequests: body.require_pushed_authorization_requests,
+    dpopBoundAccessTokens: was('dpop_bound_access_tokens') ? body.dpop_bound_access_tokens : undefined,
+    idTokenSignedResponseAlg: body.id_token_signed_response_alg as SigningAlg | undefined,
+    redirectUris: body.redirect_uris,
+  };
+  return Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+};
+const PROFILE_FIELDS: (keyof ProfileFields | 'profile')[] = [
+  'profile',
+  'token_endpoint_auth_method',
+  'require_pushed_authorization_requests',
+  'dpop_bound_access_tokens',
+  'id_token_signed_response_alg',
+  'redirect_uris',
+];
+/** What a profile set on an app decided, for the audit trail. */
+const profileDetail = (app: App) => ({
+  token_endpoint_auth_method: app.tokenEndpointAuthMethod,
+  require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
+  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+  id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+});
+
+/**
+ * The app's keys: a JWK Set of public signature keys, or an https jwks_uri through the outbound guard
+ * (a host name is checked, and pinned, at each fetch). A private_key_jwt app must have one of them.
+ */
+function checkKeys(
+  ctx: AppAdminContext,
+  method: TokenEndpointAuthMethod,
+  keys: { jwks: ClientJwks | null | undefined; jwksUri: string | null | undefined },
+): void {
+  const problem =
+    (keys.jwks ? clientJwksProblem(keys.jwks, 'jwks') : null) ??
+    (keys.jwksUri ? outboundUrlProblem(keys.jwksUri, 'jwks_uri', ctx.config.outbound) : null);
+  if (problem) throw errors.invalidParameter(keys.jwks ? 'jwks' : 'jwks_uri', problem);
+  if (keys.jwks && keys.jwksUri) throw errors.invalidParameter('jwks', 'Give jwks or jwks_uri, not both.');
+  if (method === 'private_key_jwt' && !keys.jwks && !keys.jwksUri)
+    throw errors.invalidParameter('jwks', 'A private_key_jwt app needs its public keys: jwks or jwks_uri.');
+}
+
+/** Creates an app from an admin API body (createAppSchema); the secret when it has one (shown once). */
+export async function createApp(
+  ctx: AppAdminContext,
+  input: unknown,
+  actor: AuditActor,
+  extraDetail: Record<string, unknown> = {},
+): Promise<{ app: App; secret: string | null }> {
+  const body = validate(createAppSchema, input);
+  checkBackchannelUri(ctx, body.backchannel_logout_uri);
+  const profile = body.profile as AppProfile;
+  const settings = settingsUnderProfile(profile, givenSettings(body, input), {
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    requirePushedAuthorizationRequests: false,
+    dpopBoundAccessTokens: false,
+    idTokenSignedResponseAlg: 'RS256',
+    redirectUris: body.redirect_uris,
+  });
+  const method = settings.tokenEndpointAuthMethod;
+  checkKeys(ctx, method, { jwks: body.jwks as ClientJwks | null | undefined, jwksUri: body.jwks_uri });
+  const secret = SECRET_METHODS.includes(method) ? newClientSecret() : null;
+  const app = await ctx.apps.insert({
+    id: newAppId(),
+    name: body.name,
+    secretHash: secret && hashClientSecret(ctx.config.secret, secret),
+    redirectUris: body.redirect_uris,
+    webOrigins: body.web_origins,
+    postLogoutRedirectUris: body.post_logout_redirect_uris,
+    backchannelLogoutUri: body.backchannel_logout_uri,
+    tokenEndpointAuthMethod: method,
+    jwks: body.jwks as ClientJwks | null | undefined,
+    jwksUri: body.jwks_uri,
+    requirePushedAuthorizationRequests: settings.requirePushedAuthorizationRequests,
+    idTokenSignedResponseAlg: settings.idTokenSignedResponseAlg,
+    dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
+    minVerificationLevel: minLevel(body.min_verification_level),
+    profile,
+  });
+  ctx.logger.info('app created', { app_id: app.id, public: app.public });
+  await ctx.audit.record({
+    type: 'app.created',
+    actor,
+    subject: app.id,
+    detail: {
+      ...extraDetail,
+      name: app.name,
+      redirect_uris: app.redirectUris,
+      post_logout_redirect_uris: app.postLogoutRedirectUris,
+      backchannel_logout_uri: app.backchannelLogoutUri,
+      token_endpoint_auth_method: app.tokenEndpointAuthMethod,
+      jwks_uri: app.jwksUri,
+      require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
+      id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+      dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+      min_verification_level: app.minVerificationLevel,
+      profile: app.profile,
+    },
+  });
+  return { app, secret };
+}
+
+/** Changes an app from an admin API body (updateAppSchema); a new secret when the change made one. */
+export async function updateApp(
+  ctx: AppAdminContext,
+  id: string,
+  input: unknown,
+  actor: AuditActor,
+  extraDetail: Record<string, unknown> = {},
+): Promise<{ app: App; secret: string | null }> {
+  const body = validate(updateAppSchema, input);
+  checkBackchannelUri(ctx, body.backchannel_logout_uri);
+  const changes: AppUpdate = {
+    ...(body.name === undefined ? {} : { name: body.name }),
+    ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),
+    ...(body.web_origins === undefined ? {} : { webOrigins: body.web_origins }),
+    ...(body.post_logout_redirect_uris === undefined ? {} : { postLogoutRedirectUris: body.post_logout_redirect_uris }),
+    ...(body.backchannel_logout_uri === undefined ? {} : { backchannelLogoutUri: body.backchannel_logout_uri }),
+    ...(body.jwks === undefined ? {} : { jwks: body.jwks as ClientJwks | null }),
+    ...(body.jwks_uri === undefined ? {} : { jwksUri: body.jwks_uri }),
+    ...(body.require_pushed_authorization_requests === undefined
+      ? {}
+      : { requirePushedAuthorizationRequests: body.require_pushed_authorization_requests }),
+    ...(body.id_token_signed_response_alg === undefined
+      ? {}
+      : { idTokenSignedResponseAlg: body.id_token_signed_response_alg }),
+    ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
+    ...(body.min_verification_level === undefined
+      ? {}
+      : { minVerificationLevel: minLevel(body.min_verification_level) }),
+  };
+  let secret: string | null = null;
+  const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;
+  if (keySettings || PROFILE_FIELDS.some((f) => body[f] !== undefined)) {
+    // not a hot path: the settings are checked against the app as it is, under its profile
+    const current = await ctx.apps.find(id);
+    if (!current) throw noApp();
+    if (current.public && body.token_endpoint_auth_method !== undefined) throw publicClientHasNoSecret();
+    const profile = (body.profile ?? current.profile) as AppProfile;
+    const settings = settingsUnderProfile(profile, givenSettings(body), current);
+    if (profile !== current.profile) changes.profile = profile;
+    for (const k of [
+      'requirePushedAuthorizationRequests',
+      'dpopBoundAccessTokens',
+      'idTokenSignedResponseAlg',
+    ] as const)
+      if (settings[k] !== current[k]) Object.assign(changes, { [k]: settings[k] });
+    const method = settings.tokenEndpointAuthMethod;
+    if (keySettings || body.token_endpoint_auth_method !== undefined || method !== current.tokenEndpointAuthMethod)
+      checkKeys(ctx, method, {
+        jwks: body.jwks === undefined ? current.jwks : (body.jwks as ClientJwks | null),
+        jwksUri: body.jwks_uri === undefined ? current.jwksUri : body.jwks_uri,
+      });
+    if (method !== current.tokenEndpointAuthMethod) {
+      changes.tokenEndpointAuthMethod = method;
+      if (method === 'private_key_jwt') changes.secretHash = null;
+      else if (current.secretHash === null) {
+        secret = newClientSecret();
+        changes.secretHash = hashClientSecret(ctx.config.secret, secret);
+      }
+    }
+  }
+  const app = await ctx.apps.update(id, changes);
+  if (!app) throw noApp();
+  const { jwks: _jwks, ...detail } = body;
+  await ctx.audit.record({
+    type: 'app.updated',
+    actor,
+    subject: app.id,
+    detail: {
+      ...extraDetail,
+      changed: Object.keys(body),
+      ...detail,
+      ...(body.profile === undefined ? {} : { profile_settings: profileDetail(app) }),
+    },
+  });
+  return { app, secret };
+}
+
+/** A new client secret (returned once); the old one stops working at once. */
+export async function rotateAppSecret(
+  ctx: AppAdminContext,
+  id: string,
+  actor: AuditActor,
+  extraDetail: Record<string, unknown> = {},
+): Promise<string> {
+  const current = await ctx.apps.find(id);
+  if (current?.public) throw publicClientHasNoSecret();
+  if (current?.tokenEndpointAuthMethod === 'private_key_jwt')
+    throw errors.conflict(
+      'private_key_jwt',
+      'This app authenticates with private_key_jwt (its keys): it has no secret. Change token_endpoint_auth_method to get one.',
+      'app_id',
+    );
+  const secret = newClientSecret();
+  if (!(await ctx.apps.setSecretHash(id, hashClientSecret(ctx.config.secret, secret)))) throw noApp();
+  ctx.logger.info('app secret rotated', { app_id: id });
+  await ctx.audit.record({ type: 'app.secret_rotated', actor, subject: id, detail: extraDetail });
+  return secret;
+}
+
+/** Disables (no tokens; its tokens inactive) or enables an app here, in the identity service. */
+export async function setAppDisabled(
+  ctx: AppAdminContext,
+  id: string,
+  disabled: boolean,
+  actor: AuditActor,
+  extraDetail: Record<string, unknown> = {},
+): Promise<App> {
+  const app = await ctx.apps.setDisabled(id, disabled);
+  if (!app) throw noApp();
+  await ctx.audit.record({
+    type: disabled ? 'app.disabled' : 'app.enabled',
+    actor,
+    subject: app.id,
+    detail: extraDetail,
+  });
+  return app;
+}

@@ -1,0 +1,719 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { freePort } from '@attest/testing';
+import { postTransaction, transactionsHarness, type TransactionsHarness } from '../../transactions/test/support';
+import { eventually, WebhookReceiver } from '../../transactions/test/support/webhook-receiver';
+import {
+  ADMIN_TOKEN,
+  browserFlow,
+  createApp,
+  createUser,
+  hidden,
+  identityHarness,
+  type IdentityHarness,
+} from './support';
+
+/**
+ * The developer portal (issue 27) through its HTTP surface: sign-in with the provider itself (the portal's
+ * /authorize and /token), the apps a person belongs to and nothing else, every change checked against the
+ * person's role on the server, audited under their name, CSRF on every form; API keys through the
+ * transactions admin API.
+ */
+type Agent = ReturnType<typeof request.agent>;
+type Person = { username: string; password: string; user_id: string };
+
+const listen = (app: http.RequestListener, port = 0) =>
+  new Promise<http.Server>((resolve) => {
+    const server = http.createServer(app).listen(port, '127.0.0.1', () => resolve(server));
+  });
+const supertestPost = (h: TransactionsHarness, apiKey: string, path: string, body: object) =>
+  request(h.publicApp).post(path).set('Authorization', `Bearer ${apiKey}`).send(body);
+const close = (server: http.Server) => new Promise<void>((r) => server.close(() => r()));
+
+describe('developer portal', () => {
+  let h: IdentityHarness;
+  let tx: TransactionsHarness;
+  let servers: http.Server[];
+  let shop: { app_id: string; client_secret: string };
+  let other: { app_id: string; client_secret: string };
+  let owner: Person;
+  let developer: Person;
+  let viewer: Person;
+  let outsider: Person;
+  let receiver: WebhookReceiver;
+
+  const admin = (method: 'get' | 'put' | 'delete' | 'post', route: string) =>
+    request(h.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+  const addMember = async (appId: string, username: string, role: string) => {
+    const res = await admin('put', `/apps/${appId}/members`).send({ username, role });
+    expect([200, 201]).toContain(res.status);
+  };
+
+  /** Signs a person in to the portal, as a browser does: /portal/signin → /authorize → sign-in, consent → /portal/callback. */
+  async function signIn(person: Person): Promise<Agent> {
+    const agent = request.agent(h.publicApp);
+    const start = await agent.get('/portal/signin');
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.headers.location as string, 'http://localhost:4000');
+    expect(authorize.pathname).toBe('/authorize');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('client_id')).toBe(h.ctx.portalClientId);
+    const back = await browserFlow(agent, Object.fromEntries(authorize.searchParams), person);
+    const callback = new URL(back.headers.location as string);
+    expect(callback.pathname).toBe('/portal/callback');
+    const done = await agent.get(`/portal/callback${callback.search}`);
+    expect(done.status).toBe(303);
+    expect(done.headers.location).toBe('/portal');
+    return agent;
+  }
+  const csrfOf = async (agent: Agent, path: string) => hidden((await agent.get(path)).text, 'csrf');
+
+  beforeAll(async () => {
+    tx = await transactionsHarness({ WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    receiver = await new WebhookReceiver().start();
+    const txServer = await listen(tx.adminApp);
+    const port = await freePort();
+    h = await identityHarness({
+      PORTAL_INTERNAL_URL: `http://127.0.0.1:${port}`,
+      TRANSACTIONS_ADMIN_URL: `http://127.0.0.1:${(txServer.address() as AddressInfo).port}`,
+      TRANSACTIONS_ADMIN_TOKEN: ADMIN_TOKEN,
+      PORTAL_SELF_SERVICE_APPS: 'true',
+    });
+    servers = [txServer, await listen(h.publicApp, port)];
+    shop = await createApp(h, ['http://localhost:3000/callback'], 'My shop');
+    other = await createApp(h, ['http://localhost:3001/callback'], 'Someone else’s app');
+    [owner, developer, viewer, outsider] = await Promise.all([
+      createUser(h),
+      createUser(h),
+      createUser(h),
+      createUser(h),
+    ]);
+    await addMember(shop.app_id, owner.username, 'owner');
+    await addMember(shop.app_id, developer.username, 'developer');
+    await addMember(shop.app_id, viewer.username, 'viewer');
+    await addMember(other.app_id, outsider.username, 'owner');
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map(close));
+    await receiver.stop();
+    await h.close();
+    await tx.close();
+  });
+
+  it('is an app of the provider itself, and a signed-out visitor only sees “Sign in with Attest”', async () => {
+    const portalApp = await h.ctx.apps.find(h.ctx.portalClientId);
+    expect(portalApp).toMatchObject({ public: true, redirectUris: ['http://localhost:4000/portal/callback'] });
+    const res = await request(h.publicApp).get('/portal');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-security-policy']).toContain("script-src 'none'");
+    expect(res.text).toContain('Sign in with Attest');
+    expect(res.text).not.toContain(shop.app_id);
+    const page = await request(h.publicApp).get(`/portal/apps/${shop.app_id}`);
+    expect(page.status).toBe(302);
+    expect(page.headers.location).toBe('/portal');
+  });
+
+  it('signs in through /authorize and /token and sets a portal cookie of its own', async () => {
+    const agent = await signIn(owner);
+    const res = await agent.get('/portal');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`id="portal-username">${owner.username}<`);
+    expect(res.text).toContain(`data-app="${shop.app_id}"`);
+    expect(res.text).not.toContain(other.app_id);
+    // the sign-in left the provider's session and the portal's, apart
+    const audit = await h.ctx.audit.list({ types: ['signin.succeeded'], limit: 50 });
+    expect(audit.some((e) => e.actor === owner.user_id && e.detail.app_id === h.ctx.portalClientId)).toBe(true);
+  });
+
+  it('refuses a callback this browser did not start', async () => {
+    const res = await request(h.publicApp).get('/portal/callback?code=abc&state=forged');
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('did not complete');
+    expect(String(res.headers['set-cookie'] ?? '')).not.toMatch(/attest_portal=[0-9a-f]/);
+  });
+
+  it('shows a member of another app nothing of this one: 404, the same as no app', async () => {
+    const agent = await signIn(outsider);
+    const list = await agent.get('/portal');
+    expect(list.text).toContain(other.app_id);
+    expect(list.text).not.toContain(shop.app_id);
+    for (const path of [
+      `/portal/apps/${shop.app_id}`,
+      `/portal/apps/${shop.app_id}/keys`,
+      `/portal/apps/${shop.app_id}/insight`,
+    ]) {
+      const res = await agent.get(path);
+      expect(res.status).toBe(404);
+      expect(res.text).not.toContain('My shop');
+    }
+    const csrf = await csrfOf(agent, '/portal');
+    const change = await agent
+      .post(`/portal/apps/${shop.app_id}/settings`)
+      .type('form')
+      .send({ csrf, name: 'Taken over', redirect_uris: 'https://evil.example/cb' });
+    expect(change.status).toBe(404);
+    expect((await h.ctx.apps.find(shop.app_id))?.name).toBe('My shop');
+    expect((await agent.get('/portal/apps/app_00000000000000000000000000000000')).status).toBe(404);
+  });
+
+  it('lets an owner add a redirect URI, audited under their name', async () => {
+    const agent = await signIn(owner);
+    const page = await agent.get(`/portal/apps/${shop.app_id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="your-role">owner<');
+    expect(page.text).toContain(`client.discovery(new URL(&#39;http://localhost:4000&#39;), &#39;${shop.app_id}&#39;`);
+    const csrf = hidden(page.text, 'csrf');
+    const res = await agent.post(`/portal/apps/${shop.app_id}/settings`).type('form').send({
+      csrf,
+      name: 'My shop',
+      redirect_uris: 'http://localhost:3000/callback\nhttps://shop.example.com/callback',
+      post_logout_redirect_uris: 'http://localhost:3000/',
+      web_origins: '',
+      backchannel_logout_uri: '',
+      min_verification_level: 'device',
+      id_token_signed_response_alg: 'RS256',
+      dpop_bound_access_tokens: 'true',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe(`/portal/apps/${shop.app_id}?notice=saved`);
+    const app = await h.ctx.apps.find(shop.app_id);
+    expect(app).toMatchObject({
+      redirectUris: ['http://localhost:3000/callback', 'https://shop.example.com/callback'],
+      postLogoutRedirectUris: ['http://localhost:3000/'],
+      minVerificationLevel: 'device',
+      dpopBoundAccessTokens: true,
+      requirePushedAuthorizationRequests: false,
+    });
+    const [event] = await h.ctx.audit.list({ types: ['app.updated'], limit: 1 });
+    expect(event).toMatchObject({ actorType: 'user', actor: owner.user_id, subject: shop.app_id });
+    expect(event.detail).toMatchObject({ via: 'portal', username: owner.username });
+    // a bad value: the page again, naming it, nothing stored
+    const bad = await agent
+      .post(`/portal/apps/${shop.app_id}/settings`)
+      .type('form')
+      .send({ csrf, redirect_uris: 'ftp://nope' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('redirect_uris must use https');
+    expect((await h.ctx.apps.find(shop.app_id))?.redirectUris).toHaveLength(2);
+  });
+
+  it('puts an app under the FAPI 2.0 profile from the settings form, with its keys URL', async () => {
+    const agent = await signIn(owner);
+    const created = await admin('post', '/apps').send({
+      name: 'High value',
+      redirect_uris: ['https://bank.example/cb'],
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.app_id as string;
+    await addMember(id, owner.username, 'owner');
+    const csrf = await csrfOf(agent, `/portal/apps/${id}`);
+    const form = {
+      csrf,
+      name: 'High value',
+      redirect_uris: 'https://bank.example/cb',
+      id_token_signed_response_alg: 'RS256',
+      profile: 'fapi2',
+    };
+    // no keys yet: refused, naming them, nothing stored
+    const noKeys = await agent.post(`/portal/apps/${id}/settings`).type('form').send(form);
+    expect(noKeys.status).toBe(400);
+    expect(noKeys.text).toContain('needs its public keys');
+    expect((await h.ctx.apps.find(id))?.profile).toBe('none');
+    // unchecked boxes and RS256 do not count against the profile: it sets them
+    const res = await agent
+      .post(`/portal/apps/${id}/settings`)
+      .type('form')
+      .send({ ...form, jwks_uri: 'https://bank.example/jwks.json' });
+    expect(res.status).toBe(303);
+    const app = await h.ctx.apps.find(id);
+    expect(app).toMatchObject({
+      profile: 'fapi2',
+      jwksUri: 'https://bank.example/jwks.json',
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      secretHash: null,
+      requirePushedAuthorizationRequests: true,
+      dpopBoundAccessTokens: true,
+      idTokenSignedResponseAlg: 'PS256',
+    });
+    const page = await agent.get(`/portal/apps/${id}`);
+    expect(page.text).toMatch(/<option value="fapi2" selected>/);
+    const [event] = await h.ctx.audit.list({ types: ['app.updated'], limit: 1 });
+    expect(event).toMatchObject({ actor: owner.user_id, subject: id });
+    expect(event.detail).toMatchObject({ via: 'portal', profile: 'fapi2' });
+  });
+
+  it('refuses a form without this session’s CSRF token', async () => {
+    const agent = await signIn(owner);
+    const res = await agent
+      .post(`/portal/apps/${shop.app_id}/settings`)
+      .type('form')
+      .send({ csrf: 'forged', name: 'CSRF’d' });
+    expect(res.status).toBe(403);
+    const other = await signIn(developer);
+    const stolen = await csrfOf(other, '/portal');
+    const cross = await agent
+      .post(`/portal/apps/${shop.app_id}/settings`)
+      .type('form')
+      .send({ csrf: stolen, name: 'CSRF’d' });
+    expect(cross.status).toBe(403);
+    expect((await h.ctx.apps.find(shop.app_id))?.name).toBe('My shop');
+  });
+
+  it('lets a viewer read but change nothing: the server refuses', async () => {
+    const agent = await signIn(viewer);
+    const page = await agent.get(`/portal/apps/${shop.app_id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="read-only"');
+    expect(page.text).not.toContain('id="save-settings"');
+    const csrf = hidden(page.text, 'csrf');
+    const before = await h.ctx.apps.find(shop.app_id);
+    const attempts: [string, Record<string, string>][] = [
+      ['/settings', { name: 'Viewer was here' }],
+      ['/rotate-secret', {}],
+      ['/disable', {}],
+      ['/members', { username: viewer.username, role: 'owner' }],
+      ['/keys', { name: 'viewer key' }],
+    ];
+    for (const [path, form] of attempts) {
+      const res = await agent
+        .post(`/portal/apps/${shop.app_id}${path}`)
+        .type('form')
+        .send({ csrf, ...form });
+      expect([path, res.status]).toEqual([path, 403]);
+    }
+    expect(await h.ctx.apps.find(shop.app_id)).toEqual(before);
+    expect(await h.ctx.teams.roleOf(shop.app_id, viewer.user_id)).toBe('viewer');
+    expect((await tx.admin('get', `/apps/${shop.app_id}/api-keys`)).body).toEqual([]);
+  });
+
+  it('lets a developer change settings but not the team', async () => {
+    const agent = await signIn(developer);
+    const csrf = await csrfOf(agent, `/portal/apps/${shop.app_id}`);
+    const team = await agent
+      .post(`/portal/apps/${shop.app_id}/members`)
+      .type('form')
+      .send({ csrf, username: developer.username, role: 'owner' });
+    expect(team.status).toBe(403);
+    expect(await h.ctx.teams.roleOf(shop.app_id, developer.user_id)).toBe('developer');
+    const rotate = await agent.post(`/portal/apps/${shop.app_id}/rotate-secret`).type('form').send({ csrf });
+    expect(rotate.status).toBe(200);
+    const secret = /id="client-secret" readonly value="([^"]+)"/.exec(rotate.text)?.[1];
+    expect(secret).toMatch(/.{20,}/);
+    // the old secret stops working, the new one works
+    const [event] = await h.ctx.audit.list({ types: ['app.secret_rotated'], limit: 1 });
+    expect(event).toMatchObject({ actor: developer.user_id, subject: shop.app_id });
+    expect((await agent.get(`/portal/apps/${shop.app_id}`)).text).not.toContain(secret!);
+  });
+
+  it('creates an API key shown once, lists it with its last use, and revokes only this app’s keys', async () => {
+    const agent = await signIn(developer);
+    const empty = await agent.get(`/portal/apps/${shop.app_id}/keys`);
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('id="no-keys"');
+    const csrf = hidden(empty.text, 'csrf');
+    const created = await agent
+      .post(`/portal/apps/${shop.app_id}/keys`)
+      .type('form')
+      .send({ csrf, name: 'shop-backend' });
+    expect(created.status).toBe(200);
+    const key = /id="new-api-key" readonly value="([^"]+)"/.exec(created.text)?.[1];
+    expect(key).toBeDefined();
+    const listed = (await tx.admin('get', `/apps/${shop.app_id}/api-keys`)).body as { key_id: string; name: string }[];
+    expect(listed).toEqual([expect.objectContaining({ name: 'shop-backend' })]);
+    const again = await agent.get(`/portal/apps/${shop.app_id}/keys`);
+    expect(again.text).toContain('shop-backend');
+    expect(again.text).not.toContain(key!);
+    const [event] = await h.ctx.audit.list({ types: ['api_key.created'], limit: 1 });
+    expect(event).toMatchObject({ actor: developer.user_id, subject: listed[0].key_id });
+    expect(event.detail).toMatchObject({ app_id: shop.app_id, username: developer.username });
+    // a key of another app cannot be revoked from this one
+    const foreign = (await tx.admin('post', `/apps/${other.app_id}/api-keys`).send({ name: 'theirs' })).body as {
+      key_id: string;
+    };
+    const refused = await agent
+      .post(`/portal/apps/${shop.app_id}/keys/revoke`)
+      .type('form')
+      .send({ csrf, key_id: foreign.key_id });
+    expect(refused.status).toBe(404);
+    const theirs = (await tx.admin('get', `/apps/${other.app_id}/api-keys`)).body as { revoked_at: string | null }[];
+    expect(theirs[0].revoked_at).toBeNull();
+    const revoked = await agent
+      .post(`/portal/apps/${shop.app_id}/keys/revoke`)
+      .type('form')
+      .send({ csrf, key_id: listed[0].key_id });
+    expect(revoked.status).toBe(303);
+    const after = (await tx.admin('get', `/apps/${shop.app_id}/api-keys`)).body as { revoked_at: string | null }[];
+    expect(after[0].revoked_at).not.toBeNull();
+  });
+
+  it('lets an owner manage the team, never leaving the app without an owner', async () => {
+    const agent = await signIn(owner);
+    const csrf = await csrfOf(agent, `/portal/apps/${shop.app_id}`);
+    const add = await agent
+      .post(`/portal/apps/${shop.app_id}/members`)
+      .type('form')
+      .send({ csrf, username: outsider.username, role: 'viewer' });
+    expect(add.status).toBe(303);
+    expect(await h.ctx.teams.roleOf(shop.app_id, outsider.user_id)).toBe('viewer');
+    const unknown = await agent
+      .post(`/portal/apps/${shop.app_id}/members`)
+      .type('form')
+      .send({ csrf, username: 'nobody-here', role: 'viewer' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('No user is called');
+    const demote = await agent
+      .post(`/portal/apps/${shop.app_id}/members`)
+      .type('form')
+      .send({ csrf, username: owner.username, role: 'viewer' });
+    expect(demote.status).toBe(409);
+    expect(await h.ctx.teams.roleOf(shop.app_id, owner.user_id)).toBe('owner');
+    const remove = await agent
+      .post(`/portal/apps/${shop.app_id}/members/remove`)
+      .type('form')
+      .send({ csrf, user_id: outsider.user_id });
+    expect(remove.status).toBe(303);
+    expect(await h.ctx.teams.roleOf(shop.app_id, outsider.user_id)).toBeNull();
+    const [event] = await h.ctx.audit.list({ types: ['app.member_removed'], limit: 1 });
+    expect(event).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
+    expect(event.detail).toMatchObject({ username: outsider.username, via: 'portal' });
+  });
+
+  it('creates an app when self-service is on; its creator is its owner and sees the secret once', async () => {
+    const agent = await signIn(viewer);
+    const csrf = await csrfOf(agent, '/portal');
+    const res = await agent
+      .post('/portal/apps')
+      .type('form')
+      .send({ csrf, name: 'Viewer’s own app', redirect_uri: 'https://own.example.com/cb', kind: 'confidential' });
+    expect(res.status).toBe(200);
+    const appId = /id="client-id">(app_[0-9a-f]{32})</.exec(res.text)?.[1];
+    expect(appId).toBeDefined();
+    expect(res.text).toMatch(/id="client-secret" readonly value="[^"]+"/);
+    expect(await h.ctx.teams.roleOf(appId!, viewer.user_id)).toBe('owner');
+    const [event] = await h.ctx.audit.list({ types: ['app.created'], limit: 1 });
+    expect(event).toMatchObject({ actor: viewer.user_id, subject: appId });
+  });
+
+  it('counts sign-ins per day for the insight page, no one named', async () => {
+    const agent = await signIn(owner);
+    const res = await agent.get(`/portal/apps/${h.ctx.portalClientId}/insight`);
+    expect(res.status).toBe(404); // the portal's own app: nobody's
+    const days = await h.ctx.insight.daily(h.ctx.portalClientId, 30);
+    expect(days).toHaveLength(30);
+    expect(days[29].signIns).toBeGreaterThanOrEqual(5);
+    const page = await agent.get(`/portal/apps/${shop.app_id}/insight`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="signins-total">0<');
+    expect(page.text).not.toContain(owner.username + '<br>');
+  });
+
+  /** The endpoint id on an endpoint page's address: /portal/apps/{app}/webhooks/{wh_…}. */
+  const webhookIdIn = (text: string) => /\/webhooks\/(wh_[0-9a-f]{32})"/.exec(text)?.[1];
+  const portalEvents = async (type: string) =>
+    (await h.ctx.audit.list({ types: [type], limit: 20 })).filter((e) => e.detail.app_id === shop.app_id);
+
+  it('manages webhooks with the app API’s operations: a filter, the secret once, a test event delivered and logged, audited', async () => {
+    const agent = await signIn(developer);
+    const empty = await agent.get(`/portal/apps/${shop.app_id}/webhooks`);
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('id="no-webhooks"');
+    const csrf = hidden(empty.text, 'csrf');
+    // refused by the transactions service: named on the page, nothing stored
+    const bad = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks`)
+      .type('form')
+      .send({ csrf, url: receiver.url, enabled_events: 'nonsense.kind' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('enabled_events');
+    expect((await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body).toEqual([]);
+
+    const added = await agent.post(`/portal/apps/${shop.app_id}/webhooks`).type('form').send({
+      csrf,
+      url: receiver.url,
+      description: 'shop backend',
+      enabled_events: 'transaction.*\npayment_request.paid',
+    });
+    expect(added.status).toBe(200);
+    const secret = /id="webhook-secret" readonly value="([^"]+)"/.exec(added.text)?.[1];
+    expect(secret).toMatch(/^whsec_/);
+    const id = webhookIdIn(added.text)!;
+    const stored = (await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body as { enabled_events: string[] }[];
+    expect(stored).toEqual([
+      expect.objectContaining({ webhook_id: id, enabled_events: ['transaction.*', 'payment_request.paid'] }),
+    ]);
+    const page = await agent.get(`/portal/apps/${shop.app_id}/webhooks/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain(secret!);
+    expect(page.text).toContain('id="no-deliveries"');
+
+    const test = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/test`).type('form').send({ csrf });
+    expect(test.status).toBe(303);
+    expect(test.headers.location).toBe(`/portal/apps/${shop.app_id}/webhooks/${id}?notice=test-sent`);
+    const [got] = await receiver.waitFor(1, (r) => r.body.includes('"webhook.test"'));
+    expect(JSON.parse(got.body)).toMatchObject({ type: 'webhook.test', test: true });
+    const logged = await eventually(async () => {
+      const text = (await agent.get(`/portal/apps/${shop.app_id}/webhooks/${id}`)).text;
+      return text.includes('data-status="succeeded"') ? text : undefined;
+    });
+    expect(logged).toContain('webhook.test');
+    expect(logged).toMatch(/<td>1<\/td><td><time[^>]*>[^<]*<\/time><\/td><td>200<\/td>/);
+
+    const rotated = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/rotate-secret`)
+      .type('form')
+      .send({ csrf });
+    expect(rotated.status).toBe(200);
+    const next = /id="webhook-secret" readonly value="([^"]+)"/.exec(rotated.text)?.[1];
+    expect(next).toMatch(/^whsec_/);
+    expect(next).not.toBe(secret);
+
+    const deliveryId = /data-delivery="(whd_[0-9a-f]{32})"/.exec(logged)![1];
+    const again = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/redeliver`)
+      .type('form')
+      .send({ csrf, delivery_id: deliveryId });
+    expect(again.status).toBe(303);
+    await receiver.waitFor(2, (r) => r.body.includes('"webhook.test"'));
+
+    const recovered = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/recover`)
+      .type('form')
+      .send({ csrf, since: '2026-01-01T00:00' });
+    expect(recovered.status).toBe(200);
+    expect(recovered.text).toContain('No failed delivery since 2026-01-01T00:00:00.000Z');
+    const badSince = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/recover`)
+      .type('form')
+      .send({ csrf, since: 'last tuesday' });
+    expect(badSince.status).toBe(400);
+    expect(badSince.text).toContain('since must be an ISO 8601 time');
+
+    const saved = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/settings`)
+      .type('form')
+      .send({ csrf, url: receiver.url, description: 'shop backend', enabled_events: 'transaction.mined' });
+    expect(saved.status).toBe(303);
+    const disabled = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/disable`).type('form').send({ csrf });
+    expect(disabled.status).toBe(303);
+    const refused = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/test`).type('form').send({ csrf });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('enable it');
+    const enabled = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/enable`).type('form').send({ csrf });
+    expect(enabled.status).toBe(303);
+    expect((await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body).toEqual([
+      expect.objectContaining({ webhook_id: id, status: 'enabled', enabled_events: ['transaction.mined'] }),
+    ]);
+
+    // every change under the developer's name, in identity's audit trail
+    for (const type of [
+      'webhook.added',
+      'webhook.test_sent',
+      'webhook.secret_rotated',
+      'webhook.redelivered',
+      'webhook.recovered',
+      'webhook.updated',
+      'webhook.disabled',
+      'webhook.enabled',
+    ]) {
+      const [event] = await portalEvents(type);
+      expect([type, event]).toEqual([
+        type,
+        expect.objectContaining({ actorType: 'user', actor: developer.user_id, subject: id }),
+      ]);
+      expect(event.detail).toMatchObject({ via: 'portal', username: developer.username });
+    }
+  });
+
+  it('lets a viewer read webhooks, payments and events, and refuses every webhook change on the server', async () => {
+    const agent = await signIn(viewer);
+    const list = await agent.get(`/portal/apps/${shop.app_id}/webhooks`);
+    expect(list.status).toBe(200);
+    expect(list.text).toContain('id="read-only"');
+    expect(list.text).not.toContain('id="add-webhook"');
+    const id = webhookIdIn(list.text)!;
+    const page = await agent.get(`/portal/apps/${shop.app_id}/webhooks/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('id="send-test"');
+    expect(page.text).not.toContain('>Redeliver<');
+    for (const path of ['payments', 'events'])
+      expect((await agent.get(`/portal/apps/${shop.app_id}/${path}`)).status).toBe(200);
+    const csrf = hidden(list.text, 'csrf');
+    const before = (await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body;
+    const received = receiver.received.length;
+    const attempts: [string, Record<string, string>][] = [
+      ['/webhooks', { url: receiver.url }],
+      [`/webhooks/${id}/settings`, { url: 'https://viewer.example/hook' }],
+      [`/webhooks/${id}/test`, {}],
+      [`/webhooks/${id}/rotate-secret`, {}],
+      [`/webhooks/${id}/disable`, {}],
+      [`/webhooks/${id}/recover`, { since: '2026-01-01T00:00' }],
+      [`/webhooks/${id}/redeliver`, { delivery_id: `whd_${'0'.repeat(32)}` }],
+      [`/webhooks/${id}/remove`, {}],
+    ];
+    for (const [path, form] of attempts) {
+      const res = await agent
+        .post(`/portal/apps/${shop.app_id}${path}`)
+        .type('form')
+        .send({ csrf, ...form });
+      expect([path, res.status]).toEqual([path, 403]);
+    }
+    expect((await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body).toEqual(before);
+    expect(receiver.received.length).toBe(received);
+    expect((await portalEvents('webhook.removed')).length).toBe(0);
+  });
+
+  it('finds a payment recorded with an API key by reference, with its history; payment requests and events', async () => {
+    const { api_key: apiKey } = (await tx.admin('post', `/apps/${shop.app_id}/api-keys`).send({ name: 'payments' }))
+      .body as { api_key: string };
+    const recorded = await postTransaction(tx, apiKey, {
+      app_id: shop.app_id,
+      type: 'pay',
+      reference: 'order-4711',
+      transaction_hash: `0x${'4'.repeat(64)}`,
+      from: `0x${'a'.repeat(40)}`,
+      to: `0x${'b'.repeat(40)}`,
+      chain: 'worldchain',
+      token: 'USDCE',
+      token_amount: '2500000',
+    });
+    expect(recorded.status).toBe(201);
+    const txId = recorded.body.transaction_id as string;
+    const request = await supertestPost(tx, apiKey, '/api/v2/client/payment-requests', {
+      reference: 'order-4712',
+      chain: 'worldchain',
+      token: 'USDCE',
+      to: `0x${'b'.repeat(40)}`,
+      token_amount: '1000000',
+    });
+    expect(request.status).toBe(201);
+
+    const agent = await signIn(viewer);
+    const found = await agent.get(`/portal/apps/${shop.app_id}/payments`).query({ reference: 'order-4711' });
+    expect(found.status).toBe(200);
+    expect(found.text).toContain(`data-transaction="${txId}"`);
+    expect(found.text).toContain('2.5 USDCE');
+    expect(found.text).not.toContain('order-4712');
+    expect(found.text).toContain('id="no-requests"');
+    const byStatus = await agent.get(`/portal/apps/${shop.app_id}/payments`).query({ status: 'pending' });
+    expect(byStatus.text).toContain(`data-request="${request.body.id}"`);
+    expect(byStatus.text).toContain(`data-transaction="${txId}"`);
+    const mined = await agent.get(`/portal/apps/${shop.app_id}/payments`).query({ status: 'mined' });
+    expect(mined.text).not.toContain(txId);
+    expect((await agent.get(`/portal/apps/${shop.app_id}/payments`).query({ status: 'bogus' })).status).toBe(400);
+
+    const detail = await agent.get(`/portal/apps/${shop.app_id}/payments/transactions/${txId}`);
+    expect(detail.status).toBe(200);
+    expect(detail.text).toContain('id="transaction-amount">2.5 USDCE<');
+    expect(detail.text).toMatch(/recorded: pending<\/td><td>api:[^<]+</);
+    const pr = await agent.get(`/portal/apps/${shop.app_id}/payments/requests/${request.body.id}`);
+    expect(pr.status).toBe(200);
+    expect(pr.text).toContain('id="no-payments"');
+    expect(pr.text).toContain('1 USDCE');
+
+    // listed once no transaction that began before it is still running (on a shared Postgres, another may be)
+    const events = await eventually(async () => {
+      const res = await agent.get(`/portal/apps/${shop.app_id}/events`).query({ type: 'transaction.*' });
+      expect(res.status).toBe(200);
+      return res.text.includes('transaction.created') ? res : undefined;
+    });
+    expect(events.text).toContain('order-4711');
+    const badType = await agent.get(`/portal/apps/${shop.app_id}/events`).query({ type: 'nope.thing' });
+    expect(badType.status).toBe(400);
+    expect(badType.text).toContain('type');
+  });
+
+  it('shows a member of another app none of this app’s webhooks, payments or events: 404', async () => {
+    const agent = await signIn(outsider);
+    const hooks = (await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body as { webhook_id: string }[];
+    const txs = (await tx.admin('get', '/transactions').query({ app_id: shop.app_id })).body as {
+      transactions: { transaction_id: string }[];
+    };
+    const id = hooks[0].webhook_id;
+    for (const path of [
+      `/portal/apps/${shop.app_id}/webhooks`,
+      `/portal/apps/${shop.app_id}/webhooks/${id}`,
+      `/portal/apps/${shop.app_id}/payments`,
+      `/portal/apps/${shop.app_id}/payments/transactions/${txs.transactions[0].transaction_id}`,
+      `/portal/apps/${shop.app_id}/events`,
+      // this app's endpoint and transaction through the outsider's own app: not theirs either
+      `/portal/apps/${other.app_id}/webhooks/${id}`,
+      `/portal/apps/${other.app_id}/payments/transactions/${txs.transactions[0].transaction_id}`,
+    ]) {
+      const res = await agent.get(path);
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.text).not.toContain(receiver.url);
+    }
+    const csrf = await csrfOf(agent, '/portal');
+    for (const app of [shop.app_id, other.app_id]) {
+      const res = await agent.post(`/portal/apps/${app}/webhooks/${id}/remove`).type('form').send({ csrf });
+      expect(res.status).toBe(404);
+    }
+    expect((await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body).toHaveLength(1);
+  });
+
+  it('signs out of the portal and of Attest', async () => {
+    const agent = await signIn(owner);
+    const csrf = await csrfOf(agent, '/portal');
+    const res = await agent.post('/portal/signout').type('form').send({ csrf });
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toMatch(/^\/logout\?id_token_hint=/);
+    const after = await agent.get(`/portal/apps/${shop.app_id}`);
+    expect(after.status).toBe(302);
+  });
+});
+
+describe('app members through the admin API', () => {
+  let h: IdentityHarness;
+  beforeAll(async () => (h = await identityHarness()));
+  afterAll(() => h.close());
+  const admin = (method: 'get' | 'put' | 'delete', route: string) =>
+    request(h.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  it('adds, changes, lists and removes members, audited, keeping the last owner', async () => {
+    const app = await createApp(h);
+    const [a, b] = [await createUser(h), await createUser(h)];
+    const added = await admin('put', `/apps/${app.app_id}/members`).send({ username: a.username, role: 'owner' });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ app_id: app.app_id, user_id: a.user_id, role: 'owner', added_by: 'admin' });
+    expect(
+      (await admin('put', `/apps/${app.app_id}/members`).send({ username: b.username, role: 'viewer' })).status,
+    ).toBe(201);
+    const changed = await admin('put', `/apps/${app.app_id}/members`).send({ username: b.username, role: 'developer' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.role).toBe('developer');
+    const list = await admin('get', `/apps/${app.app_id}/members`);
+    expect(list.body.map((m: { username: string }) => m.username)).toEqual([a.username, b.username]);
+    const last = await admin('delete', `/apps/${app.app_id}/members/${a.user_id}`);
+    expect(last.status).toBe(409);
+    expect(last.body).toMatchObject({ code: 'last_owner', attribute: 'role' });
+    expect((await admin('delete', `/apps/${app.app_id}/members/${b.user_id}`)).status).toBe(204);
+    expect((await admin('delete', `/apps/${app.app_id}/members/${b.user_id}`)).status).toBe(404);
+    const types = (
+      await h.ctx.audit.list({ types: ['app.member_added', 'app.member_changed', 'app.member_removed'], limit: 10 })
+    ).map((e) => [e.type, e.actor, e.detail.username]);
+    expect(types).toEqual([
+      ['app.member_removed', 'admin', b.username],
+      ['app.member_changed', 'admin', b.username],
+      ['app.member_added', 'admin', b.username],
+      ['app.member_added', 'admin', a.username],
+    ]);
+  });
+
+  it('names the field that is wrong', async () => {
+    const app = await createApp(h);
+    const role = await admin('put', `/apps/${app.app_id}/members`).send({ username: 'x', role: 'admin' });
+    expect(role.status).toBe(400);
+    expect(role.body.attribute).toBe('role');
+    const user = await admin('put', `/apps/${app.app_id}/members`).send({ username: 'nobody-at-all', role: 'viewer' });
+    expect(user.status).toBe(404);
+    expect(user.body.attribute).toBe('username');
+    const a = await createUser(h);
+    const noApp = await admin('put', '/apps/app_00000000000000000000000000000000/members').send({
+      username: a.username,
+      role: 'viewer',
+    });
+    expect(noApp.status).toBe(404);
+    expect(noApp.body.attribute).toBe('app_id');
+  });
+});
