@@ -48,7 +48,8 @@ export function runTsx(
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the output pipes are read to their end
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -33,6 +33,9 @@ function childThroughPipe(env: NodeJS.ProcessEnv): Promise<string> {
   );
 }
 
+// the child-process tests start up to three tsx processes each, one after another
+jest.setTimeout(120_000);
+
 describe('log lines: LOG_FORMAT', () => {
   it('auto is pretty on a terminal only', () => {
     expect(resolveLogFormat('auto', true)).toBe('pretty');

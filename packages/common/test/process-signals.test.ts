@@ -60,5 +60,5 @@ describe('handleProcessSignals', () => {
       },
       { level: 'info', message: 'stopped', signal: undefined, exit_code: 0 },
     ]);
-  }, 30000);
+  }, 120_000);
 });

@@ -42,6 +42,10 @@ interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
+// each test signs in, runs axe on several pages and takes screenshots: more than the default 60 s on a
+// loaded two-core machine
+jest.setTimeout(180_000);
+
 describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
   let h: IdentityHarness;
   let tx: TransactionsHarness;
@@ -344,7 +348,13 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     await shoot(page, 'transaction');
 
     await page.click('nav.tabs >> text=Events');
-    await page.waitForSelector('li[data-event]');
+    // the events list shows an event once every transaction begun before it has ended (the other test
+    // file's too, on a shared Postgres): reload until it is listed
+    await page.waitForSelector('#events-heading');
+    for (let i = 0; i < 200 && (await page.locator('li[data-event]').count()) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+    }
     expect(await page.textContent('ul.items')).toContain('transaction.created');
     await expectAccessible(page);
     await shoot(page, 'events');

@@ -499,7 +499,8 @@ describe('payment requests paid on a local chain (ganache)', () => {
       };
       /** The other replica learns of a change through the bus: at once in memory, a message later with Redis. */
       const onOther = async (id: string, done: (v: View) => boolean): Promise<View> => {
-        const deadline = Date.now() + 2000;
+        // generous: on a loaded machine a Redis message can take a while; the loop ends when it arrives
+        const deadline = Date.now() + 15000;
         let v = await readOn(b, id);
         while (!done(v) && Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -507,6 +508,8 @@ describe('payment requests paid on a local chain (ganache)', () => {
         }
         return v;
       };
+      // the other replica's subscriptions go out once its Redis connection is ready
+      for (let i = 0; otherBus && !otherBus.connected && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
       const r = await create();
       // both replicas hold the pending request with no payment in memory
       for (const harness of [h, b])

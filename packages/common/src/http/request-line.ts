@@ -1,5 +1,7 @@
-import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger';
+
+// the clock is the global `performance` (the same object as node:perf_hooks'), so that a test's fake
+// timers move it together with setTimeout: the batching interval is measured on one clock
 
 // winston's info keys for the level and the finished line (triple-beam's symbols)
 const LEVEL = Symbol.for('level');
