@@ -60,7 +60,7 @@ describe('pnpm start', () => {
         if (!ready) await new Promise((r) => setTimeout(r, 100));
       }
       const set = await manage(['price', 'set', '--token', 'ETH', '--fiat', 'EUR', '--amount', '3000.5'], env);
-      expect(set.code).toBe(0);
+      expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: '' });
     } finally {
       earlier.kill('SIGINT');
       await exited;

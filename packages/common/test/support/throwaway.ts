@@ -4,16 +4,53 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-/** A free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The kernel's ephemeral range (outgoing connections take their local port from it; Linux's default
+ * 32768–60999).
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // not Linux: the IANA dynamic range, which macOS and Windows use
+  }
+  return [49152, 65535];
+}
+
+/** Ports this process has handed out: never twice. */
+const handedOut = new Set<number>();
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
+    server.once('error', () => resolve(false));
+    // every address (as the services' public ports listen): a port bound on any one of them is taken
+    server.listen(port, () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free port for a server a test starts (a service, a throwaway Redis or Postgres), chosen outside the
+ * kernel's ephemeral range. A port the kernel handed out (listen on port 0) is one it also gives to
+ * outgoing connections: in the seconds before the test's server binds it, a connection of the other
+ * test worker (to Postgres, to Redis, to a test server) could take it, and the server would fail with
+ * EADDRINUSE. Below the ephemeral range only another test's choice could, and the choice is random.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const [from, to] = low > 12000 ? [10000, low - 1] : [61000, 65535];
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = from + Math.floor(Math.random() * (to - from + 1));
+    if (handedOut.has(port) || !(await bindable(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${from} and ${to}`);
 }
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15000): Promise<void> {
