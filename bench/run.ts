@@ -310,13 +310,13 @@ async function main(): Promise<void> {
     if (!needsFloor) await stop();
     else {
       floorPeer = peer;
-      log('\nExpress 5 hello world, its requests made with the app’s prototypes (as Attest’s listeners make them)');
-      const variant = await startFloor(pinning, logDir, 'express-app-prototypes');
+      log('\nExpress 5 hello world on Node’s own request and response classes (as Attest’s apps are)');
+      const variant = await startFloor(pinning, logDir, 'express-node-classes');
       const stopVariant = onCleanup(() => variant.stop());
       const m = await timed('GET / → hello', floorWorkload(variant.origin), drive);
       await stopVariant();
       notes.push(
-        `Express hello world whose server makes requests and responses with the app's prototypes, as Attest's listeners do: ${fmt(m.rate)}/s, p99 ${fmt(m.p99, 2)} ms${m.errors ? `, ${fmt(m.errors)} errors` : ''} (the floor, stock \`app.listen\`: ${fmt(floor.rate)}/s)`,
+        `Express hello world on Node's own request and response classes, Express's methods on their prototypes, as Attest's apps are: ${fmt(m.rate)}/s, p99 ${fmt(m.p99, 2)} ms${m.errors ? `, ${fmt(m.errors)} errors` : ''} (the floor, stock \`app.listen\`: ${fmt(floor.rate)}/s)`,
       );
     }
   }

@@ -10,15 +10,15 @@ export interface FloorPeer {
 }
 
 /**
- * `express`: Express 5's stock `app.listen` (the framework's floor); `express-app-prototypes`: the same
- * app whose server makes requests with the app's prototypes (Attest's listeners); `http`: Node's plain
+ * `express`: Express 5's stock `app.listen` (the framework's floor); `express-node-classes`: the same
+ * app handling Node's own request and response objects, Express's methods on Node's prototypes (Attest's apps); `http`: Node's plain
  * `http` hello world (Node's floor). All three answer GET / with `hello` and run pinned alike (tsx).
  */
-export type FloorKind = 'express' | 'express-app-prototypes' | 'http';
+export type FloorKind = 'express' | 'express-node-classes' | 'http';
 
 const SCRIPTS: Record<FloorKind, string> = {
   express: 'bench/peers/express-floor-server.ts',
-  'express-app-prototypes': 'bench/peers/express-floor-server.ts',
+  'express-node-classes': 'bench/peers/express-floor-server.ts',
   http: 'bench/peers/http-floor-server.ts',
 };
 
@@ -33,7 +33,7 @@ export async function startFloor(pinning: Pinning, logDir: string, kind: FloorKi
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       PEER_PORT: String(port),
-      PEER_APP_PROTOTYPES: kind === 'express-app-prototypes' ? '1' : '0',
+      PEER_NODE_CLASSES: kind === 'express-node-classes' ? '1' : '0',
     },
     logDir,
   );

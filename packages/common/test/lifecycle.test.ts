@@ -4,16 +4,7 @@ import { Writable } from 'node:stream';
 import v8 from 'node:v8';
 import express, { Router } from 'express';
 import winston from 'winston';
-import {
-  createHttpApp,
-  createLogger,
-  expressServerOptions,
-  finishHttpApp,
-  healthRoutes,
-  jsonBody,
-  serve,
-  type Readiness,
-} from '../src';
+import { createHttpApp, createLogger, finishHttpApp, healthRoutes, jsonBody, serve, type Readiness } from '../src';
 import { serveOnFreePorts, testLogger } from './support';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -191,30 +182,47 @@ describe('draining on shutdown', () => {
 });
 
 describe('the listeners', () => {
-  it('make each request and response with the app’s own prototypes, before Express sees them', async () => {
+  it('hand Express Node’s own request and response objects, unchanged; req.app and res.app are the app', async () => {
     const seen: { request: boolean; response: boolean; admin: boolean }[] = [];
     type Handle = (req: http.IncomingMessage, res: http.ServerResponse, next?: unknown) => void;
     const withProbe = (app: express.Express, admin: boolean) => {
-      // express's own entry point (untyped): what the server made, before Express sets the prototypes itself
+      // express's own entry point (untyped): what the server made, before Express handles it
       const internal = app as unknown as { handle: Handle };
       const handle = internal.handle.bind(app);
       internal.handle = (req, res, next) => {
         seen.push({
-          request: Object.getPrototypeOf(req) === app.request,
-          response: Object.getPrototypeOf(res) === app.response,
+          request: Object.getPrototypeOf(req) === http.IncomingMessage.prototype,
+          response: Object.getPrototypeOf(res) === http.ServerResponse.prototype,
           admin,
         });
         handle(req, res, next);
       };
       return app;
     };
-    const publicApp = express();
-    publicApp.get('/hello', (req, res) => res.json({ path: req.path, app: req.app === publicApp }));
-    const adminApp = express();
-    adminApp.get('/admin/hello', (_req, res) => res.status(201).send('admin'));
+    const publicApp = createHttpApp({ logger: testLogger });
+    const adminApp = createHttpApp({ logger: testLogger });
+    // Express's setPrototypeOf finds nothing to change: the apps' prototypes are Node's
+    for (const app of [publicApp, adminApp]) {
+      expect(app.request).toBe(http.IncomingMessage.prototype);
+      expect(app.response).toBe(http.ServerResponse.prototype);
+    }
+    const node = (req: object, res: object) =>
+      Object.getPrototypeOf(req) === http.IncomingMessage.prototype &&
+      Object.getPrototypeOf(res) === http.ServerResponse.prototype;
+    publicApp.get('/hello', (req, res) =>
+      res.json({ path: req.path, app: req.app === publicApp && res.app === publicApp, node: node(req, res) }),
+    );
+    adminApp.get('/admin/hello', (req, res) =>
+      res.status(201).send(req.app === adminApp && res.app === adminApp && node(req, res) ? 'admin' : 'wrong app'),
+    );
+    finishHttpApp(publicApp, testLogger);
+    finishHttpApp(adminApp, testLogger);
     const handle = await serveOnFreePorts(withProbe(publicApp, false), withProbe(adminApp, true));
     try {
-      expect(await get(handle.publicPort, '/hello')).toEqual({ status: 200, body: '{"path":"/hello","app":true}' });
+      expect(await get(handle.publicPort, '/hello')).toEqual({
+        status: 200,
+        body: '{"path":"/hello","app":true,"node":true}',
+      });
       expect(await get(handle.adminPort, '/admin/hello')).toEqual({ status: 201, body: 'admin' });
       expect(seen).toEqual([
         { request: true, response: true, admin: false },
@@ -253,17 +261,22 @@ describe('the listeners', () => {
     }
   });
 
-  it('are Node’s own request and response objects', () => {
-    const app = express();
-    const options = expressServerOptions(app);
-    const Request = options.IncomingMessage!;
-    const Response = options.ServerResponse!;
-    const req = new Request(new net.Socket());
-    const res = new Response(req);
-    expect(req).toBeInstanceOf(http.IncomingMessage);
-    expect(res).toBeInstanceOf(http.ServerResponse);
-    expect(Object.getPrototypeOf(req)).toBe(app.request);
-    expect(Object.getPrototypeOf(res)).toBe(app.response);
+  it('give Node’s own classes Express’s methods, without replacing any of Node’s', () => {
+    createHttpApp({ logger: testLogger });
+    const req = new http.IncomingMessage(new net.Socket());
+    const res = new http.ServerResponse(req);
+    for (const name of ['get', 'accepts', 'is'])
+      expect(typeof (req as unknown as Record<string, unknown>)[name]).toBe('function');
+    for (const name of ['json', 'send', 'status', 'set'])
+      expect(typeof (res as unknown as Record<string, unknown>)[name]).toBe('function');
+    // Node's own methods are Node's: Express defines none of the same names
+    for (const [from, to] of [
+      [express.request, http.IncomingMessage.prototype],
+      [express.response, http.ServerResponse.prototype],
+    ] as const)
+      for (const name of Object.keys(Object.getOwnPropertyDescriptors(from)))
+        expect(Object.getOwnPropertyDescriptor(to, name)).toEqual(Object.getOwnPropertyDescriptor(from, name));
+    expect(http.ServerResponse.prototype.writeHead).toBe(Object.getPrototypeOf(res).writeHead);
     expect(req.headers).toEqual({});
     expect(res.statusCode).toBe(200);
     expect(res.getHeaderNames()).toEqual([]);

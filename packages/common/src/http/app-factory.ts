@@ -2,6 +2,7 @@ import express, { Express, RequestHandler, Router } from 'express';
 import type { Logger } from '../logger';
 import { trustProxySetting } from '../config';
 import { errorHandler, notFoundHandler } from './error-handler';
+import { useNodeClasses } from './express-server';
 import type { FastPath } from './fast-path';
 import type { RequestMetrics } from './metrics';
 import { requestContext } from './request-context';
@@ -36,6 +37,7 @@ const strictTransportSecurity: RequestHandler = (_req, res, next) => {
 /** An express app with request ids, request logs (and metrics when given), no fingerprinting header. Mount routes, then call finish(). */
 export function createHttpApp(options: AppOptions): Express {
   const app = express();
+  useNodeClasses(app);
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(options.trustProxy ?? 'false'));
   app.set('etag', false);

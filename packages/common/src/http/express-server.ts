@@ -1,42 +1,70 @@
 import http from 'node:http';
-import type { Express } from 'express';
+import express, { type Express, type Request, type Response } from 'express';
+
+type AppHandle = (req: http.IncomingMessage, res: http.ServerResponse, next?: (err?: unknown) => void) => void;
+
+let installed = false;
+/** The names a copy of this module put on a Node prototype (a process may load two copies: tests, bundles). */
+const INSTALLED = Symbol.for('attest.expressMethods');
 
 /**
- * Options for `http.createServer` that make each request and response with `app`'s own prototypes
- * (`app.request`, `app.response`) from the start.
- *
- * Express gives every request and response its app's prototype with `Object.setPrototypeOf` when it
- * handles them. An object whose prototype changes after it was made loses V8's fast property access,
- * and so does every function that later touches it — Node's own HTTP code included. Measured here on
- * an Express 5 hello world pinned to one core: 7,900 → 26,000 requests/s with these options. Made with
- * the right prototype, Express's `setPrototypeOf` finds nothing to change. The objects are exactly what
- * Express would have made: Node's `IncomingMessage` and `ServerResponse`, with the app's methods.
- *
- * The two are subclasses of Node's, so that V8 sizes their objects for every field Node's constructors
- * set: made by a plain constructor function that calls Node's, a response held its ~35 fields in a
- * dictionary (3.1 KB per response, 1.6 KB per request, measured in a heap snapshot of 2,000 open
- * price streams), and every open request carried them. Each class's prototype takes the place of the
- * app's (`app.request`, `app.response`): the same properties, the same chain, so Express's
- * `setPrototypeOf` still finds nothing to change.
+ * Puts Express's request and response methods (`req.get`, `req.query`, `res.json`, `res.send`, …) on
+ * Node's own `IncomingMessage` and `ServerResponse` prototypes, once per process. A name Node already
+ * defines is never replaced (that would change Node's own objects): it is an error.
  */
-export function expressServerOptions(app: Express): http.ServerOptions {
-  class AppRequest extends http.IncomingMessage {}
-  class AppResponse extends http.ServerResponse {}
-  adoptPrototype(AppRequest, app.request);
-  adoptPrototype(AppResponse, app.response);
-  app.request = AppRequest.prototype as Express['request'];
-  app.response = AppResponse.prototype as unknown as Express['response'];
-  return { IncomingMessage: AppRequest, ServerResponse: AppResponse as typeof http.ServerResponse };
+function installExpressMethods(): void {
+  if (installed) return;
+  for (const [from, to] of [
+    [express.request, http.IncomingMessage.prototype],
+    [express.response, http.ServerResponse.prototype],
+  ] as const) {
+    const target = to as { [INSTALLED]?: Set<string> };
+    const ours = (target[INSTALLED] ??= new Set());
+    const own = Object.getOwnPropertyDescriptors(from) as PropertyDescriptorMap;
+    for (const name of Object.keys(own)) {
+      if (name in to && !ours.has(name))
+        throw new Error(`Express's ${name} would replace Node's own on ${to.constructor.name}`);
+      ours.add(name);
+    }
+    Object.defineProperties(to, own);
+  }
+  installed = true;
 }
 
-/** Gives the class's prototype the own properties and the prototype of `proto` (the app's request or response). */
-function adoptPrototype(cls: { prototype: object }, proto: object): void {
-  const { constructor: _constructor, ...own } = Object.getOwnPropertyDescriptors(proto) as PropertyDescriptorMap;
-  Object.defineProperties(cls.prototype, own);
-  Object.setPrototypeOf(cls.prototype, Object.getPrototypeOf(proto));
+/**
+ * Makes `app` handle Node's own request and response objects as they are: no prototype of its own.
+ *
+ * Express gives every request and response its app's prototype (`app.request`, `app.response`, whose
+ * only own property is `app`) with `Object.setPrototypeOf` when it handles them. An object whose
+ * prototype changes after it was made loses V8's fast property access, and so does every function that
+ * later touches it, Node's own HTTP code included (an Express 5 hello world pinned to one core: 7,900
+ * req/s with it, 26,000 without). Making the objects with the app's prototype from the start (subclasses
+ * of Node's classes, as `http.createServer({ IncomingMessage, ServerResponse })` allows) avoided that,
+ * but a plain Node server with a subclass, even an empty `class extends http.IncomingMessage {}`, still
+ * served a third fewer requests than with Node's own classes: Node's HTTP code is tuned for the objects
+ * of its own classes, and every listener of a process (the three services and their admin ports in
+ * `pnpm start`) had classes of its own.
+ *
+ * So Express's methods go on Node's prototypes (`installExpressMethods`), each app's `request` and
+ * `response` are those prototypes (Express's `setPrototypeOf` finds nothing to change), and `req.app`
+ * and `res.app`, which Express reads from the app's prototype, are set on each request as it arrives,
+ * before Express handles it. Apps are never mounted inside other apps here (Express would then swap
+ * prototypes per app, and `req.app` would stay the outer app).
+ */
+export function useNodeClasses(app: Express): void {
+  installExpressMethods();
+  app.request = http.IncomingMessage.prototype as Express['request'];
+  app.response = http.ServerResponse.prototype as unknown as Express['response'];
+  const target = app as unknown as { handle: AppHandle };
+  const handle = target.handle;
+  target.handle = (req, res, next) => {
+    (req as Request).app = app;
+    (res as unknown as Response).app = app;
+    handle.call(app, req, res, next);
+  };
 }
 
-/** An HTTP server for an Express app whose requests and responses are made with the app's prototypes. */
+/** An HTTP server for an Express app: Node's own request and response classes (see useNodeClasses). */
 export function createExpressServer(app: Express): http.Server {
-  return http.createServer(expressServerOptions(app), app);
+  return http.createServer(app);
 }

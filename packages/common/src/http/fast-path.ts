@@ -74,15 +74,17 @@ export class FastPath {
       const method = req.method === 'GET' || req.method === 'POST' ? req.method : undefined;
       const found = method && !tracingOn() ? this.match(method, req.url ?? '') : undefined;
       if (!found) return handle.call(app, req, res, next);
-      // the app's prototypes as they are now, not when the fast path was installed: the server's
-      // options (expressServerOptions) replace them afterwards with those its requests are made with,
-      // and a prototype set on every request again would cost each one V8's fast properties
+      // what Express's app.handle does first: the app's prototypes (Node's own, see useNodeClasses,
+      // so nothing changes here: a prototype set on every request would cost each one V8's fast
+      // properties) and the app itself
       const request = app.request as object;
       const response = app.response as object;
       if (Object.getPrototypeOf(req) !== request) Object.setPrototypeOf(req, request);
       if (Object.getPrototypeOf(res) !== response) Object.setPrototypeOf(res, response);
       const ereq = req as unknown as Request;
       const eres = res as unknown as Response;
+      ereq.app = app;
+      eres.app = app;
       ereq.res = eres;
       eres.req = ereq;
       eres.locals ??= Object.create(null) as Response['locals'];
