@@ -1,6 +1,7 @@
 import { verify as verifySignature } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { newOpaqueId } from './ids';
+import { signJws } from './jws';
 import type { KeyAlg } from '../store/key-store';
 import type { SigningKeys } from './signing-keys';
 import { VerifiedTokens } from './verified-tokens';
@@ -97,11 +98,7 @@ export class TokenService {
       ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
     };
     const key = await this.keys.signingKey();
-    const token = jwt.sign(claims, key.privateKey, {
-      algorithm: 'RS256',
-      keyid: key.kid,
-      header: { alg: 'RS256', typ: ACCESS_TOKEN_TYP },
-    });
+    const token = signJws({ alg: 'RS256', typ: ACCESS_TOKEN_TYP, kid: key.kid }, claims, key.privateKey);
     return { token, claims };
   }
 
@@ -113,11 +110,7 @@ export class TokenService {
     const iat = this.nowSeconds();
     const payload = { iss: this.issuer, ...claims, jti: newOpaqueId(), iat, exp: iat + this.idTtl };
     const key = await this.keys.signingKey(alg);
-    return jwt.sign(payload, key.privateKey, {
-      algorithm: alg,
-      keyid: key.kid,
-      header: { alg, typ: 'JWT' },
-    });
+    return signJws({ alg, typ: 'JWT', kid: key.kid }, payload, key.privateKey);
   }
 
   /** OpenID Connect Back-Channel Logout 1.0 §2.4: typ logout+jwt, the logout event, sid and sub, never a nonce. */
@@ -134,11 +127,7 @@ export class TokenService {
       events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
     };
     const key = await this.keys.signingKey();
-    return jwt.sign(payload, key.privateKey, {
-      algorithm: 'RS256',
-      keyid: key.kid,
-      header: { alg: 'RS256', typ: LOGOUT_TOKEN_TYP },
-    });
+    return signJws({ alg: 'RS256', typ: LOGOUT_TOKEN_TYP, kid: key.kid }, payload, key.privateKey);
   }
 
   /**
