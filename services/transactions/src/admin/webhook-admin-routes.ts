@@ -11,7 +11,7 @@ import {
   type AuditLog,
 } from '@attest/common';
 import type { WebhookService } from '../domain/webhook-service';
-import { publicDelivery, publicEndpoint, withLog } from '../routes/webhook-json';
+import { publicDelivery, publicEndpoint, testEventQueued, withLog } from '../routes/webhook-json';
 import type { WebhookEndpoint } from '../store/webhook-store';
 import { eventFilter, MAX_EVENT_FILTERS } from '../domain/webhook-filters';
 import { transactionsSchemas } from './admin-document';
@@ -327,16 +327,7 @@ export function webhookAdminRoutes(
     tags,
     params: webhookParams,
     responses: {
-      202: jsonResponse('Queued', {
-        type: 'object',
-        required: ['webhook_id', 'event_id', 'type'],
-        additionalProperties: false,
-        properties: {
-          webhook_id: { type: 'string' },
-          event_id: { type: 'string', description: 'The webhook-id header of its delivery' },
-          type: { const: 'webhook.test' },
-        },
-      }),
+      202: jsonResponse('Queued', testEventQueued),
       400: adminValidationResponse('webhook_id'),
       404: noWebhook,
       409: errorResponse('webhook_disabled: the endpoint is disabled; enable it first'),

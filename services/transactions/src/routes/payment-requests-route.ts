@@ -18,7 +18,7 @@ import { PAYMENT_REQUEST_STATUSES } from '../domain/webhook-events';
 import type { ListCursor } from '../store/payment-request-store';
 import { apiKeyAuthentication, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
 import { apiKeyResponses } from './openapi-document';
-import { address, requireJson } from './record-transaction-route';
+import { address, chainField, requireJson, tokenCode } from './record-transaction-route';
 
 export interface PaymentRequestsRouteDeps extends ApiKeyAuthDeps {
   paymentRequests: PaymentRequestService;
@@ -40,25 +40,12 @@ export const createPaymentRequestSchema = Joi.object({
     .max(200)
     .required()
     .description('Your order’s identifier, unique per app (the idempotency key)'),
-  chain: Joi.string()
-    .trim()
-    .lowercase()
-    .max(50)
-    .required()
-    .description('A chain name configured in CHAIN_TOKENS, e.g. worldchain'),
-  token: Joi.string()
-    .trim()
-    .uppercase()
-    .max(12)
-    .description('The one token the customer pays in, configured for that chain, e.g. USDCE (or accepted_tokens)'),
+  chain: chainField,
+  token: tokenCode.description(
+    'The one token the customer pays in, configured for that chain, e.g. USDCE (or accepted_tokens)',
+  ),
   accepted_tokens: Joi.array()
-    .items(
-      Joi.string()
-        .trim()
-        .uppercase()
-        .max(12)
-        .messages({ 'string.base': 'accepted_tokens must list token codes such as USDCE, WLD' }),
-    )
+    .items(tokenCode.messages({ 'string.base': 'accepted_tokens must list token codes such as USDCE, WLD' }))
     .min(1)
     .max(MAX_ACCEPTED_TOKENS)
     .unique()

@@ -40,6 +40,17 @@ export const address = (name: string) =>
       'address.checksum': `${name} has mixed case but not a valid EIP-55 checksum; send it all lower case or correctly checksummed`,
     });
 
+/** A chain name as configured in CHAIN_TOKENS (compared in lower case). */
+export const chainField = Joi.string()
+  .trim()
+  .lowercase()
+  .max(50)
+  .required()
+  .description('A chain name configured in CHAIN_TOKENS, e.g. worldchain');
+
+/** A token code (compared in upper case); each use says whether it is required and what it names. */
+export const tokenCode = Joi.string().trim().uppercase().max(12);
+
 /** The body of POST /api/v2/client/transaction; each message names its field. */
 export const recordTransactionSchema = Joi.object({
   app_id: Joi.string()
@@ -62,18 +73,8 @@ export const recordTransactionSchema = Joi.object({
     .lowercase()
     .required()
     .messages({ 'string.pattern.base': 'transaction_hash must be 0x followed by 64 hexadecimal digits' }),
-  chain: Joi.string()
-    .trim()
-    .lowercase()
-    .max(50)
-    .required()
-    .description('A chain name configured in CHAIN_TOKENS, e.g. worldchain'),
-  token: Joi.string()
-    .trim()
-    .uppercase()
-    .max(12)
-    .required()
-    .description('A token code configured for that chain, e.g. USDCE, WLD'),
+  chain: chainField,
+  token: tokenCode.required().description('A token code configured for that chain, e.g. USDCE, WLD'),
   to: address('to'),
   token_amount: Joi.string()
     .pattern(/^\d{1,78}$/)

@@ -3,6 +3,18 @@ import type { StoredEvent, WebhookDelivery, WebhookEndpoint } from '../store/web
 
 /** The JSON of webhook endpoints, deliveries and events, the same in the app API and the admin API. */
 
+/** The 202 answer of "send a test event", in the app API and the admin API alike (OpenAPI schema). */
+export const testEventQueued = {
+  type: 'object',
+  required: ['webhook_id', 'event_id', 'type'],
+  additionalProperties: false,
+  properties: {
+    webhook_id: { type: 'string' },
+    event_id: { type: 'string', description: 'The webhook-id header of its delivery' },
+    type: { const: 'webhook.test' },
+  },
+} as const;
+
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 const future = (d: Date | null, now: Date) => (d && d > now ? d.toISOString() : null);
 

@@ -24,7 +24,7 @@ import type { WebhookService } from '../domain/webhook-service';
 import { apiKeyAuthentication, verifiedKey, type ApiKeyAuthDeps } from './api-key-auth';
 import { apiKeyResponses, publicSchemas } from './openapi-document';
 import { requireJson } from './record-transaction-route';
-import { publicDelivery, publicEndpoint, withLog } from './webhook-json';
+import { publicDelivery, publicEndpoint, testEventQueued, withLog } from './webhook-json';
 
 export interface WebhooksRouteDeps extends ApiKeyAuthDeps {
   webhooks: WebhookService;
@@ -314,16 +314,7 @@ export function webhooksRoute(router: Router, deps: WebhooksRouteDeps): void {
         security,
         params: webhookParams,
         responses: {
-          202: jsonResponse('Queued', {
-            type: 'object',
-            required: ['webhook_id', 'event_id', 'type'],
-            additionalProperties: false,
-            properties: {
-              webhook_id: { type: 'string' },
-              event_id: { type: 'string', description: 'The webhook-id header of its delivery' },
-              type: { const: 'webhook.test' },
-            },
-          }),
+          202: jsonResponse('Queued', testEventQueued),
           400: errorResponse('invalid_parameter (webhook_id)'),
           ...apiKeyResponses,
           404: noWebhook,
