@@ -37,13 +37,14 @@ export async function stackEnv(extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.Pr
   };
 }
 
-export function runTsx(
-  script: string,
+/** Runs `command` in the repository root and resolves with its exit code and whole output. */
+function runIn(
+  command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [script, ...args], { cwd: ROOT, env });
+    const child = spawn(command, args, { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -53,7 +54,11 @@ export function runTsx(
   });
 }
 
-export const manage = (args: string[], env: NodeJS.ProcessEnv) => runTsx('packages/cli/src/main.ts', args, env);
+export const runTsx = (script: string, args: string[], env: NodeJS.ProcessEnv) => runIn(TSX, [script, ...args], env);
+
+/** `pnpm manage`'s program as package.json's script runs it: CommonJS under tsx's require hook, no loader thread. */
+export const manage = (args: string[], env: NodeJS.ProcessEnv) =>
+  runIn(process.execPath, ['--require', 'tsx/cjs', 'packages/cli/src/main.ts', ...args], env);
 
 async function waitReady(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
