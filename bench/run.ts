@@ -451,6 +451,7 @@ async function main(): Promise<void> {
     if (streamWanted) {
       log(`  stream fan-out: ${STREAM_SUBSCRIBERS.toLocaleString('en-US')} subscribers`);
       const prices = deploy.servers().find((s) => s.name.includes('prices')) ?? deploy.servers()[0];
+      const measured = mode === 'embedded' ? 'pnpm start (every process)' : prices.name;
       let open: ReturnType<typeof serverMemory> | undefined;
       const fan = await streamFanOut(
         target.origins.prices,
@@ -461,7 +462,7 @@ async function main(): Promise<void> {
       const openMb = mb(open && judgedBytes(open));
       memory.push({
         mode,
-        process: mode === 'embedded' ? 'pnpm start (every process)' : prices.name,
+        process: measured,
         when: `with ${fan.connected.toLocaleString('en-US')} price streams open`,
         mb: openMb,
         rssMb: mb(open?.rss),
@@ -477,7 +478,7 @@ async function main(): Promise<void> {
       const closed = serverMemory(prices);
       memory.push({
         mode,
-        process: mode === 'embedded' ? 'pnpm start (every process)' : prices.name,
+        process: measured,
         when: `${STREAM_CLOSED_SETTLE_MS / 1000} s after the ${fan.connected.toLocaleString('en-US')} price streams closed`,
         mb: mb(judgedBytes(closed)),
         rssMb: mb(closed.rss),

@@ -56,9 +56,14 @@ function runIn(
 
 export const runTsx = (script: string, args: string[], env: NodeJS.ProcessEnv) => runIn(TSX, [script, ...args], env);
 
-/** `pnpm manage`'s program as package.json's script runs it: CommonJS under tsx's require hook, no loader thread. */
+/** package.json's `manage` script (`node --require tsx/cjs packages/cli/src/main.ts`), split into words. */
+const [MANAGE_NODE, ...MANAGE_ARGS] = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { manage: string } }
+).scripts.manage.split(' ');
+
+/** `pnpm manage`'s program, run as package.json's script runs it (this node for its `node`), without pnpm. */
 export const manage = (args: string[], env: NodeJS.ProcessEnv) =>
-  runIn(process.execPath, ['--require', 'tsx/cjs', 'packages/cli/src/main.ts', ...args], env);
+  runIn(MANAGE_NODE === 'node' ? process.execPath : MANAGE_NODE, [...MANAGE_ARGS, ...args], env);
 
 async function waitReady(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
