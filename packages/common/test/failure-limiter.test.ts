@@ -1,4 +1,6 @@
-import type { Request } from 'express';
+import express, { type Request } from 'express';
+import request from 'supertest';
+import { trustProxySetting } from '../src/config';
 import { MemoryCache, RedisCache, type Cache } from '../src/cache';
 import { AppError } from '../src/errors';
 import {
@@ -262,5 +264,33 @@ describe('clientAddress', () => {
     expect(address('2001:db8:1:2::ff')).toBe('2001:db8:1:2::/64');
     expect(address('2001:0db8::1')).toBe('2001:db8:0:0::/64');
     expect(address('::1')).toBe('0:0:0:0::/64');
+  });
+});
+
+describe('clientAddress under TRUST_PROXY', () => {
+  /** The address clientAddress gives for a request from 127.0.0.1 that carries X-Forwarded-For. */
+  const seen = async (trustProxy: string, forwardedFor?: string) => {
+    const app = express();
+    app.set('trust proxy', trustProxySetting(trustProxy));
+    app.get('/', (req, res) => void res.json({ address: clientAddress(req), ip: req.ip }));
+    const call = request(app).get('/');
+    const res = await (forwardedFor === undefined ? call : call.set('X-Forwarded-For', forwardedFor));
+    expect(res.status).toBe(200);
+    return res.body as { address: string; ip: string };
+  };
+
+  it('trusting no proxy, counts the peer and ignores X-Forwarded-For, as req.ip does', async () => {
+    await expect(seen('false', '203.0.113.9')).resolves.toEqual({ address: '127.0.0.1', ip: '127.0.0.1' });
+    await expect(seen('false')).resolves.toEqual({ address: '127.0.0.1', ip: '127.0.0.1' });
+    await expect(seen('0', '203.0.113.9')).resolves.toEqual({ address: '127.0.0.1', ip: '127.0.0.1' });
+  });
+
+  it('trusting the proxy, counts the address it forwarded', async () => {
+    await expect(seen('true', '198.51.100.7, 203.0.113.9')).resolves.toEqual({
+      address: '198.51.100.7',
+      ip: '198.51.100.7',
+    });
+    await expect(seen('1', '198.51.100.7, 203.0.113.9')).resolves.toMatchObject({ address: '203.0.113.9' });
+    await expect(seen('loopback', '203.0.113.9')).resolves.toMatchObject({ address: '203.0.113.9' });
   });
 });
