@@ -269,16 +269,61 @@ describe('the listeners', () => {
       expect(typeof (req as unknown as Record<string, unknown>)[name]).toBe('function');
     for (const name of ['json', 'send', 'status', 'set'])
       expect(typeof (res as unknown as Record<string, unknown>)[name]).toBe('function');
-    // Node's own methods are Node's: Express defines none of the same names
+    // Node's own methods are Node's: Express defines none of the same names (req.query is Express's,
+    // parsed once per request: the next test)
     for (const [from, to] of [
       [express.request, http.IncomingMessage.prototype],
       [express.response, http.ServerResponse.prototype],
     ] as const)
       for (const name of Object.keys(Object.getOwnPropertyDescriptors(from)))
-        expect(Object.getOwnPropertyDescriptor(to, name)).toEqual(Object.getOwnPropertyDescriptor(from, name));
+        if (name !== 'query')
+          expect(Object.getOwnPropertyDescriptor(to, name)).toEqual(Object.getOwnPropertyDescriptor(from, name));
+    expect(Object.getOwnPropertyDescriptor(http.IncomingMessage.prototype, 'query')).toMatchObject({
+      get: expect.any(Function),
+      set: undefined,
+      enumerable: true,
+    });
     expect(http.ServerResponse.prototype.writeHead).toBe(Object.getPrototypeOf(res).writeHead);
     expect(req.headers).toEqual({});
     expect(res.statusCode).toBe(200);
     expect(res.getHeaderNames()).toEqual([]);
+  });
+
+  it('parse a request’s query string once (Express 5 parses it at every read), and again when its URL changes', async () => {
+    const app = createHttpApp({ logger: testLogger });
+    const router = Router();
+    const seen: unknown[] = [];
+    app.use((req, _res, next) => {
+      seen.push(req.query);
+      next();
+    });
+    app.get('/q', (req, res) => res.json({ same: req.query === req.query && req.query === seen[0], query: req.query }));
+    router.get('/inner', (req, res) => res.json({ url: req.url, same: req.query === req.query, query: req.query }));
+    app.use('/mounted', router);
+    finishHttpApp(app, testLogger);
+    const handle = await serveOnFreePorts(app, express());
+    try {
+      expect(await get(handle.publicPort, '/q?a=1&b=x&b=y')).toEqual({
+        status: 200,
+        body: JSON.stringify({ same: true, query: { a: '1', b: ['x', 'y'] } }),
+      });
+      // the router strips its mount path from req.url: the query is read again from the new URL, the same
+      expect(await get(handle.publicPort, '/mounted/inner?c=2')).toEqual({
+        status: 200,
+        body: JSON.stringify({ url: '/inner?c=2', same: true, query: { c: '2' } }),
+      });
+    } finally {
+      await handle.stop();
+    }
+    // a URL rewritten after a read is parsed again
+    const req = new http.IncomingMessage(new net.Socket()) as http.IncomingMessage & express.Request;
+    req.app = app;
+    req.url = '/x?first=1';
+    const first = req.query;
+    expect(req.query).toBe(first);
+    expect(first).toEqual({ first: '1' });
+    req.url = '/x?second=2';
+    expect(req.query).toEqual({ second: '2' });
+    expect(req.query).not.toBe(first);
   });
 });

@@ -6,11 +6,36 @@ type AppHandle = (req: http.IncomingMessage, res: http.ServerResponse, next?: (e
 let installed = false;
 /** The names a copy of this module put on a Node prototype (a process may load two copies: tests, bundles). */
 const INSTALLED = Symbol.for('attest.expressMethods');
+/** A request's parsed query string, and the URL it was parsed from. */
+const QUERY = Symbol.for('attest.query');
+
+type QueryHeld = { [QUERY]?: { url: string | undefined; value: unknown } };
+
+/**
+ * Express 5's `req.query` getter parses the query string again at every read, and returns a new object
+ * each time. Routes read it once per parameter, and middleware reads it again. This getter parses once
+ * per request and keeps the result with the URL it came from. If the URL changes (a router mounted at a
+ * path strips its prefix from req.url), the query string is parsed again.
+ */
+function memoizedQuery(parse: (this: http.IncomingMessage) => unknown): PropertyDescriptor {
+  return {
+    configurable: true,
+    enumerable: true,
+    get(this: http.IncomingMessage & QueryHeld) {
+      const held = this[QUERY];
+      if (held !== undefined && held.url === this.url) return held.value;
+      const value = parse.call(this);
+      this[QUERY] = { url: this.url, value };
+      return value;
+    },
+  };
+}
 
 /**
  * Puts Express's request and response methods (`req.get`, `req.query`, `res.json`, `res.send`, …) on
  * Node's own `IncomingMessage` and `ServerResponse` prototypes, once per process. A name Node already
- * defines is never replaced (that would change Node's own objects): it is an error.
+ * defines is never replaced (that would change Node's own objects): it is an error. `req.query` is
+ * Express's own, parsed once per request (memoizedQuery).
  */
 function installExpressMethods(): void {
   if (installed) return;
@@ -26,6 +51,8 @@ function installExpressMethods(): void {
         throw new Error(`Express's ${name} would replace Node's own on ${to.constructor.name}`);
       ours.add(name);
     }
+    if (to === http.IncomingMessage.prototype && own.query?.get !== undefined)
+      own.query = memoizedQuery(own.query.get as (this: http.IncomingMessage) => unknown);
     Object.defineProperties(to, own);
   }
   installed = true;

@@ -184,12 +184,10 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
   const querySchema = pricesQuerySchema(native);
   const cacheControl = `public, max-age=${options.cacheMaxAgeSeconds}`;
   const parseQuery = async (req: Request) => {
-    // read once: Express 5 parses the query string again at every read of req.query
-    const raw = req.query;
     const query = validate(querySchema, {
-      fiatCurrencies: queryParam(raw, 'fiatCurrencies'),
-      cryptoCurrencies: queryParam(raw, 'cryptoCurrencies'),
-      change: queryParam(raw, 'change'),
+      fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
+      cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
+      change: queryParam(req.query, 'change'),
     });
     const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
     const cryptoParam = query.cryptoCurrencies;
@@ -300,8 +298,10 @@ export function pricesRoute(router: Router, prices: PriceService, options: Price
         cors,
         limited,
         async (req, res) => {
-          const raw = req.query;
-          const query = validate(historyQuery, { fiat: queryParam(raw, 'fiat'), range: queryParam(raw, 'range') });
+          const query = validate(historyQuery, {
+            fiat: queryParam(req.query, 'fiat'),
+            range: queryParam(req.query, 'range'),
+          });
           const token = await prices.resolveToken(String(req.params.token), 'token');
           const [fiat] = await prices.parseCodes(query.fiat, 'fiats', 'fiat');
           const { body, etag } = await options.history.history(token, fiat, query.range as HistoryRange);

@@ -193,11 +193,10 @@ export function streamRoute(router: Router, prices: PriceService, stream: PriceS
         },
         limited,
         async (req, res) => {
-          const raw = req.query; // parsed again at every read (Express 5)
           const query = validate(querySchema, {
-            fiatCurrencies: queryParam(raw, 'fiatCurrencies'),
-            cryptoCurrencies: queryParam(raw, 'cryptoCurrencies'),
-            change: queryParam(raw, 'change'),
+            fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
+            cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
+            change: queryParam(req.query, 'change'),
           });
           const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
           const tokens = query.cryptoCurrencies

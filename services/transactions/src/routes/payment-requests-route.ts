@@ -134,13 +134,12 @@ export const listQuerySchema = (statuses: readonly string[]) =>
 
 /** The list query as read (each parameter once). */
 export function listQuery(req: Request, statuses: readonly string[]) {
-  const raw = req.query; // parsed again at every read (Express 5)
   const q = validate(listQuerySchema(statuses), {
-    reference: queryParam(raw, 'reference'),
-    status: queryParam(raw, 'status'),
-    since: queryParam(raw, 'since'),
-    cursor: queryParam(raw, 'cursor'),
-    limit: queryParam(raw, 'limit'),
+    reference: queryParam(req.query, 'reference'),
+    status: queryParam(req.query, 'status'),
+    since: queryParam(req.query, 'since'),
+    cursor: queryParam(req.query, 'cursor'),
+    limit: queryParam(req.query, 'limit'),
   }) as { reference?: string; status?: string; since?: Date; cursor?: string; limit: number };
   return { ...q, after: decodeCursor(q.cursor) };
 }

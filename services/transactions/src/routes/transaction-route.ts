@@ -40,10 +40,8 @@ export const lookupParamsSchema = Joi.object({
  * validations were 4.5 % of a cached lookup's CPU.)
  */
 function lookupOf(req: Request): { appId: string; type: TransactionType; id: string } {
-  // Express 5 parses the query string again at every read of req.query
-  const query = req.query;
-  const appId = queryParam(query, 'app_id');
-  const typeName = queryParam(query, 'type');
+  const appId = queryParam(req.query, 'app_id');
+  const typeName = queryParam(req.query, 'type');
   const rawId = req.params.transaction_id;
   if (
     appId === undefined ||
