@@ -1,4 +1,4 @@
-import express, { type Request } from 'express';
+import express from 'express';
 import request from 'supertest';
 import { trustProxySetting } from '../src/config';
 import { MemoryCache, RedisCache, type Cache } from '../src/cache';
@@ -251,34 +251,35 @@ describe('rate-limit fields and the 429', () => {
   });
 });
 
-describe('clientAddress', () => {
-  const address = (ip: string) => clientAddress({ ip, socket: {} } as unknown as Request);
+/** The address clientAddress gives for a request from 127.0.0.1 (over a real Express app) that carries X-Forwarded-For. */
+const seen = async (trustProxy: string, forwardedFor?: string) => {
+  const app = express();
+  app.set('trust proxy', trustProxySetting(trustProxy));
+  app.get('/', (req, res) => void res.json({ address: clientAddress(req), ip: req.ip }));
+  const call = request(app).get('/');
+  const res = await (forwardedFor === undefined ? call : call.set('X-Forwarded-For', forwardedFor));
+  expect(res.status).toBe(200);
+  return res.body as { address: string; ip: string };
+};
 
-  it('writes IPv4-mapped IPv6 as IPv4 and keeps IPv4', () => {
-    expect(address('::ffff:203.0.113.9')).toBe('203.0.113.9');
-    expect(address('203.0.113.9')).toBe('203.0.113.9');
+describe('clientAddress', () => {
+  /** What clientAddress makes of `ip`, as the address a trusted proxy forwarded. */
+  const address = async (ip: string) => (await seen('true', ip)).address;
+
+  it('writes IPv4-mapped IPv6 as IPv4 and keeps IPv4', async () => {
+    expect(await address('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    expect(await address('203.0.113.9')).toBe('203.0.113.9');
   });
 
-  it('counts an IPv6 host by its /64', () => {
-    expect(address('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
-    expect(address('2001:db8:1:2::ff')).toBe('2001:db8:1:2::/64');
-    expect(address('2001:0db8::1')).toBe('2001:db8:0:0::/64');
-    expect(address('::1')).toBe('0:0:0:0::/64');
+  it('counts an IPv6 host by its /64', async () => {
+    expect(await address('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(await address('2001:db8:1:2::ff')).toBe('2001:db8:1:2::/64');
+    expect(await address('2001:0db8::1')).toBe('2001:db8:0:0::/64');
+    expect(await address('::1')).toBe('0:0:0:0::/64');
   });
 });
 
 describe('clientAddress under TRUST_PROXY', () => {
-  /** The address clientAddress gives for a request from 127.0.0.1 that carries X-Forwarded-For. */
-  const seen = async (trustProxy: string, forwardedFor?: string) => {
-    const app = express();
-    app.set('trust proxy', trustProxySetting(trustProxy));
-    app.get('/', (req, res) => void res.json({ address: clientAddress(req), ip: req.ip }));
-    const call = request(app).get('/');
-    const res = await (forwardedFor === undefined ? call : call.set('X-Forwarded-For', forwardedFor));
-    expect(res.status).toBe(200);
-    return res.body as { address: string; ip: string };
-  };
-
   it('trusting no proxy, counts the peer and ignores X-Forwarded-For, as req.ip does', async () => {
     await expect(seen('false', '203.0.113.9')).resolves.toEqual({ address: '127.0.0.1', ip: '127.0.0.1' });
     await expect(seen('false')).resolves.toEqual({ address: '127.0.0.1', ip: '127.0.0.1' });

@@ -24,9 +24,7 @@ function ipv6Prefix(address: string): string {
  */
 export function clientAddress(req: Request): string {
   const ip =
-    (req.app !== undefined && req.app.get('trust proxy') === false ? req.socket.remoteAddress : req.ip) ??
-    req.socket.remoteAddress ??
-    'unknown';
+    (req.app.get('trust proxy') === false ? req.socket.remoteAddress : req.ip) ?? req.socket.remoteAddress ?? 'unknown';
   if (ip.startsWith('::ffff:') && ip.includes('.')) return ip.slice(7);
   if (!ip.includes(':') || !isIPv6(ip) || ip.includes('.')) return ip;
   return ipv6Prefix(ip.split('%')[0]);
