@@ -45,6 +45,13 @@ export const commonEnv = {
       'string.uriCustomScheme': '{{#label}} must be a postgres:// URL',
       'string.uri': '{{#label}} must be a postgres:// URL',
     }),
+  // connections each service process keeps to DATABASE_URL at most (embedded Postgres: ignored)
+  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(1000).default(10).messages({
+    'number.base': '{{#label}} must be a whole number from 1 to 1000 (got {{#value}})',
+    'number.integer': '{{#label}} must be a whole number from 1 to 1000 (got {{#value}})',
+    'number.min': '{{#label}} must be a whole number from 1 to 1000 (got {{#value}})',
+    'number.max': '{{#label}} must be a whole number from 1 to 1000 (got {{#value}})',
+  }),
   REDIS_URL: Joi.string()
     .uri({ scheme: ['redis', 'rediss'] })
     .messages({
@@ -100,6 +107,8 @@ export function loadEnv<T>(keys: Record<string, Joi.Schema>, env: NodeJS.Process
 
 export interface CommonConfig {
   DATABASE_URL?: string;
+  /** The most connections this process keeps to DATABASE_URL (10 unless set). */
+  DATABASE_POOL_SIZE?: number;
   REDIS_URL?: string;
   DATA_DIR: string;
   LOG_LEVEL: 'silent' | 'error' | 'warn' | 'info' | 'debug';

@@ -65,7 +65,13 @@ export async function migrateDatabase(
   logger: Logger,
 ): Promise<number[]> {
   const embeddedDir = path.resolve(config.DATA_DIR, service, 'pg');
-  const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema: service, logger });
+  const db = await createDatabase({
+    url: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    embeddedDir,
+    schema: service,
+    logger,
+  });
   try {
     return await withStartupRetries(() => migrate(db, readMigrations(migrationsDir)), logger);
   } finally {
@@ -94,7 +100,14 @@ export async function openStorage(
   const shared = config.DATABASE_URL ? undefined : overrides.sharedDatabase;
   const embeddedDir = shared ? shared.dir : path.resolve(config.DATA_DIR, service, 'pg');
   const schema = overrides.schema ?? service;
-  const db = await createDatabase({ url: config.DATABASE_URL, embeddedDir, schema, logger, shared });
+  const db = await createDatabase({
+    url: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    embeddedDir,
+    schema,
+    logger,
+    shared,
+  });
   try {
     await prepareSchema(db, config, migrationsDir, logger);
   } catch (err) {

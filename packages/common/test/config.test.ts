@@ -1,5 +1,14 @@
 import Joi from 'joi';
-import { commonEnv, ConfigError, failureLimitEnv, loadEnv, port, publicUrl, trustProxySetting } from '../src';
+import {
+  commonEnv,
+  ConfigError,
+  failureLimitEnv,
+  loadEnv,
+  port,
+  publicUrl,
+  trustProxySetting,
+  type CommonConfig,
+} from '../src';
 
 const schema = {
   ...commonEnv,
@@ -34,6 +43,16 @@ describe('config', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadEnv<{ IDENTITY_PORT: number }>(schema, { IDENTITY_PORT: '' }).IDENTITY_PORT).toBe(4000);
+  });
+
+  it('DATABASE_POOL_SIZE: 10 unless set, a whole number from 1 to 1000', () => {
+    const load = (env: Record<string, string>) => loadEnv<CommonConfig>(commonEnv, env).DATABASE_POOL_SIZE;
+    expect(load({})).toBe(10);
+    expect(load({ DATABASE_POOL_SIZE: '25' })).toBe(25);
+    for (const bad of ['0', '1001', '2.5', 'ten'])
+      expect(() => load({ DATABASE_POOL_SIZE: bad })).toThrow(
+        `Invalid environment: DATABASE_POOL_SIZE must be a whole number from 1 to 1000 (got ${bad})`,
+      );
   });
 });
 
