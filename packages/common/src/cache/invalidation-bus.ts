@@ -72,10 +72,14 @@ export class RedisBus implements InvalidationBus {
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     };
     this.publisher = new Redis(url, options);
-    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true, autoResubscribe: true });
+    // ioredis's autoResubscribe sends its SUBSCRIBE with nobody listening for the answer: closed or cut
+    // before Redis answers, it rejects unhandled. The bus subscribes again itself, on every 'ready'; that
+    // also restores channels whose queued SUBSCRIBE ioredis dropped while Redis was down at start-up.
+    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true, autoResubscribe: false });
     this.publisher.on('error', () => undefined);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => {
+      if (this.channels.size) this.listen([...this.channels]);
       if (this.everReady) {
         this.logger.info('invalidation bus reconnected; dropping in-process caches');
         for (const handler of this.resync) handler();
@@ -113,11 +117,16 @@ export class RedisBus implements InvalidationBus {
     const channel = this.channel(topic);
     if (!this.channels.has(channel)) {
       this.channels.add(channel);
-      this.subscriber.subscribe(channel).catch((err: Error) => {
-        this.logger.warn('invalidation bus subscribe failed', { topic, error: err.message });
-      });
+      this.listen([channel]);
     }
     return this.local.subscribe(topic, handler);
+  }
+
+  /** Subscribes; a failure is logged, and the channel is subscribed again at the next 'ready'. */
+  private listen(channels: string[]): void {
+    this.subscriber.subscribe(...channels).catch((err: Error) => {
+      this.logger.warn('invalidation bus subscribe failed', { channels: channels.length, error: err.message });
+    });
   }
 
   onResync(handler: () => void): () => void {
