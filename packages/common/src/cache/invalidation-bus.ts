@@ -73,9 +73,9 @@ export class RedisBus implements InvalidationBus {
     };
     this.publisher = new Redis(url, options);
     // ioredis's autoResubscribe sends its SUBSCRIBE with nobody listening for the answer: closed or cut
-    // before Redis answers, it rejects unhandled. The bus subscribes again itself, on every 'ready'; that
-    // also restores channels whose queued SUBSCRIBE ioredis dropped while Redis was down at start-up.
-    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true, autoResubscribe: false });
+    // before Redis answers, it rejects unhandled. The bus subscribes itself, on every 'ready', to every
+    // channel; nothing waits in ioredis's offline queue (which it empties while Redis stays down).
+    this.subscriber = new Redis(url, { ...options, autoResubscribe: false });
     this.publisher.on('error', () => undefined);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => {
@@ -117,12 +117,13 @@ export class RedisBus implements InvalidationBus {
     const channel = this.channel(topic);
     if (!this.channels.has(channel)) {
       this.channels.add(channel);
-      this.listen([channel]);
+      // not connected yet: the next 'ready' subscribes it with the others
+      if (this.subscriber.status === 'ready') this.listen([channel]);
     }
     return this.local.subscribe(topic, handler);
   }
 
-  /** Subscribes; a failure is logged, and the channel is subscribed again at the next 'ready'. */
+  /** Subscribes; a failure is logged, and the channels are subscribed again at the next 'ready'. */
   private listen(channels: string[]): void {
     this.subscriber.subscribe(...channels).catch((err: Error) => {
       this.logger.warn('invalidation bus subscribe failed', { channels: channels.length, error: err.message });
