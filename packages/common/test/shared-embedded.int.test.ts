@@ -85,6 +85,52 @@ describe('a new embedded data directory', () => {
   });
 });
 
+describe('a creation of the embedded database cut off by a signal', () => {
+  const realSpawn = childProcess.spawn;
+  /** The next creation's child gets `signal`: at once (before its program runs), or once it says it runs. */
+  const signalNextChild = (signal: NodeJS.Signals, when: 'before it runs' | 'while it runs') =>
+    jest.spyOn(childProcess, 'spawn').mockImplementationOnce(((...args: Parameters<typeof realSpawn>) => {
+      const child = realSpawn(...args);
+      if (when === 'before it runs') child.kill(signal);
+      else child.stdout!.once('data', () => child.kill(signal));
+      return child;
+    }) as typeof realSpawn);
+
+  it('is begun again when the signal killed the child before its program ran (a Ctrl-C as it forked)', async () => {
+    const dir = path.join(tmp(), 'pg');
+    const spawned = signalNextChild('SIGINT', 'before it runs');
+    try {
+      const db = await createDatabase({ schema: 'svc_a', logger: testLogger, shared: new SharedEmbeddedPostgres(dir) });
+      expect(spawned).toHaveBeenCalledTimes(2);
+      expect(spawned.mock.calls[1][1]).toEqual(spawned.mock.calls[0][1]);
+      expect(fs.readFileSync(path.join(dir, 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+      expect(fs.existsSync(`${dir}.initializing`)).toBe(false);
+      expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await db.close();
+    } finally {
+      spawned.mockRestore();
+    }
+  });
+
+  it('fails, naming the signal, when the child was killed while it created the database; the next start begins again', async () => {
+    const dir = path.join(tmp(), 'pg');
+    const spawned = signalNextChild('SIGTERM', 'while it runs');
+    try {
+      await expect(
+        createDatabase({ schema: 'svc_a', logger: testLogger, shared: new SharedEmbeddedPostgres(dir) }),
+      ).rejects.toThrow(`could not create the embedded database in ${dir}.initializing (killed by SIGTERM)`);
+      expect(spawned).toHaveBeenCalledTimes(1);
+      expect(fs.existsSync(path.join(dir, 'PG_VERSION'))).toBe(false);
+      const db = await createDatabase({ schema: 'svc_a', logger: testLogger, shared: new SharedEmbeddedPostgres(dir) });
+      expect(spawned).toHaveBeenCalledTimes(2);
+      expect(fs.existsSync(path.join(dir, 'PG_VERSION'))).toBe(true);
+      await db.close();
+    } finally {
+      spawned.mockRestore();
+    }
+  });
+});
+
 describe('embeddedLayout', () => {
   const services = ['identity', 'transactions', 'prices'];
 

@@ -35,6 +35,7 @@ function compileWasmWithBaselineOnly(): void {
 
 /** Creates a data directory in a process of its own, which exits when done (see startEmbeddedPostgres). */
 const INITIALIZE = `
+process.stdout.write('running');
 const [entry, dir, params] = process.argv.slice(1);
 require(entry).PGlite.create(dir, { startParams: JSON.parse(params) })
   .then((db) => db.close())
@@ -44,21 +45,55 @@ require(entry).PGlite.create(dir, { startParams: JSON.parse(params) })
 /** Whether dataDir already holds a Postgres data directory (initdb writes PG_VERSION first). */
 const isInitializedDataDir = (dataDir: string) => fs.existsSync(path.join(dataDir, 'PG_VERSION'));
 
+/**
+ * How often a creation killed before its program ran is begun again. A child leaves its parent's process
+ * group (setsid) only after fork, with every signal blocked until just before exec: a signal sent to the
+ * parent's group in that window (a Ctrl-C as the start begins) stays pending in the child and, its handlers
+ * reset to the default, kills it before our program runs. Nothing was created then, so it is safe to begin
+ * again; a creation killed while it runs is not retried (someone meant it). Under a barrage of SIGINT to
+ * the group, one a millisecond, ~40 % of such children died before exec here: 20 attempts make a start
+ * that fails that way unheard of, and a barrage that never ends cannot keep the start-up looping.
+ */
+const INITDB_ATTEMPTS = 20;
+
 async function runInitdb(dir: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await runInitdbOnce(dir);
+    if (outcome.code === 0) return;
+    if (outcome.signal && !outcome.ran && attempt < INITDB_ATTEMPTS) continue;
+    const cause = outcome.signal ? `killed by ${outcome.signal}` : `exit code ${outcome.code}`;
+    throw new Error(
+      `could not create the embedded database in ${dir} (${cause})${outcome.stderr ? `: ${outcome.stderr}` : ''}`,
+    );
+  }
+}
+
+interface InitdbOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Whether the child's program began (it says so first): a child killed before it did created nothing. */
+  ran: boolean;
+  stderr: string;
+}
+
+async function runInitdbOnce(dir: string): Promise<InitdbOutcome> {
   const child = spawn(
     process.execPath,
     ['-e', INITIALIZE, require.resolve('@electric-sql/pglite'), dir, JSON.stringify(START_PARAMS)],
     // in a process group of its own: a Ctrl-C to the terminal's group does not cut it off half-way; the
     // program that started it decides (pnpm start lets the start-up finish, then stops in order)
-    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let stderr = '';
+  let ran = false;
+  child.stdout.once('data', () => (ran = true));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve, reject) => {
+  // 'close', not 'exit': the child's output has been read to its end
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', resolve);
+    child.once('close', (c: number | null, s: NodeJS.Signals | null) => resolve([c, s]));
   });
-  if (code !== 0) throw new Error(`could not create the embedded database in ${dir}: ${stderr.trim()}`);
+  return { code, signal, ran, stderr: stderr.trim() };
 }
 
 /**
