@@ -1,3 +1,4 @@
+import type Redis from 'ioredis';
 import { RedisBus } from '../src/cache';
 import { testLogger } from './support';
 import { describeNeeding } from './support/binaries';
@@ -12,6 +13,12 @@ async function until(condition: () => boolean, what: string): Promise<void> {
     await sleep(25);
   }
   throw new Error(`timed out waiting until ${what}`);
+}
+
+/** Like until, but looks every turn of the event loop: for what holds for one turn only. */
+async function untilTurn(condition: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10000; !condition(); await nextTurn())
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
 }
 
 /** Sends a message from `from` until `seen` holds it: a (re)subscription settles in its own time. */
@@ -62,6 +69,9 @@ describeNeeding(
         bus.onResync(() => resyncs++);
         await deliver(sender, 'keys', 'before', seen);
 
+        // one drop of the caches for each connection: the first, and the one after the cut
+        await until(() => resyncs === 1, 'the first connection drops what was read before it');
+
         proxy.cut();
         await until(() => !bus.connected, 'the bus sees the cut');
         proxy.heal();
@@ -69,7 +79,31 @@ describeNeeding(
         await deliver(sender, 'keys', 'after', seen);
 
         expect(seen.filter((m) => m !== 'before' && m !== 'after')).toEqual([]);
-        expect(resyncs).toBe(1);
+        expect(resyncs).toBe(2);
+        expect(unhandled).toEqual([]);
+      } finally {
+        await bus.close();
+      }
+    }, 30000);
+
+    it('connected again means subscribed again: what another replica publishes from then on, or as the caches are dropped, arrives', async () => {
+      const bus = new RedisBus(proxy.url, 'reconnect:', testLogger);
+      try {
+        const seen: string[] = [];
+        bus.subscribe('keys', (m) => seen.push(m));
+        await deliver(sender, 'keys', 'before', seen);
+        // the moment the bus drops its caches, another replica changes a key: the news must not be lost
+        bus.onResync(() => void sender.publish('keys', 'at-resync'));
+
+        proxy.cut();
+        await until(() => !bus.connected, 'the bus sees the cut');
+        proxy.heal();
+        // the first turn the bus says it is connected, a replica publishes, once
+        await untilTurn(() => bus.connected, 'the bus reconnects');
+        await sender.publish('keys', 'at-once');
+
+        await until(() => seen.includes('at-once') && seen.includes('at-resync'), 'both messages arrive');
+        expect(seen).toEqual(['before', 'at-resync', 'at-once']);
         expect(unhandled).toEqual([]);
       } finally {
         await bus.close();
@@ -103,8 +137,11 @@ describeNeeding(
       proxy.cut();
       await until(() => !bus.connected, 'the bus sees the cut');
       proxy.heal();
-      // the turn the subscriber is ready again, its SUBSCRIBE is on the wire and not yet answered
-      while (!bus.connected) await nextTurn();
+      // the turn the subscriber is ready again, its SUBSCRIBE is on the wire and not yet answered (the
+      // bus is not connected until it is: the test looks at the connection itself)
+      const { subscriber } = bus as unknown as { subscriber: Redis };
+      await untilTurn(() => subscriber.status === 'ready', 'the subscriber is ready again');
+      expect(bus.connected).toBe(false);
       const closing = bus.close();
       proxy.cut();
       await closing;

@@ -17,7 +17,10 @@ export interface InvalidationBus {
   readonly connected: boolean;
   publish(topic: string, message: string): Promise<void>;
   subscribe(topic: string, handler: BusHandler): () => void;
-  /** Called after a reconnection: messages may have been missed, so drop what was cached. */
+  /**
+   * Called once every topic is subscribed on a new connection to Redis (the first one too): messages
+   * may have been missed before it, so drop what was cached.
+   */
   onResync(handler: () => void): () => void;
   close(): Promise<void>;
 }
@@ -57,7 +60,13 @@ export class RedisBus implements InvalidationBus {
   private readonly resync = new Set<() => void>();
   private readonly origin = randomBytes(8).toString('hex');
   private readonly channels = new Set<string>();
-  private everReady = false;
+  /** Counts the subscriber's connections: an answer that comes for an earlier one is no news. */
+  private connection = 0;
+  /** SUBSCRIBEs sent on this connection and not answered yet: until they are, messages may be missed. */
+  private unanswered = 0;
+  /** The last connection on which every channel was subscribed (0: none yet). */
+  private subscribedOn = 0;
+  private closed = false;
 
   constructor(
     url: string,
@@ -79,18 +88,30 @@ export class RedisBus implements InvalidationBus {
     this.publisher.on('error', () => undefined);
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => {
+      this.connection++;
+      this.unanswered = 0;
       if (this.channels.size) this.listen([...this.channels]);
-      if (this.everReady) {
-        this.logger.info('invalidation bus reconnected; dropping in-process caches');
-        for (const handler of this.resync) handler();
-      }
-      this.everReady = true;
+      else this.subscribed();
     });
     this.subscriber.on('message', (channel: string, raw: string) => this.receive(channel, raw));
   }
 
+  /** Ready, and Redis has answered every SUBSCRIBE of this connection: from here on nothing is missed. */
   get connected(): boolean {
-    return this.subscriber.status === 'ready';
+    return this.subscriber.status === 'ready' && this.unanswered === 0 && this.subscribedOn === this.connection;
+  }
+
+  /**
+   * Every channel is subscribed on this connection: the resync handlers run now, not at 'ready'. What
+   * was published before (while the bus was away, or its SUBSCRIBEs on the way) was missed, and what was
+   * read before may already be stale: after a reconnection, and at the first connection too (a service
+   * loads its state at start-up, perhaps while Redis is still unreachable).
+   */
+  private subscribed(): void {
+    if (this.subscribedOn === this.connection) return;
+    if (this.subscribedOn > 0) this.logger.info('invalidation bus reconnected; dropping in-process caches');
+    this.subscribedOn = this.connection;
+    for (const handler of this.resync) handler();
   }
 
   private channel(topic: string): string {
@@ -123,11 +144,31 @@ export class RedisBus implements InvalidationBus {
     return this.local.subscribe(topic, handler);
   }
 
-  /** Subscribes; a failure is logged, and the channels are subscribed again at the next 'ready'. */
+  /**
+   * Subscribes on the current connection. A failure is logged and, the connection still up, tried again
+   * a second later (the bus stays not connected meanwhile); a new connection subscribes every channel.
+   */
   private listen(channels: string[]): void {
-    this.subscriber.subscribe(...channels).catch((err: Error) => {
-      this.logger.warn('invalidation bus subscribe failed', { channels: channels.length, error: err.message });
-    });
+    const connection = this.connection;
+    this.unanswered++;
+    this.subscriber.subscribe(...channels).then(
+      () => {
+        if (connection !== this.connection) return;
+        if (--this.unanswered === 0) this.subscribed();
+      },
+      (err: Error) => {
+        if (this.closed) return;
+        this.logger.warn('invalidation bus subscribe failed', { channels: channels.length, error: err.message });
+        // a connection that went away is not tried again: its next 'ready' subscribes every channel
+        const current = () => connection === this.connection && this.subscriber.status === 'ready' && !this.closed;
+        if (!current()) return;
+        setTimeout(() => {
+          if (!current()) return;
+          this.unanswered--;
+          this.listen(channels);
+        }, 1000).unref();
+      },
+    );
   }
 
   onResync(handler: () => void): () => void {
@@ -136,6 +177,7 @@ export class RedisBus implements InvalidationBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.local.close();
     await Promise.all(
       [this.publisher, this.subscriber].map((client) => client.quit().catch(() => client.disconnect())),
