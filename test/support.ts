@@ -56,10 +56,13 @@ function runIn(
 
 export const runTsx = (script: string, args: string[], env: NodeJS.ProcessEnv) => runIn(TSX, [script, ...args], env);
 
+const SCRIPTS = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string; manage: string } }
+).scripts;
 /** package.json's `manage` script (`node --require tsx/cjs packages/cli/src/main.ts`), split into words. */
-const [MANAGE_NODE, ...MANAGE_ARGS] = (
-  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { manage: string } }
-).scripts.manage.split(' ');
+const [MANAGE_NODE, ...MANAGE_ARGS] = SCRIPTS.manage.split(' ');
+/** package.json's `start` script (`exec node --import tsx scripts/start.ts`), split into words after `exec`. */
+const [START_NODE, ...START_ARGS] = SCRIPTS.start.replace(/^exec /, '').split(' ');
 
 /** `pnpm manage`'s program, run as package.json's script runs it (this node for its `node`), without pnpm. */
 export const manage = (args: string[], env: NodeJS.ProcessEnv) =>
@@ -77,7 +80,6 @@ async function waitReady(url: string, deadline: number): Promise<void> {
   throw new Error(`${url} was not ready in time`);
 }
 
-/** `pnpm start`'s program, with its own ports and data directory; resolves once all three are ready. */
 /** Resolves once pnpm start printed its "Attest is running" banner; fails at the deadline. */
 async function startedBanner(output: () => string, deadline: number): Promise<void> {
   while (!output().includes('Attest is running')) {
@@ -86,9 +88,13 @@ async function startedBanner(output: () => string, deadline: number): Promise<vo
   }
 }
 
+/** `pnpm start`'s program, with its own ports and data directory; resolves once all three are ready. */
 export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 60000): Promise<Stack & { readyMs: number }> {
   const started = Date.now();
-  const child = spawn(TSX, ['scripts/start.ts'], { cwd: ROOT, env });
+  // node itself with tsx as a loader, as the script runs it, not tsx's CLI: the CLI runs the program in
+  // a child, passes a signal on, and when the child does not answer within 30 ms (a busy machine)
+  // kills it with SIGKILL and exits 130; a person's Ctrl-C never meets that process
+  const child = spawn(START_NODE === 'node' ? process.execPath : START_NODE, START_ARGS, { cwd: ROOT, env });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -107,7 +113,7 @@ export async function startStack(env: NodeJS.ProcessEnv, timeoutMs = 60000): Pro
     ]);
   } catch (err) {
     // a stack that was not ready in time must not outlive the test (three embedded Postgres on a
-    // shared machine). SIGTERM, which tsx passes on to the program; SIGKILL would orphan it.
+    // shared machine). SIGTERM, which the program answers by stopping its databases; SIGKILL would orphan them.
     if (child.exitCode === null) {
       child.kill('SIGTERM');
       const force = setTimeout(() => child.kill('SIGKILL'), 10000);
