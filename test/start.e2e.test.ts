@@ -44,7 +44,8 @@ describe('pnpm start', () => {
   it('keeps the per-service databases an earlier version left, and their data', async () => {
     const env = await stackEnv();
     // an earlier layout: prices alone, as before, in DATA_DIR/prices/pg, with a price set by hand
-    const earlier = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['services/prices/src/main.ts'], {
+    // node with tsx as a loader: tsx's CLI would SIGKILL a program slow to answer the Ctrl-C below
+    const earlier = spawn(process.execPath, ['--import', 'tsx', 'services/prices/src/main.ts'], {
       cwd: ROOT,
       env,
       stdio: 'ignore',
