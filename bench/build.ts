@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { serviceImage } from '../test/dockerfile';
 import { ROOT } from '../test/support';
 import type { ServiceName } from './stack';
 
@@ -48,14 +49,15 @@ export function ensureBuilt(log: (line: string) => void): void {
 }
 
 /**
- * NODE_OPTIONS of the service's image (`ENV NODE_OPTIONS=…` in services/<name>/Dockerfile), so the
- * bench runs the services with the heap settings they have in production; undefined when it sets none.
+ * NODE_OPTIONS of the service's image (`ENV NODE_OPTIONS=…` in the stages of the root Dockerfile that
+ * `--build-arg SERVICE=<name>` builds), so the bench runs the services with the heap settings they have in
+ * production; undefined when it sets none.
  */
 export function imageNodeOptions(name: ServiceName): string | undefined {
-  const dockerfile = fs.readFileSync(path.join(ROOT, 'services', name, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
-  const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-  const match = /\bNODE_OPTIONS="([^"]*)"/.exec(finalStage);
-  return match?.[1];
+  const env = serviceImage(name)
+    .instructions.filter((l) => l.startsWith('ENV '))
+    .join(' ');
+  return /\bNODE_OPTIONS="([^"]*)"/.exec(env)?.[1];
 }
 
 /** How the real-server rows run the services, for the report: `NODE_OPTIONS='…' node services/<name>/dist/main.js`. */

@@ -12,7 +12,7 @@ const SERVICES = [
 ] as const;
 
 /** What each image contains: `pnpm deploy --prod` of one service, run with plain node, no sources or dev tools. */
-describe('per-service production folders (the Dockerfiles’ build stage)', () => {
+describe('per-service production folders (the Dockerfile’s build stage)', () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-deploy-'));
 
   beforeAll(() => {
@@ -29,6 +29,8 @@ describe('per-service production folders (the Dockerfiles’ build stage)', () =
       execFileSync('pnpm', ['--filter', `@attest/${name}`, 'deploy', '--prod', dir], { cwd: ROOT, stdio: 'pipe' });
       expect(fs.existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
       expect(fs.existsSync(path.join(dir, 'migrations', '001_init.sql'))).toBe(true);
+      // the audit migration includes packages/common/migrations/audit.sql: shipped with @attest/common
+      expect(fs.existsSync(path.join(dir, 'node_modules', '@attest', 'common', 'migrations', 'audit.sql'))).toBe(true);
       expect(fs.existsSync(path.join(dir, 'src'))).toBe(false);
       for (const dev of ['jest', 'typescript', 'tsx', 'supertest', 'ganache', 'openid-client'])
         expect(fs.existsSync(path.join(dir, 'node_modules', dev))).toBe(false);

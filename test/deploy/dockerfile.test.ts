@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { instructions, serviceImage, stages } from '../dockerfile';
 import { ROOT } from '../support';
 
 const SERVICES = ['identity', 'transactions', 'prices'];
@@ -21,15 +22,6 @@ const cliBuild = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages', 'cli', '
   compilerOptions: { rootDir: string; outDir: string };
 };
 
-/** Dockerfile instructions, continuation lines joined, comments dropped. */
-function instructions(file: string): string[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .filter((l) => l.trim() && !l.startsWith('#'));
-}
-
 /** Mebibytes of a Kubernetes quantity such as 512Mi or 1Gi. */
 const mebibytes = (quantity: string) => {
   const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
@@ -37,8 +29,8 @@ const mebibytes = (quantity: string) => {
   return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
 };
 
-/** The memory limit of the service's own container in k8s/base/<name>.yaml. */
-function kubernetesMemoryLimitMi(name: string): number {
+/** The service's own container in k8s/base/<name>.yaml. */
+function kubernetesContainer(name: string) {
   const docs = parseAllDocuments(fs.readFileSync(path.join(ROOT, 'k8s', 'base', `${name}.yaml`), 'utf8')).map(
     (d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: unknown[] } } } },
   );
@@ -46,19 +38,62 @@ function kubernetesMemoryLimitMi(name: string): number {
   const containers = deployment.spec!.template!.spec!.containers as {
     name: string;
     resources: { limits: { memory: string } };
+    ports: { name: string; containerPort: number }[];
   }[];
-  return mebibytes(containers.find((c) => c.name === name)!.resources.limits.memory);
+  return containers.find((c) => c.name === name)!;
 }
 
-describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engine here)', (name) => {
-  const lines = instructions(path.join(ROOT, 'services', name, 'Dockerfile'));
-  const finalStage = lines.slice(lines.findLastIndex((l) => l.startsWith('FROM ')));
+/** The memory limit of the service's own container in k8s/base/<name>.yaml. */
+const kubernetesMemoryLimitMi = (name: string) => mebibytes(kubernetesContainer(name).resources.limits.memory);
+
+describe('Dockerfile: one for the three services (read statically: no Docker engine here)', () => {
+  it('replaces the per-service Dockerfiles', () => {
+    for (const name of SERVICES) expect(fs.existsSync(path.join(ROOT, 'services', name, 'Dockerfile'))).toBe(false);
+  });
+
+  it('installs before it reads SERVICE, so the install layers are the same for the three services', () => {
+    const build = serviceImage('identity').stage('build')!.instructions;
+    const install = build.findIndex((l) => l.startsWith('RUN pnpm install'));
+    const serviceArg = build.indexOf('ARG SERVICE');
+    expect(install).toBeGreaterThanOrEqual(0);
+    expect(serviceArg).toBeGreaterThan(install);
+    for (const name of SERVICES)
+      expect(serviceImage(name).stage('build')!.instructions.slice(0, serviceArg)).toEqual(build.slice(0, serviceArg));
+  });
+
+  it('makes the images of the same layers: they differ only in the stage named after the service (ports, health check)', () => {
+    const images = SERVICES.map((name) => ({ name, ...serviceImage(name) }));
+    const shared = (image: (typeof images)[number]) =>
+      image.chain.filter((s) => s.name !== image.name).flatMap((s) => s.instructions);
+    for (const image of images) {
+      expect(image.base).toBe(images[0].base);
+      expect(image.chain.map((s) => s.name)).toEqual(['runtime', image.name, undefined]);
+      expect(shared(image)).toEqual(shared(images[0]));
+      const own = image.stage(image.name)!.instructions.map((l) => l.split(' ')[0]);
+      expect(own.sort()).toEqual(['EXPOSE', 'HEALTHCHECK']);
+    }
+  });
+
+  it('fails without SERVICE rather than building something', () => {
+    // BuildKit refuses a blank base name ("base name (${SERVICE}) should not be blank")
+    expect(stages({}).at(-1)!.from).toBe('');
+    expect(instructions().filter((l) => l.startsWith('ARG SERVICE'))).toEqual(['ARG SERVICE', 'ARG SERVICE']);
+  });
+});
+
+describe.each(SERVICES)('the image of docker build --build-arg SERVICE=%s', (name) => {
+  const image = serviceImage(name);
+  const finalStage = image.instructions;
+  const buildStage = /--from=(\S+)/.exec(finalStage.find((l) => l.startsWith('COPY --from='))!)![1];
+  const lines = image.stage(buildStage)!.instructions;
 
   it('builds the admin CLI beside the service and deploys it with production dependencies only', () => {
+    expect(image.stage(buildStage)!.from).toBe(image.base);
     const build = lines.find((l) => l.startsWith('RUN ') && l.includes('run build'));
-    expect(build).toContain(`--filter @attest/${name}...`);
-    expect(build).toContain(`--filter ${cliPackage.name} run build`);
+    expect(build).toContain(`--filter @attest/${name}... --filter ${cliPackage.name} run build`);
+    expect(build).toContain(`--filter @attest/${name} deploy --prod /out`);
     expect(build).toContain(`${cliPackage.name} deploy --prod /cli`);
+    expect(finalStage).toContain(`COPY --from=${buildStage} --chown=root:root /out /app`);
     expect(lines).toContain('COPY packages ./packages');
   });
 
@@ -100,10 +135,24 @@ describe.each(SERVICES)('services/%s/Dockerfile (read statically: no Docker engi
     expect(docs).toContain(`NODE_OPTIONS="${nodeOptions}"`);
   });
 
-  it('runs the service by default; `node dist/main.js migrate` is the separate migration step', () => {
-    expect(finalStage[finalStage.length - 1]).toBe('CMD ["node", "dist/main.js"]');
+  it('runs the service by default as the node user; `node dist/main.js migrate` is the separate migration step', () => {
+    expect(finalStage.filter((l) => l.startsWith('CMD ')).at(-1)).toBe('CMD ["node", "dist/main.js"]');
+    expect(finalStage.filter((l) => l.startsWith('ENTRYPOINT '))).toEqual([]);
+    expect(finalStage.filter((l) => l.startsWith('USER ')).at(-1)).toBe('USER node');
     expect(fs.readFileSync(path.join(ROOT, 'services', name, 'src', 'main.ts'), 'utf8')).toMatch(
       /^import '\.\/tracing';\n/,
+    );
+  });
+
+  it('exposes the service’s public and admin ports (those of its Kubernetes container), and checks the public one', () => {
+    const ports = kubernetesContainer(name).ports;
+    const [http, admin] = ['http', 'admin'].map((p) => ports.find((q) => q.name === p)!.containerPort);
+    expect(finalStage.filter((l) => l.startsWith('EXPOSE '))).toEqual([`EXPOSE ${http} ${admin}`]);
+    const checks = finalStage.filter((l) => l.startsWith('HEALTHCHECK '));
+    expect(checks).toHaveLength(1);
+    expect(checks[0]).toMatch(/^HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 +CMD node -e /);
+    expect(checks[0]).toContain(
+      `fetch('http://127.0.0.1:'+(process.env.${name.toUpperCase()}_PORT||${http})+'/healthz')`,
     );
   });
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createDatabase, migrate, readMigrations } from '../src/db';
+import { createDatabase, migrate, readMigrations, SHARED_MIGRATIONS_DIR } from '../src/db';
 import { testDatabase, testLogger } from './support';
 
 function migrationsDir(files: Record<string, string>): string {
@@ -68,6 +68,41 @@ describe('migrations', () => {
       expect(tables).toHaveLength(0);
       const applied = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
       expect(applied.map((r) => r.version)).toEqual([1]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('includes a shared migration file byte for byte, applied in the service schema', async () => {
+    const db = await testDatabase('migtest');
+    try {
+      const dir = migrationsDir({
+        '001_init.sql': 'CREATE TABLE things (id int);\n\n\\include @attest/common/migrations/audit.sql\n',
+      });
+      const [m] = readMigrations(dir);
+      const shared = fs.readFileSync(path.join(SHARED_MIGRATIONS_DIR, 'audit.sql'), 'utf8');
+      expect(m.sql).toBe(`CREATE TABLE things (id int);\n\n${shared}`);
+      expect(await migrate(db, readMigrations(dir))).toEqual([1]);
+      expect(await migrate(db, readMigrations(dir))).toEqual([]);
+      const tables = await db.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [db.schema],
+      );
+      expect(tables.map((t) => t.table_name)).toEqual(['admin_tokens', 'audit_events', 'schema_migrations', 'things']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses an include of anything but a shared migration file, and a line left unexpanded fails as SQL', async () => {
+    for (const target of ['../../package.json', '@attest/common/migrations/../package.json', 'audit.sql'])
+      expect(() => readMigrations(migrationsDir({ '001_x.sql': `\\include ${target}\n` }))).toThrow(
+        /001_x.sql: \\include names a file of @attest\/common\/migrations\//,
+      );
+    const db = await testDatabase('migtest');
+    try {
+      const raw = [{ version: 1, name: '001_x.sql', sql: '\\include @attest/common/migrations/audit.sql\n' }];
+      await expect(migrate(db, raw)).rejects.toThrow(/001_x.sql failed/);
     } finally {
       await db.close();
     }

@@ -8,6 +8,27 @@ export interface Migration {
   sql: string;
 }
 
+/**
+ * Migration SQL that several services apply, each to its own schema (e.g. the audit trail): files in
+ * packages/common/migrations, shipped with the package.
+ */
+export const SHARED_MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
+const INCLUDE_PREFIX = '@attest/common/migrations/';
+
+/**
+ * A migration file's SQL, with each line `\include @attest/common/migrations/<file>.sql` replaced by that
+ * shared file's content, byte for byte: a migration written out in full by an earlier release and one that
+ * includes the same text now are the same SQL. (A line the loader did not replace fails as SQL, loudly.)
+ */
+export function migrationSql(file: string): string {
+  return fs.readFileSync(file, 'utf8').replace(/^\\include +(\S+)[ \t]*(?:\n|$)/gm, (_, target: string) => {
+    const name = target.startsWith(INCLUDE_PREFIX) ? target.slice(INCLUDE_PREFIX.length) : '';
+    if (!/^[\w-]+\.sql$/.test(name))
+      throw new Error(`${path.basename(file)}: \\include names a file of ${INCLUDE_PREFIX}, not ${target}`);
+    return fs.readFileSync(path.join(SHARED_MIGRATIONS_DIR, name), 'utf8');
+  });
+}
+
 export function readMigrations(dir: string): Migration[] {
   return fs
     .readdirSync(dir)
@@ -16,7 +37,7 @@ export function readMigrations(dir: string): Migration[] {
     .map((file) => ({
       version: Number(file.split('_')[0]),
       name: file,
-      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+      sql: migrationSql(path.join(dir, file)),
     }));
 }
 
