@@ -1,7 +1,9 @@
 import type { Command } from './command';
-import { appCommands, signingKeyCommands, userCommands } from './identity-commands';
+import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
 import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
+import { signingKeyCommands } from './signing-key-commands';
+import { userCommands } from './user-commands';
 import { webhookCommands } from './webhook-commands';
 
 export type { Command, Values } from './command';

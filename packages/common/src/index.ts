@@ -8,6 +8,7 @@ export * from './lifecycle';
 export * from './admin-token';
 export * from './storage';
 export * from './service';
+export * from './service-wiring';
 export * from './validation';
 export * from './crypto';
 export * from './rate-limit';

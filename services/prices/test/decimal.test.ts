@@ -1,5 +1,5 @@
-import { multiply, parseDecimal, rescale, toDecimalString } from '../src/domain/decimal';
-import { plainDecimal } from '../src/feeds/http-json';
+import { multiply, parseDecimal, rescale, toDecimalString } from '../src/kernel/decimal';
+import { plainDecimal } from '../src/feeds';
 
 describe('exact decimal arithmetic', () => {
   it.each([

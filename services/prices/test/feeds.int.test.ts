@@ -3,13 +3,9 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { MemoryCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
-import { PriceService } from '../src/domain/prices';
-import { FeedRunner } from '../src/feeds/feed-runner';
-import { fxFeed } from '../src/feeds/fx-feed';
-import { httpFeed } from '../src/feeds/http-feed';
-import { configuredFeeds } from '../src/app';
+import { configuredFeeds, FeedRunner, fxFeed, httpFeed } from '../src/feeds';
 import { loadPricesConfig } from '../src/config';
-import { priceStore } from '../src/store/price-store';
+import { priceStore, PriceService } from '../src/prices';
 import { pricesHarness, type PricesHarness } from './support';
 
 type Reply = { status?: number; body?: string; delayMs?: number };

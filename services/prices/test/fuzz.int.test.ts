@@ -1,27 +1,14 @@
 import request from 'supertest';
-import {
-  fuzzRuns,
-  fuzzSeeds,
-  fuzzService,
-  listen,
-  newStats,
-  reportStats,
-  type FuzzSurface,
-  type Listening,
-} from '@attest/testing';
+import { describeFuzz } from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
 
 const TEST_FILE = 'services/prices/test/fuzz.int.test.ts';
 
 /** Issue #9: random hostile requests to every public prices endpoint; see docs/reliability.md. */
-describe('prices fuzz: hostile input never hangs, never 5xx, always the error shape', () => {
-  let h: PricesHarness;
-  let server: Listening;
-  let surface: FuzzSurface;
-  const stats = newStats();
-
-  beforeAll(async () => {
-    h = await pricesHarness({ PRICE_RATE_LIMIT_PER_MINUTE: '0' }); // the limit has its own test (rate-limit.int.test.ts)
+describeFuzz('prices', TEST_FILE, {
+  // the limit has its own test (rate-limit.int.test.ts)
+  harness: () => pricesHarness({ PRICE_RATE_LIMIT_PER_MINUTE: '0' }),
+  async surface(h: PricesHarness) {
     const served = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' });
     const conditional: [string, string][] = [
       ['If-None-Match', String(served.headers.etag)],
@@ -30,7 +17,7 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
     ];
     const names = ['fiatCurrencies', 'cryptoCurrencies'];
     const base = ['fiatCurrencies=USD', 'fiatCurrencies=USD,EUR&cryptoCurrencies=WLD,USDCE', 'fiatCurrencies=JPY'];
-    surface = {
+    return {
       endpoints: [
         {
           path: '/public/v1/prices/latest/{}',
@@ -69,20 +56,5 @@ describe('prices fuzz: hostile input never hangs, never 5xx, always the error sh
       ],
       headers: conditional,
     };
-    server = await listen(h.publicApp);
-  }, 120_000);
-  afterAll(async () => {
-    reportStats('prices', stats);
-    await server?.close();
-    await h?.close();
-  });
-
-  it.each(fuzzSeeds())(
-    'seed %i',
-    async (seed) => {
-      const run = await fuzzService(server.port, surface, { seed, runs: fuzzRuns(), testFile: TEST_FILE, stats });
-      if (run.failure) throw new Error(run.failure);
-    },
-    600_000,
-  );
+  },
 });

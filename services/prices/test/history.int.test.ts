@@ -1,9 +1,7 @@
 import request from 'supertest';
 import { MemoryCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
-import { percentChange } from '../src/domain/history';
-import { QuotePurge } from '../src/domain/quote-purge';
-import { priceStore } from '../src/store/price-store';
+import { percentChange, priceStore, QuotePurge } from '../src/prices';
 import { pricesHarness, type PricesHarness } from './support';
 
 const WLD_ID = 'eip155:480/erc20:0x2cFc85d8E48F8EAB294be644d9E25C3030863003';

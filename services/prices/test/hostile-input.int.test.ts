@@ -1,7 +1,13 @@
-import { answered, listen, rawRequest, type Listening, type RawResponse } from '@attest/testing';
+import {
+  answeredRequest,
+  expectMalformedSegmentRefused,
+  listen,
+  MALFORMED_SEGMENTS,
+  type Listening,
+} from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
 
-const MALFORMED = ['%zz', '%', '%ff%fe', '%c0%ae', '%E0%A4%A', '%u0041'];
+const MALFORMED = MALFORMED_SEGMENTS;
 
 /** Issue #9: malformed percent-encoding in the path is a 400 naming the parameter, never a 500. */
 describe('prices: hostile input', () => {
@@ -16,23 +22,13 @@ describe('prices: hostile input', () => {
     await h.close();
   });
 
-  async function get(target: string): Promise<RawResponse> {
-    const res = await rawRequest(server.port, { method: 'GET', target });
-    if (!answered(res)) throw new Error(`GET ${target}: no answer (${res.status})`);
-    return res;
-  }
+  const get = (target: string) => answeredRequest(server.port, { method: 'GET', target });
 
   it.each(MALFORMED)(
     'GET /public/v1/prices/latest/%s answers 400 invalid_parameter naming the path segment',
     async (segment) => {
       const res = await get(`/public/v1/prices/latest/${segment}?fiatCurrencies=USD`);
-      expect(res.status).toBe(400);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(res.text)).toEqual({
-        code: 'invalid_parameter',
-        detail: 'native is not valid percent-encoded UTF-8 (write each byte as %XX, two hexadecimal digits).',
-        attribute: 'native',
-      });
+      expectMalformedSegmentRefused(res, 'native');
     },
   );
 

@@ -1,23 +1,17 @@
 import request from 'supertest';
-import { expectDocumentMatchesRoutes, undocumentedRoutes } from '@attest/testing';
+import { checkedDocument, COMMON_ADMIN_PATHS, COMMON_PUBLIC_PATHS, withHarness } from '@attest/testing';
 import { ADMIN_TOKEN, pricesHarness } from './support';
 
-it('prices serves an OpenAPI document whose paths are its routes', async () => {
-  const h = await pricesHarness();
-  try {
-    await expectDocumentMatchesRoutes(h.publicApp, [
+it('prices serves an OpenAPI document whose paths are its routes', () =>
+  withHarness(pricesHarness, async (h) => {
+    const doc = await checkedDocument(h.publicApp, [
       '/public/v1/prices/latest/{native}',
       '/public/v1/miniapps/prices',
       '/public/v1/prices/history/{token}',
       '/public/v1/prices/stream',
       '/widget.js',
-      '/healthz',
-      '/readyz',
-      '/openapi.json',
-      '/docs',
+      ...COMMON_PUBLIC_PATHS,
     ]);
-    expect(undocumentedRoutes(h.publicApp)).toEqual([]);
-    const doc = (await request(h.publicApp).get('/openapi.json')).body;
     const latest = doc.paths['/public/v1/prices/latest/{native}'].get;
     expect(latest.parameters).toEqual([
       {
@@ -32,31 +26,18 @@ it('prices serves an OpenAPI document whose paths are its routes', async () => {
       expect.objectContaining({ name: 'change', in: 'query', required: false }),
     ]);
     expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '429', '500', '503']);
-  } finally {
-    await h.close();
-  }
-});
+  }));
 
-it('prices serves its admin API as an OpenAPI document on the admin port, every /admin route in it', async () => {
-  const h = await pricesHarness();
-  try {
-    await expectDocumentMatchesRoutes(h.adminApp, [
+it('prices serves its admin API as an OpenAPI document on the admin port, every /admin route in it', () =>
+  withHarness(pricesHarness, async (h) => {
+    const doc = await checkedDocument(h.adminApp, [
       '/admin/prices',
       '/admin/fx',
       '/admin/prices/{token}/{fiat}/history',
       '/admin/feeds',
       '/admin/feeds/run',
-      '/admin/audit',
-      '/admin/admin-tokens',
-      '/admin/admin-tokens/{name}',
-      '/healthz',
-      '/readyz',
-      '/metrics',
-      '/openapi.json',
-      '/docs',
+      ...COMMON_ADMIN_PATHS,
     ]);
-    expect(undocumentedRoutes(h.adminApp)).toEqual([]);
-    const doc = (await request(h.adminApp).get('/openapi.json').expect(200)).body;
     expect(doc.info.title).toBe('Attest prices admin API');
     expect(doc.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     const set = doc.paths['/admin/prices'].post;
@@ -83,7 +64,4 @@ it('prices serves its admin API as an OpenAPI document on the admin port, every 
       .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
       .expect(200);
     expect(Array.isArray(history.body)).toBe(true);
-  } finally {
-    await h.close();
-  }
-});
+  }));

@@ -1,20 +1,14 @@
 import request from 'supertest';
 import { pendingInvalidations } from '@attest/common';
-import { CuttableProxy, describeNeeding, freePort, ThrowawayRedis } from '@attest/testing';
+import {
+  cuttableRedis,
+  describeNeeding,
+  once503sEnd,
+  until,
+  type CuttableProxy,
+  type ThrowawayRedis,
+} from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 50));
-}
-
-/** Retries a request until Redis answers this process again (ioredis reconnects with a backoff). */
-async function once503sEnd(send: () => Promise<request.Response>): Promise<request.Response> {
-  for (;;) {
-    const res = await send();
-    if (res.status !== 503) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeNeeding(['redis-server'], 'prices while Redis is unreachable (throwaway redis-server behind a proxy)', () => {
   let redis: ThrowawayRedis;
@@ -22,10 +16,7 @@ describeNeeding(['redis-server'], 'prices while Redis is unreachable (throwaway 
   let h: PricesHarness;
 
   beforeAll(async () => {
-    redis = new ThrowawayRedis(await freePort());
-    await redis.start();
-    proxy = new CuttableProxy(redis.port);
-    await proxy.start();
+    ({ redis, proxy } = await cuttableRedis());
     h = await pricesHarness({}, { redis: proxy.url });
   }, 90000);
 

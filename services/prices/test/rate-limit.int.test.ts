@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { AddressLimit } from '../src/routes/address-limit';
+import { AddressLimit } from '../src/kernel/address-limit';
 import { pricesHarness, type PricesHarness } from './support';
 
 describe('rate limit of the public price API per address', () => {

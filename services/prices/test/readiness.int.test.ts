@@ -1,16 +1,6 @@
 import request from 'supertest';
-import { describeNeeding, freePort, pgBinary, ThrowawayPostgres } from '@attest/testing';
+import { describeNeeding, eventually, freePort, pgBinary, ThrowawayPostgres } from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
-
-async function eventually(fn: () => Promise<void>): Promise<void> {
-  for (;;) {
-    try {
-      return await fn();
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 describeNeeding(
   [pgBinary('initdb'), pgBinary('pg_ctl')],

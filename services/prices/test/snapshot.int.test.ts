@@ -1,37 +1,15 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import request from 'supertest';
-import { isAppError, type Db, type InvalidationBus, type Queryable } from '@attest/common';
-import { randomHex, testBus, testDatabase } from '@attest/testing';
-import { PriceService } from '../src/domain/prices';
-import { priceStore } from '../src/store/price-store';
+import { isAppError, type Db, type InvalidationBus } from '@attest/common';
+import { countingDb, replicaPair, testBus, testDatabase, type Replicas } from '@attest/testing';
+import { priceStore, PriceService } from '../src/prices';
 import { pricesHarness, type PricesHarness } from './support';
 
 // each embedded Postgres takes seconds to start, many more on a loaded machine
 jest.setTimeout(120000);
 
 const MIGRATIONS = path.join(__dirname, '..', 'migrations');
-
-/** Counts the statements an app sends to its database. */
-function countingDb(db: Db): { db: Db; statements: string[] } {
-  const statements: string[] = [];
-  const count = (q: Queryable): Queryable => ({
-    query: (text, params) => {
-      statements.push(text);
-      return q.query(text, params);
-    },
-  });
-  return {
-    statements,
-    db: {
-      ...db,
-      schema: db.schema,
-      query: count(db).query,
-      transaction: (fn) => db.transaction((tx) => fn(count(tx))),
-      withClient: (fn) => db.withClient((c) => fn(count(c))),
-    },
-  };
-}
 
 const get = (h: PricesHarness, query: Record<string, string>) =>
   request(h.publicApp).get('/public/v1/prices/latest/wld').query(query);
@@ -163,20 +141,15 @@ describe('freshness is judged against the clock, not the snapshot', () => {
 describe('two instances sharing the database and the invalidation bus', () => {
   let a: PricesHarness;
   let b: PricesHarness;
-  let bBus: InvalidationBus | undefined;
+  let replicas: Replicas<PricesHarness>;
   beforeAll(async () => {
-    const prefix = `test:prices:${randomHex(5)}:`;
-    a = await pricesHarness({}, { bus: testBus('prices', prefix) });
-    // with Redis: a second connection on the same channels, as another replica has; without: the same in-process bus
-    bBus = process.env.TEST_REDIS_URL ? testBus('prices', prefix) : undefined;
-    b = await pricesHarness({ PRICE_FEEDS: 'seed' }, { db: a.storage.db, bus: bBus ?? a.storage.bus });
+    // a second replica: same database and invalidation bus (see replicaPair)
+    replicas = await replicaPair('prices', (shared, which) =>
+      pricesHarness(which === 'a' ? {} : { PRICE_FEEDS: 'seed' }, shared),
+    );
+    ({ a, b } = replicas);
   });
-  afterAll(async () => {
-    await b.close();
-    await bBus?.close();
-    await a.storage.bus.close();
-    await a.close();
-  });
+  afterAll(() => replicas?.close());
 
   it('a price set on one instance is served by it at the next request and by the other within 1 s', async () => {
     const amount = async (h: PricesHarness) =>

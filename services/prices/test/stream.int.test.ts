@@ -1,8 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import type { InvalidationBus } from '@attest/common';
-import { randomHex, testBus } from '@attest/testing';
+import { replicaPair, type Replicas } from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
 
 interface Block {
@@ -64,22 +63,19 @@ describe('GET /public/v1/prices/stream (Server-Sent Events)', () => {
   let a: PricesHarness;
   let b: PricesHarness;
   let servers: { server: Server; url: string }[];
-  let bBus: InvalidationBus | undefined;
+  let replicas: Replicas<PricesHarness>;
   beforeAll(async () => {
     const env = { PRICE_STREAM_MAX_PER_ADDRESS: '3', PRICE_STREAM_HEARTBEAT_SECONDS: '1' };
-    const prefix = `test:prices:${randomHex(5)}:`;
-    a = await pricesHarness(env, { bus: testBus('prices', prefix) });
-    // a second replica: same database; with Redis its own connection on the same channels, else the same bus
-    bBus = process.env.TEST_REDIS_URL ? testBus('prices', prefix) : undefined;
-    b = await pricesHarness({ ...env, PRICE_FEEDS: 'seed' }, { db: a.storage.db, bus: bBus ?? a.storage.bus });
+    // a second replica: same database and invalidation bus (see replicaPair)
+    replicas = await replicaPair('prices', (shared, which) =>
+      pricesHarness(which === 'a' ? env : { ...env, PRICE_FEEDS: 'seed' }, shared),
+    );
+    ({ a, b } = replicas);
     servers = [await listen(a), await listen(b)];
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => stop(s.server)));
-    await b.close();
-    await bBus?.close();
-    await a.storage.bus.close();
-    await a.close();
+    await replicas?.close();
   });
 
   const path = '/public/v1/prices/stream?fiatCurrencies=USD';

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../../../packages/common/test/support/chromium';
 import { pricesHarness, type PricesHarness } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
 const describeInChromium = fs.existsSync(CHROMIUM) ? describe : describe.skip;
 jest.setTimeout(120000);
 
@@ -38,10 +38,7 @@ describeInChromium('<attest-price> in Chromium: change, sparkline, live stream a
     // the page is on another origin than the price API
     site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
     siteUrl = (await listen(site)).replace('127.0.0.1', 'localhost');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

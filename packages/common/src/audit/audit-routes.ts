@@ -11,6 +11,7 @@ import {
   documentAdminRoute,
   NULLABLE_DATE_TIME,
 } from '../http/admin-docs';
+import { listPage, pageCursor, pageQuery } from '../http/admin-paging';
 import type { JsonSchema } from '../http/api-registry';
 import { emptyResponse, errorResponse, jsonResponse } from '../http/openapi';
 import { validate } from '../validation';
@@ -24,7 +25,7 @@ import {
   STORED_ADMIN_TOKEN,
 } from './admin-tokens';
 import type { AuditLog } from './audit-log';
-import type { AuditActor, StoredAuditEvent } from './audit-store';
+import type { AuditActor, AuditEvent, StoredAuditEvent } from './audit-store';
 
 /** The peer's address as express sees it (TRUST_PROXY honoured), IPv4-mapped IPv6 written as IPv4; not reduced to a /64. */
 function clientAddress(req: Request): string | null {
@@ -37,22 +38,25 @@ export function operatorActor(req: Request, res: Response): AuditActor {
   return { type: 'operator', id: operatorName(res), requestId: req.id, clientAddress: clientAddress(req) };
 }
 
+/** Records what an operator did through the admin API: the actor is the request's operator. */
+export function auditOperatorAction(
+  audit: Pick<AuditLog, 'record'>,
+  req: Request,
+  res: Response,
+  event: Omit<AuditEvent, 'actor'>,
+): Promise<void> {
+  const { type, ...rest } = event;
+  return audit.record({ type, actor: operatorActor(req, res), ...rest });
+}
+
 /** A person (or an unknown one) on a public page. */
 export function requestActor(req: Request, type: 'user' | 'anonymous', id: string | null): AuditActor {
   return { type, id, requestId: req.id, clientAddress: clientAddress(req) };
 }
 
-/** Paging of every admin list: `limit` (1-1000, default 100) and the `cursor` a previous page returned. */
-export const pageQuery = {
-  limit: Joi.number().integer().min(1).max(1000).default(100),
-  cursor: Joi.string().max(500),
-};
-
 export const auditQuery = Joi.object({
   ...pageQuery,
-  cursor: Joi.string()
-    .pattern(/^\d{1,19}$/)
-    .messages({ 'string.pattern.base': 'cursor must be the next_cursor of a previous page' }),
+  cursor: pageCursor(/^\d{1,19}$/),
   since: Joi.date()
     .iso()
     .messages({ 'date.format': 'since must be an ISO 8601 date or time, such as 2025-01-31 or 2025-01-31T12:00:00Z' }),
@@ -139,11 +143,7 @@ export function auditAdminRoutes(
       before: q.cursor,
       limit: q.limit + 1,
     });
-    const page = events.slice(0, q.limit);
-    res.json({
-      events: page.map(auditEventJson),
-      next_cursor: events.length > q.limit ? page[page.length - 1].id : null,
-    });
+    res.json(listPage('events', events, q.limit, auditEventJson, (e) => e.id));
   });
 
   const tokens = adminTokenStore(deps.db);
@@ -179,7 +179,7 @@ export function auditAdminRoutes(
     const token = body.token ?? newAdminToken();
     if (!(await tokens.insert(body.name, adminTokenHash(token), operatorName(res))))
       throw errors.conflict('name_taken', 'An admin token with this name (or this token) already exists.', 'name');
-    await deps.audit.record({ type: 'admin_token.created', actor: operatorActor(req, res), subject: body.name });
+    await auditOperatorAction(deps.audit, req, res, { type: 'admin_token.created', subject: body.name });
     res.status(201).json({ name: body.name, token, created_by: operatorName(res) });
   });
 
@@ -241,7 +241,7 @@ export function auditAdminRoutes(
   });
   router.delete('/admin-tokens/:name', async (req, res) => {
     if (!(await tokens.remove(req.params.name))) throw errors.notFound('No stored admin token with this name.', 'name');
-    await deps.audit.record({ type: 'admin_token.revoked', actor: operatorActor(req, res), subject: req.params.name });
+    await auditOperatorAction(deps.audit, req, res, { type: 'admin_token.revoked', subject: req.params.name });
     res.status(204).end();
   });
 }

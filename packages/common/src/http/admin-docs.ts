@@ -1,3 +1,4 @@
+import type { Request, Response, Router } from 'express';
 import { documentRoute, type JsonSchema, type Method, type OperationDoc, type ResponseDoc } from './api-registry';
 import { bodyErrorResponses, errorResponse } from './openapi';
 
@@ -69,4 +70,19 @@ export function documentAdminRoute(router: object, method: Method, path: string,
       ...responses,
     },
   });
+}
+
+/**
+ * An admin API operation: its entry in the admin document (documentAdminRoute) and its handler, on one
+ * path (documented first, then mounted).
+ */
+export function adminRoute(
+  router: Router,
+  method: Method,
+  path: string,
+  doc: AdminOperationDoc,
+  handler: (req: Request<Record<string, string>>, res: Response) => Promise<void>,
+): void {
+  documentAdminRoute(router, method, path, doc);
+  router[method.toLowerCase() as Lowercase<Method>](path, handler);
 }

@@ -11,5 +11,6 @@ export * from './service-apps';
 export * from './metrics';
 export * from './openapi';
 export * from './admin-docs';
+export * from './admin-paging';
 export * from './request-errors';
 export * from './send';

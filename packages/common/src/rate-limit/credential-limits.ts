@@ -3,7 +3,8 @@ import type { Cache } from '../cache';
 import type { FailureLimitConfig } from '../config';
 import type { AppError } from '../errors';
 import { clientAddress } from './client-address';
-import { FailureLimiter, type FailureCount, type FailureKeys } from './failure-limiter';
+import { FailureLimiter } from './failure-limiter';
+import type { FailureCount, FailureKeys } from './failure-policy';
 import { failureFields, tooManyFailures } from './rate-limit-fields';
 
 /**

@@ -1,5 +1,5 @@
 import { AppError, errors } from '../errors';
-import type { FailureCount, FailurePolicy, PolicyState } from './failure-limiter';
+import type { FailureCount, FailurePolicy, PolicyState } from './failure-policy';
 
 /*
  * The RateLimit fields of draft-ietf-httpapi-ratelimit-headers (-09 and later): structured-field lists,

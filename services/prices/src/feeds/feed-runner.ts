@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cache, Logger } from '@attest/common';
-import type { PriceService } from '../domain/prices';
+import type { PriceService } from '../prices';
 import type { Feed } from './feed';
 
 /**
@@ -22,7 +22,7 @@ export class FeedRunner {
 
   constructor(
     private readonly feeds: Feed[],
-    private readonly prices: PriceService,
+    private readonly prices: Pick<PriceService, 'codes' | 'record'>,
     private readonly cache: Cache,
     private readonly intervalMs: number,
     private readonly logger: Logger,

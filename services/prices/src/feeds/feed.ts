@@ -1,9 +1,6 @@
-import type { Observation } from '../store/price-store';
+import type { FeedResult } from '../kernel/observation';
 
-export interface FeedResult {
-  quotes: { token: string; fiat: string; observation: Observation }[];
-  fx: { fiat: string; observation: Observation }[];
-}
+export type { FeedResult };
 
 /** A price source: one call fetches what it knows now. */
 export interface Feed {

@@ -1,4 +1,4 @@
-import { parseDecimal } from '../domain/decimal';
+import { parseDecimal } from '../kernel/decimal';
 import type { Feed, FeedResult } from './feed';
 import { observedAt as observedAtOf } from './mapped-feed';
 import { decimalText, fetchJson, FeedError, plainDecimal, type HttpOptions } from './http-json';

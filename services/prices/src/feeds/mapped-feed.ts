@@ -1,5 +1,5 @@
 import { isLosslessNumber } from 'lossless-json';
-import { parseDecimal } from '../domain/decimal';
+import { parseDecimal } from '../kernel/decimal';
 import type { Feed, FeedResult } from './feed';
 import { decimalText, fetchJson, FeedError, plainDecimal, type HttpOptions } from './http-json';
 

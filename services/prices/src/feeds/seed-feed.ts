@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDecimal } from '../domain/decimal';
+import { parseDecimal } from '../kernel/decimal';
 import type { Feed, FeedResult } from './feed';
 
 export const DEFAULT_SEED_FILE = path.join(__dirname, '..', '..', 'seed', 'prices.json');

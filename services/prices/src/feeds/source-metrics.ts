@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { PriceService } from '../domain/prices';
+import type { PriceService } from '../prices';
 import type { FeedRunner } from './feed-runner';
 
 /**
@@ -9,7 +9,7 @@ import type { FeedRunner } from './feed-runner';
  */
 export class PriceSourceMetrics {
   constructor(
-    private readonly prices: PriceService,
+    private readonly prices: Pick<PriceService, 'sourceHealth'>,
     private readonly runner: FeedRunner,
   ) {}
 

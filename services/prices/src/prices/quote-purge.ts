@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cache, Logger } from '@attest/common';
-import type { PriceStore } from '../store/price-store';
+import type { PriceStore } from './price-store';
 
 const HOUR = 3600_000;
 

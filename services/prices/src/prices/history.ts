@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Observation, PriceStore } from '../store/price-store';
+import { rescale, toDecimalString } from '../kernel/decimal';
+import type { Observation } from '../kernel/observation';
 import { median } from './aggregate';
-import { rescale, toDecimalString } from './decimal';
-import type { Price } from './prices';
+import type { Price } from './price-answer';
+import type { PriceStore } from './price-store';
 
 /** The ranges of GET /public/v1/prices/history/{token}: how far back, and the interval of the points. */
 export const HISTORY_RANGES = {

@@ -1,18 +1,9 @@
 import { AppError, errors, LocalCache, type InvalidationBus } from '@attest/common';
-import type { FeedResult } from '../feeds/feed';
-import type { Observation, PriceStore } from '../store/price-store';
+import { MIN_DECIMALS, multiply, type Fixed } from '../kernel/decimal';
+import type { FeedResult, Observation } from '../kernel/observation';
 import { aggregate, type Aggregate, type AggregationRule } from './aggregate';
-import { MIN_DECIMALS, multiply, type Fixed } from './decimal';
-import { buildAnswer, type PriceAnswer } from './price-answer';
-
-export interface Price {
-  token: string;
-  fiat: string;
-  amount: string;
-  decimals: number;
-  observedAt: Date;
-  source: string;
-}
+import { buildAnswer, type Price, type PriceAnswer } from './price-answer';
+import type { PriceStore } from './price-store';
 
 export interface SourceHealth {
   values: number;

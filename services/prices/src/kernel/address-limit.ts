@@ -1,5 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, clientAddress, rateLimitField, rateLimitPolicyField, type FailurePolicy } from '@attest/common';
+import {
+  AppError,
+  clientAddress,
+  errorResponse,
+  rateLimitField,
+  rateLimitPolicyField,
+  type FailurePolicy,
+  type ResponseDoc,
+} from '@attest/common';
 
 export interface AddressLimitOptions {
   /** Requests per address per window; 0 turns the limit off (PRICE_RATE_LIMIT_PER_MINUTE). */
@@ -9,6 +17,20 @@ export interface AddressLimitOptions {
   maxAddresses?: number;
   now?: () => number;
 }
+
+/** The RateLimit fields (draft-ietf-httpapi-ratelimit-headers) on every counted answer. */
+export const RATE_LIMIT_FIELDS = {
+  'RateLimit-Policy': {
+    description: '"per-address";q=<requests>;w=<seconds> (PRICE_RATE_LIMIT_PER_MINUTE per 60 s)',
+    schema: { type: 'string' },
+  },
+  RateLimit: { description: '"per-address";r=<left>;t=<seconds until the window ends>', schema: { type: 'string' } },
+};
+/** The 429 of an endpoint the address limit counts. */
+export const TOO_MANY: ResponseDoc = {
+  ...errorResponse('too_many_requests: over PRICE_RATE_LIMIT_PER_MINUTE from this address; wait Retry-After seconds'),
+  headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } }, ...RATE_LIMIT_FIELDS },
+};
 
 export const tooManyRequests = (retryAfter: number, headers: Record<string, string>) =>
   new AppError(

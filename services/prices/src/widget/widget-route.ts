@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Router } from 'express';
 import { emptyResponse, endpoint, textResponse } from '@attest/common';
-import { WIDGET_SOURCE } from '../widget/widget-source';
+import { WIDGET_SOURCE } from './widget-source';
 
 const BODY = Buffer.from(WIDGET_SOURCE, 'utf8');
 const ETAG = `"${createHash('sha256').update(BODY).digest('base64url').slice(0, 27)}"`;

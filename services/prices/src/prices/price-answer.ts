@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import type { Price } from './prices';
+
+/** The served price of one pair: a direct quote (or the median of its sources), or a cross rate. */
+export interface Price {
+  token: string;
+  fiat: string;
+  amount: string;
+  decimals: number;
+  observedAt: Date;
+  source: string;
+}
 
 /** A 200 answer of the price endpoints, built once: the body bytes and its validators. */
 export interface PriceAnswer {

@@ -1,31 +1,15 @@
-import type { Request, Response, Router } from 'express';
-import {
-  AppError,
-  clientAddress,
-  endpoint,
-  errorResponse,
-  isAppError,
-  queryParam,
-  validate,
-  type InvalidationBus,
-  type Logger,
-} from '@attest/common';
-import type { PriceHistory } from '../domain/history';
-import type { PriceAnswer } from '../domain/price-answer';
-import { PRICE_SNAPSHOT_CACHE, type PriceService } from '../domain/prices';
-import { EXPOSED, pricesQuerySchema, RATE_LIMIT_FIELDS, TOO_MANY } from './prices-route';
-import type { AddressLimit } from './address-limit';
+import type { Request, Response } from 'express';
+import { AppError, clientAddress, isAppError, type InvalidationBus, type Logger } from '@attest/common';
+import { PRICE_SNAPSHOT_CACHE, type PriceAnswer, type PriceHistory, type PriceService } from '../prices';
 
 export interface PriceStreamOptions {
-  nativeToken: string;
   /** PRICE_STREAM_MAX_CONNECTIONS: open streams on this replica. */
   maxConnections: number;
   /** PRICE_STREAM_MAX_PER_ADDRESS: open streams of one client address on this replica. */
   maxPerAddress: number;
   /** A comment line this often keeps proxies from closing an idle stream (and re-judges freshness). */
   heartbeatMs: number;
-  limit: AddressLimit;
-  history: PriceHistory;
+  history: Pick<PriceHistory, 'changes'>;
   bus: InvalidationBus;
   logger: Logger;
 }
@@ -63,7 +47,7 @@ export class PriceStream {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly prices: PriceService,
+    private readonly prices: Pick<PriceService, 'answer' | 'answerWithChange'>,
     private readonly options: PriceStreamOptions,
   ) {
     this.unsubscribe = options.bus.subscribe(`cache:${PRICE_SNAPSHOT_CACHE}`, () => this.soon());
@@ -176,59 +160,4 @@ export class PriceStream {
     clearTimeout(this.pending);
     for (const c of this.channels.values()) for (const s of c.subscribers) s.res.end();
   }
-}
-
-export function streamRoute(router: Router, prices: PriceService, stream: PriceStream, options: PriceStreamOptions) {
-  const native = options.nativeToken.toUpperCase();
-  const querySchema = pricesQuerySchema(native);
-  const limited = options.limit.middleware();
-  endpoint(
-    router,
-    '/public/v1/prices/stream',
-    {
-      GET: [
-        (_req, res, next) => {
-          res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED });
-          next();
-        },
-        limited,
-        async (req, res) => {
-          const query = validate(querySchema, {
-            fiatCurrencies: queryParam(req.query, 'fiatCurrencies'),
-            cryptoCurrencies: queryParam(req.query, 'cryptoCurrencies'),
-            change: queryParam(req.query, 'change'),
-          });
-          const fiats = await prices.parseCodes(query.fiatCurrencies, 'fiats', 'fiatCurrencies');
-          const tokens = query.cryptoCurrencies
-            ? await prices.parseCodes(query.cryptoCurrencies, 'tokens', 'cryptoCurrencies')
-            : [native];
-          await stream.subscribe(req, res, { tokens, fiats, change: Boolean(query.change) });
-        },
-      ],
-    },
-    {
-      GET: {
-        summary:
-          'Live prices as Server-Sent Events (an event when the answer changes, a heartbeat, Last-Event-ID resume)',
-        description:
-          'The same parameters and answer as /public/v1/prices/latest/{native}, as events: `event: price` with ' +
-          'the answer as data and its ETag as id, sent at once and whenever it changes (on any replica); ' +
-          '`event: unavailable` with the error body when a price is no longer fresh; a `: heartbeat` comment ' +
-          'every 15 s. Reconnecting with Last-Event-ID equal to the current id sends no repeat. Open streams ' +
-          'are bounded per address (PRICE_STREAM_MAX_PER_ADDRESS) and per replica (PRICE_STREAM_MAX_CONNECTIONS).',
-        tags: ['prices'],
-        query: querySchema,
-        responses: {
-          200: {
-            description: 'text/event-stream: event (price | unavailable), id, data',
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
-            headers: RATE_LIMIT_FIELDS,
-          },
-          400: errorResponse('required (fiatCurrencies) or invalid_parameter (an unknown code, named)'),
-          429: TOO_MANY,
-          503: errorResponse('service_unavailable: PRICE_STREAM_MAX_CONNECTIONS streams are open on this replica'),
-        },
-      },
-    },
-  );
 }

@@ -1,11 +1,5 @@
 import type { Queryable } from '@attest/common';
-
-export interface Observation {
-  amount: string;
-  decimals: number;
-  source: string;
-  observedAt: Date;
-}
+import type { Observation } from '../kernel/observation';
 
 interface Row {
   amount: string;

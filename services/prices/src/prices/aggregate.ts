@@ -1,5 +1,5 @@
-import type { Observation } from '../store/price-store';
-import { rescale } from './decimal';
+import { rescale } from '../kernel/decimal';
+import type { Observation } from '../kernel/observation';
 
 /** How several sources of one pair become the served price. */
 export interface AggregationRule {

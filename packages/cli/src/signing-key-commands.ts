@@ -1,0 +1,21 @@
+import type { Command } from './command';
+
+export const signingKeyCommands: Record<string, Command> = {
+  'signing-key list': {
+    summary: 'list the published signing keys (the active one and retired ones still published)',
+    options: {},
+    run: (client) => client.call('identity', 'GET', '/keys'),
+  },
+  'signing-key rotate': {
+    summary: 'sign with a new key now; the old one stays published until its tokens expire',
+    options: {
+      'revoke-previous': {
+        type: 'boolean',
+        description:
+          'emergency (a key may be compromised): unpublish every earlier key at once; the tokens they signed stop working everywhere',
+      },
+    },
+    run: (client, values) =>
+      client.call('identity', 'POST', '/keys/rotate', values['revoke-previous'] ? { revoke_previous: true } : {}),
+  },
+};
