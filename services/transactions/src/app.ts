@@ -1,36 +1,47 @@
 import {
-  AuditLog,
-  createServiceApps,
+  createServiceAppsFrom,
   credentialFailureLimiter,
+  serviceAuditLog,
   type BuiltService,
   type ServiceDeps,
   WorkerLoop,
 } from '@attest/common';
-import { transactionsAdminRoutes } from './admin/admin-routes';
-import { ChainMetrics } from './chain/chain-metrics';
-import { transactionsAdminApi } from './admin/admin-document';
-import { paymentAdminRoutes } from './admin/payment-admin-routes';
-import { paymentPolicyAdminRoutes } from './admin/payment-policy-admin-routes';
-import { webhookAdminRoutes } from './admin/webhook-admin-routes';
+import { transactionsAdminApi, transactionsApi } from './api-documents';
+import { apiKeysAdminRoutes } from './api-keys';
+import { ChainMetrics, startChainWatcher } from './chain';
 import type { TransactionsConfig } from './config';
-import { ApiKeyService } from './domain/api-key-service';
-import { PaymentRequestService } from './domain/payment-requests';
-import { HttpPriceSource } from './domain/price-quote';
-import { TransactionService } from './domain/transactions';
-import { WebhookService } from './domain/webhook-service';
-import { eventsRoute } from './routes/events-route';
-import { transactionsApi } from './routes/openapi-document';
-import { paymentRequestsRoute } from './routes/payment-requests-route';
-import { recordTransactionRoute } from './routes/record-transaction-route';
-import { transactionRoute } from './routes/transaction-route';
-import { transactionsListRoute } from './routes/transactions-list-route';
-import { webhooksRoute } from './routes/webhooks-route';
-import { cachedApiKeyStore } from './store/api-key-cache';
-import { apiKeyStore } from './store/api-key-store';
-import { transactionStore } from './store/transaction-store';
-import { webhookStore } from './store/webhook-store';
-import { startDeliveryWorker } from './webhooks/start-worker';
-import { WebhookMetrics } from './webhooks/webhook-metrics';
+import { cachedApiKeyStore } from './kernel/api-keys/api-key-cache';
+import { ApiKeyService } from './kernel/api-keys/api-key-service';
+import { apiKeyStore } from './kernel/api-keys/api-key-store';
+import {
+  HttpPriceSource,
+  paymentPolicyAdminRoutes,
+  PaymentRequestService,
+  paymentRequestRoute,
+  paymentRequestsAdminRoutes,
+  paymentRequestsRoute,
+} from './payment-requests';
+import {
+  recordTransactionRoute,
+  TransactionService,
+  transactionRoute,
+  transactionsAdminRoutes,
+  transactionsListRoute,
+  transactionStore,
+} from './transactions';
+import {
+  eventsAdminRoute,
+  eventsRoute,
+  startDeliveryWorker,
+  webhookActionsRoute,
+  webhookAdminRoutes,
+  webhookDeliveriesRoute,
+  WebhookMetrics,
+  WebhookService,
+  webhookStore,
+  webhooksRoute,
+  writeEvent,
+} from './webhooks';
 
 /**
  * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
@@ -44,15 +55,20 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const keyStore = cachedApiKeyStore(apiKeyStore(storage.db), storage.bus, {
     ttlMs: config.API_KEY_CACHE_SECONDS * 1000,
   });
-  const audit = new AuditLog(storage.db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
+  const audit = serviceAuditLog(deps);
   const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
+  // the payment requests and the transactions write their events to the webhook outbox, each in its change's transaction
   const paymentRequests = new PaymentRequestService(
     storage.db,
     new HttpPriceSource(config.PRICES_URL, { maxAgeMs: config.PAYMENT_PRICE_MAX_AGE_SECONDS * 1000 }),
     storage.bus,
-    { audit },
+    { audit, outbox: writeEvent },
   );
-  const transactions = new TransactionService(storage.db, storage.bus, { audit, settlement: paymentRequests });
+  const transactions = new TransactionService(storage.db, storage.bus, {
+    audit,
+    settlement: paymentRequests,
+    outbox: writeEvent,
+  });
   // expires pending payment requests past their expiry (a read expires one too, before the sweep comes)
   const expirySweep = new WorkerLoop({
     name: 'payment request expiry',
@@ -69,49 +85,37 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const chainMetrics = new ChainMetrics();
   // viem is loaded with the watcher, only when a chain is configured (it costs about 12 MB of memory)
   const chain = config.CHAIN_RPC_URL
-    ? await (
-        await import('./chain/start-watcher')
-      ).startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
+    ? await startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
     : undefined;
   if (chain) deps.readiness.checks.push(chain.readiness);
-  const apps = createServiceApps({
+  const auth = { apiKeys, failures };
+  const tokens = config.CHAIN_TOKENS;
+  const bodyLimit = config.BODY_LIMIT;
+  const apps = createServiceAppsFrom(deps, {
     service: 'transactions',
-    logger,
-    readiness: deps.readiness,
-    adminToken: deps.adminToken,
-    adminTokens: config.ADMIN_TOKENS,
-    audit: { log: audit, db: storage.db },
-    trustProxy: config.TRUST_PROXY,
+    audit,
     publicUrl: config.API_URL,
-    bodyLimit: config.BODY_LIMIT,
     publicApi: transactionsApi(config.API_URL),
     adminApi: transactionsAdminApi(),
+    // the order of the routes is the order of the operations in /openapi.json
     publicRoutes: (router) => {
-      transactionRoute(router, { apiKeys, transactions, failures });
-      recordTransactionRoute(router, {
-        apiKeys,
-        transactions,
-        failures,
-        tokens: config.CHAIN_TOKENS,
-        bodyLimit: config.BODY_LIMIT,
-        paymentRequests,
-      });
-      paymentRequestsRoute(router, {
-        apiKeys,
-        failures,
-        paymentRequests,
-        tokens: config.CHAIN_TOKENS,
-        bodyLimit: config.BODY_LIMIT,
-      });
-      transactionsListRoute(router, { apiKeys, failures, store: transactionStore(storage.db) });
-      webhooksRoute(router, { apiKeys, failures, webhooks, audit, bodyLimit: config.BODY_LIMIT, wake: delivery.wake });
-      eventsRoute(router, { apiKeys, failures, webhooks });
+      transactionRoute(router, { ...auth, transactions });
+      recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests });
+      paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit });
+      paymentRequestRoute(router, { ...auth, paymentRequests });
+      transactionsListRoute(router, { ...auth, store: transactionStore(storage.db) });
+      webhooksRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
+      webhookActionsRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
+      webhookDeliveriesRoute(router, { ...auth, webhooks, wake: delivery.wake });
+      eventsRoute(router, { ...auth, webhooks });
     },
     adminRoutes: (router) => {
-      transactionsAdminRoutes(router, { apiKeys, keyStore, transactions });
+      apiKeysAdminRoutes(router, { apiKeys, keyStore });
+      transactionsAdminRoutes(router, { transactions });
       paymentPolicyAdminRoutes(router, { paymentRequests });
       webhookAdminRoutes(router, { webhooks, audit, wake: delivery.wake });
-      paymentAdminRoutes(router, { paymentRequests, webhooks });
+      paymentRequestsAdminRoutes(router, { paymentRequests });
+      eventsAdminRoute(router, { webhooks });
     },
     metrics: (registry) => {
       webhookMetrics.register(registry);

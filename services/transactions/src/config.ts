@@ -11,9 +11,9 @@ import {
   type FailureLimitConfig,
   type OutboundPolicy,
 } from '@attest/common';
-import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './chain/chain-tokens';
-import type { Finality } from './chain/verify-transfer';
-import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './domain/webhook-schedule';
+import type { Finality } from './chain';
+import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './kernel/chain-tokens';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks';
 
 export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_PORT: number;

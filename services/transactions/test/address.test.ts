@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { getAddress, isAddress } from 'viem';
-import { checksumAddress, isValidAddress } from '../src/chain/address';
+import { checksumAddress, isValidAddress } from '../src/kernel/address';
 
 const hexDigits = fc.array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: 40, maxLength: 40 });
 const anyCase = hexDigits.map((d) => `0x${d.join('')}`);

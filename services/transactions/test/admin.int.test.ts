@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { AuditLog } from '@attest/common';
 import { testLogger } from '@attest/testing';
-import { TransactionService } from '../src/domain/transactions';
+import { TransactionService } from '../src/transactions/transaction-service';
 import {
   ADMIN_TOKEN,
   apiKeyFor,

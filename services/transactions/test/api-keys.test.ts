@@ -1,4 +1,4 @@
-import { apiKeyHasher, newApiKey, parseApiKey } from '../src/domain/api-keys';
+import { apiKeyHasher, newApiKey, parseApiKey } from '../src/kernel/api-keys/api-keys';
 
 describe('API key hashes', () => {
   const hasher = apiKeyHasher('server-secret-0123456789abcdef0123456789');

@@ -1,4 +1,4 @@
-import { randomHex, testBus, testLogger } from '@attest/testing';
+import { randomHex, replicaPair, testLogger, valueWithin, type Replicas } from '@attest/testing';
 import { DeliveryWorker } from '../src/webhooks/delivery-worker';
 import { WebhookMetrics } from '../src/webhooks/webhook-metrics';
 import {
@@ -27,16 +27,8 @@ const DISABLED = {
   attribute: null,
 };
 
-/** Polls (up to 2 s) until read() gives the expected value; returns the last one seen. */
-async function eventuallyEqual<T>(read: () => Promise<T>, expected: T): Promise<T> {
-  const deadline = Date.now() + 2000;
-  let value = await read();
-  while (value !== expected && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  return value;
-}
+/** Polls up to 2 s for the expected value; returns the last one seen. */
+const eventuallyEqual = <T>(read: () => Promise<T>, expected: T) => valueWithin(2000, read, expected);
 
 const payment = (appId: string, reference: string) => ({
   app_id: appId,
@@ -160,20 +152,13 @@ describe('disabling an app stops its API keys and its webhooks', () => {
 describe('disabling an app on one replica', () => {
   let a: TransactionsHarness;
   let b: TransactionsHarness;
-  let bBus: ReturnType<typeof testBus> | undefined;
+  let replicas: Replicas<TransactionsHarness>;
   beforeAll(async () => {
-    const prefix = `test:transactions:${randomHex(5)}:`;
-    a = await transactionsHarness({}, { bus: testBus('transactions', prefix) });
-    // with Redis: a second connection on the same channels, as another replica has; without: the same in-process bus
-    bBus = process.env.TEST_REDIS_URL ? testBus('transactions', prefix) : undefined;
-    b = await transactionsHarness({}, { db: a.storage.db, bus: bBus ?? a.storage.bus });
+    // a second replica: same database and invalidation bus (see replicaPair)
+    replicas = await replicaPair('transactions', (shared) => transactionsHarness({}, shared));
+    ({ a, b } = replicas);
   });
-  afterAll(async () => {
-    await b.close();
-    await bBus?.close();
-    await a.storage.bus.close();
-    await a.close();
-  });
+  afterAll(() => replicas?.close());
 
   it('is refused by the other, whose memory held the key, and enabling it there works again', async () => {
     const appId = newAppId();

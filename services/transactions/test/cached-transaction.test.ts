@@ -1,5 +1,5 @@
-import { compactTransaction, expandTransaction, StringPool } from '../src/domain/cached-transaction';
-import type { Transaction } from '../src/store/transaction-store';
+import { compactTransaction, expandTransaction, StringPool } from '../src/transactions/cached-transaction';
+import type { Transaction } from '../src/kernel/transaction';
 
 const row = (i: number, overrides: Partial<Transaction> = {}): Transaction => ({
   id: `0x${i.toString(16).padStart(64, '0')}`,

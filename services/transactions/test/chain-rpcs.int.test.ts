@@ -6,9 +6,9 @@ import { ChainMetrics } from '../src/chain/chain-metrics';
 import { ChainWatcher, type ChainWatcherOptions } from '../src/chain/chain-watcher';
 import { rpcPool } from '../src/chain/start-watcher';
 import { TransferScanner } from '../src/chain/transfer-scanner';
-import { TransactionService } from '../src/domain/transactions';
-import { chainWatchStore } from '../src/store/chain-watch-store';
-import { transactionStore } from '../src/store/transaction-store';
+import { TransactionService } from '../src/transactions/transaction-service';
+import { chainWatchStore } from '../src/chain/chain-watch-store';
+import { transactionStore } from '../src/transactions/transaction-store';
 import {
   apiKeyFor,
   lookupTransaction,

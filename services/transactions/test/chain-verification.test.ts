@@ -5,9 +5,9 @@ import {
   representable,
   sameAmount,
   type TokenConfig,
-} from '../src/chain/chain-tokens';
+} from '../src/kernel/chain-tokens';
 import { lastFinalBlock, TRANSFER_TOPIC, verifyTransfer, type ChainLog } from '../src/chain/verify-transfer';
-import { differingField } from '../src/domain/transactions';
+import { differingField } from '../src/transactions/transaction-rules';
 
 const A = '0x' + 'a'.repeat(40);
 const B = '0x' + 'b'.repeat(40);

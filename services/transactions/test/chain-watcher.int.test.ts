@@ -9,8 +9,9 @@ import { ChainWatcher, type ChainWatcherOptions } from '../src/chain/chain-watch
 import { ChainMetrics } from '../src/chain/chain-metrics';
 import type { RpcPool } from '../src/chain/rpc-pool';
 import { chainClient, rpcPool } from '../src/chain/start-watcher';
-import { newTransactionId, TransactionService } from '../src/domain/transactions';
-import { transactionStore } from '../src/store/transaction-store';
+import { newTransactionId } from '../src/transactions/transaction-rules';
+import { TransactionService } from '../src/transactions/transaction-service';
+import { transactionStore } from '../src/transactions/transaction-store';
 import { TEST_TOKEN_ABI, TEST_TOKEN_BYTECODE } from './fixtures/test-token';
 import {
   apiKeyFor,

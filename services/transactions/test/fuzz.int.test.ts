@@ -1,33 +1,19 @@
-import {
-  fuzzRuns,
-  fuzzSeeds,
-  fuzzService,
-  listen,
-  newStats,
-  reportStats,
-  type FuzzSurface,
-  type Listening,
-} from '@attest/testing';
+import { describeFuzz, type FuzzSurface } from '@attest/testing';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
 const TEST_FILE = 'services/transactions/test/fuzz.int.test.ts';
 
 /** Issue #9: random hostile requests to every public transactions endpoint; see docs/reliability.md. */
-describe('transactions fuzz: hostile input never hangs, never 5xx, always the error shape', () => {
-  let h: TransactionsHarness;
-  let server: Listening;
-  let surface: FuzzSurface;
-  const stats = newStats();
-
-  beforeAll(async () => {
-    h = await transactionsHarness();
+describeFuzz('transactions', TEST_FILE, {
+  harness: () => transactionsHarness(),
+  async surface(h: TransactionsHarness): Promise<FuzzSurface> {
     const appId = newAppId();
     const key = await apiKeyFor(h, appId);
     const pay = await recordTransaction(h, appId);
     const send = await recordTransaction(h, appId, { type: 'sendTransaction' });
     const ids = [pay.transaction_id, send.transaction_id, pay.transaction_id.toUpperCase().replace('0X', '0x')];
     const bearer: [string, string] = ['Authorization', `Bearer ${key.api_key}`];
-    surface = {
+    return {
       endpoints: [
         {
           path: '/api/v2/client/transaction/{}',
@@ -53,20 +39,5 @@ describe('transactions fuzz: hostile input never hangs, never 5xx, always the er
       values: [appId, newAppId(), 'pay', 'sendTransaction', 'transfer', ...ids],
       headers: [bearer, ['Authorization', `Bearer ${key.api_key.slice(0, -2)}`]],
     };
-    server = await listen(h.publicApp);
-  }, 120_000);
-  afterAll(async () => {
-    reportStats('transactions', stats);
-    await server?.close();
-    await h?.close();
-  });
-
-  it.each(fuzzSeeds())(
-    'seed %i',
-    async (seed) => {
-      const run = await fuzzService(server.port, surface, { seed, runs: fuzzRuns(), testFile: TEST_FILE, stats });
-      if (run.failure) throw new Error(run.failure);
-    },
-    600_000,
-  );
+  },
 });

@@ -1,7 +1,13 @@
-import { answered, listen, rawRequest, type Listening, type RawResponse } from '@attest/testing';
+import {
+  answeredRequest,
+  expectMalformedSegmentRefused,
+  listen,
+  MALFORMED_SEGMENTS,
+  type Listening,
+} from '@attest/testing';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
-const MALFORMED = ['%zz', '%', '%ff%fe', '%c0%ae', '%E0%A4%A', '%u0041'];
+const MALFORMED = MALFORMED_SEGMENTS;
 
 /** Issue #9: malformed percent-encoding in the path is a 400 naming the parameter, never a 500. */
 describe('transactions: hostile input', () => {
@@ -21,27 +27,14 @@ describe('transactions: hostile input', () => {
     await h.close();
   });
 
-  async function get(target: string): Promise<RawResponse> {
-    const res = await rawRequest(server.port, {
-      method: 'GET',
-      target,
-      headers: [['Authorization', `Bearer ${key.api_key}`]],
-    });
-    if (!answered(res)) throw new Error(`GET ${target}: no answer (${res.status})`);
-    return res;
-  }
+  const get = (target: string) =>
+    answeredRequest(server.port, { method: 'GET', target, headers: [['Authorization', `Bearer ${key.api_key}`]] });
 
   it.each(MALFORMED)(
     'GET /api/v2/client/transaction/%s answers 400 invalid_parameter naming transaction_id',
     async (id) => {
       const res = await get(`/api/v2/client/transaction/${id}?app_id=${appId}&type=pay`);
-      expect(res.status).toBe(400);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(res.text)).toEqual({
-        code: 'invalid_parameter',
-        detail: 'transaction_id is not valid percent-encoded UTF-8 (write each byte as %XX, two hexadecimal digits).',
-        attribute: 'transaction_id',
-      });
+      expectMalformedSegmentRefused(res, 'transaction_id');
     },
   );
 

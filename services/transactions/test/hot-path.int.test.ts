@@ -1,45 +1,16 @@
 import path from 'node:path';
 import request from 'supertest';
-import { MemoryBus, type Db, type InvalidationBus, type Queryable } from '@attest/common';
-import { randomHex, testBus, testDatabase } from '@attest/testing';
-import { LastUseRecorder } from '../src/domain/last-use';
-import { TransactionService } from '../src/domain/transactions';
+import { MemoryBus, type Db } from '@attest/common';
+import { countingDb, randomHex, replicaPair, testDatabase, valueWithin, type Replicas } from '@attest/testing';
+import { LastUseRecorder } from '../src/kernel/api-keys/last-use';
+import { TransactionService } from '../src/transactions/transaction-service';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
 
 // each embedded Postgres takes seconds to start, many more on a loaded machine
 jest.setTimeout(120000);
 
-/** Counts the statements an app sends to its database. */
-function countingDb(db: Db): { db: Db; statements: string[] } {
-  const statements: string[] = [];
-  const count = (q: Queryable): Queryable => ({
-    query: (text, params) => {
-      statements.push(text);
-      return q.query(text, params);
-    },
-  });
-  return {
-    statements,
-    db: {
-      ...db,
-      schema: db.schema,
-      query: count(db).query,
-      transaction: (fn) => db.transaction((tx) => fn(count(tx))),
-      withClient: (fn) => db.withClient((client) => fn(count(client))),
-    },
-  };
-}
-
 /** Polls up to 1 s for the expected value; returns the last one seen. */
-async function within1s<T>(read: () => Promise<T>, expected: T): Promise<T> {
-  const deadline = Date.now() + 1000;
-  let value = await read();
-  while (value !== expected && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  return value;
-}
+const within1s = <T>(read: () => Promise<T>, expected: T) => valueWithin(1000, read, expected);
 
 const lookup = (h: TransactionsHarness, id: string, appId: string, apiKey: string) =>
   request(h.publicApp)
@@ -162,20 +133,13 @@ describe('transaction lookups from memory', () => {
 describe('two instances sharing the database and the invalidation bus', () => {
   let a: TransactionsHarness;
   let b: TransactionsHarness;
-  let bBus: InvalidationBus | undefined;
+  let replicas: Replicas<TransactionsHarness>;
   beforeAll(async () => {
-    const prefix = `test:transactions:${randomHex(5)}:`;
-    a = await transactionsHarness({}, { bus: testBus('transactions', prefix) });
-    // with Redis: a second connection on the same channels, as another replica has; without: the same in-process bus
-    bBus = process.env.TEST_REDIS_URL ? testBus('transactions', prefix) : undefined;
-    b = await transactionsHarness({}, { db: a.storage.db, bus: bBus ?? a.storage.bus });
+    // a second replica: same database and invalidation bus (see replicaPair)
+    replicas = await replicaPair('transactions', (shared) => transactionsHarness({}, shared));
+    ({ a, b } = replicas);
   });
-  afterAll(async () => {
-    await b.close();
-    await bBus?.close();
-    await a.storage.bus.close();
-    await a.close();
-  });
+  afterAll(() => replicas?.close());
 
   it('a key revoked on one instance is refused by the other within 1 s', async () => {
     const appId = newAppId();

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { randomHex } from '@attest/testing';
-import { MAX_ENDPOINTS_PER_APP } from '../src/domain/webhook-service';
+import { MAX_ENDPOINTS_PER_APP } from '../src/webhooks/webhook-service';
 import { ADDRESS_A, ADDRESS_B, apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
 import { PriceStub } from './support/price-stub';
 

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { DEFAULT_CHAIN_TOKENS_JSON } from '../src/chain/chain-tokens';
+import { DEFAULT_CHAIN_TOKENS_JSON } from '../src/kernel/chain-tokens';
 import {
   apiKeyFor,
   lookupTransaction,

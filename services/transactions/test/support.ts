@@ -2,9 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import type { Express } from 'express';
-import { storageChecks } from '@attest/common';
-import { testLogger, testStorage, type TestStorage, type TestStorageOptions } from '@attest/testing';
+import {
+  harnessDeps,
+  serviceHarness,
+  testLogger,
+  testStorage,
+  type ServiceHarness,
+  type TestStorageOptions,
+} from '@attest/testing';
 import { buildApp } from '../src/app';
 import { loadTransactionsConfig, type TransactionsConfig } from '../src/config';
 
@@ -12,13 +17,8 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const ADDRESS_A = `0x${'a'.repeat(40)}`;
 export const ADDRESS_B = `0x${'b'.repeat(40)}`;
 
-export interface TransactionsHarness {
-  publicApp: Express;
-  adminApp: Express;
+export interface TransactionsHarness extends ServiceHarness {
   config: TransactionsConfig;
-  storage: TestStorage;
-  admin(method: 'get' | 'post' | 'put' | 'delete', route: string): request.Test;
-  close(): Promise<void>;
 }
 
 export async function transactionsHarness(
@@ -32,25 +32,8 @@ export async function transactionsHarness(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const built = await buildApp({
-    config,
-    storage: { ...storage, describe: { database: 'test', cache: 'test' } },
-    logger: testLogger,
-    readiness: { shuttingDown: false, checks: storageChecks(storage) },
-    adminToken: ADMIN_TOKEN,
-  });
-  return {
-    publicApp: built.publicApp,
-    adminApp: built.adminApp,
-    config,
-    storage,
-    admin: (method, route) =>
-      request(built.adminApp)[method](`/admin${route}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`),
-    async close() {
-      await built.stop?.();
-      await storage.close();
-    },
-  };
+  const built = await buildApp({ config, ...harnessDeps(storage, testLogger, ADMIN_TOKEN) });
+  return { ...serviceHarness(built, storage, ADMIN_TOKEN), config };
 }
 
 export const newAppId = () => `app_${[...Array(32)].map(() => Math.floor(Math.random() * 16).toString(16)).join('')}`;

@@ -1,5 +1,6 @@
-import { pickRequest, type ScannedTransfer } from '../src/domain/payment-requests';
-import type { PaymentRequest } from '../src/store/payment-request-store';
+import type { ScannedTransfer } from '../src/kernel/settlement';
+import { pickRequest } from '../src/payment-requests/pick-request';
+import type { PaymentRequest } from '../src/payment-requests/payment-request-types';
 
 const blockTime = new Date('2026-11-27T12:00:00Z');
 const transfer: ScannedTransfer = { chain: 'worldchain', token: 'USDCE', to: '0xshop', amount: 1000000n, blockTime };

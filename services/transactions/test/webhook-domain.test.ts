@@ -6,9 +6,9 @@ import {
   parseRetrySchedule,
   retryAfterMs,
   throttleMs,
-} from '../src/domain/webhook-schedule';
-import { newWebhookSecret, webhookHeaders } from '../src/domain/webhook-signature';
-import { endpointUrlProblem, isPrivateAddress, resolveTarget } from '../src/domain/webhook-targets';
+} from '../src/webhooks/webhook-schedule';
+import { newWebhookSecret, webhookHeaders } from '../src/webhooks/webhook-signature';
+import { endpointUrlProblem, isPrivateAddress, resolveTarget } from '../src/webhooks/webhook-targets';
 
 const now = new Date('2026-03-01T12:00:00Z');
 

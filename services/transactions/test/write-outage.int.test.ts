@@ -1,20 +1,14 @@
 import request from 'supertest';
 import { pendingInvalidations } from '@attest/common';
-import { CuttableProxy, describeNeeding, freePort, ThrowawayRedis } from '@attest/testing';
+import {
+  cuttableRedis,
+  describeNeeding,
+  once503sEnd,
+  until,
+  type CuttableProxy,
+  type ThrowawayRedis,
+} from '@attest/testing';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 50));
-}
-
-/** Retries a request until Redis answers this process again (ioredis reconnects with a backoff). */
-async function once503sEnd(send: () => Promise<request.Response>): Promise<request.Response> {
-  for (;;) {
-    const res = await send();
-    if (res.status !== 503) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeNeeding(
   ['redis-server'],
@@ -26,10 +20,7 @@ describeNeeding(
     const appId = newAppId();
 
     beforeAll(async () => {
-      redis = new ThrowawayRedis(await freePort());
-      await redis.start();
-      proxy = new CuttableProxy(redis.port);
-      await proxy.start();
+      ({ redis, proxy } = await cuttableRedis());
       h = await transactionsHarness({ API_KEY_CACHE_SECONDS: '60' }, { redis: proxy.url });
     }, 90000);
 

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { counter, registerAll } from '../kernel/metrics';
 
 /** What the watcher reports for /readyz and the lag gauges: read when asked, from the RPCs and the stored cursor. */
 export interface WatchLag {
@@ -11,24 +12,22 @@ export interface WatchLag {
 
 /** The chain watcher's RPCs and progress, on the admin port's /metrics. */
 export class ChainMetrics {
-  readonly rpcErrors = new Counter({
-    name: 'chain_rpc_errors_total',
-    help: 'JSON-RPC calls that failed (error, timeout, unusable answer), by chain and RPC; the next RPC was tried.',
-    labelNames: ['chain', 'rpc'],
-    registers: [],
-  });
+  readonly rpcErrors = counter(
+    'chain_rpc_errors_total',
+    'JSON-RPC calls that failed (error, timeout, unusable answer), by chain and RPC; the next RPC was tried.',
+    ['chain', 'rpc'],
+  );
   readonly rpcUp = new Gauge({
     name: 'chain_rpc_up',
     help: '1 while an RPC answers, 0 while it is backed off after a failure; by chain and RPC.',
     labelNames: ['chain', 'rpc'],
     registers: [],
   });
-  readonly disagreements = new Counter({
-    name: 'chain_quorum_disagreements_total',
-    help: 'Blocks that deciding RPCs did not agree on (CHAIN_RPC_QUORUM); the decision waited for the next pass.',
-    labelNames: ['chain'],
-    registers: [],
-  });
+  readonly disagreements = counter(
+    'chain_quorum_disagreements_total',
+    'Blocks that deciding RPCs did not agree on (CHAIN_RPC_QUORUM); the decision waited for the next pass.',
+    ['chain'],
+  );
   private lagSource?: { chain: string; read(): Promise<WatchLag> };
   private reading?: Promise<WatchLag | null>;
 
@@ -83,7 +82,6 @@ export class ChainMetrics {
   }
 
   register(registry: Registry): void {
-    for (const metric of [this.rpcErrors, this.rpcUp, this.disagreements, this.lag, this.head, this.processed])
-      registry.registerMetric(metric);
+    registerAll(registry, [this.rpcErrors, this.rpcUp, this.disagreements, this.lag, this.head, this.processed]);
   }
 }

@@ -1,9 +1,14 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type TransactionReceipt } from 'viem';
 import type { Logger, ReadinessCheck } from '@attest/common';
-import { ALREADY_CLAIMED, type TransactionService } from '../domain/transactions';
-import type { LeasedTransaction, Transaction, TransactionStore } from '../store/transaction-store';
+import type { TokenConfig } from '../kernel/chain-tokens';
+import type { Transaction } from '../kernel/transaction';
+import {
+  ALREADY_CLAIMED,
+  type LeasedTransaction,
+  type TransactionService,
+  type TransactionStore,
+} from '../transactions';
 import type { WatchLag } from './chain-metrics';
-import type { TokenConfig } from './chain-tokens';
 import { rpcErrorMessage, type RpcPool } from './rpc-pool';
 import type { TransferScanner } from './transfer-scanner';
 import {

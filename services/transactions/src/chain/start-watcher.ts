@@ -1,13 +1,13 @@
 import { createPublicClient, http, webSocket, type PublicClient } from 'viem';
 import type { Db, Logger, ReadinessCheck } from '@attest/common';
-import type { TransactionsConfig } from '../config';
-import type { TransactionService } from '../domain/transactions';
-import { chainWatchStore } from '../store/chain-watch-store';
-import { transactionStore } from '../store/transaction-store';
+import type { ChainTokens } from '../kernel/chain-tokens';
+import { transactionStore, type TransactionService } from '../transactions';
 import type { ChainMetrics } from './chain-metrics';
+import { chainWatchStore } from './chain-watch-store';
 import { ChainWatcher } from './chain-watcher';
 import { RpcPool, rpcLabel, type RpcPoolOptions } from './rpc-pool';
 import { TransferScanner } from './transfer-scanner';
+import type { Finality } from './verify-transfer';
 
 /** A viem client for one RPC URL. retryCount: retries of the same URL before the pool fails over to the next. */
 export function chainClient(url: string, options: { timeoutMs?: number; retryCount?: number } = {}): PublicClient {
@@ -40,8 +40,22 @@ export interface StartedChainWatcher {
   readiness: ReadinessCheck;
 }
 
+/** The settings the watcher runs with (TransactionsConfig's CHAIN_* and what config.ts derives from them). */
+export interface ChainWatcherConfig {
+  CHAIN_NAME: string;
+  CHAIN_TOKENS: ChainTokens;
+  chainRpcUrls: readonly string[];
+  CHAIN_RPC_QUORUM: number;
+  CHAIN_RPC_TIMEOUT_MS: number;
+  CHAIN_SCAN_BLOCKS: number;
+  chainFinality: Finality;
+  CHAIN_DROP_TIMEOUT_SECONDS: number;
+  CHAIN_POLL_INTERVAL_MS: number;
+  CHAIN_MAX_LAG_BLOCKS: number;
+}
+
 export async function startChainWatcher(
-  config: TransactionsConfig,
+  config: ChainWatcherConfig,
   db: Db,
   transactions: TransactionService,
   metrics: ChainMetrics,

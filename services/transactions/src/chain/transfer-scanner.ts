@@ -1,7 +1,8 @@
 import { parseAbiItem } from 'viem';
 import type { Logger } from '@attest/common';
-import type { ChainWatchStore, ObservedTransfer } from '../store/chain-watch-store';
-import type { TokenConfig } from './chain-tokens';
+import type { ObservedTransfer } from '../kernel/chain-transfer';
+import type { ChainWatchStore } from './chain-watch-store';
+import type { TokenConfig } from '../kernel/chain-tokens';
 import type { RpcPool } from './rpc-pool';
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');

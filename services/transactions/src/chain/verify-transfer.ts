@@ -1,4 +1,4 @@
-import { sameAmount, SPEC_DECIMALS, type TokenConfig } from './chain-tokens';
+import { sameAmount, SPEC_DECIMALS, type TokenConfig } from '../kernel/chain-tokens';
 
 /** Why the chain watcher failed a transaction; shown in the status history and the lookup's header. */
 export type FailureReason =

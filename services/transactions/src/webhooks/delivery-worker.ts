@@ -7,14 +7,15 @@ import {
   type OutboundPolicy,
   type Queryable,
 } from '@attest/common';
-import { endpointEvent, type LastAttempt } from '../domain/webhook-endpoint-events';
-import { FAILING_AFTER_FAILURES, type EndpointEventType } from '../domain/webhook-filters';
-import { signingSecrets } from '../domain/webhook-service';
-import { nextStep, throttleMs, type AttemptOutcome } from '../domain/webhook-schedule';
-import { webhookHeaders } from '../domain/webhook-signature';
-import { resolveTarget, type Lookup } from '../domain/webhook-targets';
-import { webhookStore, type DueDelivery, type WebhookEndpoint } from '../store/webhook-store';
+import { endpointEvent, type LastAttempt } from './webhook-endpoint-events';
+import { FAILING_AFTER_FAILURES, type EndpointEventType } from './webhook-filters';
 import type { WebhookMetrics } from './webhook-metrics';
+import { nextStep, throttleMs, type AttemptOutcome } from './webhook-schedule';
+import { signingSecrets } from './webhook-service';
+import { webhookHeaders } from './webhook-signature';
+import { webhookStore } from './webhook-store';
+import { resolveTarget, type Lookup } from './webhook-targets';
+import type { DueDelivery, WebhookEndpoint } from './webhook-types';
 
 export interface DeliveryWorkerOptions {
   keyEncryptionKey: string;

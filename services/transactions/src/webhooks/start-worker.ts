@@ -1,5 +1,4 @@
-import type { AuditLog, Logger, Storage } from '@attest/common';
-import type { TransactionsConfig } from '../config';
+import type { AuditLog, Logger, OutboundPolicy, Storage } from '@attest/common';
 import { DeliveryWorker } from './delivery-worker';
 import type { WebhookMetrics } from './webhook-metrics';
 import { startRetention } from './webhook-retention';
@@ -8,12 +7,22 @@ import { startRetention } from './webhook-retention';
 // process at once, on other replicas through Redis): the cue that new outbox rows may be waiting.
 const CHANGE_TOPIC = 'cache:transactions';
 
+/** The settings the worker and the retention purge run with (TransactionsConfig's WEBHOOK_* and what config.ts derives). */
+export interface DeliveryWorkerConfig {
+  keyEncryptionKey: string;
+  webhookRetrySchedule: number[];
+  webhookTargets: OutboundPolicy;
+  WEBHOOK_POLL_INTERVAL_MS: number;
+  WEBHOOK_EVENT_RETENTION_DAYS: number;
+  webhookDeliveryRetentionDays: number;
+}
+
 /**
  * Starts the delivery worker: it polls every WEBHOOK_POLL_INTERVAL_MS and wakes on each committed change;
  * and the retention purge of events and delivery logs (at start, then hourly).
  */
 export function startDeliveryWorker(
-  config: TransactionsConfig,
+  config: DeliveryWorkerConfig,
   storage: Pick<Storage, 'db' | 'bus'>,
   metrics: WebhookMetrics,
   logger: Logger,

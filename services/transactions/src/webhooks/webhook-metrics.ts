@@ -1,19 +1,18 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
+import { counter, registerAll } from '../kernel/metrics';
 
 /** Delivery outcomes and lag per endpoint, on the admin port's /metrics. */
 export class WebhookMetrics {
-  readonly attempts = new Counter({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Webhook delivery attempts by endpoint and outcome (success, failure, throttled: 429/502/503/504).',
-    labelNames: ['endpoint_id', 'outcome'],
-    registers: [],
-  });
-  readonly endpointReports = new Counter({
-    name: 'webhook_endpoint_reports_total',
-    help: 'Endpoints reported as failing (failed attempts in a row, or a delivery that gave up) or disabled, by endpoint and state.',
-    labelNames: ['endpoint_id', 'state'],
-    registers: [],
-  });
+  readonly attempts = counter(
+    'webhook_delivery_attempts_total',
+    'Webhook delivery attempts by endpoint and outcome (success, failure, throttled: 429/502/503/504).',
+    ['endpoint_id', 'outcome'],
+  );
+  readonly endpointReports = counter(
+    'webhook_endpoint_reports_total',
+    'Endpoints reported as failing (failed attempts in a row, or a delivery that gave up) or disabled, by endpoint and state.',
+    ['endpoint_id', 'state'],
+  );
   readonly lag = new Histogram({
     name: 'webhook_delivery_lag_seconds',
     help: 'From the change (the event) to its successful delivery, by endpoint.',
@@ -23,8 +22,6 @@ export class WebhookMetrics {
   });
 
   register(registry: Registry): void {
-    registry.registerMetric(this.attempts);
-    registry.registerMetric(this.lag);
-    registry.registerMetric(this.endpointReports);
+    registerAll(registry, [this.attempts, this.lag, this.endpointReports]);
   }
 }

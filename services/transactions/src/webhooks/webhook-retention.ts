@@ -1,5 +1,5 @@
 import type { Logger, Queryable } from '@attest/common';
-import { webhookStore } from '../store/webhook-store';
+import { webhookStore } from './webhook-store';
 
 const DAY_MS = 24 * 3600 * 1000;
 

@@ -6,7 +6,7 @@
 import { createDatabase, migrate, readMigrations, MemoryBus } from '@attest/common';
 import { testLogger } from '@attest/testing';
 import path from 'node:path';
-import { TransactionService } from '../../src/domain/transactions';
+import { TransactionService } from '../../src/transactions/transaction-service';
 import { ADDRESS_A, ADDRESS_B, newAppId, transactionsHarness } from '../support';
 
 async function main(): Promise<void> {

@@ -1,0 +1,339 @@
+import type { Queryable } from '@attest/common';
+import type { PaymentRequestStatus } from '../kernel/events';
+import { listParams, listSql, type ListQuery } from '../kernel/list-query';
+import type { TransactionStatus } from '../kernel/transaction';
+import { transactionStore } from '../transactions';
+import {
+  DEFAULT_AMOUNT_POLICY,
+  type AcceptedToken,
+  type AmountPolicy,
+  type NewPaymentRequest,
+  type PaymentRequest,
+  type RequestPayment,
+} from './payment-request-types';
+
+interface Row {
+  id: string;
+  app_id: string;
+  reference: string;
+  status: PaymentRequestStatus;
+  status_reason: string | null;
+  status_detail: string | null;
+  chain: string;
+  token: string | null;
+  to_address: string;
+  amount_due: string | null;
+  amount_paid: string;
+  fiat_amount: string | null;
+  fiat_currency: string | null;
+  price_amount: string | null;
+  price_decimals: number | null;
+  price_observed_at: Date | null;
+  price_source: string | null;
+  expires_in_seconds: number;
+  expires_at: Date;
+  metadata: string | null;
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A numeric(5,2) as Postgres prints it, without trailing zeros: 2.50 → 2.5, 0.00 → 0. */
+const percent = (value: string | number) => String(Number(value));
+
+interface TokenRow {
+  payment_request_id: string;
+  token: string;
+  amount_due: string;
+  price_amount: string | null;
+  price_decimals: number | null;
+  price_observed_at: Date | null;
+  price_source: string | null;
+}
+
+const toAccepted = (t: TokenRow): AcceptedToken => ({
+  token: t.token,
+  amountDue: String(t.amount_due),
+  price:
+    t.price_amount && t.price_decimals !== null && t.price_observed_at
+      ? {
+          amount: t.price_amount,
+          decimals: t.price_decimals,
+          observedAt: t.price_observed_at,
+          source: t.price_source ?? '',
+        }
+      : null,
+});
+
+const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
+  id: r.id,
+  appId: r.app_id,
+  reference: r.reference,
+  status: r.status,
+  statusReason: r.status_reason,
+  statusDetail: r.status_detail,
+  chain: r.chain,
+  token: r.token,
+  to: r.to_address,
+  amountDue: r.amount_due === null ? null : String(r.amount_due),
+  amountPaid: String(r.amount_paid),
+  fiat: r.fiat_amount && r.fiat_currency ? { amount: r.fiat_amount, currency: r.fiat_currency } : null,
+  accepted,
+  expiresInSeconds: r.expires_in_seconds,
+  expiresAt: r.expires_at,
+  metadata: r.metadata,
+  policy: {
+    underpaymentTolerancePercent: percent(r.underpayment_tolerance_percent),
+    flagOverpayment: r.flag_overpayment,
+  },
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** The requests of `rows` with their accepted tokens (one query for all of them). */
+async function withTokens(db: Queryable, rows: Row[]): Promise<PaymentRequest[]> {
+  if (rows.length === 0) return [];
+  const tokens = await db.query<TokenRow>(
+    `SELECT payment_request_id, token, amount_due, price_amount, price_decimals, price_observed_at, price_source
+     FROM payment_request_tokens WHERE payment_request_id = ANY($1::text[]) ORDER BY payment_request_id, position`,
+    [rows.map((r) => r.id)],
+  );
+  const byRequest = new Map<string, AcceptedToken[]>();
+  for (const t of tokens) {
+    const list = byRequest.get(t.payment_request_id) ?? [];
+    list.push(toAccepted(t));
+    byRequest.set(t.payment_request_id, list);
+  }
+  return rows.map((r) => toRequest(r, byRequest.get(r.id) ?? []));
+}
+
+export function paymentRequestStore(db: Queryable) {
+  return {
+    /**
+     * Null when the app already used the reference. The app's amount policy is copied into the request; a
+     * request that accepts one token is settled in it from the start.
+     */
+    async insert(r: NewPaymentRequest): Promise<PaymentRequest | null> {
+      const only = r.accepted.length === 1 ? r.accepted[0] : null;
+      const [row] = await db.query<Row>(
+        `INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
+           fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
+           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment)
+         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+           make_interval(secs => $14::integer) + now(), $15,
+           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true)
+         FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
+         ON CONFLICT DO NOTHING RETURNING *`,
+        [
+          r.id,
+          r.appId,
+          r.reference,
+          r.chain,
+          only?.token ?? null,
+          r.to,
+          only?.amountDue ?? null,
+          r.fiat?.amount ?? null,
+          r.fiat?.currency ?? null,
+          only?.price?.amount ?? null,
+          only?.price?.decimals ?? null,
+          only?.price?.observedAt ?? null,
+          only?.price?.source ?? null,
+          r.expiresInSeconds,
+          r.metadata,
+        ],
+      );
+      if (!row) return null;
+      for (const [position, t] of r.accepted.entries())
+        await db.query(
+          `INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
+             price_decimals, price_observed_at, price_source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [
+            r.id,
+            t.token,
+            position,
+            t.amountDue,
+            t.price?.amount ?? null,
+            t.price?.decimals ?? null,
+            t.price?.observedAt ?? null,
+            t.price?.source ?? null,
+          ],
+        );
+      return (await withTokens(db, [row]))[0];
+    },
+    async find(id: string): Promise<PaymentRequest | null> {
+      const rows = await db.query<Row>('SELECT * FROM payment_requests WHERE id = $1', [id]);
+      return (await withTokens(db, rows))[0] ?? null;
+    },
+    /** Locks the request's row for the caller's transaction (nothing read). */
+    async lock(id: string): Promise<void> {
+      await db.query('SELECT 1 FROM payment_requests WHERE id = $1 FOR UPDATE', [id]);
+    },
+    async findForUpdate(id: string): Promise<PaymentRequest | null> {
+      const rows = await db.query<Row>('SELECT * FROM payment_requests WHERE id = $1 FOR UPDATE', [id]);
+      return (await withTokens(db, rows))[0] ?? null;
+    },
+    async findByReference(appId: string, reference: string): Promise<PaymentRequest | null> {
+      const rows = await db.query<Row>('SELECT * FROM payment_requests WHERE app_id = $1 AND reference = $2', [
+        appId,
+        reference,
+      ]);
+      return (await withTokens(db, rows))[0] ?? null;
+    },
+    /**
+     * A payment in `token` is recorded for the request: the request is settled in that token from now on
+     * (its amount due and price those of that accepted token). One statement under the request's row lock,
+     * so payments recorded at once in two tokens cannot both pass. The token the request is settled in
+     * when it is another one, or null (taken, or the request's token already).
+     */
+    async takeToken(id: string, token: string): Promise<{ settledIn: string | null } | null> {
+      const [taken] = await db.query<{ id: string }>(
+        `UPDATE payment_requests r SET token = a.token, amount_due = a.amount_due, price_amount = a.price_amount,
+           price_decimals = a.price_decimals, price_observed_at = a.price_observed_at, price_source = a.price_source,
+           updated_at = CASE WHEN r.token IS NULL THEN now() ELSE r.updated_at END
+         FROM payment_request_tokens a
+         WHERE r.id = $1 AND a.payment_request_id = r.id AND a.token = $2 AND (r.token IS NULL OR r.token = $2)
+         RETURNING r.id`,
+        [id, token],
+      );
+      if (taken) return null;
+      const [row] = await db.query<{ token: string | null }>('SELECT token FROM payment_requests WHERE id = $1', [id]);
+      return { settledIn: row?.token ?? null };
+    },
+    /** A request that accepts several tokens and whose payments all failed: open to any of them again. */
+    async releaseToken(id: string): Promise<void> {
+      await db.query(
+        `UPDATE payment_requests SET token = NULL, amount_due = NULL, price_amount = NULL, price_decimals = NULL,
+           price_observed_at = NULL, price_source = NULL
+         WHERE id = $1 AND (SELECT count(*) FROM payment_request_tokens WHERE payment_request_id = $1) > 1`,
+        [id],
+      );
+    },
+    /** The new state; the caller writes its event in the same transaction. */
+    async setState(
+      id: string,
+      status: PaymentRequestStatus,
+      reason: { code: string; detail: string } | null,
+      amountPaid: string,
+    ): Promise<PaymentRequest> {
+      const [row] = await db.query<Row>(
+        `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now()
+         WHERE id = $1 RETURNING *`,
+        [id, status, reason?.code ?? null, reason?.detail ?? null, amountPaid],
+      );
+      return (await withTokens(db, [row]))[0];
+    },
+    /** Pending requests past their expiry, locked for this transaction (SKIP LOCKED: replicas share the work). */
+    async dueForExpiry(limit: number): Promise<PaymentRequest[]> {
+      const rows = await db.query<Row>(
+        `SELECT * FROM payment_requests WHERE status = 'pending' AND expires_at <= now()
+         ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+      );
+      return withTokens(db, rows);
+    },
+    /** The payments recorded for a request, oldest first. */
+    async payments(id: string): Promise<RequestPayment[]> {
+      const rows = await db.query<{
+        id: string;
+        reference: string;
+        transaction_hash: string | null;
+        from_address: string;
+        status: TransactionStatus;
+        status_reason: string | null;
+        token_amount: string;
+        amount_received: string | null;
+        chain_block_number: string | null;
+        block_time: Date | null;
+        created_at: Date;
+      }>(
+        `SELECT id, reference, transaction_hash, from_address, status, status_reason, token_amount, amount_received,
+           chain_block_number, block_time, created_at
+         FROM transactions WHERE payment_request_id = $1 ORDER BY created_at, id`,
+        [id],
+      );
+      return rows.map((r) => ({
+        transactionId: r.id,
+        reference: r.reference,
+        transactionHash: r.transaction_hash,
+        from: r.from_address,
+        status: r.status,
+        statusReason: r.status_reason,
+        tokenAmount: String(r.token_amount),
+        amountReceived: r.amount_received === null ? null : String(r.amount_received),
+        blockNumber: r.chain_block_number === null ? null : String(r.chain_block_number),
+        blockTime: r.block_time,
+        createdAt: r.created_at,
+      }));
+    },
+    /** The request a recorded payment names, or null. */
+    requestOfTransaction: (transactionId: string): Promise<string | null> =>
+      transactionStore(db).paymentRequestOf(transactionId),
+    /** What the chain moved for a mined payment of a request (6 decimals), and its block's time. */
+    async notePaymentReceived(transactionId: string, amount: string | null, blockTime: Date | null): Promise<void> {
+      await db.query(
+        'UPDATE transactions SET amount_received = COALESCE($2, token_amount), block_time = COALESCE($3, block_time, now()) WHERE id = $1',
+        [transactionId, amount, blockTime],
+      );
+    },
+    /** An app's requests, oldest first from `since`, after the cursor. */
+    async list(q: ListQuery): Promise<PaymentRequest[]> {
+      const rows = await db.query<Row>(listSql('payment_requests'), listParams(q));
+      return withTokens(db, rows);
+    },
+    async policy(appId: string): Promise<AmountPolicy> {
+      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
+        'SELECT underpayment_tolerance_percent, flag_overpayment FROM payment_amount_policies WHERE app_id = $1',
+        [appId],
+      );
+      return row
+        ? {
+            underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
+            flagOverpayment: row.flag_overpayment,
+          }
+        : DEFAULT_AMOUNT_POLICY;
+    },
+    async setPolicy(appId: string, policy: AmountPolicy): Promise<AmountPolicy> {
+      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
+        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment) VALUES ($1, $2, $3)
+         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3, updated_at = now()
+         RETURNING underpayment_tolerance_percent, flag_overpayment`,
+        [appId, policy.underpaymentTolerancePercent, policy.flagOverpayment],
+      );
+      return {
+        underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
+        flagOverpayment: row.flag_overpayment,
+      };
+    },
+    /**
+     * The requests a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
+     * accepting it while not settled in any, not paid yet
+     * (pending, detected, underpaid, failed, expired), created before its block (to the second: block
+     * times have no fraction), oldest first; at most 1,000. Locked for the caller's transaction, so two
+     * transfers attached at once on two replicas never both pick the one request owed their amount.
+     */
+    async openFor(t: { chain: string; token: string; to: string; blockTime: Date }): Promise<PaymentRequest[]> {
+      const rows = await db.query<Row>(
+        `SELECT * FROM payment_requests r
+         WHERE chain = $1 AND lower(to_address) = $2
+           AND (token = $3 OR (token IS NULL AND EXISTS (
+             SELECT 1 FROM payment_request_tokens a WHERE a.payment_request_id = r.id AND a.token = $3)))
+           AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired')
+           AND created_at < $4::timestamptz + interval '1 second'
+           AND NOT EXISTS (SELECT 1 FROM transactions p WHERE p.payment_request_id = r.id AND p.status = 'pending')
+         ORDER BY created_at, id LIMIT 1000 FOR UPDATE`,
+        [t.chain, t.to.toLowerCase(), t.token, t.blockTime],
+      );
+      return withTokens(db, rows);
+    },
+    /** The chain's head as the watcher last saw it, or null. */
+    async chainHead(chain: string): Promise<bigint | null> {
+      const [row] = await db.query<{ block_number: string }>('SELECT block_number FROM chain_heads WHERE chain = $1', [
+        chain,
+      ]);
+      return row ? BigInt(row.block_number) : null;
+    },
+  };
+}
+export type PaymentRequestStore = ReturnType<typeof paymentRequestStore>;

@@ -1,0 +1,91 @@
+import type { PaymentRequestStatus } from '../kernel/events';
+import type { TransactionStatus } from '../kernel/transaction';
+
+/** The payment requests' domain types: a request, the tokens it accepts, its amount policy, its payments. */
+
+/** An app's amount policy: how payment requests that were not paid exactly are settled. */
+export interface AmountPolicy {
+  /** An underpayment within this percent of amount_due still makes the request paid (0 to 50, 2 decimals). */
+  underpaymentTolerancePercent: string;
+  /** An overpayment is accepted either way; true marks the request paid_over instead of paid. */
+  flagOverpayment: boolean;
+}
+
+export const DEFAULT_AMOUNT_POLICY: AmountPolicy = { underpaymentTolerancePercent: '0', flagOverpayment: true };
+
+/** The token price a fiat-priced request was converted at, for one accepted token. */
+export interface TokenPrice {
+  /** Fiat per token: amount × 10^-decimals. */
+  amount: string;
+  decimals: number;
+  observedAt: Date;
+  source: string;
+}
+
+/** A token a request accepts, with the amount due in it (6 decimals, as token_amount). */
+export interface AcceptedToken {
+  token: string;
+  amountDue: string;
+  /** The price it was converted at (a fiat-priced request), or null (priced in the token). */
+  price: TokenPrice | null;
+}
+
+export interface PaymentRequest {
+  id: string;
+  appId: string;
+  reference: string;
+  status: PaymentRequestStatus;
+  statusReason: string | null;
+  statusDetail: string | null;
+  chain: string;
+  /**
+   * The token it is settled in: the only accepted one, or the token its payments are in; null while
+   * several are accepted and no payment that has not failed is recorded.
+   */
+  token: string | null;
+  to: string;
+  /** In `token`, 6 decimals as token_amount; null with token. */
+  amountDue: string | null;
+  amountPaid: string;
+  /** The fiat price it was asked in, or null (priced in a token). */
+  fiat: { amount: string; currency: string } | null;
+  /** The tokens it accepts, in the order the app listed them (at least one). */
+  accepted: AcceptedToken[];
+  expiresInSeconds: number;
+  expiresAt: Date;
+  /** The metadata JSON as the app sent it (re-serialised), or null. */
+  metadata: string | null;
+  policy: AmountPolicy;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewPaymentRequest = Omit<
+  PaymentRequest,
+  | 'status'
+  | 'statusReason'
+  | 'statusDetail'
+  | 'token'
+  | 'amountDue'
+  | 'amountPaid'
+  | 'expiresAt'
+  | 'policy'
+  | 'createdAt'
+  | 'updatedAt'
+>;
+
+/** A recorded payment (transactions row) naming a request. */
+export interface RequestPayment {
+  transactionId: string;
+  reference: string;
+  transactionHash: string | null;
+  from: string;
+  status: TransactionStatus;
+  statusReason: string | null;
+  tokenAmount: string;
+  /** What the chain moved, once mined (6 decimals). */
+  amountReceived: string | null;
+  blockNumber: string | null;
+  blockTime: Date | null;
+  createdAt: Date;
+}

@@ -1,0 +1,88 @@
+import type { PaymentRequestStatus } from '../kernel/events';
+import type { Reason } from '../kernel/transaction';
+import type { PaymentRequest, RequestPayment } from './payment-request-types';
+
+/** The amounts in 6 decimals as a sentence: 1.5 of 2 USDCE. */
+const units = (amount: bigint) => {
+  const whole = amount / 1000000n;
+  const fraction = (amount % 1000000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : `${whole}`;
+};
+
+/**
+ * The state a request is in given its recorded payments and its amount policy: the sum of what the mined
+ * ones received against amount_due. Reaching amount_due less the tolerance is paid (paid_over above it
+ * when overpayments are flagged; paid_late when a counted payment's block came after the expiry); less is
+ * underpaid. With nothing received: failed (the failed payment's reason) when a payment failed, else the
+ * state stays (pending, detected or expired).
+ */
+export function settle(
+  r: PaymentRequest,
+  payments: RequestPayment[],
+): { status: PaymentRequestStatus; reason: Reason | null; amountPaid: bigint } {
+  const mined = payments.filter((p) => p.status === 'mined');
+  const paid = mined.reduce((sum, p) => sum + BigInt(p.amountReceived ?? p.tokenAmount), 0n);
+  if (paid === 0n || r.amountDue === null) {
+    const failed = payments.filter((p) => p.status === 'failed');
+    if (failed.length > 0 && failed.length === payments.length) {
+      const last = failed[failed.length - 1];
+      return {
+        status: 'failed',
+        reason: {
+          code: last.statusReason ?? 'failed',
+          detail: `The payment ${last.transactionHash ?? last.transactionId} failed (${last.statusReason ?? 'failed'}); nothing was received.`,
+        },
+        amountPaid: 0n,
+      };
+    }
+    return {
+      status: r.status,
+      reason: r.statusReason ? { code: r.statusReason, detail: r.statusDetail ?? '' } : null,
+      amountPaid: 0n,
+    };
+  }
+  const due = BigInt(r.amountDue);
+  const toleranceBasis = BigInt(Math.round(Number(r.policy.underpaymentTolerancePercent) * 100));
+  const enough = (due * (10000n - toleranceBasis) + 9999n) / 10000n;
+  const token = r.token ?? '';
+  if (paid < enough)
+    return {
+      status: 'underpaid',
+      reason: {
+        code: 'underpaid',
+        detail: `Received ${units(paid)} of ${units(due)} ${token} (${units(due - paid)} short); the underpayment tolerance of ${r.policy.underpaymentTolerancePercent} % needs at least ${units(enough)}.`,
+      },
+      amountPaid: paid,
+    };
+  const late = mined.find((p) => p.blockTime !== null && p.blockTime > r.expiresAt);
+  if (late)
+    return {
+      status: 'paid_late',
+      reason: {
+        code: 'paid_after_expiry',
+        detail: `Received ${units(paid)} of ${units(due)} ${token}; a payment's block (${late.blockTime!.toISOString()}) came after the request expired at ${r.expiresAt.toISOString()}.`,
+      },
+      amountPaid: paid,
+    };
+  if (paid > due)
+    return r.policy.flagOverpayment
+      ? {
+          status: 'paid_over',
+          reason: {
+            code: 'overpaid',
+            detail: `Received ${units(paid)} of ${units(due)} ${token} (${units(paid - due)} over).`,
+          },
+          amountPaid: paid,
+        }
+      : { status: 'paid', reason: null, amountPaid: paid };
+  if (paid < due)
+    return {
+      status: 'paid',
+      reason: {
+        code: 'underpaid_within_tolerance',
+        detail: `Received ${units(paid)} of ${units(due)} ${token} (${units(due - paid)} short), within the underpayment tolerance of ${r.policy.underpaymentTolerancePercent} %.`,
+      },
+      amountPaid: paid,
+    };
+  return { status: 'paid', reason: null, amountPaid: paid };
+}
