@@ -1,6 +1,6 @@
 import type { AuditActor, Logger } from '@attest/common';
-import type { OperatorCreatedUserHook } from '../../../services/identity/src/routes/context';
-import type { User } from '../../../services/identity/src/store/user-store';
+import type { OperatorCreatedUserHook } from '../../../services/identity/src/kernel/operator-hook';
+import type { User } from '../../../services/identity/src/kernel/user-store';
 
 type Teams = Parameters<OperatorCreatedUserHook>[1];
 

@@ -12,7 +12,7 @@ import {
   type FailureLimitConfig,
   type OutboundPolicy,
 } from '@attest/common';
-import { DEFAULT_PASSWORD_HASH_COST, MAX_PASSWORD_HASH_COST } from './domain/crypto';
+import { DEFAULT_PASSWORD_HASH_COST, MAX_PASSWORD_HASH_COST } from './kernel/crypto';
 
 export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   IDENTITY_PORT: number;

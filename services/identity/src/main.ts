@@ -1,26 +1,22 @@
 import './tracing';
-import path from 'node:path';
-import { runStandalone, type ServiceDefinition } from '@attest/common';
-import { buildApp, buildContext, type ContextOptions } from './app';
+import { defineService, runStandalone, type ServiceDefinition } from '@attest/common';
+import { buildApp, buildServices, type ServiceOptions } from './app';
 import { loadIdentityConfig, type IdentityConfig } from './config';
 
-export const identityService: ServiceDefinition<IdentityConfig> = {
+export const identityService: ServiceDefinition<IdentityConfig> = defineService({
   name: 'identity',
-  migrationsDir: path.join(__dirname, '..', 'migrations'),
+  dir: __dirname,
   loadConfig: loadIdentityConfig,
-  listen: (config) => ({
-    port: config.IDENTITY_PORT,
-    adminPort: config.IDENTITY_ADMIN_PORT,
-    portVariables: { port: 'IDENTITY_PORT', adminPort: 'IDENTITY_ADMIN_PORT' },
-    publicUrl: config.BASE_URL,
-  }),
+  port: 'IDENTITY_PORT',
+  adminPort: 'IDENTITY_ADMIN_PORT',
+  publicUrl: 'BASE_URL',
   build: buildApp,
-};
+});
 
-/** The identity service with options of its context: pnpm start's demo app owner (onOperatorCreatedUser). */
-export const identityServiceWith = (options: ContextOptions): ServiceDefinition<IdentityConfig> => ({
+/** The identity service with options of its services: pnpm start's demo app owner (onOperatorCreatedUser). */
+export const identityServiceWith = (options: ServiceOptions): ServiceDefinition<IdentityConfig> => ({
   ...identityService,
-  build: (deps) => buildApp(deps, buildContext(deps, options)),
+  build: (deps) => buildApp(deps, buildServices(deps, options)),
 });
 
 if (require.main === module) void runStandalone(identityService);

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { StoredAuditEvent } from '@attest/common';
-import { hmacHex } from '../src/domain/crypto';
+import { hmacHex } from '../src/kernel/crypto';
 import {
   browserFlow,
   createApp,
@@ -36,7 +36,7 @@ describe('the audit trail of the account page, sign-up and failed sign-ins (issu
   afterAll(() => h.close());
 
   const events = async (type: string, subject: string | null): Promise<StoredAuditEvent[]> =>
-    (await h.ctx.audit.list({ types: [type], limit: 1000 })).filter((e) => e.subject === subject);
+    (await h.ctx.kernel.audit.list({ types: [type], limit: 1000 })).filter((e) => e.subject === subject);
 
   async function signedIn(user: { username: string; password: string }) {
     const agent = request.agent(h.publicApp);
@@ -89,7 +89,7 @@ describe('the audit trail of the account page, sign-up and failed sign-ins (issu
     ]);
 
     // most recently used first: the last one is the browser that approved the app, not this one
-    const sessions = await h.ctx.sessions.listForUser(user.user_id);
+    const sessions = await h.ctx.tokens.sessions.listForUser(user.user_id);
     const otherId = sessions[sessions.length - 1].id;
     const ended = await agent.post('/account/sessions/end').type('form').send({ csrf, session_id: otherId });
     expect(ended.headers.location).toBe('/account?notice=session-ended');
@@ -142,7 +142,7 @@ describe('the audit trail of the account page, sign-up and failed sign-ins (issu
         credential: JSON.stringify(device.register(optionsOf(step2.text).challenge)),
       });
     expect(done.status).toBe(303);
-    const user = await h.ctx.users.findByUsername(username);
+    const user = await h.ctx.kernel.users.findByUsername(username);
     expect(user).not.toBeNull();
     expect(await events('user.signed_up', user!.id)).toEqual([
       expect.objectContaining({
@@ -162,13 +162,13 @@ describe('the audit trail of the account page, sign-up and failed sign-ins (issu
       .type('form')
       .send({ next: 'account', csrf: hidden(page.text, 'csrf'), username: typed, password: 'whatever it is' });
     expect(res.status).toBe(400);
-    const failed = (await h.ctx.audit.list({ types: ['signin.failed'], limit: 1000 })).filter(
+    const failed = (await h.ctx.kernel.audit.list({ types: ['signin.failed'], limit: 1000 })).filter(
       (e) => e.detail.reason === 'unknown_username',
     );
     const mine = failed.filter((e) => e.detail.username_hash === hmacHex(h.config.secret, `audit-username:${typed}`));
     expect(mine).toHaveLength(1);
     expect(mine[0].detail).not.toHaveProperty('username');
-    const all = JSON.stringify(await h.ctx.audit.list({ limit: 1000 }));
+    const all = JSON.stringify(await h.ctx.kernel.audit.list({ limit: 1000 }));
     expect(all).not.toContain(typed);
 
     // a known user's failure still names the username (it is theirs, not a typed secret)

@@ -53,7 +53,7 @@ describe('account page: credential changes need a recent sign-in; the last crede
   async function passkeyOnlyAccount(count: number) {
     const userId = randomBytes(16).toString('hex');
     const first = newPasskey(userId, 'first');
-    const failure = await h.ctx.createPasskeyAccount(
+    const failure = await h.ctx.signin.createPasskeyAccount(
       { userId, username: `pk-${randomBytes(4).toString('hex')}`, name: null },
       first,
     );
@@ -61,10 +61,10 @@ describe('account page: credential changes need a recent sign-in; the last crede
     const ids = [first.id];
     for (let i = 1; i < count; i++) {
       const more = newPasskey(userId, `more ${i}`);
-      expect(await h.ctx.passkeys.insert(more)).toBe(true);
+      expect(await h.ctx.signin.passkeys.insert(more)).toBe(true);
       ids.push(more.id);
     }
-    const { cookie } = await h.ctx.sessions.create({
+    const { cookie } = await h.ctx.tokens.sessions.create({
       userId,
       authTime: Math.floor((Date.now() + offsetMs) / 1000),
       amr: ['hwk'],
@@ -86,7 +86,7 @@ describe('account page: credential changes need a recent sign-in; the last crede
     const fresh = await signInOnAccountPage(agent, user);
     expect(fresh.text).not.toContain('id="passkeys-reauth"');
     const passkey = newPasskey(user.user_id, 'my phone');
-    expect(await h.ctx.passkeys.insert(passkey)).toBe(true);
+    expect(await h.ctx.signin.passkeys.insert(passkey)).toBe(true);
 
     offsetMs = 6 * 60 * 1000; // the session is still live (idle timeout 8 h), its sign-in no longer recent
     const stale = await agent.get('/account');
@@ -103,7 +103,7 @@ describe('account page: credential changes need a recent sign-in; the last crede
       .send({ csrf, ceremony: 'a'.repeat(64), credential: fakeCredential, name: 'attacker key' });
     expect(add.status).toBe(403);
     expect(add.text).toContain('sign in again before changing your passkeys');
-    expect((await h.ctx.passkeys.listForUser(user.user_id)).map((p) => p.id)).toEqual([passkey.id]);
+    expect((await h.ctx.signin.passkeys.listForUser(user.user_id)).map((p) => p.id)).toEqual([passkey.id]);
 
     // a fresh password check (signing in again) opens the door for 5 minutes
     const again = await signInOnAccountPage(agent, user);
@@ -120,7 +120,7 @@ describe('account page: credential changes need a recent sign-in; the last crede
       .send({ csrf: csrf2, passkey_id: passkey.id });
     expect(removed.status).toBe(303);
     expect(removed.headers.location).toBe('/account?notice=passkey-removed');
-    expect(await h.ctx.passkeys.listForUser(user.user_id)).toEqual([]);
+    expect(await h.ctx.signin.passkeys.listForUser(user.user_id)).toEqual([]);
   });
 
   it('parallel removals of the passkeys of a passkey-only account leave exactly one', async () => {
@@ -138,7 +138,7 @@ describe('account page: credential changes need a recent sign-in; the last crede
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).toEqual([...Array<number>(count - 1).fill(303), 409]);
       expect(results.find((r) => r.status === 409)!.text).toContain('This is your only passkey');
-      expect(await h.ctx.passkeys.listForUser(account.userId)).toHaveLength(1);
+      expect(await h.ctx.signin.passkeys.listForUser(account.userId)).toHaveLength(1);
     }
   });
 
@@ -156,6 +156,6 @@ describe('account page: credential changes need a recent sign-in; the last crede
       .type('form')
       .send({ csrf: account.csrf, passkey_id: 'not-a-passkey-of-yours' });
     expect(unknown.status).toBe(404);
-    expect(await h.ctx.passkeys.listForUser(account.userId)).toHaveLength(1);
+    expect(await h.ctx.signin.passkeys.listForUser(account.userId)).toHaveLength(1);
   });
 });

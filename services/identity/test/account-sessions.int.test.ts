@@ -102,7 +102,7 @@ describe('account page: the user sees and ends their sessions', () => {
   it('lists each session with its device and times, this browser marked', async () => {
     await inApp(FIREFOX);
     const { page } = await onAccountPage(CHROME);
-    const listed = await h.ctx.sessions.listForUser(user.user_id);
+    const listed = await h.ctx.tokens.sessions.listForUser(user.user_id);
     expect(sessionIds(page.text).sort()).toEqual(listed.map((s) => s.id).sort());
     expect(listed).toHaveLength(2);
     const mine = listed.find((s) => s.device === 'Chrome on Windows')!;
@@ -126,14 +126,14 @@ describe('account page: the user sees and ends their sessions', () => {
 
     const someoneElse = await createUser(h);
     await browserFlow(request.agent(h.publicApp), query(), someoneElse);
-    const [theirs] = await h.ctx.sessions.listForUser(someoneElse.user_id);
+    const [theirs] = await h.ctx.tokens.sessions.listForUser(someoneElse.user_id);
     const notMine = await agent
       .post('/account/sessions/end')
       .type('form')
       .send({ csrf: hidden(page.text, 'csrf'), session_id: theirs.id });
     expect(notMine.status).toBe(404);
     expect(notMine.text).toContain('That session has already ended.');
-    expect(await h.ctx.sessions.listForUser(someoneElse.user_id)).toHaveLength(1);
+    expect(await h.ctx.tokens.sessions.listForUser(someoneElse.user_id)).toHaveLength(1);
 
     rx.tokens.length = 0;
     const ended = await agent
@@ -181,7 +181,7 @@ describe('account page: the user sees and ends their sessions', () => {
     expect(out.status).toBe(303);
     expect(out.headers.location).toBe('/signin?next=account');
     expect(String(out.headers['set-cookie'])).toMatch(/attest_session=;/);
-    expect(await h.ctx.sessions.listForUser(user.user_id)).toEqual([]);
+    expect(await h.ctx.tokens.sessions.listForUser(user.user_id)).toEqual([]);
     expect((await agent.get('/account')).headers.location).toBe('/signin?next=account');
   });
 });

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { hmacHex } from '../src/domain/crypto';
+import { hmacHex } from '../src/kernel/crypto';
 import {
   ADMIN_TOKEN,
   basic,
@@ -478,7 +478,7 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       );
       await expect(h.storage.db.query("UPDATE audit_events SET actor = 'someone else'")).rejects.toThrow(/append-only/);
       expect(h.config.AUDIT_RETENTION_DAYS).toBe(365);
-      expect(await h.ctx.audit.purge()).toBe(1);
+      expect(await h.ctx.kernel.audit.purge()).toBe(1);
       const actors = (
         await h.storage.db.query<{ actor: string }>("SELECT actor FROM audit_events WHERE actor IN ('old', 'kept')")
       ).map((r) => r.actor);

@@ -1,5 +1,5 @@
-import type { AuthorizationRequest, Prompt } from '../src/domain/authorization-request';
-import { nextStep } from '../src/domain/authorization-step';
+import type { AuthorizationRequest, Prompt } from '../src/oauth/authorization-request';
+import { nextStep } from '../src/oauth/authorization-step';
 
 const request = (prompt: Prompt[] = [], extra: Partial<AuthorizationRequest> = {}): AuthorizationRequest => ({
   clientId: 'app_x',

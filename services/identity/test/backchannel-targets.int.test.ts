@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { testLogger } from '@attest/testing';
-import { BackChannelLogout } from '../src/domain/backchannel-logout';
-import type { LogoutDelivery } from '../src/store/logout-delivery-store';
+import { BackChannelLogout } from '../src/signin/backchannel-logout';
+import type { LogoutDelivery } from '../src/signin/logout-delivery-store';
 import { ADMIN_TOKEN, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
 
 const EMBEDDED = { allowHttp: true, allowPrivate: true, allowPrivateSetting: 'BACKCHANNEL_LOGOUT_ALLOW_PRIVATE' };
@@ -124,7 +124,9 @@ describe('backchannel_logout_uri is judged when it is registered', () => {
       .send({ backchannel_logout_uri: 'https://[fd00::1]/bcl' });
     expect(patched.status).toBe(400);
     expect(patched.body).toMatchObject({ code: 'invalid_parameter', attribute: 'backchannel_logout_uri' });
-    expect((await production.ctx.apps.find(ok.body.app_id))!.backchannelLogoutUri).toBe('https://93.184.216.34/bcl');
+    expect((await production.ctx.kernel.apps.find(ok.body.app_id))!.backchannelLogoutUri).toBe(
+      'https://93.184.216.34/bcl',
+    );
   });
 
   it('embedded mode (pnpm start) keeps http on loopback for local development', async () => {

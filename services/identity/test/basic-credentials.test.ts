@@ -1,5 +1,5 @@
 import { BasicStrategy } from 'passport-http';
-import { basicCredentials } from '../src/routes/steps';
+import { basicCredentials } from '../src/oauth/client-authentication';
 
 /**
  * The Basic header is read without passport (issue #28: its per-request strategy objects were a share of

@@ -3,13 +3,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium, submitSignIn } from '../../../packages/common/test/support/chromium';
 import { startService, type RunningService } from '@attest/common';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { identityService } from '../src/main';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
 
 /** The relying party: records what reaches its callback (query or form_post). */
@@ -79,18 +79,7 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
       verification_level: 'orb',
       name: 'Ada',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60000);
 
   afterAll(async () => {
@@ -114,9 +103,7 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     await page.goto(
       `${issuer}/authorize?response_type=code&scope=openid%20profile&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-1`,
     );
-    await page.fill('input[name=username]', 'ada');
-    await page.fill('input[name=password]', 'correct horse battery');
-    await page.click('button[type=submit]');
+    await submitSignIn(page, 'ada', 'correct horse battery');
     await page.waitForSelector('button[name=decision][value=approve]');
     expect(await page.textContent('h1')).toContain('Browser app');
     await page.click('button[name=decision][value=approve]');
@@ -147,9 +134,7 @@ describeNeeding([CHROMIUM], 'sign-in in a real browser (headless Chromium)', () 
     await page.goto(
       `${issuer}/authorize?response_type=code%20id_token&response_mode=form_post&scope=openid&client_id=${app.app_id}&redirect_uri=${encodeURIComponent(redirect)}&state=s-2&nonce=n-2`,
     );
-    await page.fill('input[name=username]', 'ada');
-    await page.fill('input[name=password]', 'correct horse battery');
-    await page.click('button[type=submit]');
+    await submitSignIn(page, 'ada', 'correct horse battery');
     await page.waitForSelector('#done');
     expect(violations).toEqual([]);
     const { method, params } = rp.callbacks.at(-1)!;

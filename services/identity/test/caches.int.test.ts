@@ -197,7 +197,7 @@ describe('in-process caches never serve what was disabled, withdrawn or revoked'
 
     // the back-channel logout worker polls its outbox on a timer, whatever requests come in: paused
     // here so that only the request's own statements are counted (under load a poll fell in the window)
-    await h.ctx.backChannelLogout.stop();
+    await h.ctx.signin.backChannelLogout.stop();
     const statements: string[] = [];
     const db = h.storage.db;
     const original = db.query.bind(db);
@@ -205,14 +205,14 @@ describe('in-process caches never serve what was disabled, withdrawn or revoked'
       statements.push(text);
       return original(text, params);
     });
-    const parked = jest.spyOn(h.ctx.interactions, 'create');
+    const parked = jest.spyOn(h.ctx.oauth.interactions, 'create');
     try {
       const res = await agent.get('/authorize').query(query);
       expect(res.status).toBe(302);
       expect(callbackParams(res).code).toMatch(/^[0-9a-f]{64}$/);
     } finally {
       spy.mockRestore();
-      h.ctx.backChannelLogout.start();
+      h.ctx.signin.backChannelLogout.start();
     }
     expect(statements.filter((s) => /^\s*(INSERT|UPDATE|DELETE)/i.test(s))).toEqual([]);
     expect(parked).not.toHaveBeenCalled();

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import { testLogger } from '@attest/testing';
-import { buildApp, buildContext } from '../src/app';
+import { buildApp, buildServices } from '../src/app';
 import {
   ADMIN_TOKEN,
   basic,
@@ -233,7 +233,7 @@ describeRedis('parallel wrong passwords spread over two replicas sharing one Red
       readiness: { shuttingDown: false, checks: [] },
       adminToken: ADMIN_TOKEN,
     };
-    second = (await buildApp(deps, buildContext(deps))).publicApp;
+    second = (await buildApp(deps, buildServices(deps))).publicApp;
     app = await createApp(h);
   });
   afterAll(() => h.close());

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import type { RedisCache } from '@attest/common';
 import { testLogger } from '@attest/testing';
-import { buildApp, buildContext } from '../src/app';
+import { buildApp, buildServices } from '../src/app';
 import {
   ADMIN_TOKEN,
   basic,
@@ -252,7 +252,7 @@ describeRedis('two replicas sharing one Redis share the count (identity)', () =>
       readiness: { shuttingDown: false, checks: [] },
       adminToken: ADMIN_TOKEN,
     };
-    second = (await buildApp(deps, buildContext(deps))).publicApp;
+    second = (await buildApp(deps, buildServices(deps))).publicApp;
   });
   afterAll(() => h.close());
 

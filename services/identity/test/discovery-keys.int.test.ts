@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { testLogger } from '@attest/testing';
-import { SigningKeys } from '../src/domain/signing-keys';
-import { keyStore } from '../src/store/key-store';
+import { SigningKeys } from '../src/kernel/signing-keys';
+import { keyStore } from '../src/kernel/key-store';
 import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
 
 describe('discovery, JWKS and signing keys', () => {

@@ -141,7 +141,7 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
       redirect_uris: [REDIRECT_URI],
     });
     expect(app.client_secret).toBeUndefined();
-    expect((await h.ctx.apps.find(fapi.app_id))!.secretHash).toBeNull();
+    expect((await h.ctx.kernel.apps.find(fapi.app_id))!.secretHash).toBeNull();
     const audit = await admin('get', '/audit?type=app.created&limit=1000').expect(200);
     const event = (audit.body.events as { subject: string; detail: Record<string, unknown> }[]).find(
       (e) => e.subject === fapi.app_id,
@@ -350,7 +350,7 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
       );
       expect(token.status).toBe(401);
       expect(((await token.json()) as { error: string }).error).toBe('invalid_client');
-      expect((await h.ctx.apps.find(fapi.app_id))!.secretHash).toBeNull();
+      expect((await h.ctx.kernel.apps.find(fapi.app_id))!.secretHash).toBeNull();
     });
 
     it.each([
@@ -410,11 +410,11 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
       [{ id_token_signed_response_alg: 'RS256' }, 'id_token_signed_response_alg', /PS256 or ES256/],
       [{ jwks: undefined }, 'jwks', /needs its public keys/],
     ])('refuses %j: 400 invalid_parameter naming %s, and no app is made', async (extra, attribute, detail) => {
-      const before = (await h.ctx.apps.list({ limit: 100000 })).length;
+      const before = (await h.ctx.kernel.apps.list({ limit: 100000 })).length;
       const res = await fapiApp(extra);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'invalid_parameter', attribute, detail: expect.stringMatching(detail) });
-      expect((await h.ctx.apps.list({ limit: 100000 })).length).toBe(before);
+      expect((await h.ctx.kernel.apps.list({ limit: 100000 })).length).toBe(before);
     });
 
     it('takes ES256 id_tokens, and the loopback redirect URI of a native app', async () => {
@@ -463,7 +463,7 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
         dpop_bound_access_tokens: true,
         id_token_signed_response_alg: 'PS256',
       });
-      expect((await h.ctx.apps.find(id))!.secretHash).toBeNull();
+      expect((await h.ctx.kernel.apps.find(id))!.secretHash).toBeNull();
       const audit = await admin('get', '/audit?type=app.updated&limit=1000').expect(200);
       const event = (audit.body.events as { subject: string; detail: Record<string, unknown> }[]).find(
         (e) => e.subject === id && e.detail.profile === 'fapi2',

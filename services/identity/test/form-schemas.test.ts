@@ -1,17 +1,17 @@
 import type Joi from 'joi';
 import { toJsonSchema, type EndpointDocs } from '@attest/common';
-import * as account from '../src/routes/account-route';
-import * as authorize from '../src/routes/authorize-route';
-import * as consent from '../src/routes/consent-route';
-import { checkedValue, firstFailure } from '../src/routes/form-check';
-import * as introspect from '../src/routes/introspect-route';
-import * as logout from '../src/routes/logout-route';
-import * as par from '../src/routes/par-route';
-import { identityDocs } from '../src/routes/openapi-document';
-import * as revoke from '../src/routes/revoke-route';
-import * as signin from '../src/routes/signin-route';
-import * as signup from '../src/routes/signup-route';
-import * as token from '../src/routes/token-route';
+import * as account from '../src/account/account-route';
+import * as authorize from '../src/oauth/authorize-route';
+import * as consent from '../src/oauth/consent-route';
+import { checkedValue, firstFailure } from '../src/kernel/form-check';
+import * as introspect from '../src/oauth/introspect-route';
+import * as logout from '../src/signin/logout-route';
+import * as par from '../src/oauth/par-route';
+import { identityDocs } from '../src/api-documents';
+import * as revoke from '../src/oauth/revoke-route';
+import * as signin from '../src/signin/signin-route';
+import * as signup from '../src/signin/signup-route';
+import * as token from '../src/oauth/token-route';
 
 type Where = 'query' | 'body';
 const docs = identityDocs as Record<string, EndpointDocs>;
@@ -44,7 +44,7 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
 ];
 
 /**
- * Documented, but checked by domain/logout-request.ts: every parameter is an optional single string (a
+ * Documented, but checked by signin/logout-request.ts: every parameter is an optional single string (a
  * repeat of any parameter is refused first), and what is checked is what the values mean.
  */
 const parsedByHand: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [

@@ -338,8 +338,8 @@ describe('form fields: the errors and their order', () => {
         `${current}&new_password=${encodeURIComponent(eightAndMore)}&confirm_password=${encodeURIComponent(eightAndMore)}`,
       );
       expect([changed.status, changed.headers.location]).toEqual([303, '/account?notice=password-changed']);
-      const stored = await h.ctx.users.findByUsername(person.username);
-      const { verifyPassword } = await import('../src/domain/crypto');
+      const stored = await h.ctx.kernel.users.findByUsername(person.username);
+      const { verifyPassword } = await import('../src/kernel/crypto');
       expect(await verifyPassword(eightAndMore, stored!.passwordHash!)).toBe(true);
     });
   });

@@ -1,14 +1,5 @@
 import request from 'supertest';
-import {
-  fuzzRuns,
-  fuzzSeeds,
-  fuzzService,
-  listen,
-  newStats,
-  reportStats,
-  type FuzzSurface,
-  type Listening,
-} from '@attest/testing';
+import { describeFuzz, type FuzzSurface } from '@attest/testing';
 import {
   basic,
   browserFlow,
@@ -57,7 +48,7 @@ async function known(h: IdentityHarness): Promise<Known> {
   const interaction = new URL(started.headers.location as string, 'http://x').searchParams.get('interaction') ?? '';
   const signin = await request(h.publicApp).get('/signin').query({ interaction });
   const csrfCookie = String(signin.headers['set-cookie']?.[0] ?? '').split(';')[0];
-  const { cookie: session } = await h.ctx.sessions.create({
+  const { cookie: session } = await h.ctx.tokens.sessions.create({
     userId: user.user_id,
     authTime: Math.floor(Date.now() / 1000),
     amr: ['pwd'],
@@ -170,29 +161,7 @@ function identitySurface(k: Known): FuzzSurface {
 }
 
 /** Issue #9: random hostile requests to every public identity endpoint; see docs/reliability.md. */
-describe('identity fuzz: hostile input never hangs, never 5xx, always the error shape', () => {
-  let h: IdentityHarness;
-  let server: Listening;
-  let surface: FuzzSurface;
-  const stats = newStats();
-
-  beforeAll(async () => {
-    h = await identityHarness();
-    surface = identitySurface(await known(h));
-    server = await listen(h.publicApp);
-  }, 120_000);
-  afterAll(async () => {
-    reportStats('identity', stats);
-    await server?.close();
-    await h?.close();
-  });
-
-  it.each(fuzzSeeds())(
-    'seed %i',
-    async (seed) => {
-      const run = await fuzzService(server.port, surface, { seed, runs: fuzzRuns(), testFile: TEST_FILE, stats });
-      if (run.failure) throw new Error(run.failure);
-    },
-    600_000,
-  );
+describeFuzz('identity', TEST_FILE, {
+  harness: () => identityHarness(),
+  surface: async (h) => identitySurface(await known(h)),
 });

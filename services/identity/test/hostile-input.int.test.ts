@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { answered, listen, rawRequest, type Listening, type RawRequest, type RawResponse } from '@attest/testing';
+import { answeredRequest, listen, type Listening, type RawRequest, type RawResponse } from '@attest/testing';
 import { basic, createApp, identityHarness, type IdentityHarness } from './support';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -19,11 +19,7 @@ describe('identity: hostile input', () => {
     await h.close();
   });
 
-  async function send(req: RawRequest): Promise<RawResponse> {
-    const res = await rawRequest(server.port, req);
-    if (!answered(res)) throw new Error(`${req.method} ${req.target}: no answer (${res.status}) ${res.partial}`);
-    return res;
-  }
+  const send = (req: RawRequest) => answeredRequest(server.port, req);
   const json = (res: RawResponse) => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     return JSON.parse(res.text) as Record<string, unknown>;

@@ -74,7 +74,7 @@ describe('an interaction is bound to the browser that started it', () => {
     const start = await first.get('/authorize').query(query({ prompt: 'login', state: 'mine' }));
     const interaction = /interaction=([0-9a-f]{64})/.exec(start.headers.location as string)![1];
     const page = await first.get(`/signin?interaction=${interaction}`);
-    await h.ctx.consents.withdraw(victim.user_id, app.app_id);
+    await h.ctx.kernel.consents.withdraw(victim.user_id, app.app_id);
     const signedIn = await first
       .post('/signin')
       .type('form')
@@ -93,9 +93,9 @@ describe('an interaction is bound to the browser that started it', () => {
     const signin = await other.get(`/signin?interaction=${interaction}`);
     expect([signin.status, errorCode(signin)]).toEqual([400, 'invalid_request']);
     // with a CSRF token of its own for that interaction id (a valid double submit), still refused
-    const { csrfToken } = await import('../src/routes/csrf');
+    const { csrfToken } = await import('../src/kernel/csrf');
     const forgedCsrf = csrfToken(
-      h.ctx,
+      h.ctx.kernel,
       { cookies: { attest_csrf: otherCookie } } as never,
       { cookie: () => undefined } as never,
       interaction,

@@ -96,7 +96,7 @@ describe('POST /introspect and /userinfo', () => {
     });
 
     it('401 invalid_token for tokens signed with our own key that break a rule: alg, exp, nbf, iss, typ, payload', async () => {
-      const { kid, privateKey } = await h.ctx.keys.signingKey('RS256');
+      const { kid, privateKey } = await h.ctx.tokens.keys.signingKey('RS256');
       const claims = jwt.decode(tokens.access_token) as Record<string, unknown>;
       const now = Math.floor(Date.now() / 1000);
       // signed by hand (jsonwebtoken would refuse to sign some of these claims)

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { signJws } from '../src/domain/jws';
-import type { KeyAlg } from '../src/store/key-store';
+import { signJws } from '../src/kernel/jws';
+import type { KeyAlg } from '../src/kernel/key-store';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });

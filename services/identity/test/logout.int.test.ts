@@ -141,7 +141,7 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
   it('an expired hint is still accepted; POST works like GET (303)', async () => {
     const { agent, idToken } = await signIn();
     const claims = jwt.decode(idToken) as Record<string, unknown>;
-    const key = await h.ctx.keys.signingKey();
+    const key = await h.ctx.tokens.keys.signingKey();
     const expired = jwt.sign({ ...claims, iat: 1000, exp: 2000 }, key.privateKey, {
       algorithm: 'RS256',
       keyid: key.kid,
@@ -309,7 +309,7 @@ describe('RP-Initiated Logout 1.0 and Back-Channel Logout 1.0', () => {
         (await h.storage.db.query<{ attempts: number }>('SELECT attempts FROM logout_deliveries'))[0]?.attempts === 1,
     );
     offsetMs += 6000;
-    await waitFor(async () => (await h.ctx.backChannelLogout.deliverDue()) === 1 || rx.received.length === 2);
+    await waitFor(async () => (await h.ctx.signin.backChannelLogout.deliverDue()) === 1 || rx.received.length === 2);
     await waitFor(async () => rx.received.length === 2 && (await pendingDeliveries()) === 0);
 
     const jwks = jose.createLocalJWKSet((await request(h.publicApp).get('/jwks')).body as JSONWebKeySet);

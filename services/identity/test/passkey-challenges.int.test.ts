@@ -19,7 +19,7 @@ describe('sign-in pages park nothing in the cache', () => {
 
   /** The entries of this service's cache (Redis: the keys under its prefix). */
   const size = async () => {
-    const cache = h.ctx.cache;
+    const cache = h.ctx.kernel.cache;
     if (cache instanceof RedisCache) return (await cache.redis.keys(`${cache.redis.options.keyPrefix ?? ''}*`)).length;
     return (cache as MemoryCache).size;
   };

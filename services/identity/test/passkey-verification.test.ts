@@ -1,7 +1,7 @@
 import { MemoryCache } from '@attest/common';
 import { loadIdentityConfig } from '../src/config';
-import { PasskeyCeremonies, Passkeys, type RelyingParty } from '../src/domain/passkeys';
-import type { Passkey, PasskeyStore } from '../src/store/passkey-store';
+import { PasskeyCeremonies, Passkeys, type RelyingParty } from '../src/signin/passkeys';
+import type { Passkey, PasskeyStore } from '../src/signin/passkey-store';
 import { softAuthenticator } from './soft-authenticator';
 
 const RP = { id: 'localhost', name: 'Attest', origin: 'http://localhost:4000', ttlSeconds: 300 };

@@ -151,7 +151,7 @@ describe('passkey routes and the account page', () => {
     expect(invalid.text).toContain('The passkey could not be verified.');
     const reused = await agent.post('/signup').type('form').send(form);
     expect(reused.text).toContain('That passkey request has expired or was already used.');
-    expect(await h.ctx.users.findByUsername('newcomer')).toBeNull();
+    expect(await h.ctx.kernel.users.findByUsername('newcomer')).toBeNull();
   });
 
   it('sign-up turned off: 403 signup_disabled, and the sign-in page offers no link', async () => {
@@ -226,8 +226,8 @@ describe('passkey routes and the account page', () => {
     expect(changed.headers.location).toBe('/account?notice=password-changed');
     const again = await request.agent(h.publicApp).get('/signin?next=account');
     expect(again.status).toBe(200);
-    const stored = await h.ctx.users.findByUsername(user.username);
-    const { verifyPassword } = await import('../src/domain/crypto');
+    const stored = await h.ctx.kernel.users.findByUsername(user.username);
+    const { verifyPassword } = await import('../src/kernel/crypto');
     expect(await verifyPassword('a new password', stored!.passwordHash!)).toBe(true);
   });
 
@@ -255,7 +255,7 @@ describe('passkey routes and the account page', () => {
       .send({ csrf: hidden(account.text, 'csrf'), app_id: app.app_id });
     expect(withdrawn.status).toBe(303);
     expect(withdrawn.headers.location).toBe('/account?notice=withdrawn');
-    expect(await h.ctx.consents.find(user.user_id, app.app_id)).toEqual([]);
+    expect(await h.ctx.kernel.consents.find(user.user_id, app.app_id)).toEqual([]);
 
     const userinfo = await request(h.publicApp).post('/userinfo').set('Authorization', `Bearer ${accessToken}`);
     expect(userinfo.status).toBe(401);

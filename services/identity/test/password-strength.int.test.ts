@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { hashPassword } from '../src/domain/crypto';
+import { hashPassword } from '../src/kernel/crypto';
 import { loadIdentityConfig } from '../src/config';
 import { ADMIN_TOKEN, createUser, hidden, identityHarness, type IdentityHarness } from './support';
 
@@ -33,13 +33,13 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
     expect(await hashPassword('a long passphrase here')).toMatch(/^scrypt\$131072\$8\$1\$/);
     expect(() => loadIdentityConfig({ PASSWORD_HASH_COST: '8' })).toThrow(/PASSWORD_HASH_COST/);
     const user = await createUser(h);
-    expect((await h.ctx.users.findByUsername(user.username))!.passwordHash).toMatch(/^scrypt\$2048\$8\$1\$/);
+    expect((await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash).toMatch(/^scrypt\$2048\$8\$1\$/);
   });
 
   it('rehashes a cheaper stored hash at the next successful sign-in, and only then', async () => {
     const user = await createUser(h);
     const old = await hashPassword(user.password, 10);
-    await h.ctx.users.setPasswordHash(user.user_id, old);
+    await h.ctx.kernel.users.setPasswordHash(user.user_id, old);
 
     const agent = request.agent(h.publicApp);
     const page = await agent.get('/signin?next=account');
@@ -53,26 +53,29 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
         password: 'not the password',
       });
     expect(wrong.status).toBe(400);
-    expect((await h.ctx.users.findByUsername(user.username))!.passwordHash).toBe(old);
+    expect((await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash).toBe(old);
 
     await accountSignIn(h, user);
-    const upgraded = (await h.ctx.users.findByUsername(user.username))!.passwordHash!;
+    const upgraded = (await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash!;
     expect(upgraded).toMatch(/^scrypt\$2048\$8\$1\$/);
     // the same password still signs in, against the new hash
     await accountSignIn(h, user);
-    expect((await h.ctx.users.findByUsername(user.username))!.passwordHash).toBe(upgraded);
+    expect((await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash).toBe(upgraded);
   });
 
   it('the upgrade never overwrites a password changed since the check', async () => {
     const user = await createUser(h);
     const stale = await hashPassword(user.password, 10);
-    await h.ctx.users.setPasswordHash(user.user_id, await hashPassword('the newer password', 11));
-    expect(await h.ctx.users.replacePasswordHash(user.user_id, stale, await hashPassword(user.password, 11))).toBe(
-      false,
-    );
-    const { verifyPassword } = await import('../src/domain/crypto');
+    await h.ctx.kernel.users.setPasswordHash(user.user_id, await hashPassword('the newer password', 11));
     expect(
-      await verifyPassword('the newer password', (await h.ctx.users.findByUsername(user.username))!.passwordHash!),
+      await h.ctx.kernel.users.replacePasswordHash(user.user_id, stale, await hashPassword(user.password, 11)),
+    ).toBe(false);
+    const { verifyPassword } = await import('../src/kernel/crypto');
+    expect(
+      await verifyPassword(
+        'the newer password',
+        (await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash!,
+      ),
     ).toBe(true);
   });
 
@@ -118,9 +121,9 @@ describe('password hashing cost and common passwords (issue 23, item 16)', () =>
     });
     expect(res.status).toBe(400);
     expect(res.text).toContain('The new password is one of the most common passwords');
-    const { verifyPassword } = await import('../src/domain/crypto');
-    expect(await verifyPassword(user.password, (await h.ctx.users.findByUsername(user.username))!.passwordHash!)).toBe(
-      true,
-    );
+    const { verifyPassword } = await import('../src/kernel/crypto');
+    expect(
+      await verifyPassword(user.password, (await h.ctx.kernel.users.findByUsername(user.username))!.passwordHash!),
+    ).toBe(true);
   });
 });

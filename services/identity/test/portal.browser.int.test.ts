@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium, submitSignIn } from '../../../packages/common/test/support/chromium';
 import request from 'supertest';
 import { freePort } from '@attest/testing';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
@@ -19,7 +20,6 @@ import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
  * payment its backend recorded with the API key by reference. Every page passes axe-core with
  * no serious or critical violation. The screenshots of docs/portal.md are taken here.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = path.join(__dirname, '..', '..', '..', 'docs', 'portal');
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'correct horse battery';
@@ -90,18 +90,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     expect(
       (await admin('put', `/apps/${otherApp.app_id}/members`).send({ username: 'oscar', role: 'owner' })).status,
     ).toBe(201);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 120000);
 
   afterAll(async () => {
@@ -151,9 +140,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     const page = await context.newPage();
     await page.goto(`${origin}/portal`);
     await page.click('#portal-signin');
-    await page.fill('input[name=username]', username);
-    await page.fill('input[name=password]', PASSWORD);
-    await page.click('button[type=submit]');
+    await submitSignIn(page, username, PASSWORD);
     const next = await Promise.race([
       page.waitForSelector('button[name=decision][value=approve]').then(() => 'consent' as const),
       page.waitForSelector('#portal-username').then(() => 'portal' as const),
@@ -199,7 +186,9 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     const secret = await page.inputValue('#client-secret');
     expect(secret.length).toBeGreaterThanOrEqual(20);
     expect(await page.getAttribute('#client-secret', 'readonly')).not.toBeNull();
-    expect(await h.ctx.teams.roleOf(appId, (await h.ctx.users.findByUsername('alice'))!.id)).toBe('owner');
+    expect(await h.ctx.kernel.teams.roleOf(appId, (await h.ctx.kernel.users.findByUsername('alice'))!.id)).toBe(
+      'owner',
+    );
     // no copy button (no script): one click on the client ID selects all of it, Ctrl+A in the secret's field all of it
     await page.click('#client-id');
     expect(await page.evaluate('String(window.getSelection())')).toBe(appId);
@@ -216,11 +205,11 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     await page.click('#save-settings');
     await page.waitForSelector('#portal-notice');
     expect(await page.textContent('#portal-notice')).toBe('Settings saved.');
-    expect((await h.ctx.apps.find(appId))?.redirectUris).toEqual([
+    expect((await h.ctx.kernel.apps.find(appId))?.redirectUris).toEqual([
       'http://localhost:3000/callback',
       'https://shop.example.com/callback',
     ]);
-    const [updated] = await h.ctx.audit.list({ types: ['app.updated'], limit: 1 });
+    const [updated] = await h.ctx.kernel.audit.list({ types: ['app.updated'], limit: 1 });
     expect(updated).toMatchObject({ actorType: 'user', subject: appId });
     expect(updated.detail).toMatchObject({ via: 'portal', username: 'alice' });
 
@@ -310,7 +299,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     expect(await page.textContent('li[data-delivery] tbody tr td:nth-child(3)')).toBe('200');
     await expectAccessible(page);
     await shoot(page, 'webhook');
-    const [tested] = await h.ctx.audit.list({ types: ['webhook.test_sent'], limit: 1 });
+    const [tested] = await h.ctx.kernel.audit.list({ types: ['webhook.test_sent'], limit: 1 });
     expect(tested).toMatchObject({ actorType: 'user', subject: webhookId });
     expect(tested.detail).toMatchObject({ via: 'portal', username: 'alice', app_id: appId });
 
@@ -415,7 +404,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     }
     await expectAccessible(page);
 
-    const before = await h.ctx.apps.find(appId);
+    const before = await h.ctx.kernel.apps.find(appId);
     const attempts: [string, Record<string, string>][] = [
       ['/settings', { name: 'Victor was here', redirect_uris: 'https://victor.example/cb' }],
       ['/rotate-secret', {}],
@@ -435,8 +424,10 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
       expect([route, res.status()]).toEqual([route, 403]);
       expect(await res.text()).toContain('Your role on');
     }
-    expect(await h.ctx.apps.find(appId)).toEqual(before);
-    expect(await h.ctx.teams.roleOf(appId, (await h.ctx.users.findByUsername('victor'))!.id)).toBe('viewer');
+    expect(await h.ctx.kernel.apps.find(appId)).toEqual(before);
+    expect(await h.ctx.kernel.teams.roleOf(appId, (await h.ctx.kernel.users.findByUsername('victor'))!.id)).toBe(
+      'viewer',
+    );
     const keys = (await tx.admin('get', `/apps/${appId}/api-keys`)).body as { name: string }[];
     expect(keys.map((k) => k.name)).toEqual(['shop-backend']);
     await context.close();
@@ -462,7 +453,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
       maxRedirects: 0,
     });
     expect(res.status()).toBe(404);
-    expect((await h.ctx.apps.find(appId))?.name).toBe('Alice’s shop');
+    expect((await h.ctx.kernel.apps.find(appId))?.name).toBe('Alice’s shop');
     await context.close();
   });
 });

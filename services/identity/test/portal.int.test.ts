@@ -58,7 +58,7 @@ describe('developer portal', () => {
     const authorize = new URL(start.headers.location as string, 'http://localhost:4000');
     expect(authorize.pathname).toBe('/authorize');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(authorize.searchParams.get('client_id')).toBe(h.ctx.portalClientId);
+    expect(authorize.searchParams.get('client_id')).toBe(h.ctx.portal.clientId);
     const back = await browserFlow(agent, Object.fromEntries(authorize.searchParams), person);
     const callback = new URL(back.headers.location as string);
     expect(callback.pathname).toBe('/portal/callback');
@@ -102,7 +102,7 @@ describe('developer portal', () => {
   });
 
   it('is an app of the provider itself, and a signed-out visitor only sees “Sign in with Attest”', async () => {
-    const portalApp = await h.ctx.apps.find(h.ctx.portalClientId);
+    const portalApp = await h.ctx.kernel.apps.find(h.ctx.portal.clientId);
     expect(portalApp).toMatchObject({ public: true, redirectUris: ['http://localhost:4000/portal/callback'] });
     const res = await request(h.publicApp).get('/portal');
     expect(res.status).toBe(200);
@@ -122,8 +122,8 @@ describe('developer portal', () => {
     expect(res.text).toContain(`data-app="${shop.app_id}"`);
     expect(res.text).not.toContain(other.app_id);
     // the sign-in left the provider's session and the portal's, apart
-    const audit = await h.ctx.audit.list({ types: ['signin.succeeded'], limit: 50 });
-    expect(audit.some((e) => e.actor === owner.user_id && e.detail.app_id === h.ctx.portalClientId)).toBe(true);
+    const audit = await h.ctx.kernel.audit.list({ types: ['signin.succeeded'], limit: 50 });
+    expect(audit.some((e) => e.actor === owner.user_id && e.detail.app_id === h.ctx.portal.clientId)).toBe(true);
   });
 
   it('refuses a callback this browser did not start', async () => {
@@ -153,7 +153,7 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, name: 'Taken over', redirect_uris: 'https://evil.example/cb' });
     expect(change.status).toBe(404);
-    expect((await h.ctx.apps.find(shop.app_id))?.name).toBe('My shop');
+    expect((await h.ctx.kernel.apps.find(shop.app_id))?.name).toBe('My shop');
     expect((await agent.get('/portal/apps/app_00000000000000000000000000000000')).status).toBe(404);
   });
 
@@ -177,7 +177,7 @@ describe('developer portal', () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe(`/portal/apps/${shop.app_id}?notice=saved`);
-    const app = await h.ctx.apps.find(shop.app_id);
+    const app = await h.ctx.kernel.apps.find(shop.app_id);
     expect(app).toMatchObject({
       redirectUris: ['http://localhost:3000/callback', 'https://shop.example.com/callback'],
       postLogoutRedirectUris: ['http://localhost:3000/'],
@@ -185,7 +185,7 @@ describe('developer portal', () => {
       dpopBoundAccessTokens: true,
       requirePushedAuthorizationRequests: false,
     });
-    const [event] = await h.ctx.audit.list({ types: ['app.updated'], limit: 1 });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.updated'], limit: 1 });
     expect(event).toMatchObject({ actorType: 'user', actor: owner.user_id, subject: shop.app_id });
     expect(event.detail).toMatchObject({ via: 'portal', username: owner.username });
     // a bad value: the page again, naming it, nothing stored
@@ -195,7 +195,7 @@ describe('developer portal', () => {
       .send({ csrf, redirect_uris: 'ftp://nope' });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('redirect_uris must use https');
-    expect((await h.ctx.apps.find(shop.app_id))?.redirectUris).toHaveLength(2);
+    expect((await h.ctx.kernel.apps.find(shop.app_id))?.redirectUris).toHaveLength(2);
   });
 
   it('puts an app under the FAPI 2.0 profile from the settings form, with its keys URL', async () => {
@@ -219,14 +219,14 @@ describe('developer portal', () => {
     const noKeys = await agent.post(`/portal/apps/${id}/settings`).type('form').send(form);
     expect(noKeys.status).toBe(400);
     expect(noKeys.text).toContain('needs its public keys');
-    expect((await h.ctx.apps.find(id))?.profile).toBe('none');
+    expect((await h.ctx.kernel.apps.find(id))?.profile).toBe('none');
     // unchecked boxes and RS256 do not count against the profile: it sets them
     const res = await agent
       .post(`/portal/apps/${id}/settings`)
       .type('form')
       .send({ ...form, jwks_uri: 'https://bank.example/jwks.json' });
     expect(res.status).toBe(303);
-    const app = await h.ctx.apps.find(id);
+    const app = await h.ctx.kernel.apps.find(id);
     expect(app).toMatchObject({
       profile: 'fapi2',
       jwksUri: 'https://bank.example/jwks.json',
@@ -238,7 +238,7 @@ describe('developer portal', () => {
     });
     const page = await agent.get(`/portal/apps/${id}`);
     expect(page.text).toMatch(/<option value="fapi2" selected>/);
-    const [event] = await h.ctx.audit.list({ types: ['app.updated'], limit: 1 });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.updated'], limit: 1 });
     expect(event).toMatchObject({ actor: owner.user_id, subject: id });
     expect(event.detail).toMatchObject({ via: 'portal', profile: 'fapi2' });
   });
@@ -257,7 +257,7 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf: stolen, name: 'CSRF’d' });
     expect(cross.status).toBe(403);
-    expect((await h.ctx.apps.find(shop.app_id))?.name).toBe('My shop');
+    expect((await h.ctx.kernel.apps.find(shop.app_id))?.name).toBe('My shop');
   });
 
   it('lets a viewer read but change nothing: the server refuses', async () => {
@@ -267,7 +267,7 @@ describe('developer portal', () => {
     expect(page.text).toContain('id="read-only"');
     expect(page.text).not.toContain('id="save-settings"');
     const csrf = hidden(page.text, 'csrf');
-    const before = await h.ctx.apps.find(shop.app_id);
+    const before = await h.ctx.kernel.apps.find(shop.app_id);
     const attempts: [string, Record<string, string>][] = [
       ['/settings', { name: 'Viewer was here' }],
       ['/rotate-secret', {}],
@@ -282,8 +282,8 @@ describe('developer portal', () => {
         .send({ csrf, ...form });
       expect([path, res.status]).toEqual([path, 403]);
     }
-    expect(await h.ctx.apps.find(shop.app_id)).toEqual(before);
-    expect(await h.ctx.teams.roleOf(shop.app_id, viewer.user_id)).toBe('viewer');
+    expect(await h.ctx.kernel.apps.find(shop.app_id)).toEqual(before);
+    expect(await h.ctx.kernel.teams.roleOf(shop.app_id, viewer.user_id)).toBe('viewer');
     expect((await tx.admin('get', `/apps/${shop.app_id}/api-keys`)).body).toEqual([]);
   });
 
@@ -295,13 +295,13 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, username: developer.username, role: 'owner' });
     expect(team.status).toBe(403);
-    expect(await h.ctx.teams.roleOf(shop.app_id, developer.user_id)).toBe('developer');
+    expect(await h.ctx.kernel.teams.roleOf(shop.app_id, developer.user_id)).toBe('developer');
     const rotate = await agent.post(`/portal/apps/${shop.app_id}/rotate-secret`).type('form').send({ csrf });
     expect(rotate.status).toBe(200);
     const secret = /id="client-secret" readonly value="([^"]+)"/.exec(rotate.text)?.[1];
     expect(secret).toMatch(/.{20,}/);
     // the old secret stops working, the new one works
-    const [event] = await h.ctx.audit.list({ types: ['app.secret_rotated'], limit: 1 });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.secret_rotated'], limit: 1 });
     expect(event).toMatchObject({ actor: developer.user_id, subject: shop.app_id });
     expect((await agent.get(`/portal/apps/${shop.app_id}`)).text).not.toContain(secret!);
   });
@@ -324,7 +324,7 @@ describe('developer portal', () => {
     const again = await agent.get(`/portal/apps/${shop.app_id}/keys`);
     expect(again.text).toContain('shop-backend');
     expect(again.text).not.toContain(key!);
-    const [event] = await h.ctx.audit.list({ types: ['api_key.created'], limit: 1 });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['api_key.created'], limit: 1 });
     expect(event).toMatchObject({ actor: developer.user_id, subject: listed[0].key_id });
     expect(event.detail).toMatchObject({ app_id: shop.app_id, username: developer.username });
     // a key of another app cannot be revoked from this one
@@ -355,7 +355,7 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, username: outsider.username, role: 'viewer' });
     expect(add.status).toBe(303);
-    expect(await h.ctx.teams.roleOf(shop.app_id, outsider.user_id)).toBe('viewer');
+    expect(await h.ctx.kernel.teams.roleOf(shop.app_id, outsider.user_id)).toBe('viewer');
     const unknown = await agent
       .post(`/portal/apps/${shop.app_id}/members`)
       .type('form')
@@ -367,14 +367,14 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, username: owner.username, role: 'viewer' });
     expect(demote.status).toBe(409);
-    expect(await h.ctx.teams.roleOf(shop.app_id, owner.user_id)).toBe('owner');
+    expect(await h.ctx.kernel.teams.roleOf(shop.app_id, owner.user_id)).toBe('owner');
     const remove = await agent
       .post(`/portal/apps/${shop.app_id}/members/remove`)
       .type('form')
       .send({ csrf, user_id: outsider.user_id });
     expect(remove.status).toBe(303);
-    expect(await h.ctx.teams.roleOf(shop.app_id, outsider.user_id)).toBeNull();
-    const [event] = await h.ctx.audit.list({ types: ['app.member_removed'], limit: 1 });
+    expect(await h.ctx.kernel.teams.roleOf(shop.app_id, outsider.user_id)).toBeNull();
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.member_removed'], limit: 1 });
     expect(event).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
     expect(event.detail).toMatchObject({ username: outsider.username, via: 'portal' });
   });
@@ -390,16 +390,16 @@ describe('developer portal', () => {
     const appId = /id="client-id">(app_[0-9a-f]{32})</.exec(res.text)?.[1];
     expect(appId).toBeDefined();
     expect(res.text).toMatch(/id="client-secret" readonly value="[^"]+"/);
-    expect(await h.ctx.teams.roleOf(appId!, viewer.user_id)).toBe('owner');
-    const [event] = await h.ctx.audit.list({ types: ['app.created'], limit: 1 });
+    expect(await h.ctx.kernel.teams.roleOf(appId!, viewer.user_id)).toBe('owner');
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.created'], limit: 1 });
     expect(event).toMatchObject({ actor: viewer.user_id, subject: appId });
   });
 
   it('counts sign-ins per day for the insight page, no one named', async () => {
     const agent = await signIn(owner);
-    const res = await agent.get(`/portal/apps/${h.ctx.portalClientId}/insight`);
+    const res = await agent.get(`/portal/apps/${h.ctx.portal.clientId}/insight`);
     expect(res.status).toBe(404); // the portal's own app: nobody's
-    const days = await h.ctx.insight.daily(h.ctx.portalClientId, 30);
+    const days = await h.ctx.portal.insight.daily(h.ctx.portal.clientId, 30);
     expect(days).toHaveLength(30);
     // this file's sign-ins fall on today (UTC), or on yesterday and today when it runs across midnight
     expect(days[28].signIns + days[29].signIns).toBeGreaterThanOrEqual(5);
@@ -412,7 +412,7 @@ describe('developer portal', () => {
   /** The endpoint id on an endpoint page's address: /portal/apps/{app}/webhooks/{wh_…}. */
   const webhookIdIn = (text: string) => /\/webhooks\/(wh_[0-9a-f]{32})"/.exec(text)?.[1];
   const portalEvents = async (type: string) =>
-    (await h.ctx.audit.list({ types: [type], limit: 20 })).filter((e) => e.detail.app_id === shop.app_id);
+    (await h.ctx.kernel.audit.list({ types: [type], limit: 20 })).filter((e) => e.detail.app_id === shop.app_id);
 
   it('manages webhooks with the app API’s operations: a filter, the secret once, a test event delivered and logged, audited', async () => {
     const agent = await signIn(developer);
@@ -691,7 +691,10 @@ describe('app members through the admin API', () => {
     expect((await admin('delete', `/apps/${app.app_id}/members/${b.user_id}`)).status).toBe(204);
     expect((await admin('delete', `/apps/${app.app_id}/members/${b.user_id}`)).status).toBe(404);
     const types = (
-      await h.ctx.audit.list({ types: ['app.member_added', 'app.member_changed', 'app.member_removed'], limit: 10 })
+      await h.ctx.kernel.audit.list({
+        types: ['app.member_added', 'app.member_changed', 'app.member_removed'],
+        limit: 10,
+      })
     ).map((e) => [e.type, e.actor, e.detail.username]);
     expect(types).toEqual([
       ['app.member_removed', 'admin', b.username],

@@ -1,5 +1,5 @@
-import { randomHex } from '../src/domain/crypto';
-import { newAuthorizationCode, newOpaqueId } from '../src/domain/ids';
+import { randomHex } from '../src/kernel/crypto';
+import { newAuthorizationCode, newOpaqueId } from '../src/kernel/ids';
 
 describe('randomHex: ids drawn from a pool of random bytes', () => {
   it('gives the asked number of bytes as hex, never the same id twice, across many refills of the pool', () => {

@@ -1,16 +1,14 @@
 import request from 'supertest';
-import { CuttableProxy, describeNeeding, freePort, pgBinary, ThrowawayPostgres, ThrowawayRedis } from '@attest/testing';
+import {
+  CuttableProxy,
+  describeNeeding,
+  eventually,
+  freePort,
+  pgBinary,
+  ThrowawayPostgres,
+  ThrowawayRedis,
+} from '@attest/testing';
 import { createApp, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
-
-async function eventually(fn: () => Promise<void>): Promise<void> {
-  for (;;) {
-    try {
-      return await fn();
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 const binaries = ['redis-server', pgBinary('initdb'), pgBinary('pg_ctl')];
 

@@ -148,7 +148,7 @@ describe('revocations survive the loss of the cache (#9 defect 4)', () => {
   });
 
   it('records the codes of concurrent exchanges in few statements, each caller settling with its own row', async () => {
-    const { revocations } = first.ctx;
+    const { revocations } = first.ctx.tokens;
     const store = (revocations as unknown as { store: { recordUsedCodes: (codes: unknown[]) => Promise<void> } }).store;
     const original = store.recordUsedCodes.bind(store);
     const batches: number[] = [];

@@ -87,8 +87,8 @@ describe('sign-in rotates the browser session', () => {
       state: 's',
     });
     expect(callbackParams(await silently(second.cookie)).code).toMatch(/^[0-9a-f]{64}$/);
-    expect(await h.ctx.sessions.find(first.cookie)).toBeNull();
-    expect(await h.ctx.sessions.find(second.cookie)).toMatchObject({
+    expect(await h.ctx.tokens.sessions.find(first.cookie)).toBeNull();
+    expect(await h.ctx.tokens.sessions.find(second.cookie)).toMatchObject({
       userId: expect.any(String),
       authTime: expect.any(Number),
       amr: ['pwd'],

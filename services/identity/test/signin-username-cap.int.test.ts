@@ -31,7 +31,7 @@ describe('sign-in usernames are capped before they are counted', () => {
     expect(res.status).toBe(400);
     expect(res.text).toContain('A username has at most 200 characters.');
     expect(res.headers.ratelimit).toBeUndefined();
-    const cache = h.ctx.cache;
+    const cache = h.ctx.kernel.cache;
     if (cache instanceof RedisCache) {
       const prefix = cache.redis.options.keyPrefix ?? '';
       const keys = await cache.redis.keys(`${prefix}failures:signin:*`);

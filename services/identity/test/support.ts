@@ -3,11 +3,19 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
-import { storageChecks, type Cache, type Db, type InvalidationBus, type Readiness } from '@attest/common';
-import { testBus, testCache, testDatabase, testLogger, testStorage, type TestStorage } from '@attest/testing';
-import { buildApp, buildContext, type ContextOptions } from '../src/app';
+import type { Cache, Db, InvalidationBus } from '@attest/common';
+import {
+  harnessDeps,
+  serviceHarness,
+  testBus,
+  testCache,
+  testDatabase,
+  testLogger,
+  testStorage,
+  type TestStorage,
+} from '@attest/testing';
+import { buildApp, buildServices, type IdentityServices, type ServiceOptions } from '../src/app';
 import { loadIdentityConfig, type IdentityConfig } from '../src/config';
-import type { IdentityContext } from '../src/routes/context';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const BASE_URL = 'http://localhost:4000';
@@ -17,7 +25,8 @@ export interface IdentityHarness {
   publicApp: Express;
   adminApp: Express;
   config: IdentityConfig;
-  ctx: IdentityContext;
+  /** The services app.ts built, in their groups (kernel, tokens, oauth, signin, portal, admin). */
+  ctx: IdentityServices;
   storage: TestStorage;
   close(): Promise<void>;
 }
@@ -59,7 +68,7 @@ async function harnessStorage(shared: SharedStorage): Promise<TestStorage> {
 export async function identityHarness(
   env: NodeJS.ProcessEnv = {},
   shared: SharedStorage = {},
-  options: ContextOptions = {},
+  options: ServiceOptions = {},
 ): Promise<IdentityHarness> {
   const storage = await harnessStorage(shared);
   const config = loadIdentityConfig({
@@ -72,21 +81,10 @@ export async function identityHarness(
     PASSWORD_HASH_COST: '10',
     ...env,
   });
-  const readiness: Readiness = { shuttingDown: false, checks: storageChecks(storage) };
-  const deps = {
-    config,
-    storage: { ...storage, describe: { database: 'test', cache: 'test' } },
-    logger: testLogger,
-    readiness,
-    adminToken: ADMIN_TOKEN,
-  };
-  const ctx = buildContext(deps, options);
-  const built = await buildApp(deps, ctx);
-  const close = async () => {
-    await built.stop?.();
-    await storage.close();
-  };
-  return { publicApp: built.publicApp, adminApp: built.adminApp, config, ctx, storage, close };
+  const deps = { config, ...harnessDeps(storage, testLogger, ADMIN_TOKEN) };
+  const ctx = buildServices(deps, options);
+  const { publicApp, adminApp, close } = serviceHarness(await buildApp(deps, ctx), storage, ADMIN_TOKEN);
+  return { publicApp, adminApp, config, ctx, storage, close };
 }
 
 export async function createApp(

@@ -161,8 +161,8 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     expect(await silent(other.agent)).toMatchObject({ error: 'login_required' });
     expect(await works(h, app, other.access)).toBe(false);
     await waitFor(() => rx.tokens.length === 1);
-    const [session] = await h.ctx.sessions.listForUser(user.user_id);
-    expect((await h.ctx.sessions.listForUser(user.user_id)).length).toBe(1);
+    const [session] = await h.ctx.tokens.sessions.listForUser(user.user_id);
+    expect((await h.ctx.tokens.sessions.listForUser(user.user_id)).length).toBe(1);
     expect((jwt.decode(rx.tokens[0]) as Record<string, unknown>).sid).toBe(
       (jwt.decode(other.access) as Record<string, unknown>).sid,
     );
@@ -177,7 +177,7 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     const two = await tokenFor(h, app, user);
     expect(await works(h, app, one.access)).toBe(true);
     await admin(h, 'post', `/admin/users/${user.user_id}/reset-password`).send({}).expect(200);
-    expect(await h.ctx.sessions.listForUser(user.user_id)).toEqual([]);
+    expect(await h.ctx.tokens.sessions.listForUser(user.user_id)).toEqual([]);
     expect(await works(h, app, one.access)).toBe(false);
     expect(await works(h, app, two.access)).toBe(false);
     expect(await silent(one.agent)).toMatchObject({ error: 'login_required' });
@@ -189,9 +189,9 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     const laptop = await tokenFor(h, app, user);
     const { agent, page } = await onAccountPage(user);
     // the session the phone's token names (its sid is the app's pairwise sid of that session)
-    const { pairwiseSid } = await import('../src/domain/ids');
+    const { pairwiseSid } = await import('../src/kernel/ids');
     const sidOf = (token: string) => (jwt.decode(token) as Record<string, unknown>).sid;
-    const phoneSession = (await h.ctx.sessions.listForUser(user.user_id)).find(
+    const phoneSession = (await h.ctx.tokens.sessions.listForUser(user.user_id)).find(
       (s) => pairwiseSid(h.config.secret, app.app_id, s.id) === sidOf(phone.access),
     )!;
     expect(page.text).toContain(`data-session-id="${phoneSession.id}"`);
@@ -204,7 +204,7 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     expect(await works(h, app, phone.access)).toBe(false);
     expect(await works(h, app, laptop.access)).toBe(true);
 
-    const [rest] = (await h.ctx.sessions.listForUser(user.user_id)).filter((s) => s.clientIds.length);
+    const [rest] = (await h.ctx.tokens.sessions.listForUser(user.user_id)).filter((s) => s.clientIds.length);
     await admin(h, 'delete', `/admin/users/${user.user_id}/sessions/${rest.id}`).expect(204);
     expect(await works(h, app, laptop.access)).toBe(false);
   });
@@ -234,8 +234,8 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     await admin(h, 'post', `/admin/users/${user.user_id}/enable`).expect(200);
     expect(await works(h, app, access)).toBe(false);
     // durable: a restart (a fresh set loaded from Postgres) still refuses it
-    const fresh = new (await import('../src/domain/revocations')).Revocations(
-      (await import('../src/store/revocation-store')).revocationStore(h.storage.db),
+    const fresh = new (await import('../src/kernel/revocations')).Revocations(
+      (await import('../src/kernel/revocation-store')).revocationStore(h.storage.db),
       h.storage.bus,
       testLogger,
     );

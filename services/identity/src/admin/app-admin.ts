@@ -3,18 +3,91 @@ import Joi from 'joi';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
-  pageOf,
+  DATE_TIME,
   documentAdminRoute,
   errorResponse,
   errors,
   jsonResponse,
+  type JsonSchema,
+  NULLABLE_DATE_TIME,
   operatorActor,
+  pageOf,
   validate,
 } from '@attest/common';
-import type { App } from '../store/app-store';
-import { identitySchemas } from './admin-document';
+import type { App } from '../kernel/app-store';
+import { object, ref, strings } from './admin-openapi';
+import { disableEnableRoutes, lifecycleJson } from './admin-lifecycle';
 import { appListQuery, createAppSchema, updateAppSchema } from './admin-schemas';
-import { createApp, rotateAppSecret, setAppDisabled, updateApp, type AppAdminContext } from './app-operations';
+import {
+  createApp,
+  rotateAppSecret,
+  securitySettingsJson,
+  setAppDisabled,
+  updateApp,
+  type AppAdminDeps,
+} from './app-operations';
+
+const APP_PROPERTIES: Record<string, JsonSchema> = {
+  app_id: { type: 'string', pattern: '^app_[0-9a-f]{32}$' },
+  name: { type: 'string' },
+  redirect_uris: strings,
+  token_endpoint_auth_method: {
+    enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    description:
+      'none: a public client (single-page or native app), no secret, PKCE required; private_key_jwt: no secret, ' +
+      'a client_assertion signed with a key of jwks or jwks_uri; client_secret_basic and client_secret_post: the ' +
+      'secret, in the Basic header or the form (either is accepted)',
+  },
+  jwks: {
+    type: ['object', 'null'],
+    description: 'The app’s public keys (a JWK Set): client assertions and signed request objects',
+  },
+  jwks_uri: { type: ['string', 'null'], description: 'Where the app publishes its JWK Set (fetched, cached)' },
+  require_pushed_authorization_requests: {
+    type: 'boolean',
+    description: 'Every authorization request must come through /par (RFC 9126)',
+  },
+  id_token_signed_response_alg: { enum: ['RS256', 'PS256', 'ES256'] },
+  web_origins: { ...strings, description: 'Origins whose pages may call /token (CORS)' },
+  post_logout_redirect_uris: strings,
+  backchannel_logout_uri: { type: ['string', 'null'] },
+  dpop_bound_access_tokens: {
+    type: 'boolean',
+    description:
+      'DPoP required (RFC 9449 §5.2): /token refuses a request without a DPoP proof, and every access token is DPoP-bound',
+  },
+  min_verification_level: {
+    enum: ['orb', 'device', null],
+    description:
+      'The lowest verification level /authorize lets through (unmet_authentication_requirements below it); null: none',
+  },
+  profile: {
+    enum: ['none', 'fapi2'],
+    description:
+      'fapi2: the FAPI 2.0 Security Profile (PAR, PKCE S256, response_type=code, DPoP, private_key_jwt, codes ' +
+      'living at most 60 s, https redirect URIs or http on a loopback IP, a PS256 or ES256 id_token); none: each setting as set',
+  },
+  created_at: DATE_TIME,
+  disabled: { type: 'boolean' },
+  disabled_at: NULLABLE_DATE_TIME,
+};
+
+/** The admin document's schemas of apps. */
+export const appSchemas: Record<string, JsonSchema> = {
+  App: object(APP_PROPERTIES),
+  NewApp: object(
+    {
+      ...APP_PROPERTIES,
+      client_secret: {
+        type: 'string',
+        description: 'Shown once; absent for a public client (none) and a private_key_jwt app',
+      },
+    },
+    Object.keys(APP_PROPERTIES),
+  ),
+};
+const appSchema = ref('App');
+const newAppSchema = ref('NewApp');
 
 export const appJson = (app: App) => ({
   app_id: app.id,
@@ -26,14 +99,8 @@ export const appJson = (app: App) => ({
   backchannel_logout_uri: app.backchannelLogoutUri,
   jwks: app.jwks,
   jwks_uri: app.jwksUri,
-  require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
-  id_token_signed_response_alg: app.idTokenSignedResponseAlg,
-  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
-  min_verification_level: app.minVerificationLevel,
-  profile: app.profile,
-  created_at: app.createdAt.toISOString(),
-  disabled: app.disabledAt !== null,
-  disabled_at: app.disabledAt?.toISOString() ?? null,
+  ...securitySettingsJson(app),
+  ...lifecycleJson(app),
 });
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
@@ -43,7 +110,7 @@ const appNotFound = adminNotFoundResponse('no app with this app_id (attribute ap
 const tags = ['apps'];
 
 /** Apps: create, list (paged), show, update, rotate the secret, disable and enable. */
-export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
+export function appAdminRoutes(router: Router, deps: AppAdminDeps): void {
   documentAdminRoute(router, 'POST', '/apps', {
     summary: 'Create an app (an OpenID Connect client)',
     description:
@@ -54,12 +121,12 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     tags,
     body: { contentType: 'application/json', schema: createAppSchema },
     responses: {
-      201: jsonResponse('The app, with its client_secret (shown once)', identitySchemas.newApp),
+      201: jsonResponse('The app, with its client_secret (shown once)', newAppSchema),
       400: adminValidationResponse('name, redirect_uris, web_origins, …'),
     },
   });
   router.post('/apps', async (req, res) => {
-    const { app, secret } = await createApp(ctx, req.body, operatorActor(req, res));
+    const { app, secret } = await createApp(deps, req.body, operatorActor(req, res));
     res.status(201).json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
@@ -68,13 +135,13 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     tags,
     query: appListQuery,
     responses: {
-      200: jsonResponse('A page of apps', pageOf('apps', identitySchemas.app)),
+      200: jsonResponse('A page of apps', pageOf('apps', appSchema)),
       400: adminValidationResponse('limit or cursor'),
     },
   });
   router.get('/apps', async (req, res) => {
     const q = validate(appListQuery, req.query);
-    const apps = await ctx.apps.list({ after: q.cursor, limit: q.limit + 1 });
+    const apps = await deps.apps.list({ after: q.cursor, limit: q.limit + 1 });
     const page = apps.slice(0, q.limit);
     res.json({ apps: page.map(appJson), next_cursor: apps.length > q.limit ? page[page.length - 1].id : null });
   });
@@ -83,10 +150,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     summary: 'One app',
     tags,
     params: appParams,
-    responses: { 200: jsonResponse('The app', identitySchemas.app), 404: appNotFound },
+    responses: { 200: jsonResponse('The app', appSchema), 404: appNotFound },
   });
   router.get('/apps/:id', async (req, res) => {
-    const app = await ctx.apps.find(req.params.id);
+    const app = await deps.apps.find(req.params.id);
     if (!app) throw noApp();
     res.json(appJson(app));
   });
@@ -104,14 +171,14 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     params: appParams,
     body: { contentType: 'application/json', schema: updateAppSchema },
     responses: {
-      200: jsonResponse('The app as changed (with client_secret when a new one was made)', identitySchemas.newApp),
+      200: jsonResponse('The app as changed (with client_secret when a new one was made)', newAppSchema),
       400: adminValidationResponse('a field, or invalid_parameter body when none is given'),
       404: appNotFound,
       409: errorResponse('public_client: a public client’s token_endpoint_auth_method cannot change'),
     },
   });
   router.patch('/apps/:id', async (req, res) => {
-    const { app, secret } = await updateApp(ctx, req.params.id, req.body, operatorActor(req, res));
+    const { app, secret } = await updateApp(deps, req.params.id, req.body, operatorActor(req, res));
     res.json({ ...appJson(app), ...(secret ? { client_secret: secret } : {}) });
   });
 
@@ -133,15 +200,14 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
     },
   });
   router.post('/apps/:id/rotate-secret', async (req, res) => {
-    const secret = await rotateAppSecret(ctx, req.params.id, operatorActor(req, res));
+    const secret = await rotateAppSecret(deps, req.params.id, operatorActor(req, res));
     res.json({ app_id: req.params.id, client_secret: secret });
   });
 
-  for (const [action, disabled] of [
-    ['disable', true],
-    ['enable', false],
-  ] as const) {
-    documentAdminRoute(router, 'POST', `/apps/:id/${action}`, {
+  disableEnableRoutes(
+    router,
+    '/apps/:id',
+    (disabled) => ({
       summary: disabled ? 'Disable an app' : 'Enable a disabled app',
       description: disabled
         ? 'A disabled app gets no tokens, and its tokens go inactive. Its API keys and webhooks are the transactions ' +
@@ -149,10 +215,10 @@ export function appAdminRoutes(router: Router, ctx: AppAdminContext): void {
         : 'Its API keys and webhooks: POST /admin/apps/{app_id}/enable of the transactions service (`pnpm manage app enable` calls both).',
       tags,
       params: appParams,
-      responses: { 200: jsonResponse('The app', identitySchemas.app), 404: appNotFound },
-    });
-    router.post(`/apps/:id/${action}`, async (req, res) => {
-      res.json(appJson(await setAppDisabled(ctx, req.params.id, disabled, operatorActor(req, res))));
-    });
-  }
+      responses: { 200: jsonResponse('The app', appSchema), 404: appNotFound },
+    }),
+    async (req, res, disabled) => {
+      res.json(appJson(await setAppDisabled(deps, String(req.params.id), disabled, operatorActor(req, res))));
+    },
+  );
 }

@@ -1,18 +1,23 @@
-import { errors, validate, type AuditActor } from '@attest/common';
-import { outboundUrlProblem } from '@attest/common';
-import { settingsUnderProfile, type AppProfile, type ProfileSettings } from '../domain/app-profile';
-import { clientJwksProblem } from '../domain/client-keys';
-import { hashClientSecret, newAppId, newClientSecret } from '../domain/ids';
-import type { IdentityContext } from '../routes/context';
-import type { App, AppUpdate, ClientJwks, SigningAlg, TokenEndpointAuthMethod } from '../store/app-store';
-import type { VerificationLevel } from '../store/user-store';
+import { type AuditActor, type AuditLog, type Logger, errors, outboundUrlProblem, validate } from '@attest/common';
+import type { IdentityConfig } from '../config';
+import type { AppDirectory } from '../kernel/directories';
+import { settingsUnderProfile, type AppProfile, type ProfileSettings } from '../kernel/app-profile';
+import { clientJwksProblem } from '../oauth';
+import { hashClientSecret, newAppId, newClientSecret } from '../kernel/ids';
+import type { App, AppUpdate, ClientJwks, SigningAlg, TokenEndpointAuthMethod } from '../kernel/app-store';
+import type { VerificationLevel } from '../kernel/user-store';
 import { createAppSchema, updateAppSchema } from './admin-schemas';
 
 /**
  * The app operations of the admin API and the developer portal (issue 27): the same checks, the same
  * audit events, whoever acts (an operator's token, or a person signed in to the portal).
  */
-export type AppAdminContext = Pick<IdentityContext, 'apps' | 'audit' | 'config' | 'logger'>;
+export interface AppAdminDeps {
+  config: IdentityConfig;
+  logger: Logger;
+  audit: Pick<AuditLog, 'record'>;
+  apps: AppDirectory;
+}
 
 const publicClientHasNoSecret = () =>
   errors.conflict(
@@ -32,8 +37,8 @@ const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
  * the embedded mode), and a host written as an IP address must be public unless
  * BACKCHANNEL_LOGOUT_ALLOW_PRIVATE allows it (a host name is checked, and pinned, at each delivery).
  */
-function checkBackchannelUri(ctx: AppAdminContext, uri: string | null | undefined): void {
-  const problem = uri ? outboundUrlProblem(uri, 'backchannel_logout_uri', ctx.config.outbound) : null;
+function checkBackchannelUri(deps: AppAdminDeps, uri: string | null | undefined): void {
+  const problem = uri ? outboundUrlProblem(uri, 'backchannel_logout_uri', deps.config.outbound) : null;
   if (problem) throw errors.invalidParameter('backchannel_logout_uri', problem);
 }
 
@@ -70,6 +75,15 @@ const PROFILE_FIELDS: (keyof ProfileFields | 'profile')[] = [
   'id_token_signed_response_alg',
   'redirect_uris',
 ];
+/** An app's security settings as the admin API and the audit trail show them (in this order). */
+export const securitySettingsJson = (app: App) => ({
+  require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
+  id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+  dpop_bound_access_tokens: app.dpopBoundAccessTokens,
+  min_verification_level: app.minVerificationLevel,
+  profile: app.profile,
+});
+
 /** What a profile set on an app decided, for the audit trail. */
 const profileDetail = (app: App) => ({
   token_endpoint_auth_method: app.tokenEndpointAuthMethod,
@@ -83,13 +97,13 @@ const profileDetail = (app: App) => ({
  * (a host name is checked, and pinned, at each fetch). A private_key_jwt app must have one of them.
  */
 function checkKeys(
-  ctx: AppAdminContext,
+  deps: AppAdminDeps,
   method: TokenEndpointAuthMethod,
   keys: { jwks: ClientJwks | null | undefined; jwksUri: string | null | undefined },
 ): void {
   const problem =
     (keys.jwks ? clientJwksProblem(keys.jwks, 'jwks') : null) ??
-    (keys.jwksUri ? outboundUrlProblem(keys.jwksUri, 'jwks_uri', ctx.config.outbound) : null);
+    (keys.jwksUri ? outboundUrlProblem(keys.jwksUri, 'jwks_uri', deps.config.outbound) : null);
   if (problem) throw errors.invalidParameter(keys.jwks ? 'jwks' : 'jwks_uri', problem);
   if (keys.jwks && keys.jwksUri) throw errors.invalidParameter('jwks', 'Give jwks or jwks_uri, not both.');
   if (method === 'private_key_jwt' && !keys.jwks && !keys.jwksUri)
@@ -98,13 +112,13 @@ function checkKeys(
 
 /** Creates an app from an admin API body (createAppSchema); the secret when it has one (shown once). */
 export async function createApp(
-  ctx: AppAdminContext,
+  deps: AppAdminDeps,
   input: unknown,
   actor: AuditActor,
   extraDetail: Record<string, unknown> = {},
 ): Promise<{ app: App; secret: string | null }> {
   const body = validate(createAppSchema, input);
-  checkBackchannelUri(ctx, body.backchannel_logout_uri);
+  checkBackchannelUri(deps, body.backchannel_logout_uri);
   const profile = body.profile as AppProfile;
   const settings = settingsUnderProfile(profile, givenSettings(body, input), {
     tokenEndpointAuthMethod: 'client_secret_basic',
@@ -114,12 +128,12 @@ export async function createApp(
     redirectUris: body.redirect_uris,
   });
   const method = settings.tokenEndpointAuthMethod;
-  checkKeys(ctx, method, { jwks: body.jwks as ClientJwks | null | undefined, jwksUri: body.jwks_uri });
+  checkKeys(deps, method, { jwks: body.jwks as ClientJwks | null | undefined, jwksUri: body.jwks_uri });
   const secret = SECRET_METHODS.includes(method) ? newClientSecret() : null;
-  const app = await ctx.apps.insert({
+  const app = await deps.apps.insert({
     id: newAppId(),
     name: body.name,
-    secretHash: secret && hashClientSecret(ctx.config.secret, secret),
+    secretHash: secret && hashClientSecret(deps.config.secret, secret),
     redirectUris: body.redirect_uris,
     webOrigins: body.web_origins,
     postLogoutRedirectUris: body.post_logout_redirect_uris,
@@ -133,8 +147,8 @@ export async function createApp(
     minVerificationLevel: minLevel(body.min_verification_level),
     profile,
   });
-  ctx.logger.info('app created', { app_id: app.id, public: app.public });
-  await ctx.audit.record({
+  deps.logger.info('app created', { app_id: app.id, public: app.public });
+  await deps.audit.record({
     type: 'app.created',
     actor,
     subject: app.id,
@@ -146,11 +160,7 @@ export async function createApp(
       backchannel_logout_uri: app.backchannelLogoutUri,
       token_endpoint_auth_method: app.tokenEndpointAuthMethod,
       jwks_uri: app.jwksUri,
-      require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
-      id_token_signed_response_alg: app.idTokenSignedResponseAlg,
-      dpop_bound_access_tokens: app.dpopBoundAccessTokens,
-      min_verification_level: app.minVerificationLevel,
-      profile: app.profile,
+      ...securitySettingsJson(app),
     },
   });
   return { app, secret };
@@ -158,14 +168,14 @@ export async function createApp(
 
 /** Changes an app from an admin API body (updateAppSchema); a new secret when the change made one. */
 export async function updateApp(
-  ctx: AppAdminContext,
+  deps: AppAdminDeps,
   id: string,
   input: unknown,
   actor: AuditActor,
   extraDetail: Record<string, unknown> = {},
 ): Promise<{ app: App; secret: string | null }> {
   const body = validate(updateAppSchema, input);
-  checkBackchannelUri(ctx, body.backchannel_logout_uri);
+  checkBackchannelUri(deps, body.backchannel_logout_uri);
   const changes: AppUpdate = {
     ...(body.name === undefined ? {} : { name: body.name }),
     ...(body.redirect_uris === undefined ? {} : { redirectUris: body.redirect_uris }),
@@ -189,7 +199,7 @@ export async function updateApp(
   const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;
   if (keySettings || PROFILE_FIELDS.some((f) => body[f] !== undefined)) {
     // not a hot path: the settings are checked against the app as it is, under its profile
-    const current = await ctx.apps.find(id);
+    const current = await deps.apps.find(id);
     if (!current) throw noApp();
     if (current.public && body.token_endpoint_auth_method !== undefined) throw publicClientHasNoSecret();
     const profile = (body.profile ?? current.profile) as AppProfile;
@@ -203,7 +213,7 @@ export async function updateApp(
       if (settings[k] !== current[k]) Object.assign(changes, { [k]: settings[k] });
     const method = settings.tokenEndpointAuthMethod;
     if (keySettings || body.token_endpoint_auth_method !== undefined || method !== current.tokenEndpointAuthMethod)
-      checkKeys(ctx, method, {
+      checkKeys(deps, method, {
         jwks: body.jwks === undefined ? current.jwks : (body.jwks as ClientJwks | null),
         jwksUri: body.jwks_uri === undefined ? current.jwksUri : body.jwks_uri,
       });
@@ -212,14 +222,14 @@ export async function updateApp(
       if (method === 'private_key_jwt') changes.secretHash = null;
       else if (current.secretHash === null) {
         secret = newClientSecret();
-        changes.secretHash = hashClientSecret(ctx.config.secret, secret);
+        changes.secretHash = hashClientSecret(deps.config.secret, secret);
       }
     }
   }
-  const app = await ctx.apps.update(id, changes);
+  const app = await deps.apps.update(id, changes);
   if (!app) throw noApp();
   const { jwks: _jwks, ...detail } = body;
-  await ctx.audit.record({
+  await deps.audit.record({
     type: 'app.updated',
     actor,
     subject: app.id,
@@ -235,12 +245,12 @@ export async function updateApp(
 
 /** A new client secret (returned once); the old one stops working at once. */
 export async function rotateAppSecret(
-  ctx: AppAdminContext,
+  deps: AppAdminDeps,
   id: string,
   actor: AuditActor,
   extraDetail: Record<string, unknown> = {},
 ): Promise<string> {
-  const current = await ctx.apps.find(id);
+  const current = await deps.apps.find(id);
   if (current?.public) throw publicClientHasNoSecret();
   if (current?.tokenEndpointAuthMethod === 'private_key_jwt')
     throw errors.conflict(
@@ -249,23 +259,23 @@ export async function rotateAppSecret(
       'app_id',
     );
   const secret = newClientSecret();
-  if (!(await ctx.apps.setSecretHash(id, hashClientSecret(ctx.config.secret, secret)))) throw noApp();
-  ctx.logger.info('app secret rotated', { app_id: id });
-  await ctx.audit.record({ type: 'app.secret_rotated', actor, subject: id, detail: extraDetail });
+  if (!(await deps.apps.setSecretHash(id, hashClientSecret(deps.config.secret, secret)))) throw noApp();
+  deps.logger.info('app secret rotated', { app_id: id });
+  await deps.audit.record({ type: 'app.secret_rotated', actor, subject: id, detail: extraDetail });
   return secret;
 }
 
 /** Disables (no tokens; its tokens inactive) or enables an app here, in the identity service. */
 export async function setAppDisabled(
-  ctx: AppAdminContext,
+  deps: AppAdminDeps,
   id: string,
   disabled: boolean,
   actor: AuditActor,
   extraDetail: Record<string, unknown> = {},
 ): Promise<App> {
-  const app = await ctx.apps.setDisabled(id, disabled);
+  const app = await deps.apps.setDisabled(id, disabled);
   if (!app) throw noApp();
-  await ctx.audit.record({
+  await deps.audit.record({
     type: disabled ? 'app.disabled' : 'app.enabled',
     actor,
     subject: app.id,

@@ -4,27 +4,74 @@ import Joi from 'joi';
 import {
   adminNotFoundResponse,
   adminValidationResponse,
-  pageOf,
+  type AuditLog,
+  DATE_TIME,
   documentAdminRoute,
   emptyResponse,
   errorResponse,
   errors,
   jsonResponse,
+  type JsonSchema,
+  type Logger,
+  NULLABLE_DATE_TIME,
   operatorActor,
+  pageOf,
   validate,
 } from '@attest/common';
-import { hashPassword } from '../domain/crypto';
-import { commonPasswordError } from '../domain/passwords';
-import { newUserId } from '../domain/ids';
-import type { IdentityContext } from '../routes/context';
-import type { User, UserUpdate } from '../store/user-store';
-import { identitySchemas } from './admin-document';
+import { hashPassword } from '../kernel/crypto';
+import { commonPasswordError } from '../kernel/passwords';
+import { newUserId } from '../kernel/ids';
+import type { IdentityConfig } from '../config';
+import type { ConsentDirectory, SubjectDirectory, UserDirectory } from '../kernel/directories';
+import type { OperatorCreatedUserHook } from '../kernel/operator-hook';
+import type { Sessions } from '../kernel/sessions';
+import type { AppTeams } from '../kernel/teams';
+import type { User, UserUpdate } from '../kernel/user-store';
+import { object, ref, strings } from './admin-openapi';
+import { disableEnableRoutes, lifecycleJson } from './admin-lifecycle';
 import { createUserSchema, resetPasswordSchema, updateUserSchema, userListQuery } from './admin-schemas';
 
-type UserAdminContext = Pick<
-  IdentityContext,
-  'users' | 'consents' | 'subjects' | 'sessions' | 'audit' | 'logger' | 'config' | 'teams' | 'onOperatorCreatedUser'
->;
+/** What the users of the admin API use. */
+export interface UserAdminDeps {
+  config: IdentityConfig;
+  logger: Logger;
+  audit: Pick<AuditLog, 'record'>;
+  users: UserDirectory;
+  consents: Pick<ConsentDirectory, 'listForUser' | 'forget' | 'withdraw'>;
+  subjects: Pick<SubjectDirectory, 'forget'>;
+  /** A disabled or deleted user's sessions end; so do they after a password reset. */
+  sessions: Pick<Sessions, 'endAll'>;
+  /** Handed to onOperatorCreatedUser. */
+  teams: AppTeams;
+  /** Runs after an operator creates a user through the admin API (never on self sign-up). */
+  onOperatorCreatedUser?: OperatorCreatedUserHook;
+}
+
+const USER_PROPERTIES: Record<string, JsonSchema> = {
+  user_id: { type: 'string', pattern: '^usr_[0-9a-f]{32}$' },
+  username: { type: 'string' },
+  verification_level: { enum: ['orb', 'device'] },
+  name: { type: ['string', 'null'] },
+  given_name: { type: ['string', 'null'] },
+  family_name: { type: ['string', 'null'] },
+  created_at: DATE_TIME,
+  disabled: { type: 'boolean' },
+  disabled_at: NULLABLE_DATE_TIME,
+};
+
+/** The admin document's schemas of users. */
+export const userSchemas: Record<string, JsonSchema> = {
+  User: object(USER_PROPERTIES),
+  UserWithConsents: object({
+    ...USER_PROPERTIES,
+    consents: {
+      type: 'array',
+      items: object({ app_id: { type: 'string' }, scopes: strings, granted_at: DATE_TIME }),
+    },
+  }),
+};
+const userSchema = ref('User');
+const userWithConsentsSchema = ref('UserWithConsents');
 
 export const userJson = (user: User) => ({
   user_id: user.id,
@@ -33,9 +80,7 @@ export const userJson = (user: User) => ({
   name: user.name,
   given_name: user.givenName,
   family_name: user.familyName,
-  created_at: user.createdAt.toISOString(),
-  disabled: user.disabledAt !== null,
-  disabled_at: user.disabledAt?.toISOString() ?? null,
+  ...lifecycleJson(user),
 });
 
 const noUser = () => errors.notFound('No user with this user_id.', 'user_id');
@@ -50,9 +95,9 @@ const usernameOf = (cursor: string) => Buffer.from(cursor, 'base64url').toString
  * Users: create, list (by username, paged), show (with consents), update, disable and enable, delete,
  * reset the password, withdraw a consent. Each change drops the cached rows on every replica.
  */
-export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
+export function userAdminRoutes(router: Router, deps: UserAdminDeps): void {
   const audit = (req: Request, res: Response, type: string, userId: string, detail?: Record<string, unknown>) =>
-    ctx.audit.record({ type, actor: operatorActor(req, res), subject: userId, detail });
+    deps.audit.record({ type, actor: operatorActor(req, res), subject: userId, detail });
 
   documentAdminRoute(router, 'POST', '/users', {
     summary: 'Create a user with a password',
@@ -77,10 +122,10 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     const body = validate(createUserSchema, req.body);
     const weak = await commonPasswordError(body.password);
     if (weak) throw weak;
-    const user = await ctx.users.insert({
+    const user = await deps.users.insert({
       id: newUserId(),
       username: body.username,
-      passwordHash: await hashPassword(body.password, ctx.config.PASSWORD_HASH_COST),
+      passwordHash: await hashPassword(body.password, deps.config.PASSWORD_HASH_COST),
       verificationLevel: body.verification_level,
       name: body.name ?? null,
       givenName: body.given_name ?? null,
@@ -91,7 +136,7 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
       username: user.username,
       verification_level: user.verificationLevel,
     });
-    await ctx.onOperatorCreatedUser?.({ user, operator: operatorActor(req, res) }, ctx.teams);
+    await deps.onOperatorCreatedUser?.({ user, operator: operatorActor(req, res) }, deps.teams);
     res.status(201).json({ user_id: user.id, username: user.username, verification_level: user.verificationLevel });
   });
 
@@ -101,13 +146,13 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     tags,
     query: userListQuery,
     responses: {
-      200: jsonResponse('A page of users', pageOf('users', identitySchemas.user)),
+      200: jsonResponse('A page of users', pageOf('users', userSchema)),
       400: adminValidationResponse('limit, cursor or username'),
     },
   });
   router.get('/users', async (req, res) => {
     const q = validate(userListQuery, req.query);
-    const users = await ctx.users.list({
+    const users = await deps.users.list({
       prefix: q.username,
       after: q.cursor && usernameOf(q.cursor),
       limit: q.limit + 1,
@@ -123,12 +168,12 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     summary: 'One user, with the consents they gave',
     tags,
     params: userParams,
-    responses: { 200: jsonResponse('The user', identitySchemas.userWithConsents), 404: userNotFound },
+    responses: { 200: jsonResponse('The user', userWithConsentsSchema), 404: userNotFound },
   });
   router.get('/users/:id', async (req, res) => {
-    const user = await ctx.users.findById(req.params.id);
+    const user = await deps.users.findById(req.params.id);
     if (!user) throw noUser();
-    const consents = await ctx.consents.listForUser(user.id);
+    const consents = await deps.consents.listForUser(user.id);
     res.json({
       ...userJson(user),
       consents: consents.map((c) => ({ app_id: c.appId, scopes: c.scopes, granted_at: c.grantedAt.toISOString() })),
@@ -142,7 +187,7 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     params: userParams,
     body: { contentType: 'application/json', schema: updateUserSchema },
     responses: {
-      200: jsonResponse('The user as changed', identitySchemas.user),
+      200: jsonResponse('The user as changed', userSchema),
       400: adminValidationResponse('a field, or invalid_parameter body when none is given'),
       404: userNotFound,
     },
@@ -155,34 +200,33 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
       ...(body.given_name === undefined ? {} : { givenName: body.given_name }),
       ...(body.family_name === undefined ? {} : { familyName: body.family_name }),
     };
-    const user = await ctx.users.update(req.params.id, changes);
+    const user = await deps.users.update(req.params.id, changes);
     if (!user) throw noUser();
     await audit(req, res, 'user.updated', user.id, { changed: Object.keys(body), ...body });
     res.json(userJson(user));
   });
 
-  for (const [action, disabled] of [
-    ['disable', true],
-    ['enable', false],
-  ] as const) {
-    documentAdminRoute(router, 'POST', `/users/:id/${action}`, {
+  disableEnableRoutes(
+    router,
+    '/users/:id',
+    (disabled) => ({
       summary: disabled ? 'Disable a user' : 'Enable a disabled user',
       description: disabled
         ? 'A disabled user cannot sign in, their sessions end and their tokens stop working.'
         : undefined,
       tags,
       params: userParams,
-      responses: { 200: jsonResponse('The user', identitySchemas.user), 404: userNotFound },
-    });
-    router.post(`/users/:id/${action}`, async (req, res) => {
-      const user = await ctx.users.setDisabled(req.params.id, disabled);
+      responses: { 200: jsonResponse('The user', userSchema), 404: userNotFound },
+    }),
+    async (req, res, disabled) => {
+      const user = await deps.users.setDisabled(String(req.params.id), disabled);
       if (!user) throw noUser();
       // a disabled user's sessions end (their apps are told through back-channel logout)
-      if (disabled) await ctx.sessions.endAll(user.id);
+      if (disabled) await deps.sessions.endAll(user.id);
       await audit(req, res, disabled ? 'user.disabled' : 'user.enabled', user.id);
       res.json(userJson(user));
-    });
-  }
+    },
+  );
 
   documentAdminRoute(router, 'DELETE', '/users/:id', {
     summary: 'Delete a user',
@@ -193,14 +237,14 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
   });
   router.delete('/users/:id', async (req, res) => {
     // sessions end first, so the apps signed in to are told (back-channel logout); the rows go with the user
-    await ctx.sessions.endAll(req.params.id);
-    const removed = await ctx.users.remove(req.params.id);
+    await deps.sessions.endAll(req.params.id);
+    const removed = await deps.users.remove(req.params.id);
     if (!removed) throw noUser();
     await Promise.all([
-      ctx.consents.forget(req.params.id, removed.consentAppIds),
-      ctx.subjects.forget(removed.subjects),
+      deps.consents.forget(req.params.id, removed.consentAppIds),
+      deps.subjects.forget(removed.subjects),
     ]);
-    ctx.logger.info('user deleted', { user_id: req.params.id });
+    deps.logger.info('user deleted', { user_id: req.params.id });
     await audit(req, res, 'user.deleted', req.params.id, { consents: removed.consentAppIds });
     res.status(204).end();
   });
@@ -231,10 +275,10 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     const password = body.password ?? randomBytes(18).toString('base64url');
     const weak = body.password === undefined ? null : await commonPasswordError(body.password);
     if (weak) throw weak;
-    const hash = await hashPassword(password, ctx.config.PASSWORD_HASH_COST);
-    if (!(await ctx.users.setPasswordHash(req.params.id, hash))) throw noUser();
+    const hash = await hashPassword(password, deps.config.PASSWORD_HASH_COST);
+    if (!(await deps.users.setPasswordHash(req.params.id, hash))) throw noUser();
     // every session of the user ends (apps told through back-channel logout; their tokens stop working)
-    const ended = await ctx.sessions.endAll(req.params.id);
+    const ended = await deps.sessions.endAll(req.params.id);
     await audit(req, res, 'user.password_reset', req.params.id, {
       generated: body.password === undefined,
       sessions_ended: ended,
@@ -252,9 +296,9 @@ export function userAdminRoutes(router: Router, ctx: UserAdminContext): void {
     },
   });
   router.delete('/users/:id/consents/:appId', async (req, res) => {
-    const withdrawn = await ctx.consents.withdraw(req.params.id, req.params.appId);
+    const withdrawn = await deps.consents.withdraw(req.params.id, req.params.appId);
     if (!withdrawn) throw errors.notFound('No consent of this user for this app.', 'app_id');
-    ctx.logger.info('consent withdrawn', { user_id: req.params.id, app_id: req.params.appId });
+    deps.logger.info('consent withdrawn', { user_id: req.params.id, app_id: req.params.appId });
     await audit(req, res, 'consent.withdrawn', req.params.id, { app_id: req.params.appId });
     res.status(204).end();
   });

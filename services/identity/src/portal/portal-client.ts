@@ -1,8 +1,7 @@
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { Logger } from '@attest/common';
-import { hmacHex } from '../domain/crypto';
-import type { IdentityContext } from '../routes/context';
+import { hmacHex } from '../kernel/crypto';
+import type { PortalDeps, PortalServices } from './portal-deps';
 
 /** The portal's own client id: fixed for an IDENTITY_SECRET, so every replica and restart agree on it. */
 export const portalClientId = (secret: string) => `app_${hmacHex(secret, 'developer-portal-client').slice(0, 32)}`;
@@ -14,20 +13,23 @@ export const portalUris = (issuer: string) => ({
   postLogoutRedirectUri: `${issuer}/portal/signed-out`,
 });
 
-type PortalContext = Pick<IdentityContext, 'apps' | 'audit' | 'config' | 'portalClientId'>;
+/** What registering the portal as an app takes. */
+export type PortalClientDeps = Pick<PortalDeps, 'config' | 'logger' | 'apps' | 'audit'> &
+  Pick<PortalServices, 'clientId'>;
 
 /**
  * The portal is an app of this provider like any other (a public client: code flow with PKCE S256),
  * created at start-up when missing and kept pointing at BASE_URL. People sign in to it through
  * /authorize and /token. An operator may disable it (`pnpm manage app disable`): then nobody can.
  */
-export async function ensurePortalClient(ctx: PortalContext, logger: Logger): Promise<void> {
-  const { redirectUri, postLogoutRedirectUri } = portalUris(ctx.config.issuer);
-  const existing = await ctx.apps.find(ctx.portalClientId);
+export async function ensurePortalClient(deps: PortalClientDeps): Promise<void> {
+  const { config, logger, apps, audit, clientId } = deps;
+  const { redirectUri, postLogoutRedirectUri } = portalUris(config.issuer);
+  const existing = await apps.find(clientId);
   if (!existing) {
     try {
-      await ctx.apps.insert({
-        id: ctx.portalClientId,
+      await apps.insert({
+        id: clientId,
         name: PORTAL_APP_NAME,
         secretHash: null,
         tokenEndpointAuthMethod: 'none',
@@ -36,20 +38,20 @@ export async function ensurePortalClient(ctx: PortalContext, logger: Logger): Pr
       });
     } catch (err) {
       // another replica created it at the same moment
-      if (await ctx.apps.find(ctx.portalClientId)) return;
+      if (await apps.find(clientId)) return;
       throw err;
     }
-    logger.info('developer portal registered as an app', { app_id: ctx.portalClientId });
-    await ctx.audit.record({
+    logger.info('developer portal registered as an app', { app_id: clientId });
+    await audit.record({
       type: 'app.created',
       actor: { type: 'system', id: 'portal' },
-      subject: ctx.portalClientId,
+      subject: clientId,
       detail: { name: PORTAL_APP_NAME, redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' },
     });
     return;
   }
   if (existing.redirectUris.join() !== redirectUri || existing.postLogoutRedirectUris.join() !== postLogoutRedirectUri)
-    await ctx.apps.update(ctx.portalClientId, {
+    await apps.update(clientId, {
       redirectUris: [redirectUri],
       postLogoutRedirectUris: [postLogoutRedirectUri],
     });
@@ -70,25 +72,28 @@ export function newSignIn() {
 
 export class PortalSignInError extends Error {}
 
+/** What the portal's code exchange takes: its client id and HTTP client, the published keys. */
+export type CodeExchangeDeps = Pick<PortalDeps, 'config' | 'keys'> & Pick<PortalServices, 'clientId' | 'fetch'>;
+
 /**
  * The code for tokens at this provider's own /token (over HTTP, as any app does), then the id_token
  * checked: signature (one of the published keys), iss, aud, nonce, expiry. Answers the pairwise sub.
  */
 export async function exchangeCode(
-  ctx: Pick<IdentityContext, 'config' | 'keys' | 'portalClientId'>,
+  deps: CodeExchangeDeps,
   code: string,
   verifier: string,
   nonce: string,
-  fetchFn: typeof fetch = fetch,
 ): Promise<{ sub: string; idToken: string }> {
-  const response = await fetchFn(`${ctx.config.portal.internalUrl}/token`, {
+  const { config, keys, clientId, fetch: fetchFn } = deps;
+  const response = await fetchFn(`${config.portal.internalUrl}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
       grant_type: 'authorization_code',
       code,
-      redirect_uri: portalUris(ctx.config.issuer).redirectUri,
-      client_id: ctx.portalClientId,
+      redirect_uri: portalUris(config.issuer).redirectUri,
+      client_id: clientId,
       code_verifier: verifier,
     }).toString(),
     signal: AbortSignal.timeout(10000),
@@ -100,14 +105,14 @@ export async function exchangeCode(
     throw new PortalSignInError(`the token endpoint answered ${response.status} ${body.error ?? ''}`.trim());
   const decoded = jwt.decode(body.id_token, { complete: true });
   const kid = decoded?.header.kid;
-  const key = (await ctx.keys.list()).find((k) => k.kid === kid);
+  const key = (await keys.list()).find((k) => k.kid === kid);
   if (!key) throw new PortalSignInError('the id_token is signed with an unknown key');
   let claims: jwt.JwtPayload;
   try {
     claims = jwt.verify(body.id_token, createPublicKey({ key: key.publicJwk, format: 'jwk' }), {
       algorithms: [key.alg],
-      issuer: ctx.config.issuer,
-      audience: ctx.portalClientId,
+      issuer: config.issuer,
+      audience: clientId,
     }) as jwt.JwtPayload;
   } catch (err) {
     throw new PortalSignInError(`the id_token does not verify: ${(err as Error).message}`);

@@ -1,14 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import type Joi from 'joi';
 import { requestActor, type AuditActor } from '@attest/common';
-import { roleAllows } from '../domain/teams';
-import type { IdentityContext } from '../routes/context';
-import { csrfToken, csrfValid } from '../routes/csrf';
-import { checkedValue } from '../routes/form-check';
-import type { App } from '../store/app-store';
-import type { MemberRole } from '../store/member-store';
-import { portalErrorPage, type PortalFrame } from '../views/portal-pages';
+import { roleAllows } from '../kernel/teams';
+import { csrfToken, csrfValid } from '../kernel/csrf';
+import { checkedValue } from '../kernel/form-check';
+import type { App } from '../kernel/app-store';
+import type { MemberRole } from '../kernel/member-store';
+import { portalErrorPage, type PortalFrame } from './portal-pages';
 import { currentPortalSession, type PortalSession } from './portal-session';
+import type { PortalDeps, PortalGuardDeps } from './portal-deps';
 
 export interface PortalLocals {
   session: PortalSession;
@@ -19,13 +19,13 @@ export const portalLocals = (res: Response) => res.locals.portal as PortalLocals
 
 /** The page frame of the signed-in person: their name and the CSRF token of their portal session. */
 export const frameOf = (
-  ctx: IdentityContext,
+  deps: Pick<PortalDeps, 'config'>,
   req: Request,
   res: Response,
   extra: Pick<PortalFrame, 'notice' | 'error'> = {},
 ): PortalFrame => {
   const { session } = portalLocals(res);
-  return { username: session.user.username, csrf: csrfToken(ctx, req, res, `portal:${session.id}`), ...extra };
+  return { username: session.user.username, csrf: csrfToken(deps, req, res, `portal:${session.id}`), ...extra };
 };
 
 /** Who acted, for the audit trail: the person (user id), with their username and "via portal" in the detail. */
@@ -36,8 +36,8 @@ export const portalActor = (req: Request, res: Response): { actor: AuditActor; d
 
 /** A portal session, or: GET → /portal (the sign-in page), POST → 303 there. */
 export const requirePortalSession =
-  (ctx: IdentityContext) => async (req: Request, res: Response, next: NextFunction) => {
-    const session = await currentPortalSession(ctx, req);
+  (deps: Pick<PortalDeps, 'config' | 'cache' | 'users'>) => async (req: Request, res: Response, next: NextFunction) => {
+    const session = await currentPortalSession(deps, req);
     if (!session) return res.redirect(req.method === 'GET' ? 302 : 303, '/portal');
     res.locals.portal = { session } satisfies PortalLocals;
     next();
@@ -45,9 +45,9 @@ export const requirePortalSession =
 
 /** The form's CSRF token, bound to the portal session, before anything else of the form is looked at. */
 export const requirePortalCsrf =
-  (ctx: IdentityContext, schema: Joi.ObjectSchema) => (req: Request, res: Response, next: NextFunction) => {
+  (deps: Pick<PortalDeps, 'config'>, schema: Joi.ObjectSchema) => (req: Request, res: Response, next: NextFunction) => {
     const presented = checkedValue(schema, req.body, 'csrf');
-    if (csrfValid(ctx, req, `portal:${portalLocals(res).session.id}`, presented)) return next();
+    if (csrfValid(deps, req, `portal:${portalLocals(res).session.id}`, presented)) return next();
     portalErrorPage(res, 403, null, 'This form could not be verified', 'Go back, reload the page and try again.');
   };
 
@@ -56,25 +56,25 @@ export const requirePortalCsrf =
  * request. Not a member (or no such app): 404, the same either way, so nothing of other apps shows.
  */
 export const requireRole =
-  (ctx: IdentityContext, needed: MemberRole) => async (req: Request, res: Response, next: NextFunction) => {
+  (deps: PortalGuardDeps, needed: MemberRole) => async (req: Request, res: Response, next: NextFunction) => {
     const locals = portalLocals(res);
     const appId = String(req.params.id);
-    const role = /^app_[0-9a-f]{32}$/.test(appId) ? await ctx.teams.roleOf(appId, locals.session.user.id) : null;
-    const app = role ? await ctx.apps.find(appId) : null;
+    const role = /^app_[0-9a-f]{32}$/.test(appId) ? await deps.teams.roleOf(appId, locals.session.user.id) : null;
+    const app = role ? await deps.apps.find(appId) : null;
     if (!role || !app)
       return portalErrorPage(
         res,
         404,
-        frameOf(ctx, req, res),
+        frameOf(deps, req, res),
         'No such app',
         'There is no app here that you belong to.',
       );
     if (!roleAllows(role, needed)) {
-      ctx.logger.info('portal action refused', { app_id: appId, user_id: locals.session.user.id, role, needed });
+      deps.logger.info('portal action refused', { app_id: appId, user_id: locals.session.user.id, role, needed });
       return portalErrorPage(
         res,
         403,
-        frameOf(ctx, req, res),
+        frameOf(deps, req, res),
         'Not allowed',
         `Your role on ${app.name} is ${role}: this needs ${needed === 'owner' ? 'an owner' : 'a developer or an owner'}.`,
       );

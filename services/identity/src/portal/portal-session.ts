@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { IdentityContext } from '../routes/context';
-import { cookieName, secureCookies } from '../routes/session-cookie';
-import type { User } from '../store/user-store';
+import type { PortalDeps } from './portal-deps';
+import { cookieName, secureCookies } from '../kernel/session-cookie';
+import type { User } from '../kernel/user-store';
 
 /** The portal's own session cookie: apart from the sign-in session (attest_session), ended on its own. */
 export const PORTAL_COOKIE = 'attest_portal';
@@ -23,17 +23,17 @@ interface Stored {
 
 const key = (hash: string) => `portal:session:${hash}`;
 const hashOf = (cookie: string) => createHash('sha256').update(cookie).digest('hex');
-const cookieOptions = (ctx: Pick<IdentityContext, 'config'>) => ({
+const cookieOptions = (ctx: Pick<PortalDeps, 'config'>) => ({
   httpOnly: true,
   secure: secureCookies(ctx),
   sameSite: 'lax' as const,
   path: '/',
 });
-const ttlMs = (ctx: Pick<IdentityContext, 'config'>) => ctx.config.sessionIdleSeconds * 1000;
+const ttlMs = (ctx: Pick<PortalDeps, 'config'>) => ctx.config.sessionIdleSeconds * 1000;
 
 /** A new portal session after a sign-in: only the cookie's hash is kept (in the cache, for the idle timeout). */
 export async function startPortalSession(
-  ctx: Pick<IdentityContext, 'config' | 'cache'>,
+  ctx: Pick<PortalDeps, 'config' | 'cache'>,
   res: Response,
   stored: Stored,
 ): Promise<void> {
@@ -44,7 +44,7 @@ export async function startPortalSession(
 
 /** The browser's portal session, renewed for the idle timeout; null without one, or when its user is gone or disabled. */
 export async function currentPortalSession(
-  ctx: Pick<IdentityContext, 'config' | 'cache' | 'users'>,
+  ctx: Pick<PortalDeps, 'config' | 'cache' | 'users'>,
   req: Request,
 ): Promise<PortalSession | null> {
   const cookie = (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, PORTAL_COOKIE)];
@@ -63,7 +63,7 @@ export async function currentPortalSession(
 }
 
 export async function endPortalSession(
-  ctx: Pick<IdentityContext, 'config' | 'cache'>,
+  ctx: Pick<PortalDeps, 'config' | 'cache'>,
   res: Response,
   session: PortalSession,
 ): Promise<void> {
@@ -72,10 +72,10 @@ export async function endPortalSession(
 }
 
 export const loginCookie = {
-  set: (ctx: Pick<IdentityContext, 'config'>, res: Response, state: string) =>
+  set: (ctx: Pick<PortalDeps, 'config'>, res: Response, state: string) =>
     res.cookie(cookieName(ctx, PORTAL_LOGIN_COOKIE), state, { ...cookieOptions(ctx), maxAge: 600000 }),
-  get: (ctx: Pick<IdentityContext, 'config'>, req: Request) =>
+  get: (ctx: Pick<PortalDeps, 'config'>, req: Request) =>
     (req.cookies as Record<string, string> | undefined)?.[cookieName(ctx, PORTAL_LOGIN_COOKIE)],
-  clear: (ctx: Pick<IdentityContext, 'config'>, res: Response) =>
+  clear: (ctx: Pick<PortalDeps, 'config'>, res: Response) =>
     res.clearCookie(cookieName(ctx, PORTAL_LOGIN_COOKIE), cookieOptions(ctx)),
 };

@@ -1,0 +1,109 @@
+import type { Router } from 'express';
+import {
+  adminValidationResponse,
+  type AuditLog,
+  DATE_TIME,
+  documentAdminRoute,
+  jsonResponse,
+  type JsonSchema,
+  NULLABLE_DATE_TIME,
+  operatorActor,
+  validate,
+} from '@attest/common';
+import type { StoredKey } from '../kernel/key-store';
+import type { SigningKeys } from '../kernel/signing-keys';
+import { ref } from './admin-openapi';
+import { rotateKeySchema } from './admin-schemas';
+
+/** The admin document's schema of a signing key. */
+export const keySchemas: Record<string, JsonSchema> = {
+  SigningKey: {
+    type: 'object',
+    required: ['kty', 'kid', 'alg', 'use', 'n', 'e', 'created_at', 'retired_at', 'unpublish_at', 'active'],
+    description: 'The public JWK and its dates',
+    properties: {
+      kty: { const: 'RSA' },
+      kid: { type: 'string' },
+      alg: { const: 'RS256' },
+      use: { const: 'sig' },
+      n: { type: 'string' },
+      e: { type: 'string' },
+      created_at: DATE_TIME,
+      retired_at: NULLABLE_DATE_TIME,
+      unpublish_at: { ...NULLABLE_DATE_TIME, description: 'When it leaves the JWKS (its tokens expired)' },
+      active: { type: 'boolean', description: 'The key new tokens are signed with' },
+    },
+  },
+};
+
+const keyJson = (k: StoredKey) => ({
+  ...k.publicJwk,
+  created_at: k.createdAt.toISOString(),
+  retired_at: k.retiredAt?.toISOString() ?? null,
+  unpublish_at: k.unpublishAt?.toISOString() ?? null,
+  active: k.retiredAt === null,
+});
+
+/** What the signing keys of the admin API use. */
+export interface KeyAdminDeps {
+  keys: Pick<SigningKeys, 'list' | 'rotate'>;
+  audit: Pick<AuditLog, 'record'>;
+}
+
+/** The signing keys: list, rotate (an emergency rotation revokes the earlier keys at once). */
+export function keyAdminRoutes(router: Router, deps: KeyAdminDeps): void {
+  documentAdminRoute(router, 'GET', '/keys', {
+    summary: 'The published signing keys, newest first',
+    tags: ['signing keys'],
+    responses: {
+      200: jsonResponse('The keys', {
+        type: 'object',
+        required: ['keys'],
+        additionalProperties: false,
+        properties: { keys: { type: 'array', items: ref('SigningKey') } },
+      }),
+    },
+  });
+  router.get('/keys', async (_req, res) => void res.json({ keys: (await deps.keys.list()).map(keyJson) }));
+
+  documentAdminRoute(router, 'POST', '/keys/rotate', {
+    summary: 'Sign with a new key from now on',
+    description:
+      'The old key stays published until the tokens it signed have expired. With `revoke_previous` (emergency ' +
+      'rotation, a key may be compromised) every earlier key leaves the JWKS at once and the tokens it signed ' +
+      'are inactive at /introspect and /userinfo on every replica.',
+    tags: ['signing keys'],
+    body: { contentType: 'application/json', schema: rotateKeySchema, required: false },
+    responses: {
+      200: jsonResponse('The new key id, the one it replaced, and the keys revoked', {
+        type: 'object',
+        required: ['kid', 'retired', 'revoked'],
+        additionalProperties: false,
+        properties: {
+          kid: { type: 'string' },
+          retired: { type: ['string', 'null'] },
+          revoked: { type: 'array', items: { type: 'string' }, description: 'Kids taken out of the JWKS at once' },
+        },
+      }),
+      400: adminValidationResponse('revoke_previous'),
+    },
+  });
+  router.post('/keys/rotate', async (req, res) => {
+    const body = validate(rotateKeySchema, req.body ?? {});
+    const rotated = await deps.keys.rotate({ revokePrevious: body.revoke_previous === true });
+    await deps.audit.record({
+      type: 'signing_key.rotated',
+      actor: operatorActor(req, res),
+      subject: rotated.kid,
+      detail: { retired: rotated.retired, revoked: rotated.revoked },
+    });
+    for (const kid of rotated.revoked)
+      await deps.audit.record({
+        type: 'signing_key.revoked',
+        actor: operatorActor(req, res),
+        subject: kid,
+        detail: { replaced_by: rotated.kid },
+      });
+    res.json(rotated);
+  });
+}

@@ -1,0 +1,63 @@
+import type { ApiInfo } from '@attest/common';
+import { accountDocs, accountFormDocs } from './account';
+import {
+  authorizeDocs,
+  consentDocs,
+  discoveryDocs,
+  introspectDocs,
+  jwksDocs,
+  parDocs,
+  revokeDocs,
+  tokenDocs,
+  tokenSchemas,
+  userinfoDocs,
+} from './oauth';
+import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
+
+// The public OpenAPI document: its info and shared components here; each endpoint's operations are a
+// fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
+// (endpoint(…)), so the document lists them in mount order. The admin document: ./admin (identityAdminApi).
+
+/** The identity provider's document (SPEC §4.1–4.6): info and shared components; operations come from the routes. */
+export function identityApi(baseUrl: string): ApiInfo {
+  return {
+    title: 'Attest identity (OpenID Connect provider)',
+    version: '1',
+    description: 'Sign-in with pairwise subjects and a verification level per person.',
+    serverUrl: baseUrl,
+    components: {
+      securitySchemes: {
+        clientBasic: { type: 'http', scheme: 'basic' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (at+jwt)' },
+        dpop: {
+          type: 'http',
+          scheme: 'dpop',
+          bearerFormat: 'JWT (at+jwt) bound by cnf.jkt',
+          description:
+            'RFC 9449: Authorization: DPoP <access token>, and a DPoP header with a proof (htm, htu, iat, jti, ath) ' +
+            'signed by the key the token is bound to',
+        },
+      },
+      schemas: { ...tokenSchemas },
+    },
+  };
+}
+
+/** Each public route's operations, by route (the fragments, gathered: a test compares them to the routes' schemas). */
+export const identityDocs = {
+  discovery: discoveryDocs,
+  jwks: jwksDocs,
+  authorize: authorizeDocs,
+  signin: signinDocs,
+  signup: signupDocs,
+  consent: consentDocs,
+  account: accountDocs,
+  ...accountFormDocs,
+  token: tokenDocs,
+  par: parDocs,
+  introspect: introspectDocs,
+  revoke: revokeDocs,
+  userinfo: userinfoDocs,
+  logout: logoutDocs,
+  logoutConfirm: logoutConfirmDocs,
+};

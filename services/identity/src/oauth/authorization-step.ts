@@ -1,0 +1,41 @@
+import type { AuthorizationRequest } from './authorization-request';
+import type { Session } from '../kernel/sessions';
+
+/** What an authorization request needs next. */
+export type AuthorizationStep = 'signin' | 'consent' | 'login_required' | 'consent_required' | 'finish';
+
+/** What happened during this request's interaction so far (nothing yet at /authorize). */
+export interface InteractionProgress {
+  signedIn?: boolean;
+  consented?: boolean;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function needsSignIn(
+  request: AuthorizationRequest,
+  progress: InteractionProgress,
+  session: Pick<Session, 'authTime'> | null,
+): boolean {
+  if (!session) return true;
+  if (progress.signedIn) return false;
+  if (request.prompt.includes('login')) return true;
+  if (request.maxAge === undefined) return false;
+  // max_age=0 means "authenticate now", like prompt=login (OIDC Core 3.1.2.1).
+  return request.maxAge === 0 || nowSeconds() - session.authTime > request.maxAge;
+}
+
+/** Sign-in, then consent, then back to the app; prompt=none turns a needed page into an error. */
+export function nextStep(
+  request: AuthorizationRequest,
+  progress: InteractionProgress,
+  session: Pick<Session, 'authTime'> | null,
+  granted: readonly string[],
+): AuthorizationStep {
+  const silent = request.prompt.includes('none');
+  if (needsSignIn(request, progress, session)) return silent ? 'login_required' : 'signin';
+  const missing = request.scopes.some((s) => !granted.includes(s));
+  if (missing || (request.prompt.includes('consent') && !progress.consented))
+    return silent ? 'consent_required' : 'consent';
+  return 'finish';
+}

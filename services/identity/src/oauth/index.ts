@@ -1,0 +1,38 @@
+// OAuth 2.0 / OpenID Connect endpoints: /authorize (and its consent step), /par, /token, /introspect, /revoke, /userinfo, discovery, /jwks; client authentication, DPoP, request objects, grants.
+// Other features and the composition root import this folder only through this file.
+export {
+  authorizationFlow,
+  expiredInteraction,
+  interactionBinding,
+  proceed,
+  type AuthorizationFlow,
+  type InteractionDeps,
+  type ProceedDeps,
+} from './authorization-flow';
+export { singleParams, type Params } from './authorization-request';
+export { authorizeRoute } from './authorize-route';
+export { clientJwksProblem, ClientKeys } from './client-keys';
+export { consentRoute } from './consent-route';
+export { discoveryRoute } from './discovery-route';
+export { DpopProofs } from './dpop';
+export { Grants } from './grants';
+export { InteractionLimit } from './interaction-limit';
+export { InteractionStore, type Interaction } from './interactions';
+export { introspectRoute } from './introspect-route';
+export { jwksRoute } from './jwks-route';
+export { parRoute } from './par-route';
+export { PushedRequests } from './pushed-requests';
+export { revokeRoute } from './revoke-route';
+export { tokenRoute } from './token-route';
+export { userinfoRoute } from './userinfo-route';
+export type { OAuthServices } from './services';
+// OpenAPI fragments, each beside its route (the document is assembled in ../api-documents.ts)
+export { authorizeDocs } from './authorize-route.openapi';
+export { consentDocs } from './consent-route.openapi';
+export { discoveryDocs } from './discovery-route.openapi';
+export { introspectDocs } from './introspect-route.openapi';
+export { jwksDocs } from './jwks-route.openapi';
+export { parDocs } from './par-route.openapi';
+export { revokeDocs } from './revoke-route.openapi';
+export { tokenDocs, tokenSchemas } from './token-route.openapi';
+export { userinfoDocs } from './userinfo-route.openapi';

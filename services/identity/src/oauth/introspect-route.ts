@@ -1,0 +1,88 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { AppError, endpoint, sendJson } from '@attest/common';
+import { grantHolder } from './active-grant';
+import type { KernelServices, TokenServices } from '../kernel/services';
+import type { ClientAuthDeps } from './client-authentication';
+import { checkForm } from '../kernel/form-check';
+import { INTROSPECT_FORM } from './oauth-forms';
+import { refuseBlockedClient } from '../kernel/failure-limits';
+import {
+  authenticateApp,
+  authenticatedApp,
+  field,
+  hasClientAssertion,
+  missingAppCredentials,
+  parseForm,
+} from './client-authentication';
+import { noStore, requireFormContentType } from '../kernel/http-steps';
+import { introspectDocs } from './introspect-route.openapi';
+
+export { INTROSPECT_FORM };
+
+export const invalidToken = (scheme?: string) =>
+  new AppError(
+    'invalid_token',
+    401,
+    'Token is invalid or expired.',
+    'token',
+    scheme ? { headers: { 'WWW-Authenticate': scheme } } : {},
+  );
+
+/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
+const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
+  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
+
+/**
+ * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →
+ * credentials → token.
+ * Malformed, forged or expired: 401 invalid_token. Revoked (the token, its session, its consent before a
+ * withdrawal, or its signing key), or another app's: RFC 7662 {"active": false}.
+ */
+/** What /introspect uses: client authentication, and the grant's holder (grantHolder). */
+export type IntrospectRouteDeps = ClientAuthDeps &
+  Pick<KernelServices, 'consents' | 'subjects' | 'users'> &
+  Pick<TokenServices, 'revocations'>;
+
+export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void {
+  const introspect = async (req: Request, res: Response) => {
+    const result = await ctx.tokens.verifyAccessToken(field(req, 'token')!);
+    // signed by a key an emergency rotation revoked: ours, but no longer valid
+    if (!result.ok && result.reason === 'revoked') return sendJson(res, { active: false });
+    if (!result.ok) throw invalidToken();
+    const { claims } = result;
+    const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;
+    if (!active) return sendJson(res, { active: false });
+    sendJson(res, {
+      active: true,
+      client_id: claims.client_id,
+      exp: claims.exp,
+      sub: claims.sub,
+      scope: claims.scope,
+      iat: claims.iat,
+      // RFC 9449 §6.2: a DPoP-bound token says so, with the thumbprint of its key
+      ...(claims.cnf ? { token_type: 'DPoP', cnf: { jkt: claims.cnf.jkt } } : { token_type: 'Bearer' }),
+      // the sign-in behind the token, for an API's RFC 9470 step-up
+      ...(claims.acr === undefined ? {} : { acr: claims.acr }),
+      ...(claims.amr === undefined ? {} : { amr: claims.amr }),
+      ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
+    });
+  };
+  endpoint(
+    router,
+    '/introspect',
+    {
+      POST: [
+        noStore,
+        requireFormContentType,
+        parseForm(ctx.config.BODY_LIMIT),
+        checkForm(INTROSPECT_FORM, ['token']),
+        requireAuthorizationHeader,
+        refuseBlockedClient(ctx.limits),
+        authenticateApp(ctx, { allowPost: false }),
+        introspect,
+      ],
+    },
+    introspectDocs,
+    { fast: true },
+  );
+}

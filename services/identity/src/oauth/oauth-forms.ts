@@ -1,0 +1,55 @@
+import Joi from 'joi';
+import { AUTHORIZE_PARAMETERS } from '../kernel/authorize-parameters';
+import { form, str } from '../kernel/form-schemas';
+
+/** private_key_jwt (RFC 7523 §2.2): an app whose token_endpoint_auth_method is private_key_jwt sends these. */
+const CLIENT_ASSERTION_FIELDS = {
+  client_assertion_type: Joi.string()
+    .valid('urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
+    .description('private_key_jwt'),
+  client_assertion: str(
+    'private_key_jwt: a JWT signed with one of the app’s keys (iss = sub = client_id, aud = issuer, jti, exp)',
+  ),
+};
+
+/** POST /par (RFC 9126): the authorization request's parameters (or a signed `request`), and app authentication. */
+export const PAR_FORM = AUTHORIZE_PARAMETERS.keys({
+  client_id: str('client_secret_post, private_key_jwt, or a public client'),
+  redirect_uri: str('Registered for the app, exact match (inside `request` when one is sent)'),
+  response_type: str('code, … (inside `request` when one is sent)'),
+  scope: str('openid, … (inside `request` when one is sent)'),
+  request: str('A request object (RFC 9101) signed with one of the app’s keys: its parameters replace the others'),
+  client_secret: str('client_secret_post'),
+  ...CLIENT_ASSERTION_FIELDS,
+});
+
+/** POST /token (RFC 6749 §4.1.3). grant_type, code and redirect_uri are checked after the app's credentials. */
+export const TOKEN_FORM = form({
+  grant_type: Joi.string().valid('authorization_code').required(),
+  code: str().required(),
+  redirect_uri: str().required(),
+  code_verifier: str('PKCE; required from public clients'),
+  client_id: str('client_secret_post, or a public client'),
+  client_secret: str('client_secret_post'),
+  ...CLIENT_ASSERTION_FIELDS,
+});
+
+/** POST /introspect (RFC 7662). */
+export const INTROSPECT_FORM = form({ token: str().required(), ...CLIENT_ASSERTION_FIELDS });
+
+/** POST /revoke (RFC 7009). */
+export const REVOKE_FORM = form({
+  token: str().required(),
+  token_type_hint: str('read, not trusted: access tokens are the only kind'),
+  ...CLIENT_ASSERTION_FIELDS,
+});
+
+/** GET /consent: the sign-in in progress. */
+export const INTERACTION_QUERY = form({ interaction: str('The sign-in in progress (from /authorize)') });
+
+/** POST /consent. */
+export const CONSENT_FORM = form({
+  interaction: str().required(),
+  csrf: str().required(),
+  decision: Joi.string().valid('approve', 'deny').required(),
+});

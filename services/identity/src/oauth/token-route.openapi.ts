@@ -1,0 +1,62 @@
+import {
+  bodyErrorResponses,
+  countedErrorResponse,
+  jsonResponse,
+  tooManyRequestsResponse,
+  type EndpointDocs,
+} from '@attest/common';
+import { FORM } from '../kernel/openapi-document';
+import { dpopParameter, DPOP_NONCE_HEADER, basicAuth, CORS_PREFLIGHT } from './oauth-openapi';
+import { TOKEN_FORM } from './oauth-forms';
+
+// OpenAPI fragment of /token: served as the route registers it (endpoint(…)); see api-documents.ts.
+
+/** The schemas only /token's answer uses, for the document's components. */
+export const tokenSchemas = {
+  TokenResponse: {
+    type: 'object',
+    required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
+    properties: {
+      access_token: { type: 'string' },
+      token_type: {
+        enum: ['Bearer', 'DPoP'],
+        description: 'DPoP when the request carried a DPoP proof: the access token is bound to its key',
+      },
+      expires_in: { type: 'integer' },
+      scope: { type: 'string' },
+      id_token: { type: 'string' },
+    },
+  },
+};
+
+export const tokenDocs = {
+  POST: {
+    summary: 'Exchange an authorization code',
+    tags: ['oidc'],
+    security: [...basicAuth, {}],
+    parameters: [
+      dpopParameter(
+        'DPoP proof (htm POST, htu {base_url}/token): the access token is bound to its key (token_type DPoP); ' +
+          'required for an app with dpop_bound_access_tokens, and for a code asked for with dpop_jkt',
+      ),
+    ],
+    body: { contentType: FORM, schema: TOKEN_FORM },
+    responses: {
+      200: jsonResponse('Token response', { $ref: '#/components/schemas/TokenResponse' }, DPOP_NONCE_HEADER),
+      ...bodyErrorResponses(
+        'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice); ' +
+          'all with OAuth error / error_description',
+      ),
+      400: countedErrorResponse(
+        'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice, ' +
+          'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
+          'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
+      ),
+      401: countedErrorResponse('unauthenticated'),
+      429: tooManyRequestsResponse(
+        'wrong client credentials, or failed code exchanges; OAuth error temporarily_unavailable',
+      ),
+    },
+  },
+  OPTIONS: CORS_PREFLIGHT,
+} satisfies EndpointDocs;

@@ -1,0 +1,179 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import {
+  answerTo,
+  AppError,
+  endpoint,
+  errors,
+  failureKeysOf,
+  requestActor,
+  sendJson,
+  toAppError,
+  tooManyFailures,
+} from '@attest/common';
+import { DpopError, dpopHeader } from './dpop';
+import { APP_ID } from '../kernel/ids';
+import type { OAuthServices } from './services';
+import type { ClientAuthDeps } from './client-authentication';
+import { checkForm, fieldError, type FieldFailure } from '../kernel/form-check';
+import { TOKEN_FORM } from './oauth-forms';
+import { refuseBlockedClient, refuseBlockedCodes } from '../kernel/failure-limits';
+import { authenticateApp, authenticatedApp, field, parseForm } from './client-authentication';
+import { noStore, requireFormContentType } from '../kernel/http-steps';
+import { tokenDocs } from './token-route.openapi';
+
+export { TOKEN_FORM };
+
+/** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
+const OAUTH_ERROR: Record<string, string> = {
+  method_not_allowed: 'invalid_request',
+  invalid_content_type: 'invalid_request',
+  required: 'invalid_request',
+  invalid_request: 'invalid_request',
+  invalid_body: 'invalid_request',
+  invalid_parameter: 'invalid_request',
+  payload_too_large: 'invalid_request',
+  unsupported_encoding: 'invalid_request',
+  unsupported_charset: 'invalid_request',
+  unauthenticated: 'invalid_client',
+  invalid_grant_type: 'unsupported_grant_type',
+  invalid_grant: 'invalid_grant',
+  invalid_dpop_proof: 'invalid_dpop_proof',
+  use_dpop_nonce: 'use_dpop_nonce',
+  // RFC 6749 names no error for this; clients treat it as "try again later"
+  too_many_requests: 'temporarily_unavailable',
+};
+
+/** grant_type, absent or not authorization_code, is unsupported_grant_type (RFC 6749 §5.2); a repeat is invalid_request. */
+const grantTypeError = (failure: FieldFailure) =>
+  failure.name === 'grant_type' && failure.problem !== 'repeated'
+    ? new AppError('invalid_grant_type', 400, 'Invalid grant type. Only authorization_code is supported.', 'grant_type')
+    : fieldError(failure);
+
+/** CORS for a page of one of the app's registered web origins (a public client in a browser). */
+const webOriginCors = (ctx: TokenRouteDeps) => async (req: Request, res: Response, next: NextFunction) => {
+  const origin = req.get('origin');
+  if (!origin) return next();
+  res.vary('Origin');
+  const clientId = (req.body as Record<string, unknown> | undefined)?.client_id;
+  const app = typeof clientId === 'string' && APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  if (app?.webOrigins.includes(origin))
+    res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'DPoP-Nonce' });
+  next();
+};
+
+/** A preflight is answered for an origin some app registered; anything else gets the plain OPTIONS answer. */
+const preflight = (ctx: TokenRouteDeps) => async (req: Request, res: Response) => {
+  const origin = req.get('origin');
+  res.set('Allow', 'POST, OPTIONS');
+  if (origin && req.get('access-control-request-method')) {
+    res.vary('Origin');
+    if (await ctx.apps.originRegistered(origin)) {
+      res.set({
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'POST',
+        'Access-Control-Allow-Headers': 'Content-Type, Authorization, Accept, DPoP',
+        'Access-Control-Max-Age': '600',
+      });
+    }
+  }
+  res.status(204).end();
+};
+
+/** A public client proves itself with the PKCE verifier: without one there is nothing to check. */
+const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunction) => {
+  next(authenticatedApp(res).public && !field(req, 'code_verifier') ? errors.required('code_verifier') : undefined);
+};
+
+/**
+ * DPoP (RFC 9449 §5): a proof in the DPoP header binds the tokens to its key (res.locals.dpopJkt); an app
+ * with dpop_bound_access_tokens must send one. Every answer to a request with a proof carries a fresh
+ * DPoP-Nonce; use_dpop_nonce when a nonce is required (DPOP_NONCE_REQUIRED) or the one sent is stale.
+ */
+const dpopProof = (ctx: TokenRouteDeps) => async (req: Request, res: Response, next: NextFunction) => {
+  const header = dpopHeader(req);
+  if (header === undefined) {
+    if (!authenticatedApp(res).dpopBoundAccessTokens) return next();
+    return next(
+      new AppError(
+        'invalid_request',
+        400,
+        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
+        'DPoP',
+      ),
+    );
+  }
+  res.set('DPoP-Nonce', ctx.dpop.nonce());
+  try {
+    const proof = await ctx.dpop.verify(header, { htm: 'POST', htu: `${ctx.config.issuer}/token` });
+    res.locals.dpopJkt = proof.jkt;
+    next();
+  } catch (err) {
+    if (!(err instanceof DpopError)) throw err;
+    next(new AppError(err.error, 400, err.description, 'DPoP'));
+  }
+};
+
+/**
+ * POST /token (SPEC 4.3): method → content type → failure limits → app credentials → grant_type → code →
+ * redirect_uri (TOKEN_FORM, form-schemas.ts) → (public client) code_verifier → code failure limits → DPoP proof → exchange. A public client (no secret)
+ * authenticates by client_id and PKCE; pages of its web origins get CORS. A failed exchange counts against the code limits
+ * (a public client's per (client, address) and per address; see failure-limits.ts), its slot taken before the code is looked up.
+ */
+/** What /token uses: client authentication, DPoP, the grants. */
+export type TokenRouteDeps = ClientAuthDeps & Pick<OAuthServices, 'dpop' | 'grants'>;
+
+export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
+  const exchange = async (req: Request, res: Response) => {
+    const input = {
+      clientId: authenticatedApp(res).id,
+      code: field(req, 'code')!,
+      redirectUri: field(req, 'redirect_uri')!,
+      codeVerifier: field(req, 'code_verifier'),
+      dpopJkt: res.locals.dpopJkt as string | undefined,
+      actor: requestActor(req, 'anonymous', null),
+    };
+    // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant
+    const admission = await ctx.limits.codes.reserveHere(failureKeysOf(res, ctx.limits.codes));
+    if (admission.refused) throw tooManyFailures(admission.refused);
+    const { attempt } = admission;
+    const result = await ctx.grants.exchangeCode(input).catch(async (err: unknown) => {
+      if (!(err instanceof AppError && err.code === 'invalid_grant')) {
+        await attempt.succeeded();
+        throw err;
+      }
+      throw answerTo(await attempt.failed(), err);
+    });
+    await attempt.succeeded();
+    sendJson(res, result);
+  };
+  endpoint(
+    router,
+    '/token',
+    {
+      POST: [
+        noStore,
+        requireFormContentType,
+        parseForm(ctx.config.BODY_LIMIT),
+        webOriginCors(ctx),
+        refuseBlockedClient(ctx.limits),
+        authenticateApp(ctx, { allowPost: true, allowPublic: true }),
+        checkForm(TOKEN_FORM, ['grant_type', 'code', 'redirect_uri'], grantTypeError),
+        requirePublicClientVerifier,
+        refuseBlockedCodes(ctx.limits),
+        checkForm(TOKEN_FORM, ['code_verifier']),
+        dpopProof(ctx),
+        exchange,
+      ],
+      OPTIONS: [preflight(ctx)],
+    },
+    tokenDocs,
+  );
+  router.use('/token', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    const appError = toAppError(err, req);
+    // any other client error is a malformed request in OAuth terms (RFC 6749 §5.2)
+    const error = OAUTH_ERROR[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
+    if (!error) return next(err);
+    next(appError.withExtra({ error, error_description: appError.detail }));
+  });
+}

@@ -1,0 +1,237 @@
+import type { Request, Response, Router } from 'express';
+import { AppError, endpoint } from '@attest/common';
+import { createApp, rotateAppSecret, setAppDisabled, updateApp } from '../admin';
+import { frameOf, portalActor, portalLocals, requireRole } from './portal-guard';
+import type { App } from '../kernel/app-store';
+import type { MemberRole } from '../kernel/member-store';
+import { appPage, appsPage, insightPage, portalErrorPage } from './portal-pages';
+import { checkedValue } from '../kernel/form-check';
+import { PORTAL_FORMS } from './portal-forms';
+import { portalAppDocs as docs } from './portal-apps-route.openapi';
+import type { PortalDeps, PortalGuardDeps, PortalServices } from './portal-deps';
+import { noticeOf, type PortalForm } from './portal-notice';
+
+const INSIGHT_DAYS = 30;
+
+/** A textarea of one value per line, as a list (blank lines dropped). */
+const listOf = (value: string | undefined) =>
+  value === undefined
+    ? undefined
+    : value
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean);
+
+/** The app page of the person's app, with what went wrong or a secret shown once. */
+async function showApp(
+  deps: PortalAppDeps,
+  req: Request,
+  res: Response,
+  extra: { notice?: string; error?: string; secret?: string } = {},
+  status = 200,
+): Promise<void> {
+  const { app, role } = portalLocals(res) as { app: App; role: MemberRole };
+  const fresh = (await deps.apps.find(app.id)) ?? app;
+  appPage(
+    res,
+    frameOf(deps, req, res, { notice: extra.notice, error: extra.error }),
+    { app: fresh, role, members: await deps.teams.list(app.id), issuer: deps.config.issuer, secret: extra.secret },
+    status,
+  );
+}
+
+/** A domain refusal (bad value, last owner, no secret…) shown on the page, its status kept. */
+const refusal = (err: unknown): AppError | null => (err instanceof AppError && err.status < 500 ? err : null);
+
+/** What the app pages use: the guard's, the audit trail, the transactions admin API (disable) and insight. */
+export type PortalAppDeps = PortalGuardDeps &
+  Pick<PortalDeps, 'audit'> &
+  Pick<PortalServices, 'transactionsAdmin' | 'insight'>;
+
+/** The portal's app pages: the list's "create", an app's settings, secret, state, team and insight. */
+export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: PortalForm): void {
+  const field = (req: Request, schema: keyof typeof PORTAL_FORMS, name: string) =>
+    checkedValue(PORTAL_FORMS[schema], req.body, name);
+  const done = (res: Response, appId: string, notice: string, path = '') =>
+    res.redirect(303, `/portal/apps/${appId}${path}?notice=${notice}`);
+  const member = (needed: MemberRole) => requireRole(deps, needed);
+
+  const create = async (req: Request, res: Response) => {
+    const { session } = portalLocals(res);
+    if (!deps.config.portal.selfServiceApps)
+      return portalErrorPage(
+        res,
+        403,
+        frameOf(deps, req, res),
+        'Creating apps is turned off',
+        'Ask your operator to create the app and add you to its team (PORTAL_SELF_SERVICE_APPS is off).',
+      );
+    const { actor, detail } = portalActor(req, res);
+    const body = {
+      name: field(req, 'createApp', 'name'),
+      redirect_uris: [field(req, 'createApp', 'redirect_uri') ?? ''],
+      ...(field(req, 'createApp', 'kind') === 'public' ? { token_endpoint_auth_method: 'none' } : {}),
+    };
+    let created: { app: App; secret: string | null };
+    try {
+      created = await createApp(deps, body, actor, detail);
+    } catch (err) {
+      const refused = refusal(err);
+      if (!refused) throw err;
+      const memberships = await deps.teams.appsOf(session.user.id);
+      const apps = (
+        await Promise.all(memberships.map(async (m) => ({ app: await deps.apps.find(m.appId), role: m.role })))
+      ).flatMap((m) => (m.app ? [{ app: m.app, role: m.role }] : []));
+      return appsPage(
+        res,
+        frameOf(deps, req, res, { error: refused.detail }),
+        { apps, selfService: true },
+        refused.status,
+      );
+    }
+    await deps.teams.put(created.app.id, session.user.username, 'owner', actor, detail);
+    Object.assign(portalLocals(res), { app: created.app, role: 'owner' });
+    await showApp(deps, req, res, { notice: 'App created. You are its owner.', secret: created.secret ?? undefined });
+  };
+
+  const show = (req: Request, res: Response) => showApp(deps, req, res, { notice: noticeOf(req) });
+
+  const settings = async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    const value = (name: string) => field(req, 'settings', name);
+    const backchannel = value('backchannel_logout_uri');
+    const profile = value('profile');
+    const jwksUri = value('jwks_uri');
+    const fapi2 = profile === 'fapi2';
+    const body = Object.fromEntries(
+      Object.entries({
+        name: value('name'),
+        redirect_uris: listOf(value('redirect_uris')),
+        post_logout_redirect_uris: listOf(value('post_logout_redirect_uris')) ?? [],
+        web_origins: listOf(value('web_origins')) ?? [],
+        backchannel_logout_uri: backchannel ? backchannel : null,
+        min_verification_level: value('min_verification_level'),
+        // under FAPI 2.0 the profile fixes these (PS256 unless ES256 is chosen; PAR and DPoP on)
+        id_token_signed_response_alg:
+          fapi2 && value('id_token_signed_response_alg') === 'RS256'
+            ? undefined
+            : value('id_token_signed_response_alg'),
+        // a checkbox left unchecked is not sent: off
+        dpop_bound_access_tokens: fapi2 ? undefined : value('dpop_bound_access_tokens') === 'true',
+        require_pushed_authorization_requests: fapi2
+          ? undefined
+          : value('require_pushed_authorization_requests') === 'true',
+        profile,
+        // empty: no URL (an app with inline keys set by an operator keeps them)
+        jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
+      }).filter(([, v]) => v !== undefined),
+    );
+    try {
+      await updateApp(deps, app.id, body, actor, detail);
+    } catch (err) {
+      const refused = refusal(err);
+      if (!refused) throw err;
+      return showApp(deps, req, res, { error: refused.detail }, refused.status);
+    }
+    done(res, app.id, 'saved');
+  };
+
+  const rotate = async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    try {
+      const secret = await rotateAppSecret(deps, app.id, actor, detail);
+      await showApp(deps, req, res, { notice: 'New client secret made; the old one no longer works.', secret });
+    } catch (err) {
+      const refused = refusal(err);
+      if (!refused) throw err;
+      await showApp(deps, req, res, { error: refused.detail }, refused.status);
+    }
+  };
+
+  /** Both services, as `pnpm manage app disable` does: identity (sign-in, tokens), then transactions (keys). */
+  const setState = (disabled: boolean) => async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    await setAppDisabled(deps, app.id, disabled, actor, detail);
+    if (deps.transactionsAdmin.configured) {
+      try {
+        await deps.transactionsAdmin.setAppDisabled(app.id, disabled);
+      } catch (err) {
+        const refused = refusal(err);
+        if (!refused && !(err instanceof AppError)) throw err;
+        return showApp(
+          deps,
+          req,
+          res,
+          {
+            error: `The app was ${disabled ? 'disabled for sign-in' : 'enabled for sign-in'}, but its API keys were not: ${(err as AppError).detail} Try again.`,
+          },
+          503,
+        );
+      }
+    }
+    done(res, app.id, disabled ? 'disabled' : 'enabled');
+  };
+
+  const addMember = async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    const username = field(req, 'addMember', 'username');
+    const role = field(req, 'addMember', 'role') as MemberRole | undefined;
+    if (!username || !role)
+      return showApp(deps, req, res, { error: 'Give a username and a role (owner, developer or viewer).' }, 400);
+    try {
+      await deps.teams.put(app.id, username.trim(), role, actor, detail);
+    } catch (err) {
+      const refused = refusal(err);
+      if (!refused) throw err;
+      const text = refused.attribute === 'username' ? `No user is called “${username}”.` : refused.detail;
+      return showApp(deps, req, res, { error: text }, refused.status === 404 ? 400 : refused.status);
+    }
+    done(res, app.id, 'member-saved');
+  };
+
+  const removeMember = async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    try {
+      await deps.teams.remove(app.id, field(req, 'removeMember', 'user_id') ?? '', actor, detail);
+    } catch (err) {
+      const refused = refusal(err);
+      if (!refused) throw err;
+      return showApp(deps, req, res, { error: refused.detail }, refused.status === 404 ? 400 : refused.status);
+    }
+    done(res, app.id, 'member-removed');
+  };
+
+  const insight = async (req: Request, res: Response) => {
+    const { app, role } = portalLocals(res) as { app: App; role: MemberRole };
+    insightPage(res, frameOf(deps, req, res), { app, role, days: await deps.insight.daily(app.id, INSIGHT_DAYS) });
+  };
+
+  const signedIn = form(PORTAL_FORMS.appAction).slice(0, 2);
+  endpoint(router, '/portal/apps', { POST: [...form(PORTAL_FORMS.createApp), create] }, docs.createApp);
+  endpoint(router, '/portal/apps/:id', { GET: [...signedIn, member('viewer'), show] }, docs.app);
+  endpoint(router, '/portal/apps/:id/insight', { GET: [...signedIn, member('viewer'), insight] }, docs.insight);
+  const post = (
+    path: string,
+    schema: keyof typeof PORTAL_FORMS,
+    needed: MemberRole,
+    handler: (req: Request, res: Response) => Promise<unknown>,
+    doc: keyof typeof docs,
+  ) =>
+    endpoint(
+      router,
+      `/portal/apps/:id${path}`,
+      { POST: [...form(PORTAL_FORMS[schema]), member(needed), handler] },
+      docs[doc],
+    );
+  post('/settings', 'settings', 'developer', settings, 'settings');
+  post('/rotate-secret', 'appAction', 'developer', rotate, 'rotateSecret');
+  post('/disable', 'appAction', 'owner', setState(true), 'disable');
+  post('/enable', 'appAction', 'owner', setState(false), 'enable');
+  post('/members', 'addMember', 'owner', addMember, 'addMember');
+  post('/members/remove', 'removeMember', 'owner', removeMember, 'removeMember');
+}
