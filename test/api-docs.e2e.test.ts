@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Express } from 'express';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../packages/common/test/support/chromium';
 import { describeNeeding } from '../packages/common/test/support/binaries';
 import { identityHarness } from '../services/identity/test/support';
 import { pricesHarness } from '../services/prices/test/support';
 import { transactionsHarness } from '../services/transactions/test/support';
 import { ROOT } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 
 interface Harness {
@@ -34,10 +34,7 @@ describeNeeding([CHROMIUM], '/docs in Chromium on each public port', () => {
 
   beforeAll(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60000);
 
   afterAll(async () => {

@@ -50,7 +50,7 @@ describe('the demo app’s owner (pnpm start)', () => {
     expect(alice.status).toBe(201);
     expect(await members(demo.app_id)).toEqual([['alice', 'owner']]);
     expect(await members(shop.app_id)).toEqual([]);
-    const [event] = await h.ctx.audit.list({ types: ['app.member_added'], limit: 5 });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.member_added'], limit: 5 });
     expect(event).toMatchObject({ actorType: 'operator', actor: 'admin', subject: demo.app_id });
     expect(event.detail).toMatchObject({
       user_id: alice.body.user_id,
@@ -80,6 +80,6 @@ describe('the demo app’s owner (pnpm start)', () => {
     const demo = await demoApp();
     expect(await members(demo.app_id)).toEqual([]);
     await owner.demoStarted(demo.app_id);
-    expect(await h.ctx.teams.roleOf(demo.app_id, erin.body.user_id)).toBe('owner');
+    expect(await h.ctx.kernel.teams.roleOf(demo.app_id, erin.body.user_id)).toBe('owner');
   });
 });

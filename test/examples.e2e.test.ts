@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser as Chromium } from 'playwright-core';
+import type { Browser as Chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium, submitSignIn } from '../packages/common/test/support/chromium';
 import { Browser } from '../services/identity/test/browser';
 import { describeNeeding, freePort } from '../packages/common/test/support';
 import { manage, ROOT, stackEnv, startStack, type Stack } from './support';
 
 type Json = Record<string, string>;
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 const PASSWORD = 'correct horse battery';
 
@@ -363,10 +363,7 @@ describe('examples/ against pnpm start', () => {
     let browser: Chromium;
     beforeAll(async () => {
       fs.mkdirSync(ARTIFACTS, { recursive: true });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      });
+      browser = await launchChromium();
     }, 60000);
     afterAll(() => browser?.close());
 
@@ -398,9 +395,7 @@ describe('examples/ against pnpm start', () => {
           throw new Error(`${err.message}; the page says: ${await page.textContent('#status')}`);
         });
         await page.click('#login');
-        await page.fill('input[name=username]', 'alice');
-        await page.fill('input[name=password]', PASSWORD);
-        await page.click('button[type=submit]');
+        await submitSignIn(page, 'alice', PASSWORD);
         await page.click('button[name=decision][value=approve]');
         // null-safe: the predicate also runs on the consent page, before the redirect back to the app's page
         await page.waitForFunction(

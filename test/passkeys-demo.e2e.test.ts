@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../packages/common/test/support/chromium';
 import { describeNeeding } from '../packages/common/test/support/binaries';
 import { ROOT, stackEnv, startStack, type Stack } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 
 /** The demo starts once the services are ready (it registers itself with identity first). */
@@ -33,18 +33,7 @@ describeNeeding([CHROMIUM], 'the demo app in Chromium: passkey sign-up and sign-
     demo = `http://localhost:${stack.env.DEMO_PORT}`;
     await demoReady(demo);
     issuer = stack.urls.identity;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 240000);
 
   afterAll(async () => {

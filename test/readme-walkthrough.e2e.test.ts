@@ -2,7 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser as Chromium } from 'playwright-core';
+import type { Browser as Chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium, submitSignIn } from '../packages/common/test/support/chromium';
 import { Browser } from '../services/identity/test/browser';
 import { describeNeeding, freePort } from '../packages/common/test/support';
 import { ROOT, stackEnv, startStack, type Stack } from './support';
@@ -14,7 +15,6 @@ import { markedBlock, markedTableCommands } from './readme-blocks';
  * and a data directory of its own (the blocks read BASE_URL, API_URL, PRICES_URL, APP_URL and SPA_URL).
  */
 type Json = Record<string, unknown>;
-const CHROMIUM = '/usr/bin/chromium';
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const ALICE = { username: 'alice', password: 'correct horse battery' };
 /** What the walk-through leaves in the user's shell, for the blocks that continue in it. */
@@ -293,10 +293,7 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
   describeNeeding([CHROMIUM], 'in headless Chromium', () => {
     let browser: Chromium;
     beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      });
+      browser = await launchChromium();
     }, 60000);
     afterAll(() => browser?.close());
 
@@ -313,9 +310,7 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
         await page.goto(origin);
         await page.waitForSelector('#login:not([hidden])', { timeout: 30000 });
         await page.click('#login');
-        await page.fill('input[name=username]', ALICE.username);
-        await page.fill('input[name=password]', ALICE.password);
-        await page.click('button[type=submit]');
+        await submitSignIn(page, ALICE.username, ALICE.password);
         await page.click('button[name=decision][value=approve]');
         // null-safe: the predicate also runs on the consent page, before the redirect back to the app's page
         await page.waitForFunction(

@@ -82,12 +82,39 @@ export async function testStorage(
   };
 }
 
+/** Runs `use` with a fresh harness from `make`, and closes the harness after, whatever happens. */
+export async function withHarness<H extends { close(): Promise<void> }>(
+  make: () => Promise<H>,
+  use: (h: H) => Promise<void>,
+): Promise<void> {
+  const h = await make();
+  try {
+    await use(h);
+  } finally {
+    await h.close();
+  }
+}
+
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
-export { expectDocumentMatchesRoutes, routesOf, undocumentedRoutes } from './openapi';
+export {
+  checkedDocument,
+  COMMON_ADMIN_PATHS,
+  COMMON_PUBLIC_PATHS,
+  expectDocumentMatchesRoutes,
+  routesOf,
+  undocumentedRoutes,
+} from './openapi';
 export * from './raw-http';
+export * from './harness';
+export * from './replicas';
+export * from './waiting';
 export * from './fuzz';
+export * from './fuzz-surface';
+export * from './fuzz-requests';
+export * from './fuzz-judge';
 export { describeNeeding, pgBinary } from './binaries';
-export { CuttableProxy, freePort, ThrowawayPostgres, ThrowawayRedis } from './throwaway';
+export { CHROMIUM, launchChromium, submitSignIn } from './chromium';
+export { CuttableProxy, cuttableRedis, freePort, ThrowawayPostgres, ThrowawayRedis } from './throwaway';
 
 /** serve() on free loopback ports with an empty readiness and no storage to close: for tests of the listeners. */
 export const serveOnFreePorts = (publicApp: Express, adminApp: Express): Promise<ServerHandle> =>

@@ -55,3 +55,28 @@ export function undocumentedRoutes(app: Express): string[] {
     .filter(({ method, path }) => !api.registry.accounted(path, method))
     .map(({ method, path }) => `${method} ${path}`);
 }
+
+/**
+ * The OpenAPI document `app` serves (with a 200, no token needed), once checked: its paths are
+ * `expectedPaths`, each answers (expectDocumentMatchesRoutes), and every route of the app is in it.
+ */
+export async function checkedDocument(app: Express, expectedPaths: string[]): Promise<request.Response['body']> {
+  await expectDocumentMatchesRoutes(app, expectedPaths);
+  expect(undocumentedRoutes(app)).toEqual([]);
+  return (await request(app).get('/openapi.json').expect(200)).body;
+}
+
+/** The paths every service's public document has from the common package: health, readiness, the document, its page. */
+export const COMMON_PUBLIC_PATHS = ['/healthz', '/readyz', '/openapi.json', '/docs'];
+
+/** The paths every service's admin document has from the common package: audit log, admin tokens, health, metrics, document. */
+export const COMMON_ADMIN_PATHS = [
+  '/admin/audit',
+  '/admin/admin-tokens',
+  '/admin/admin-tokens/{name}',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/openapi.json',
+  '/docs',
+];

@@ -143,3 +143,24 @@ export function rawRequest(
 }
 
 export const answered = (res: RawResponse | NoResponse): res is RawResponse => typeof res.status === 'number';
+
+/** rawRequest that must be answered: a hang or a dropped connection throws, naming the request. */
+export async function answeredRequest(port: number, req: RawRequest): Promise<RawResponse> {
+  const res = await rawRequest(port, req);
+  if (!answered(res)) throw new Error(`${req.method} ${req.target}: no answer (${res.status}) ${res.partial}`);
+  return res;
+}
+
+/** Malformed percent-encodings for a path segment: each must be a 400 naming the parameter, never a 500. */
+export const MALFORMED_SEGMENTS = ['%zz', '%', '%ff%fe', '%c0%ae', '%E0%A4%A', '%u0041'];
+
+/** The answer to a path segment in MALFORMED_SEGMENTS: a 400 in the JSON error shape naming the parameter. */
+export function expectMalformedSegmentRefused(res: RawResponse, parameter: string): void {
+  expect(res.status).toBe(400);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(JSON.parse(res.text)).toEqual({
+    code: 'invalid_parameter',
+    detail: `${parameter} is not valid percent-encoded UTF-8 (write each byte as %XX, two hexadecimal digits).`,
+    attribute: parameter,
+  });
+}

@@ -198,3 +198,12 @@ export class CuttableProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/** A throwaway redis-server, started, behind a started proxy that the test can cut and heal: connect to `proxy.url`. */
+export async function cuttableRedis(): Promise<{ redis: ThrowawayRedis; proxy: CuttableProxy }> {
+  const redis = new ThrowawayRedis(await freePort());
+  await redis.start();
+  const proxy = new CuttableProxy(redis.port);
+  await proxy.start();
+  return { redis, proxy };
+}
