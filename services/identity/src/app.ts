@@ -1,4 +1,4 @@
-import { createServiceApps, type BuiltService, type ServiceDeps } from '@attest/common';
+import { createServiceAppsFrom, type BuiltService, type ServiceDeps } from '@attest/common';
 
 import { identityAdminApi, identityAdminRoutes } from './admin';
 import type { IdentityConfig } from './config';
@@ -47,16 +47,10 @@ export async function buildApp(
   const flow = authorizationFlow({ ...proceeding, interactionLimit });
   const signIn = signInFlow(proceeding);
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
-  const built = createServiceApps({
+  const built = createServiceAppsFrom(deps, {
     service: 'identity',
-    logger: deps.logger,
-    readiness: deps.readiness,
-    adminToken: deps.adminToken,
-    adminTokens: deps.config.ADMIN_TOKENS,
-    audit: { log: audit, db: deps.storage.db },
-    trustProxy: deps.config.TRUST_PROXY,
+    audit,
     publicUrl: deps.config.BASE_URL,
-    bodyLimit: deps.config.BODY_LIMIT,
     publicApi: identityApi(deps.config.issuer),
     adminApi: identityAdminApi(),
     publicRoutes(router) {

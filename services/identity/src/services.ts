@@ -1,4 +1,4 @@
-import { AuditLog, MemoryCache, type ServiceDeps } from '@attest/common';
+import { MemoryCache, serviceAuditLog, type ServiceDeps } from '@attest/common';
 import type { IdentityConfig } from './config';
 import { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from './kernel/directories';
 import { consentKey, Revocations, sessionKey } from './kernel/revocations';
@@ -89,7 +89,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     bus,
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
-  const audit = new AuditLog(db, logger, { retentionDays: config.AUDIT_RETENTION_DAYS });
+  const audit = serviceAuditLog(deps);
   const tokens = new TokenService(
     keys,
     config.issuer,

@@ -9,6 +9,7 @@ import {
   errors,
   jsonResponse,
   type JsonSchema,
+  listPage,
   NULLABLE_DATE_TIME,
   operatorActor,
   pageOf,
@@ -142,8 +143,7 @@ export function appAdminRoutes(router: Router, deps: AppAdminDeps): void {
   router.get('/apps', async (req, res) => {
     const q = validate(appListQuery, req.query);
     const apps = await deps.apps.list({ after: q.cursor, limit: q.limit + 1 });
-    const page = apps.slice(0, q.limit);
-    res.json({ apps: page.map(appJson), next_cursor: apps.length > q.limit ? page[page.length - 1].id : null });
+    res.json(listPage('apps', apps, q.limit, appJson, (app) => app.id));
   });
 
   documentAdminRoute(router, 'GET', '/apps/:id', {

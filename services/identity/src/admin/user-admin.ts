@@ -12,6 +12,7 @@ import {
   errors,
   jsonResponse,
   type JsonSchema,
+  listPage,
   type Logger,
   NULLABLE_DATE_TIME,
   operatorActor,
@@ -157,11 +158,7 @@ export function userAdminRoutes(router: Router, deps: UserAdminDeps): void {
       after: q.cursor && usernameOf(q.cursor),
       limit: q.limit + 1,
     });
-    const page = users.slice(0, q.limit);
-    res.json({
-      users: page.map(userJson),
-      next_cursor: users.length > q.limit ? cursorOf(page[page.length - 1].username) : null,
-    });
+    res.json(listPage('users', users, q.limit, userJson, (user) => cursorOf(user.username)));
   });
 
   documentAdminRoute(router, 'GET', '/users/:id', {

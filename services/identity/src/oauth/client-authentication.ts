@@ -6,7 +6,10 @@ import { sha256 } from '../kernel/crypto';
 import type { App } from '../kernel/app-store';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import type { OAuthServices } from './services';
-import { repeatedField } from '../kernel/form-check';
+import type Joi from 'joi';
+import { checkForm, repeatedField } from '../kernel/form-check';
+import { refuseBlockedClient } from '../kernel/failure-limits';
+import { noStore, requireFormContentType } from '../kernel/http-steps';
 
 /** What authenticates an app at /token, /par, /introspect and /revoke (secrets, private_key_jwt, public clients). */
 export type ClientAuthDeps = Pick<KernelServices, 'apps' | 'cache' | 'config' | 'limits'> &
@@ -207,3 +210,22 @@ export function authenticateApp(
     return basic(req, res, next, header);
   };
 }
+
+/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
+const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
+  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
+
+/**
+ * The steps in front of POST /introspect and POST /revoke, which authenticate the app alike: no-store →
+ * form content type → the form → its token → the Authorization header (or a client assertion) → failure
+ * limits → credentials (never client_secret_post).
+ */
+export const appAuthenticatedTokenForm = (ctx: ClientAuthDeps, form: Joi.ObjectSchema): RequestHandler[] => [
+  noStore,
+  requireFormContentType,
+  parseForm(ctx.config.BODY_LIMIT),
+  checkForm(form, ['token']),
+  requireAuthorizationHeader,
+  refuseBlockedClient(ctx.limits),
+  authenticateApp(ctx, { allowPost: false }),
+];

@@ -1,20 +1,10 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { AppError, endpoint, sendJson } from '@attest/common';
 import { grantHolder } from './active-grant';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import type { ClientAuthDeps } from './client-authentication';
-import { checkForm } from '../kernel/form-check';
 import { INTROSPECT_FORM } from './oauth-forms';
-import { refuseBlockedClient } from '../kernel/failure-limits';
-import {
-  authenticateApp,
-  authenticatedApp,
-  field,
-  hasClientAssertion,
-  missingAppCredentials,
-  parseForm,
-} from './client-authentication';
-import { noStore, requireFormContentType } from '../kernel/http-steps';
+import { appAuthenticatedTokenForm, authenticatedApp, field } from './client-authentication';
 import { introspectDocs } from './introspect-route.openapi';
 
 export { INTROSPECT_FORM };
@@ -27,10 +17,6 @@ export const invalidToken = (scheme?: string) =>
     'token',
     scheme ? { headers: { 'WWW-Authenticate': scheme } } : {},
   );
-
-/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
-const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
-  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
 
 /**
  * POST /introspect (SPEC 4.4): method → content type → token → Authorization header → failure limits →
@@ -71,16 +57,7 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
     router,
     '/introspect',
     {
-      POST: [
-        noStore,
-        requireFormContentType,
-        parseForm(ctx.config.BODY_LIMIT),
-        checkForm(INTROSPECT_FORM, ['token']),
-        requireAuthorizationHeader,
-        refuseBlockedClient(ctx.limits),
-        authenticateApp(ctx, { allowPost: false }),
-        introspect,
-      ],
+      POST: [...appAuthenticatedTokenForm(ctx, INTROSPECT_FORM), introspect],
     },
     introspectDocs,
     { fast: true },

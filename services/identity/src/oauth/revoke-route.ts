@@ -1,26 +1,13 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { endpoint } from '@attest/common';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import type { ClientAuthDeps } from './client-authentication';
 import { checkForm } from '../kernel/form-check';
 import { REVOKE_FORM } from './oauth-forms';
-import { refuseBlockedClient } from '../kernel/failure-limits';
-import {
-  authenticateApp,
-  authenticatedApp,
-  field,
-  hasClientAssertion,
-  missingAppCredentials,
-  parseForm,
-} from './client-authentication';
-import { noStore, requireFormContentType } from '../kernel/http-steps';
+import { appAuthenticatedTokenForm, authenticatedApp, field } from './client-authentication';
 import { revokeDocs } from './revoke-route.openapi';
 
 export { REVOKE_FORM };
-
-/** SPEC: the Basic header; or, for a private_key_jwt app, a client_assertion in the form. */
-const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunction) =>
-  next(req.get('authorization') || hasClientAssertion(req) ? undefined : missingAppCredentials());
 
 /**
  * POST /revoke: OAuth 2.0 Token Revocation (RFC 7009), with app authentication exactly as at /introspect.
@@ -44,17 +31,7 @@ export function revokeRoute(router: Router, ctx: RevokeRouteDeps): void {
     router,
     '/revoke',
     {
-      POST: [
-        noStore,
-        requireFormContentType,
-        parseForm(ctx.config.BODY_LIMIT),
-        checkForm(REVOKE_FORM, ['token']),
-        requireAuthorizationHeader,
-        refuseBlockedClient(ctx.limits),
-        authenticateApp(ctx, { allowPost: false }),
-        checkForm(REVOKE_FORM, ['token_type_hint']),
-        revoke,
-      ],
+      POST: [...appAuthenticatedTokenForm(ctx, REVOKE_FORM), checkForm(REVOKE_FORM, ['token_type_hint']), revoke],
     },
     revokeDocs,
   );
