@@ -41,6 +41,8 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   PASSKEY_RP_ID?: string;
   PASSKEY_RP_NAME: string;
   PASSKEY_CHALLENGE_TTL_SECONDS: number;
+  /** How recent a sign-in must be to add or remove a passkey on the account page (seconds). */
+  ACCOUNT_REAUTH_SECONDS: number;
   /** WebAuthn user verification at passkey sign-in and registration: required (default) or preferred. */
   PASSKEY_USER_VERIFICATION: 'required' | 'preferred';
   /** scrypt cost of new password hashes, as log2 N (17: N = 2^17). */
@@ -123,6 +125,7 @@ const schema = {
   PASSKEY_RP_ID: Joi.string().hostname(),
   PASSKEY_RP_NAME: Joi.string().trim().min(1).max(100).default('Attest'),
   PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
+  ACCOUNT_REAUTH_SECONDS: Joi.number().integer().min(30).max(86400).default(300),
   PASSKEY_USER_VERIFICATION: Joi.string().valid('required', 'preferred').default('required'),
   PASSWORD_HASH_COST: Joi.number()
     .integer()

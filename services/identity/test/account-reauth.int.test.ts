@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { loadIdentityConfig } from '../src/config';
 import { createUser, hidden, identityHarness, type IdentityHarness } from './support';
 
 /**
@@ -157,5 +158,52 @@ describe('account page: credential changes need a recent sign-in; the last crede
       .send({ csrf: account.csrf, passkey_id: 'not-a-passkey-of-yours' });
     expect(unknown.status).toBe(404);
     expect(await h.ctx.signin.passkeys.listForUser(account.userId)).toHaveLength(1);
+  });
+});
+
+describe('ACCOUNT_REAUTH_SECONDS (issue 40, item 10)', () => {
+  let h: IdentityHarness;
+  let offsetMs = 0;
+
+  beforeAll(async () => {
+    h = await identityHarness({ ACCOUNT_REAUTH_SECONDS: '90' }, {}, { now: () => Date.now() + offsetMs });
+  });
+  afterAll(() => h.close());
+
+  it('sets how recent a sign-in must be to change passkeys, and the page says it', async () => {
+    const user = await createUser(h);
+    const agent = request.agent(h.publicApp);
+    const signin = await agent.get('/signin?next=account');
+    await agent
+      .post('/signin')
+      .type('form')
+      .send({ next: 'account', csrf: hidden(signin.text, 'csrf'), username: user.username, password: user.password });
+    const passkey = newPasskey(user.user_id, 'my phone');
+    expect(await h.ctx.signin.passkeys.insert(passkey)).toBe(true);
+
+    offsetMs = 80 * 1000; // within 90 s: no need to sign in again
+    const recent = await agent.get('/account');
+    expect(recent.text).not.toContain('id="passkeys-reauth"');
+
+    offsetMs = 100 * 1000; // past 90 s, well within the 5 minutes of the default
+    const stale = await agent.get('/account');
+    expect(stale.text).toContain('id="passkeys-reauth"');
+    expect(stale.text).toContain('a sign-in of the last 90 seconds is needed');
+    const remove = await agent
+      .post('/account/passkeys/remove')
+      .type('form')
+      .send({ csrf: hidden(stale.text, 'csrf'), passkey_id: passkey.id });
+    expect(remove.status).toBe(403);
+    expect(remove.text).toContain('your last sign-in was more than 90 seconds ago');
+    expect((await h.ctx.signin.passkeys.listForUser(user.user_id)).map((p) => p.id)).toEqual([passkey.id]);
+  });
+
+  it('is refused at start outside 30 to 86400 seconds, naming the variable', () => {
+    for (const value of ['10', '86401', 'soon']) {
+      expect(() => loadIdentityConfig({ ...process.env, ACCOUNT_REAUTH_SECONDS: value })).toThrow(
+        /ACCOUNT_REAUTH_SECONDS/,
+      );
+    }
+    expect(loadIdentityConfig({ ...process.env, ACCOUNT_REAUTH_SECONDS: '600' }).ACCOUNT_REAUTH_SECONDS).toBe(600);
   });
 });

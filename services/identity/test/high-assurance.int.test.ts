@@ -189,6 +189,12 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
       .query({ client_id: secretApp.app_id, request_uri: pushed.body.request_uri });
     expect(other.status).toBe(400);
     expect(other.text).toContain('request_uri');
+    // another app's try neither reads nor spends it (issue 40, item 6): the app that pushed it still signs in
+    const own = await request(h.publicApp)
+      .get('/authorize')
+      .query({ client_id: parOnly.app_id, request_uri: pushed.body.request_uri });
+    expect(own.status).toBe(302);
+    expect(own.headers.location).toMatch(/^\/signin\?interaction=/);
 
     const late = await par(authParams(parOnly.app_id), basic(parOnly.app_id, parOnly.client_secret));
     clock += 61000;

@@ -11,8 +11,8 @@ export interface AccountPageInput {
   passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }[];
   addPasskey: { ceremony: string; options: unknown };
   sessions: AccountSession[];
-  /** The sign-in is too old to change passkeys: offer to sign in again first. */
-  reauth?: boolean;
+  /** The sign-in is too old to change passkeys: offer to sign in again first (the window, in words). */
+  reauth?: string;
   notice?: string;
   error?: string;
 }
@@ -85,7 +85,7 @@ ${sessionsSection(input.sessions, csrf)}
 <h2 id="passkeys">Passkeys</h2>
 ${
   input.reauth
-    ? html`<p class="muted" id="passkeys-reauth">To add or remove a passkey, <a href="/signin?next=account">sign in again</a> first (a sign-in of the last 5 minutes is needed).</p>`
+    ? html`<p class="muted" id="passkeys-reauth">To add or remove a passkey, <a href="/signin?next=account">sign in again</a> first (a sign-in of the last ${input.reauth} is needed).</p>`
     : ''
 }
 ${

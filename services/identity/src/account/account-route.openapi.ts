@@ -25,11 +25,11 @@ const accountForm = (
   },
 });
 
-/** Passkey changes need a sign-in of the last 5 minutes (issue 23): else 403 and a link to sign in again. */
+/** Passkey changes need a recent sign-in (ACCOUNT_REAUTH_SECONDS; issue 23): else 403 and a link to sign in again. */
 const reauthentication = {
   403: pageError(
     'invalid_csrf: the form’s CSRF token is missing or not this browser’s, or the last sign-in is ' +
-      'more than 5 minutes old (the account page again, with a link to sign in again at /signin?next=account)',
+      'older than ACCOUNT_REAUTH_SECONDS, 5 minutes by default (the account page again, with a link to sign in again at /signin?next=account)',
   ),
 };
 

@@ -36,9 +36,15 @@ const NOTICES: Record<string, string> = {
  * Adding or removing a passkey needs a sign-in this recent (else the user signs in again, with a password
  * or a passkey, at /signin?next=account); a password change needs the current password instead.
  */
-export const RECENT_AUTH_SECONDS = 300;
-const REAUTH_NEEDED =
-  'For your security, sign in again before changing your passkeys: your last sign-in was more than 5 minutes ago.';
+const reauthNeeded = (window: string) =>
+  `For your security, sign in again before changing your passkeys: your last sign-in was more than ${window} ago.`;
+
+/** ACCOUNT_REAUTH_SECONDS in words: "5 minutes", "1 minute", "90 seconds". */
+export function reauthWindow(seconds: number): string {
+  if (seconds % 60 !== 0) return `${seconds} seconds`;
+  const minutes = seconds / 60;
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
 
 interface Signed {
   /** The server-side session this browser is signed in with (its public id is the CSRF purpose). */
@@ -55,6 +61,8 @@ export type AccountRouteDeps = Pick<KernelServices, 'audit' | 'config' | 'consen
   };
 
 export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
+  const recentSeconds = ctx.config.ACCOUNT_REAUTH_SECONDS;
+  const window = reauthWindow(recentSeconds);
   const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).session.id}`);
 
   /** A signed-in user, or: GET → the sign-in page (then back here); POST → 303 there too. */
@@ -101,7 +109,7 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
       lastSeenAt: s.lastSeenAt,
       current: s.id === current,
     }));
-    const reauth = !ctx.sessions.authenticatedWithin(signed(res).session, RECENT_AUTH_SECONDS);
+    const reauth = ctx.sessions.authenticatedWithin(signed(res).session, recentSeconds) ? undefined : window;
     accountPage(
       res.set(headers),
       { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, ...extra },
@@ -133,8 +141,8 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
 
   /** A stolen session alone cannot change how the account signs in: a recent sign-in is needed. */
   const recentlyAuthenticated = async (req: Request, res: Response): Promise<boolean> => {
-    if (ctx.sessions.authenticatedWithin(signed(res).session, RECENT_AUTH_SECONDS)) return true;
-    await render(req, res, { error: REAUTH_NEEDED }, 403);
+    if (ctx.sessions.authenticatedWithin(signed(res).session, recentSeconds)) return true;
+    await render(req, res, { error: reauthNeeded(window) }, 403);
     return false;
   };
 

@@ -44,8 +44,8 @@ async function resolveRequest(ctx: AuthorizeRouteDeps, sent: Params): Promise<{ 
   if (sent.request_uri !== undefined) {
     if (sent.request !== undefined)
       throw new AppError('invalid_request', 400, 'Send request or request_uri, not both.', 'request');
-    const pushed = await ctx.pushedRequests.take(sent.request_uri);
-    if (!pushed || pushed.clientId !== app.id) throw unknownRequestUri();
+    const pushed = await ctx.pushedRequests.take(sent.request_uri, app.id);
+    if (!pushed) throw unknownRequestUri();
     return { params: pushed.params, pushed: true };
   }
   const params = await openRequestObject(ctx.clientKeys, app, sent.request!, {

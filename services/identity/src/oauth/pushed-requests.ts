@@ -32,13 +32,20 @@ export class PushedRequests {
     return { requestUri: `${REQUEST_URI_PREFIX}${id}`, expiresIn: this.ttlSeconds };
   }
 
-  /** The pushed request, once: null when unknown, expired or already used. */
-  async take(requestUri: string): Promise<PushedRequest | null> {
+  /**
+   * The pushed request of app `clientId`, once: null when unknown, expired, already used, or another app's.
+   * Another app's client_id neither reads nor spends it (RFC 9126 §4: a request_uri is bound to its client),
+   * so the app that pushed it can still use it; of two uses by its own app, the atomic take lets one win.
+   */
+  async take(requestUri: string, clientId: string): Promise<PushedRequest | null> {
     const id = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
     if (!/^[0-9a-f]{64}$/.test(id)) return null;
-    const raw = await this.cache.take(`par:${id}`);
+    const key = `par:${id}`;
+    const seen = await this.cache.get(key);
+    if (seen === null || (JSON.parse(seen) as PushedRequest).clientId !== clientId) return null;
+    const raw = await this.cache.take(key);
     if (raw === null) return null;
     const { expiresAt, ...request } = JSON.parse(raw) as PushedRequest & { expiresAt: number };
-    return this.now() < expiresAt ? request : null;
+    return this.now() < expiresAt && request.clientId === clientId ? request : null;
   }
 }
