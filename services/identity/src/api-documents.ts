@@ -32,10 +32,10 @@ export function identityApi(baseUrl: string): ApiInfo {
         dpop: {
           type: 'http',
           scheme: 'dpop',
-          bearerFormat: 'JWT (at+jwt) bound by cnf.jkt',
+          // OpenAPI 3.1 allows bearerFormat only with scheme bearer: the token's format is in the description
           description:
-            'RFC 9449: Authorization: DPoP <access token>, and a DPoP header with a proof (htm, htu, iat, jti, ath) ' +
-            'signed by the key the token is bound to',
+            'RFC 9449: Authorization: DPoP <access token> (a JWT, at+jwt, bound by cnf.jkt), and a DPoP header with ' +
+            'a proof (htm, htu, iat, jti, ath) signed by the key the token is bound to',
         },
       },
       schemas: { ...tokenSchemas },
