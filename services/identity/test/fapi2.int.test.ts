@@ -320,6 +320,39 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
       });
     });
 
+    it('a client assertion whose aud is the token endpoint (FAPI 2.0: the issuer only; issue 40, item 4)', async () => {
+      const assertionFor = (aud: string) =>
+        new jose.SignJWT({ jti: crypto.randomUUID() })
+          .setProtectedHeader({ alg: 'PS256', kid: 'fapi-ps256' })
+          .setIssuer(fapi.app_id)
+          .setSubject(fapi.app_id)
+          .setAudience(aud)
+          .setIssuedAt()
+          .setExpirationTime('60s')
+          .sign(keys.privateKey);
+      const push = async (aud: string) =>
+        request(h.publicApp)
+          .post('/par')
+          .type('form')
+          .send({
+            response_type: 'code',
+            client_id: fapi.app_id,
+            redirect_uri: REDIRECT_URI,
+            scope: 'openid',
+            code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+            code_challenge_method: 'S256',
+            client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+            client_assertion: await assertionFor(aud),
+          });
+      const toToken = await push(`${h.config.issuer}/token`);
+      expect(toToken.status).toBe(401);
+      expect(toToken.body).toMatchObject({
+        error: 'invalid_client',
+        error_description: `Invalid client_assertion: aud must be the issuer (${h.config.issuer}).`,
+      });
+      expect((await push(h.config.issuer)).status).toBe(201);
+    });
+
     it('client secret authentication at /par and /token: invalid_client (the app has no secret)', async () => {
       const as = await oauth.processDiscoveryResponse(
         new URL(issuer),

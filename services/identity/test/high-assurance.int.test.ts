@@ -221,6 +221,12 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     const wrongAud = await par(form(assertion({ aud: `${BASE_URL}/par` })));
     expect(wrongAud.status).toBe(401);
     expect(wrongAud.body).toMatchObject({ error: 'invalid_client', error_description: expect.stringContaining('aud') });
+    expect(wrongAud.body.error_description).toContain(`aud must be the issuer (${BASE_URL}) or ${BASE_URL}/token.`);
+
+    // OpenID Connect Core §9: aud SHOULD be the token endpoint's URL, as Authlib and Spring send it (issue
+    // 40, item 4); alone, or among others
+    expect((await par(form(assertion({ aud: `${BASE_URL}/token` })))).status).toBe(201);
+    expect((await par(form(assertion({ aud: ['https://elsewhere.example', `${BASE_URL}/token`] })))).status).toBe(201);
 
     const expired = await par(form(assertion({ iat: now() - 180, exp: now() - 120 })));
     expect(expired.status).toBe(401);

@@ -87,7 +87,8 @@ export async function verifyClientAssertion(
     else
       problem = clientJwtProblem(decoded, key, {
         issuer: app.id,
-        audience: ctx.config.issuer,
+        // FAPI 2.0 (§5.3.2.1): the issuer only; other apps may name the token endpoint, as Core §9 says
+        audiences: app.profile === 'fapi2' ? [ctx.config.issuer] : [ctx.config.issuer, `${ctx.config.issuer}/token`],
         nowSeconds,
         maxLifetimeSeconds: CLIENT_ASSERTION_MAX_SECONDS,
         requireJti: true,

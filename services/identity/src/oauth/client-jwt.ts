@@ -27,8 +27,11 @@ export function decodeClientJwt(token: string): ClientJwt | null {
 export interface ClientJwtExpectations {
   /** Who must have signed it: the app (`iss`). */
   issuer: string;
-  /** Who it is for: our issuer identifier, the only audience accepted (FAPI 2.0; not an endpoint's URL). */
-  audience: string;
+  /**
+   * Who it is for, the first named in the error: our issuer identifier (a request object, a FAPI 2.0 app's
+   * assertion), or also the token endpoint's URL (other apps' assertions, OpenID Connect Core §9).
+   */
+  audiences: readonly string[];
   nowSeconds: number;
   /** The longest life (exp - now) accepted, when given: a client assertion is short-lived. */
   maxLifetimeSeconds?: number;
@@ -61,7 +64,10 @@ export function clientJwtProblem(
   const { iss, aud, exp, jti } = decoded.payload;
   if (iss !== expect.issuer) return 'iss must be the client_id.';
   const audiences = Array.isArray(aud) ? aud : [aud];
-  if (!audiences.includes(expect.audience)) return `aud must be the issuer (${expect.audience}).`;
+  if (!audiences.some((a) => expect.audiences.includes(a as string))) {
+    const [issuer, ...others] = expect.audiences;
+    return `aud must be the issuer (${issuer})${others.map((o) => ` or ${o}`).join('')}.`;
+  }
   if (typeof exp !== 'number') return 'exp is required.';
   if (
     expect.maxLifetimeSeconds !== undefined &&

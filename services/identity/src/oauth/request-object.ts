@@ -27,7 +27,7 @@ export async function openRequestObject(
   const key = await keys.key(app, decoded.kid, decoded.alg);
   const problem = clientJwtProblem(decoded, key, {
     issuer: app.id,
-    audience: expect.issuer,
+    audiences: [expect.issuer],
     nowSeconds: expect.nowSeconds,
   });
   if (problem) throw invalidRequestObject(problem);
