@@ -133,7 +133,7 @@ const schema = {
     .max(MAX_PASSWORD_HASH_COST)
     .default(DEFAULT_PASSWORD_HASH_COST)
     .messages({ 'number.min': '{{#label}} must be at least 10 (log2 of scrypt N; 17 in production)' }),
-  INTERACTIONS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(300),
+  INTERACTIONS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(3000),
   BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: Joi.boolean().messages({ 'boolean.base': '{{#label}} must be true or false' }),
   DPOP_PROOF_MAX_AGE_SECONDS: Joi.number().integer().min(5).max(600).default(60),
   DPOP_NONCE_REQUIRED: Joi.boolean().default(false).messages({ 'boolean.base': '{{#label}} must be true or false' }),

@@ -121,3 +121,34 @@ describe('what /authorize parks is bounded (issue 23, item 5)', () => {
     }
   });
 });
+
+describe('INTERACTIONS_PER_ADDRESS by default (issue 40, item 9)', () => {
+  let h: IdentityHarness;
+  let app: { app_id: string };
+  beforeAll(async () => {
+    h = await identityHarness({ TRUST_PROXY: 'true' });
+    app = await createApp(h);
+  });
+  afterAll(() => h.close());
+
+  it('lets one shared address (an office, a campus, a carrier NAT) start 1,000 sign-ins in a window', async () => {
+    const from = '203.0.113.7';
+    const statuses = new Map<number, number>();
+    for (let round = 0; round < 20; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          request(h.publicApp).get('/authorize').set('X-Forwarded-For', from).query({
+            response_type: 'code',
+            client_id: app.app_id,
+            redirect_uri: REDIRECT_URI,
+            scope: 'openid',
+          }),
+        ),
+      );
+      for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+    }
+    // 300 was the default: the 301st was refused with 429
+    expect(Object.fromEntries(statuses)).toEqual({ 302: 1000 });
+    expect(h.config.INTERACTIONS_PER_ADDRESS).toBe(3000);
+  });
+});
