@@ -18,6 +18,7 @@ import {
 import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
+import { resourceAdminRoutes } from './resources';
 import { buildServices, type IdentityServices } from './services';
 
 export { buildServices, type IdentityServices, type ServiceOptions } from './services';
@@ -79,6 +80,7 @@ export async function buildApp(
         sessions: { sessions, audit },
         keys: { keys, audit },
       });
+      resourceAdminRoutes(router, { config, audit, resources: services.resources.resources });
     },
   });
   return {
