@@ -4,3 +4,12 @@ export { ResourceDirectory } from './resource-directory';
 export { resourceStore, type Resource } from './resource-store';
 export { resourceAdminRoutes, resourceSchemas, type ResourceAdminDeps } from './resource-admin';
 export { RESERVED_SCOPES } from './resource-schemas';
+export {
+  oneResourceOnly,
+  ResourceIndicatorError,
+  resourceAtToken,
+  resourceOfRequest,
+  stricterLevel,
+  type BoundResource,
+} from './resource-indicator';
+export { resourceIntrospection, type ResourceIntrospectionDeps } from './resource-introspection';
