@@ -426,9 +426,9 @@ describe('pnpm manage', () => {
       '--type',
       'receiving_address.added',
     ])) as unknown as {
-      data: { actor: { type: string; id: string }; subject: string; detail: Record<string, string> }[];
+      events: { actor: { type: string; id: string }; subject: string; detail: Record<string, string> }[];
     };
-    expect(audit.data).toEqual([
+    expect(audit.events).toEqual([
       expect.objectContaining({
         actor: expect.objectContaining({ type: 'operator', id: 'admin' }),
         subject: appId,

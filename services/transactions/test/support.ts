@@ -82,3 +82,6 @@ export const lookupTransaction = (h: TransactionsHarness, apiKey: string, id: st
     .get(`/api/v2/client/transaction/${id}`)
     .query({ app_id: appId, type })
     .set('Authorization', `Bearer ${apiKey}`);
+
+/** Accounts that sign (EIP-191), to prove receiving addresses; re-exported for the identity service's portal tests. */
+export { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
