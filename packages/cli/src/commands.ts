@@ -1,6 +1,7 @@
 import type { Command } from './command';
 import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
+import { receivingAddressCommands } from './receiving-address-commands';
 import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
 import { resourceCommands } from './resource-commands';
 import { signingKeyCommands } from './signing-key-commands';
@@ -17,6 +18,7 @@ export const commands: Record<string, Command> = {
   ...userCommands,
   ...signingKeyCommands,
   ...transactionCommands,
+  ...receivingAddressCommands,
   ...webhookCommands,
   ...priceCommands,
   ...auditCommands,
@@ -30,6 +32,7 @@ export const NOUN_SUMMARIES: Record<string, string> = {
   user: 'people who sign in (identity)',
   'signing-key': 'the keys that sign tokens (identity)',
   transaction: 'payments and transactions (transactions)',
+  'receiving-address': 'the addresses an app receives payments at (transactions)',
   webhook: "signed webhooks to apps' backends (transactions)",
   price: 'prices and their feeds (prices)',
   audit: 'the audit trail of each service',
