@@ -17,7 +17,7 @@ import type { KernelServices, TokenServices } from '../kernel/services';
 import type { OAuthServices } from './services';
 import type { AuthorizationFlow } from './authorization-flow';
 import { currentSession } from '../kernel/session-cookie';
-import { pageErrors, showPageError } from '../kernel/page-errors';
+import { showPageError, usePageErrors } from '../kernel/page-errors';
 import { authorizeDocs } from './authorize-route.openapi';
 
 /** The schema parseAuthorizationRequest and identifyClient check with, as the document shows it. */
@@ -107,5 +107,5 @@ export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
     },
     authorizeDocs,
   );
-  router.use('/authorize', pageErrors);
+  usePageErrors(router, '/authorize');
 }
