@@ -25,9 +25,10 @@ export const PAR_FORM = AUTHORIZE_PARAMETERS.keys({
 
 /** POST /token (RFC 6749 §4.1.3). grant_type, code and redirect_uri are checked after the app's credentials. */
 export const TOKEN_FORM = form({
-  grant_type: Joi.string().valid('authorization_code').required().description(
-    'authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri)',
-  ),
+  grant_type: Joi.string()
+    .valid('authorization_code')
+    .required()
+    .description('authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri)'),
   code: str().required(),
   redirect_uri: str().required(),
   refresh_token: str('grant_type refresh_token: the latest refresh token of the family'),
