@@ -68,6 +68,8 @@ export interface AuthorizationRequest {
   profile?: 'fapi2';
   /** RFC 8707: the resource the tokens are for, and the scopes asked for it (bindResource). */
   resource?: BoundResource;
+  /** offline_access in scope (issue 41): the code's exchange gives a refresh token. */
+  offlineAccess?: true;
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -258,6 +260,7 @@ export function parseAuthorizationRequest(
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
     ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
+    ...(requested.includes('offline_access') && responseType.includes('code') ? { offlineAccess: true as const } : {}),
   };
 }
 
