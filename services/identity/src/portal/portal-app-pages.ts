@@ -45,6 +45,13 @@ const option = (value: string, label: string, selected: boolean) =>
 const readOnly = (canEdit: boolean, what: string) =>
   canEdit ? '' : html`<p class="muted" id="read-only">You are a viewer: you can read ${what} but not change them.</p>`;
 
+/** A client secret just made (a new app's on its settings page, a rotated one on its security page): shown once. */
+const secretBox = (secret: string | undefined) =>
+  secret
+    ? html`<div class="secret" role="status"><p><strong>The new client secret. Copy it now: it is shown only this once.</strong></p>
+${shownOnce('client-secret', 'Client secret', secret)}</div>`
+    : '';
+
 /** Settings: the client's facts, its names and URLs, and the first sign-in snippet. */
 function settingsSection(input: AppPageInput, csrf: Csrf, canEdit: boolean): Html {
   const { app } = input;
@@ -56,6 +63,7 @@ function settingsSection(input: AppPageInput, csrf: Csrf, canEdit: boolean): Htm
       : `Confidential: client secret (${app.tokenEndpointAuthMethod})`;
   return html`<h2 id="client-heading">Client</h2>
 <dl class="facts"><dt>Client ID</dt><dd><code class="copy" id="client-id">${app.id}</code></dd><dt>Kind</dt><dd id="client-kind">${kind}</dd><dt>Created</dt><dd>${when(app.createdAt)}</dd></dl>
+${secretBox(input.secret)}
 <h2 id="settings-heading">Settings</h2>
 ${readOnly(canEdit, 'these settings')}
 <form method="post" action="/portal/apps/${app.id}/settings" aria-labelledby="settings-heading">${csrf}
@@ -81,10 +89,6 @@ function securitySection(input: AppPageInput, csrf: Csrf, canEdit: boolean): Htm
   const disabled = canEdit ? '' : html` disabled`;
   const checkbox = (name: string, checked: boolean, label: string, id: string) =>
     html`<label class="inline" for="${id}"><input type="checkbox" id="${id}" name="${name}" value="true"${checked ? html` checked` : ''}${disabled}> ${label}</label>`;
-  const secret = input.secret
-    ? html`<div class="secret" role="status"><p><strong>The new client secret. Copy it now: it is shown only this once.</strong></p>
-${shownOnce('client-secret', 'Client secret', input.secret)}</div>`
-    : '';
   const rotate =
     canEdit && !app.public && app.tokenEndpointAuthMethod !== 'private_key_jwt'
       ? html`<form method="post" action="/portal/apps/${app.id}/rotate-secret">${csrf}<button type="submit" class="secondary" id="rotate-secret">Rotate the client secret</button></form>
@@ -95,7 +99,7 @@ ${shownOnce('client-secret', 'Client secret', input.secret)}</div>`
     : app.tokenEndpointAuthMethod === 'private_key_jwt'
       ? html`<p class="muted" id="no-secret">The app authenticates with its keys (private_key_jwt): it has no secret.</p>`
       : html`<p class="muted">The secret is never shown again after it is made; rotate it to get a new one.</p>`;
-  return html`<h2 id="secret-heading">Client secret</h2>${secret}${secretPart}${rotate}
+  return html`<h2 id="secret-heading">Client secret</h2>${secretBox(input.secret)}${secretPart}${rotate}
 <h2 id="security-heading">Sign-in security</h2>
 ${readOnly(canEdit, 'these settings')}
 <form method="post" action="/portal/apps/${app.id}/security" aria-labelledby="security-heading">${csrf}

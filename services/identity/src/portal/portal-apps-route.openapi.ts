@@ -9,7 +9,7 @@ export const portalAppDocs = {
     'Create an app (PORTAL_SELF_SERVICE_APPS); the creator becomes its owner',
     PORTAL_FORMS.createApp,
     {
-      200: htmlResponse('The new app’s security page, with its client secret shown once (a public app: its settings page)'),
+      200: htmlResponse('The new app’s settings page, with its client secret shown once'),
       400: pageError('invalid_parameter naming the field (the page again)'),
       403: pageError('invalid_csrf, or self_service_disabled'),
     },

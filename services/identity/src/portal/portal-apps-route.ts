@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { AppError, endpoint } from '@attest/common';
+import { AppError, endpoint, type EndpointDocs } from '@attest/common';
 import { createApp, rotateAppSecret, setAppDisabled, updateApp } from '../admin';
 import { frameOf, portalActor, portalLocals, requireRole } from './portal-guard';
 import type { App } from '../kernel/app-store';
@@ -104,8 +104,8 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     }
     await deps.teams.put(created.app.id, session.user.username, 'owner', actor, detail);
     Object.assign(portalLocals(res), { app: created.app, role: 'owner' });
-    // a new app's secret is shown once on its security page
-    await showApp(deps, req, res, created.secret ? 'security' : 'settings', {
+    // a new app's secret is shown once on its settings page, beside its client ID
+    await showApp(deps, req, res, 'settings', {
       notice: 'App created. You are its owner.',
       secret: created.secret ?? undefined,
     });
@@ -251,7 +251,15 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
   const signedIn = form(PORTAL_FORMS.appAction).slice(0, 2);
   endpoint(router, '/portal/apps', { POST: [...form(PORTAL_FORMS.createApp), create] }, docs.createApp);
   endpoint(router, '/portal/apps/:id', { GET: [...signedIn, member('viewer'), show('settings')] }, docs.app);
-  endpoint(router, '/portal/apps/:id/security', { GET: [...signedIn, member('viewer'), show('security')] }, docs.security);
+  endpoint(
+    router,
+    '/portal/apps/:id/security',
+    {
+      GET: [...signedIn, member('viewer'), show('security')],
+      POST: [...form(PORTAL_FORMS.security), member('developer'), save('security')],
+    },
+    { ...docs.security, ...docs.saveSecurity } as EndpointDocs,
+  );
   endpoint(router, '/portal/apps/:id/team', { GET: [...signedIn, member('viewer'), show('team')] }, docs.team);
   endpoint(router, '/portal/apps/:id/danger-zone', { GET: [...signedIn, member('viewer'), show('danger')] }, docs.danger);
   endpoint(router, '/portal/apps/:id/insight', { GET: [...signedIn, member('viewer'), insight] }, docs.insight);
@@ -269,7 +277,6 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
       docs[doc],
     );
   post('/settings', 'settings', 'developer', save('settings'), 'settings');
-  post('/security', 'security', 'developer', save('security'), 'saveSecurity');
   post('/rotate-secret', 'appAction', 'developer', rotate, 'rotateSecret');
   post('/disable', 'appAction', 'owner', setState(true), 'disable');
   post('/enable', 'appAction', 'owner', setState(false), 'enable');
