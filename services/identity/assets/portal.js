@@ -22,7 +22,7 @@
       var copied = false;
       try {
         copied = document.execCommand('copy');
-      } catch (e) {
+      } catch {
         copied = false;
       }
       say(copied ? 'Copied.' : 'Selected: press Ctrl+C (or ⌘C) to copy.');

@@ -399,7 +399,7 @@ describe('developer portal', () => {
       ['/team', 'team', 'action="/portal/apps/' + id + '/members"'],
       ['/danger-zone', 'danger', 'action="/portal/apps/' + id + '/disable"'],
     ];
-    for (const [path, key, form] of sections) {
+    for (const [path, , form] of sections) {
       const page = await agent.get(`${base}${path}`);
       expect([path, page.status]).toEqual([path, 200]);
       // the sub-navigation names every part, this one current
@@ -416,16 +416,13 @@ describe('developer portal', () => {
     const csrf = hidden(settingsPage, 'csrf');
 
     // the security page's form: back to it, the boxes as ticked
-    const security = await agent
-      .post(`${base}/security`)
-      .type('form')
-      .send({
-        csrf,
-        min_verification_level: 'orb',
-        id_token_signed_response_alg: 'ES256',
-        dpop_bound_access_tokens: 'true',
-        profile: 'none',
-      });
+    const security = await agent.post(`${base}/security`).type('form').send({
+      csrf,
+      min_verification_level: 'orb',
+      id_token_signed_response_alg: 'ES256',
+      dpop_bound_access_tokens: 'true',
+      profile: 'none',
+    });
     expect(security.status).toBe(303);
     expect(security.headers.location).toBe(`${base}/security?notice=saved`);
     expect(await h.ctx.kernel.apps.find(id)).toMatchObject({

@@ -169,13 +169,7 @@ const TITLES: Record<AppSection, string> = {
 };
 
 /** One of an app's settings pages: the heading, the tabs, the sub-navigation, the section. */
-export function appPage(
-  res: Response,
-  f: PortalFrame,
-  section: AppSection,
-  input: AppPageInput,
-  status = 200,
-): void {
+export function appPage(res: Response, f: PortalFrame, section: AppSection, input: AppPageInput, status = 200): void {
   const canEdit = input.role !== 'viewer';
   const csrf = hiddenFields({ csrf: f.csrf });
   const body =

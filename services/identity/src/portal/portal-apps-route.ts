@@ -132,20 +132,18 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     const jwksUri = value('jwks_uri');
     const fapi2 = profile === 'fapi2';
     return {
-        min_verification_level: value('min_verification_level'),
-        // under FAPI 2.0 the profile fixes these (PS256 unless ES256 is chosen; PAR and DPoP on)
-        id_token_signed_response_alg:
-          fapi2 && value('id_token_signed_response_alg') === 'RS256'
-            ? undefined
-            : value('id_token_signed_response_alg'),
-        // a checkbox left unchecked is not sent: off
-        dpop_bound_access_tokens: fapi2 ? undefined : value('dpop_bound_access_tokens') === 'true',
-        require_pushed_authorization_requests: fapi2
-          ? undefined
-          : value('require_pushed_authorization_requests') === 'true',
-        profile,
-        // empty: no URL (an app with inline keys set by an operator keeps them)
-        jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
+      min_verification_level: value('min_verification_level'),
+      // under FAPI 2.0 the profile fixes these (PS256 unless ES256 is chosen; PAR and DPoP on)
+      id_token_signed_response_alg:
+        fapi2 && value('id_token_signed_response_alg') === 'RS256' ? undefined : value('id_token_signed_response_alg'),
+      // a checkbox left unchecked is not sent: off
+      dpop_bound_access_tokens: fapi2 ? undefined : value('dpop_bound_access_tokens') === 'true',
+      require_pushed_authorization_requests: fapi2
+        ? undefined
+        : value('require_pushed_authorization_requests') === 'true',
+      profile,
+      // empty: no URL (an app with inline keys set by an operator keeps them)
+      jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
     };
   };
   const carriesSecurity = (req: Request) =>
@@ -218,7 +216,14 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     const username = field(req, 'addMember', 'username');
     const role = field(req, 'addMember', 'role') as MemberRole | undefined;
     if (!username || !role)
-      return showApp(deps, req, res, 'team', { error: 'Give a username and a role (owner, developer or viewer).' }, 400);
+      return showApp(
+        deps,
+        req,
+        res,
+        'team',
+        { error: 'Give a username and a role (owner, developer or viewer).' },
+        400,
+      );
     try {
       await deps.teams.put(app.id, username.trim(), role, actor, detail);
     } catch (err) {
@@ -261,7 +266,12 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     { ...docs.security, ...docs.saveSecurity } as EndpointDocs,
   );
   endpoint(router, '/portal/apps/:id/team', { GET: [...signedIn, member('viewer'), show('team')] }, docs.team);
-  endpoint(router, '/portal/apps/:id/danger-zone', { GET: [...signedIn, member('viewer'), show('danger')] }, docs.danger);
+  endpoint(
+    router,
+    '/portal/apps/:id/danger-zone',
+    { GET: [...signedIn, member('viewer'), show('danger')] },
+    docs.danger,
+  );
   endpoint(router, '/portal/apps/:id/insight', { GET: [...signedIn, member('viewer'), insight] }, docs.insight);
   const post = (
     path: string,

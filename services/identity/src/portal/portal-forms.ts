@@ -10,7 +10,9 @@ import { form, str } from '../kernel/form-schemas';
  */
 const eventTypesField = Joi.alternatives()
   .try(Joi.array().items(Joi.string().max(200)).max(100), Joi.string().max(5000).allow(''))
-  .description('Event types: transaction.mined, or a family: transaction.*; one field each, or one per line; none: every type');
+  .description(
+    'Event types: transaction.mined, or a family: transaction.*; one field each, or one per line; none: every type',
+  );
 
 /** The security page's fields (an unchecked box is not sent: off). */
 const SECURITY_FIELDS = {

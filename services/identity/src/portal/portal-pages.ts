@@ -116,7 +116,6 @@ export const appHeading = (app: App, role: MemberRole) =>
 <h1>${app.name}${app.disabledAt ? html` <span class="badge off">disabled</span>` : ''}</h1>
 <p class="muted">Your role: <strong id="your-role">${role}</strong> (${ROLE_TEXT[role]})</p>`;
 
-
 /**
  * A value shown once (a client secret, an API key, a signing secret): all of it, wrapped in monospace, never
  * clipped; one click selects all of it (user-select: all), and a copy button (portal.js; hidden without

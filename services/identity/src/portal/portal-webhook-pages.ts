@@ -37,7 +37,9 @@ function eventsField(selected: string[], disabled: Html | ''): Html {
   const box = (value: string, label: Html | string, extra = '') =>
     html`<label class="inline${extra}" for="${eventBoxId(value)}"><input type="checkbox" id="${eventBoxId(value)}" name="enabled_events" value="${value}"${selected.includes(value) ? html` checked` : ''}${disabled}> ${label}</label>`;
   const families = EVENT_TYPE_FAMILIES.map(
-    (family) => html`<div class="family" data-family="${family}">${box(`${family}.*`, html`Every <code>${family}</code> event`, ' all')}
+    (
+      family,
+    ) => html`<div class="family" data-family="${family}">${box(`${family}.*`, html`Every <code>${family}</code> event`, ' all')}
 ${SUBSCRIBABLE_EVENT_TYPES.filter((t) => t.startsWith(`${family}.`)).map((t) => box(t, html`<code>${t}</code>`))}</div>`,
   );
   return html`<fieldset class="event-types" id="webhook-events" aria-describedby="webhook-events-hint"><legend>Event types</legend>
