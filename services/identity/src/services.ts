@@ -38,6 +38,7 @@ import {
   type SignInServices,
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
+import { ResourceDirectory, resourceStore } from './resources';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -68,6 +69,8 @@ export interface IdentityServices {
   signin: SignInServices;
   portal: PortalServices;
   admin: AdminServices;
+  /** Registered resources (issue 41): RFC 8707 audiences. */
+  resources: { resources: ResourceDirectory };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -201,5 +204,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     portal: portalServices(config, db, options.portalFetch ?? fetch),
     admin: { onOperatorCreatedUser: options.onOperatorCreatedUser },
+    resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
   };
 }

@@ -9,6 +9,7 @@ export {
   type InteractionDeps,
   type ProceedDeps,
 } from './authorization-flow';
+export { grantHolder } from './active-grant';
 export { singleParams, type Params } from './authorization-request';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';

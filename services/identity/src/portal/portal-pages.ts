@@ -103,11 +103,14 @@ export function appsPage(
 }
 
 /** The tabs of an app's pages. */
-export function appNav(app: App, current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight'): Html {
+export function appNav(
+  app: App,
+  current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight' | 'addresses',
+): Html {
   const tab = (key: typeof current, href: string, label: string) =>
     html`<a href="${href}"${current === key ? html` aria-current="page"` : ''}>${label}</a>`;
   const base = `/portal/apps/${app.id}`;
-  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
+  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('addresses', `${base}/addresses`, 'Receiving addresses')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
 }
 
 /** The heading of an app's pages: where it is, its name and state, the person's role. */
@@ -115,6 +118,9 @@ export const appHeading = (app: App, role: MemberRole) =>
   html`<p class="muted"><a href="/portal">Your apps</a> › ${app.name}</p>
 <h1>${app.name}${app.disabledAt ? html` <span class="badge off">disabled</span>` : ''}</h1>
 <p class="muted">Your role: <strong id="your-role">${role}</strong> (${ROLE_TEXT[role]})</p>`;
+
+/** Under a read-only field to copy (the receiving-address challenge's message): how to copy all of it. */
+export const copyHint = html`<p class="muted" id="copy-hint">Click the field, select all (Ctrl+A or ⌘A) and copy (Ctrl+C or ⌘C).</p>`;
 
 /**
  * A value shown once (a client secret, an API key, a signing secret): all of it, wrapped in monospace, never
