@@ -17,3 +17,4 @@ export * from './key-batcher';
 export * from './audit';
 export * from './outbound';
 export * from './idle-collector';
+export * from './event-types';

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { freePort } from '@attest/testing';
+import { SUBSCRIBABLE_EVENT_TYPES } from '@attest/common';
 import {
   generatePrivateKey,
   postTransaction,
@@ -37,6 +38,9 @@ const listen = (app: http.RequestListener, port = 0) =>
 const supertestPost = (h: TransactionsHarness, apiKey: string, path: string, body: object) =>
   request(h.publicApp).post(path).set('Authorization', `Bearer ${apiKey}`).send(body);
 const close = (server: http.Server) => new Promise<void>((r) => server.close(() => r()));
+/** A value shown once (issue 40, item 13): the whole of it, in its <output>. */
+const shownOnceIn = (text: string, id: string) =>
+  new RegExp(`<output id="${id}"[^>]*>([^<]+)</output>`).exec(text)?.[1];
 
 describe('developer portal', () => {
   let h: IdentityHarness;
@@ -243,7 +247,8 @@ describe('developer portal', () => {
       dpopBoundAccessTokens: true,
       idTokenSignedResponseAlg: 'PS256',
     });
-    const page = await agent.get(`/portal/apps/${id}`);
+    // the profile is on the app's security page now (issue 40, item 13)
+    const page = await agent.get(`/portal/apps/${id}/security`);
     expect(page.text).toMatch(/<option value="fapi2" selected>/);
     const [event] = await h.ctx.kernel.audit.list({ types: ['app.updated'], limit: 1 });
     expect(event).toMatchObject({ actor: owner.user_id, subject: id });
@@ -305,7 +310,9 @@ describe('developer portal', () => {
     expect(await h.ctx.kernel.teams.roleOf(shop.app_id, developer.user_id)).toBe('developer');
     const rotate = await agent.post(`/portal/apps/${shop.app_id}/rotate-secret`).type('form').send({ csrf });
     expect(rotate.status).toBe(200);
-    const secret = /id="client-secret" readonly value="([^"]+)"/.exec(rotate.text)?.[1];
+    const secret = shownOnceIn(rotate.text, 'client-secret');
+    // shown on the security page, where the secret is rotated
+    expect(rotate.text).toMatch(/<a href="[^"]+\/security" data-section="security" aria-current="page">/);
     expect(secret).toMatch(/.{20,}/);
     // the old secret stops working, the new one works
     const [event] = await h.ctx.kernel.audit.list({ types: ['app.secret_rotated'], limit: 1 });
@@ -324,7 +331,7 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, name: 'shop-backend' });
     expect(created.status).toBe(200);
-    const key = /id="new-api-key" readonly value="([^"]+)"/.exec(created.text)?.[1];
+    const key = shownOnceIn(created.text, 'new-api-key');
     expect(key).toBeDefined();
     const listed = (await tx.admin('get', `/apps/${shop.app_id}/api-keys`)).body as { key_id: string; name: string }[];
     expect(listed).toEqual([expect.objectContaining({ name: 'shop-backend' })]);
@@ -467,6 +474,105 @@ describe('developer portal', () => {
     expect(event.detail).toMatchObject({ username: outsider.username, via: 'portal' });
   });
 
+  it('splits an app’s settings into sub-pages, each its URL, its forms landing back on it (issue 40, item 13)', async () => {
+    const agent = await signIn(owner);
+    const created = await admin('post', '/apps').send({ name: 'Sub-pages', redirect_uris: ['https://sub.example/cb'] });
+    expect(created.status).toBe(201);
+    const id = created.body.app_id as string;
+    await addMember(id, owner.username, 'owner');
+    const base = `/portal/apps/${id}`;
+    const sections = [
+      ['', 'settings', 'action="/portal/apps/' + id + '/settings"'],
+      ['/security', 'security', 'action="/portal/apps/' + id + '/security"'],
+      ['/team', 'team', 'action="/portal/apps/' + id + '/members"'],
+      ['/danger-zone', 'danger', 'action="/portal/apps/' + id + '/disable"'],
+    ];
+    for (const [path, , form] of sections) {
+      const page = await agent.get(`${base}${path}`);
+      expect([path, page.status]).toEqual([path, 200]);
+      // the sub-navigation names every part, this one current
+      for (const [other, otherKey] of sections)
+        expect(page.text).toContain(
+          `<a href="${base}${other}" data-section="${otherKey}"${other === path ? ' aria-current="page"' : ''}>`,
+        );
+      expect([path, page.text.includes(form)]).toEqual([path, true]);
+    }
+    const settingsPage = (await agent.get(base)).text;
+    expect(settingsPage).toContain('id="redirect_uris"');
+    expect(settingsPage).not.toContain('id="profile"');
+    expect(settingsPage).not.toContain('id="member-username"');
+    const csrf = hidden(settingsPage, 'csrf');
+
+    // the security page's form: back to it, the boxes as ticked
+    const security = await agent.post(`${base}/security`).type('form').send({
+      csrf,
+      min_verification_level: 'orb',
+      id_token_signed_response_alg: 'ES256',
+      dpop_bound_access_tokens: 'true',
+      profile: 'none',
+    });
+    expect(security.status).toBe(303);
+    expect(security.headers.location).toBe(`${base}/security?notice=saved`);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      minVerificationLevel: 'orb',
+      idTokenSignedResponseAlg: 'ES256',
+      dpopBoundAccessTokens: true,
+      requirePushedAuthorizationRequests: false,
+    });
+    const shown = (await agent.get(`${base}/security?notice=saved`)).text;
+    expect(shown).toContain('id="portal-notice">Settings saved.<');
+    expect(shown).toMatch(/id="dpop" name="dpop_bound_access_tokens" value="true" checked/);
+    // the settings page's form leaves the security settings as they are (its form has none of them)
+    const settings = await agent
+      .post(`${base}/settings`)
+      .type('form')
+      .send({ csrf, name: 'Sub-pages renamed', redirect_uris: 'https://sub.example/cb' });
+    expect(settings.status).toBe(303);
+    expect(settings.headers.location).toBe(`${base}?notice=saved`);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      name: 'Sub-pages renamed',
+      minVerificationLevel: 'orb',
+      dpopBoundAccessTokens: true,
+    });
+    // a refused value: the security page again, naming it
+    const bad = await agent.post(`${base}/security`).type('form').send({ csrf, profile: 'fapi2' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('needs its public keys');
+    expect(bad.text).toContain('data-section="security" aria-current="page"');
+
+    // the team page's forms land back on it
+    const added = await agent
+      .post(`${base}/members`)
+      .type('form')
+      .send({ csrf, username: outsider.username, role: 'viewer' });
+    expect(added.headers.location).toBe(`${base}/team?notice=member-saved`);
+    expect((await agent.get(`${base}/team`)).text).toContain(`data-member="${outsider.username}"`);
+    const removed = await agent.post(`${base}/members/remove`).type('form').send({ csrf, user_id: outsider.user_id });
+    expect(removed.headers.location).toBe(`${base}/team?notice=member-removed`);
+
+    // the danger zone's: disabled, then enabled again
+    const off = await agent.post(`${base}/disable`).type('form').send({ csrf });
+    expect(off.headers.location).toBe(`${base}/danger-zone?notice=disabled`);
+    expect((await h.ctx.kernel.apps.find(id))?.disabledAt).not.toBeNull();
+    const zone = (await agent.get(`${base}/danger-zone`)).text;
+    expect(zone).toContain('id="enable-app"');
+    const on = await agent.post(`${base}/enable`).type('form').send({ csrf });
+    expect(on.headers.location).toBe(`${base}/danger-zone?notice=enabled`);
+    expect((await h.ctx.kernel.apps.find(id))?.disabledAt).toBeNull();
+
+    // a viewer reads each sub-page, offered no form that changes anything
+    await addMember(id, viewer.username, 'viewer');
+    const as = await signIn(viewer);
+    for (const [path] of sections) {
+      const page = await as.get(`${base}${path}`);
+      expect([path, page.status]).toEqual([path, 200]);
+      expect([
+        path,
+        /<button type="submit" (class="[^"]*" )?id="(save-|add-member|disable-app|rotate-secret)/.test(page.text),
+      ]).toEqual([path, false]);
+    }
+  });
+
   it('creates an app when self-service is on; its creator is its owner and sees the secret once', async () => {
     const agent = await signIn(viewer);
     const csrf = await csrfOf(agent, '/portal');
@@ -477,7 +583,7 @@ describe('developer portal', () => {
     expect(res.status).toBe(200);
     const appId = /id="client-id">(app_[0-9a-f]{32})</.exec(res.text)?.[1];
     expect(appId).toBeDefined();
-    expect(res.text).toMatch(/id="client-secret" readonly value="[^"]+"/);
+    expect(shownOnceIn(res.text, 'client-secret')).toMatch(/.{20,}/);
     expect(await h.ctx.kernel.teams.roleOf(appId!, viewer.user_id)).toBe('owner');
     const [event] = await h.ctx.kernel.audit.list({ types: ['app.created'], limit: 1 });
     expect(event).toMatchObject({ actor: viewer.user_id, subject: appId });
@@ -524,7 +630,7 @@ describe('developer portal', () => {
       enabled_events: 'transaction.*\npayment_request.paid',
     });
     expect(added.status).toBe(200);
-    const secret = /id="webhook-secret" readonly value="([^"]+)"/.exec(added.text)?.[1];
+    const secret = shownOnceIn(added.text, 'webhook-secret');
     expect(secret).toMatch(/^whsec_/);
     const id = webhookIdIn(added.text)!;
     const stored = (await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body as { enabled_events: string[] }[];
@@ -546,14 +652,20 @@ describe('developer portal', () => {
       return text.includes('data-status="succeeded"') ? text : undefined;
     });
     expect(logged).toContain('webhook.test');
-    expect(logged).toMatch(/<td>1<\/td><td><time[^>]*>[^<]*<\/time><\/td><td>200<\/td>/);
+    // each attempt: when (to the second), the status, how long it took, the body sent and the one answered
+    expect(logged).toMatch(
+      /<tr data-attempt="1"><td>1<\/td><td><time[^>]*>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC<\/time><\/td><td data-cell="status">200<\/td><td><\/td><td data-cell="duration">\d+ ms<\/td><\/tr>/,
+    );
+    expect(logged).toContain(`<code>${got.body.replace(/"/g, '&quot;')}</code>`);
+    expect(logged).toContain('data-body="empty"');
+    expect(logged).not.toContain('webhook-signature:');
 
     const rotated = await agent
       .post(`/portal/apps/${shop.app_id}/webhooks/${id}/rotate-secret`)
       .type('form')
       .send({ csrf });
     expect(rotated.status).toBe(200);
-    const next = /id="webhook-secret" readonly value="([^"]+)"/.exec(rotated.text)?.[1];
+    const next = shownOnceIn(rotated.text, 'webhook-secret');
     expect(next).toMatch(/^whsec_/);
     expect(next).not.toBe(secret);
 
@@ -583,6 +695,32 @@ describe('developer portal', () => {
       .type('form')
       .send({ csrf, url: receiver.url, description: 'shop backend', enabled_events: 'transaction.mined' });
     expect(saved.status).toBe(303);
+    // the checkboxes: the field once per ticked type (issue 40, item 13), each box ticked again on the page
+    const boxes = new URLSearchParams([
+      ['csrf', csrf],
+      ['url', receiver.url],
+      ['description', 'shop backend'],
+      ['enabled_events', 'payment_request.*'],
+      ['enabled_events', 'transaction.failed'],
+    ]);
+    const ticked = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/settings`)
+      .type('form')
+      .send(boxes.toString());
+    expect(ticked.status).toBe(303);
+    expect((await tx.admin('get', `/apps/${shop.app_id}/webhooks`)).body).toEqual([
+      expect.objectContaining({ webhook_id: id, enabled_events: ['payment_request.*', 'transaction.failed'] }),
+    ]);
+    const form = (await agent.get(`/portal/apps/${shop.app_id}/webhooks/${id}`)).text;
+    const checked = [...form.matchAll(/name="enabled_events" value="([^"]+)" checked/g)].map((m) => m[1]);
+    expect(checked).toEqual(['transaction.failed', 'payment_request.*']);
+    // every type the transactions service knows has its box
+    for (const type of SUBSCRIBABLE_EVENT_TYPES) expect(form).toContain(`name="enabled_events" value="${type}"`);
+    const back = await agent
+      .post(`/portal/apps/${shop.app_id}/webhooks/${id}/settings`)
+      .type('form')
+      .send({ csrf, url: receiver.url, description: 'shop backend', enabled_events: 'transaction.mined' });
+    expect(back.status).toBe(303);
     const disabled = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/disable`).type('form').send({ csrf });
     expect(disabled.status).toBe(303);
     const refused = await agent.post(`/portal/apps/${shop.app_id}/webhooks/${id}/test`).type('form').send({ csrf });

@@ -33,9 +33,14 @@ export interface PageOptions {
   scriptNonce?: string;
   /** A wider page (the developer portal). */
   wide?: boolean;
+  /** The page's scripts (with scriptNonce): the passkey scripts unless given. */
+  scripts?: (nonce: string) => Html;
 }
 
 export const newNonce = () => randomBytes(16).toString('base64');
+
+/** The developer portal's script: its copy buttons (everything else works without it). */
+export const portalScripts = (nonce: string) => html`<script nonce="${nonce}" src="/assets/portal.js"></script>`;
 
 /** The scripts of a passkey page: the @simplewebauthn/browser bundle and ours, both carrying the nonce. */
 export const passkeyScripts = (nonce: string) =>
@@ -50,7 +55,7 @@ export function page(title: string, body: Html, scripts: Html | '' = '', wide = 
 
 /** Pages are never cached, never framed, send no referrer, and may only post back to us. */
 export function sendPage(res: Response, status: number, title: string, body: Html, options: PageOptions = {}): void {
-  const { formAction = "'self'", scriptNonce, wide } = options;
+  const { formAction = "'self'", scriptNonce, wide, scripts = passkeyScripts } = options;
   const script = scriptNonce ? `script-src 'nonce-${scriptNonce}'; connect-src 'self'` : "script-src 'none'";
   res
     .status(status)
@@ -63,5 +68,5 @@ export function sendPage(res: Response, status: number, title: string, body: Htm
       'Referrer-Policy': 'no-referrer',
       'Content-Security-Policy': `default-src 'none'; style-src 'self'; img-src 'self'; ${script}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(title, body, scriptNonce ? passkeyScripts(scriptNonce) : '', wide));
+    .send(page(title, body, scriptNonce ? scripts(scriptNonce) : '', wide));
 }

@@ -9,27 +9,41 @@ export const portalAppDocs = {
     'Create an app (PORTAL_SELF_SERVICE_APPS); the creator becomes its owner',
     PORTAL_FORMS.createApp,
     {
-      200: htmlResponse('The new app’s page, with its client secret shown once'),
+      200: htmlResponse('The new app’s settings page, with its client secret shown once'),
       400: pageError('invalid_parameter naming the field (the page again)'),
       403: pageError('invalid_csrf, or self_service_disabled'),
     },
   ),
-  app: page('An app: settings, client, first sign-in snippet, team', { 404: notFound }),
-  settings: portalForm('Change an app’s settings (developer or owner)', PORTAL_FORMS.settings, {
-    ...again('The page again with what went wrong, or with a new client secret shown once'),
+  app: page('An app’s settings page: client, name and URIs, first sign-in snippet; a sub-navigation to the others', {
+    404: notFound,
   }),
+  security: page('An app’s security page: client secret, verification level, algorithms, DPoP, PAR, profile', {
+    404: notFound,
+  }),
+  team: page('An app’s team page: the members and their roles; an owner’s forms to change them', { 404: notFound }),
+  danger: page('An app’s danger zone: disable or enable the app (owner)', { 404: notFound }),
+  settings: portalForm(
+    'Change an app’s settings (developer or owner); back to its settings page. The security fields are read too when given (the one-page form sent them)',
+    PORTAL_FORMS.settings,
+    { ...again('The settings page again with what went wrong') },
+  ),
+  saveSecurity: portalForm(
+    'Change an app’s sign-in security (developer or owner); back to its security page. An unchecked box is off',
+    PORTAL_FORMS.security,
+    { ...again('The security page again with what went wrong') },
+  ),
   rotateSecret: portalForm('A new client secret, shown once (developer or owner)', PORTAL_FORMS.appAction, {
-    ...again('The app page with the new secret'),
+    ...again('The security page with the new secret'),
     409: pageError('public_client or private_key_jwt: the app has no secret'),
   }),
-  disable: portalForm('Disable the app (owner)', PORTAL_FORMS.appAction, refused),
-  enable: portalForm('Enable the app again (owner)', PORTAL_FORMS.appAction, refused),
-  addMember: portalForm('Add a member, or change a role (owner)', PORTAL_FORMS.addMember, {
-    ...again('The page again with what went wrong'),
+  disable: portalForm('Disable the app (owner); back to its danger zone', PORTAL_FORMS.appAction, refused),
+  enable: portalForm('Enable the app again (owner); back to its danger zone', PORTAL_FORMS.appAction, refused),
+  addMember: portalForm('Add a member, or change a role (owner); back to its team page', PORTAL_FORMS.addMember, {
+    ...again('The team page again with what went wrong'),
     409: pageError('last_owner: the only owner stays owner'),
   }),
-  removeMember: portalForm('Take a member off the team (owner)', PORTAL_FORMS.removeMember, {
-    ...again('The page again with what went wrong'),
+  removeMember: portalForm('Take a member off the team (owner); back to its team page', PORTAL_FORMS.removeMember, {
+    ...again('The team page again with what went wrong'),
     409: pageError('last_owner: the only owner stays'),
   }),
   insight: page('Sign-ins per day and consent withdrawals of the app (counts only)', { 404: notFound }),

@@ -1,10 +1,11 @@
 import type { Request, Response, Router } from 'express';
-import { AppError, endpoint } from '@attest/common';
+import { AppError, endpoint, type EndpointDocs } from '@attest/common';
 import { createApp, rotateAppSecret, setAppDisabled, updateApp } from '../admin';
 import { frameOf, portalActor, portalLocals, requireRole } from './portal-guard';
 import type { App } from '../kernel/app-store';
 import type { MemberRole } from '../kernel/member-store';
-import { appPage, appsPage, insightPage, portalErrorPage } from './portal-pages';
+import { appsPage, insightPage, portalErrorPage } from './portal-pages';
+import { appPage, sectionPath, type AppSection } from './portal-app-pages';
 import { checkedValue } from '../kernel/form-check';
 import { PORTAL_FORMS } from './portal-forms';
 import { portalAppDocs as docs } from './portal-apps-route.openapi';
@@ -22,11 +23,12 @@ const listOf = (value: string | undefined) =>
         .map((l) => l.trim())
         .filter(Boolean);
 
-/** The app page of the person's app, with what went wrong or a secret shown once. */
+/** A settings page (section) of the person's app, with what went wrong or a secret shown once. */
 async function showApp(
   deps: PortalAppDeps,
   req: Request,
   res: Response,
+  section: AppSection,
   extra: { notice?: string; error?: string; secret?: string } = {},
   status = 200,
 ): Promise<void> {
@@ -35,10 +37,21 @@ async function showApp(
   appPage(
     res,
     frameOf(deps, req, res, { notice: extra.notice, error: extra.error }),
+    section,
     { app: fresh, role, members: await deps.teams.list(app.id), issuer: deps.config.issuer, secret: extra.secret },
     status,
   );
 }
+
+/** The fields of the security page's form: a post that carries none of them leaves them as they are. */
+const SECURITY_FIELDS = [
+  'min_verification_level',
+  'id_token_signed_response_alg',
+  'dpop_bound_access_tokens',
+  'require_pushed_authorization_requests',
+  'profile',
+  'jwks_uri',
+] as const;
 
 /** A domain refusal (bad value, last owner, no secret…) shown on the page, its status kept. */
 const refusal = (err: unknown): AppError | null => (err instanceof AppError && err.status < 500 ? err : null);
@@ -52,8 +65,8 @@ export type PortalAppDeps = PortalGuardDeps &
 export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: PortalForm): void {
   const field = (req: Request, schema: keyof typeof PORTAL_FORMS, name: string) =>
     checkedValue(PORTAL_FORMS[schema], req.body, name);
-  const done = (res: Response, appId: string, notice: string, path = '') =>
-    res.redirect(303, `/portal/apps/${appId}${path}?notice=${notice}`);
+  const done = (res: Response, appId: string, notice: string, section: AppSection) =>
+    res.redirect(303, `${sectionPath(appId, section)}?notice=${notice}`);
   const member = (needed: MemberRole) => requireRole(deps, needed);
 
   const create = async (req: Request, res: Response) => {
@@ -91,50 +104,68 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     }
     await deps.teams.put(created.app.id, session.user.username, 'owner', actor, detail);
     Object.assign(portalLocals(res), { app: created.app, role: 'owner' });
-    await showApp(deps, req, res, { notice: 'App created. You are its owner.', secret: created.secret ?? undefined });
+    // a new app's secret is shown once on its settings page, beside its client ID
+    await showApp(deps, req, res, 'settings', {
+      notice: 'App created. You are its owner.',
+      secret: created.secret ?? undefined,
+    });
   };
 
-  const show = (req: Request, res: Response) => showApp(deps, req, res, { notice: noticeOf(req) });
+  const show = (section: AppSection) => (req: Request, res: Response) =>
+    showApp(deps, req, res, section, { notice: noticeOf(req) });
 
-  const settings = async (req: Request, res: Response) => {
-    const { app } = portalLocals(res) as { app: App };
-    const { actor, detail } = portalActor(req, res);
+  /** The settings page's fields (name, URIs), and the security page's when the form carries them (the one-page form did). */
+  const generalFields = (req: Request) => {
     const value = (name: string) => field(req, 'settings', name);
     const backchannel = value('backchannel_logout_uri');
+    return {
+      name: value('name'),
+      redirect_uris: listOf(value('redirect_uris')),
+      post_logout_redirect_uris: listOf(value('post_logout_redirect_uris')) ?? [],
+      web_origins: listOf(value('web_origins')) ?? [],
+      backchannel_logout_uri: backchannel ? backchannel : null,
+    };
+  };
+  const securityFields = (req: Request, app: App) => {
+    const value = (name: string) => field(req, 'settings', name);
     const profile = value('profile');
     const jwksUri = value('jwks_uri');
     const fapi2 = profile === 'fapi2';
-    const body = Object.fromEntries(
-      Object.entries({
-        name: value('name'),
-        redirect_uris: listOf(value('redirect_uris')),
-        post_logout_redirect_uris: listOf(value('post_logout_redirect_uris')) ?? [],
-        web_origins: listOf(value('web_origins')) ?? [],
-        backchannel_logout_uri: backchannel ? backchannel : null,
-        min_verification_level: value('min_verification_level'),
-        // under FAPI 2.0 the profile fixes these (PS256 unless ES256 is chosen; PAR and DPoP on)
-        id_token_signed_response_alg:
-          fapi2 && value('id_token_signed_response_alg') === 'RS256'
-            ? undefined
-            : value('id_token_signed_response_alg'),
-        // a checkbox left unchecked is not sent: off
-        dpop_bound_access_tokens: fapi2 ? undefined : value('dpop_bound_access_tokens') === 'true',
-        require_pushed_authorization_requests: fapi2
-          ? undefined
-          : value('require_pushed_authorization_requests') === 'true',
-        profile,
-        // empty: no URL (an app with inline keys set by an operator keeps them)
-        jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
-      }).filter(([, v]) => v !== undefined),
-    );
+    return {
+      min_verification_level: value('min_verification_level'),
+      // under FAPI 2.0 the profile fixes these (PS256 unless ES256 is chosen; PAR and DPoP on)
+      id_token_signed_response_alg:
+        fapi2 && value('id_token_signed_response_alg') === 'RS256' ? undefined : value('id_token_signed_response_alg'),
+      // a checkbox left unchecked is not sent: off
+      dpop_bound_access_tokens: fapi2 ? undefined : value('dpop_bound_access_tokens') === 'true',
+      require_pushed_authorization_requests: fapi2
+        ? undefined
+        : value('require_pushed_authorization_requests') === 'true',
+      profile,
+      // empty: no URL (an app with inline keys set by an operator keeps them)
+      jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
+    };
+  };
+  const carriesSecurity = (req: Request) =>
+    SECURITY_FIELDS.some((n) => ((req.body ?? {}) as Record<string, unknown>)[n] !== undefined);
+
+  /** Saves the settings page's form (settings) or the security page's (security), landing back on it. */
+  const save = (section: 'settings' | 'security') => async (req: Request, res: Response) => {
+    const { app } = portalLocals(res) as { app: App };
+    const { actor, detail } = portalActor(req, res);
+    const fields = {
+      ...(section === 'settings' ? generalFields(req) : {}),
+      ...(section === 'security' || carriesSecurity(req) ? securityFields(req, app) : {}),
+    };
+    const body = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     try {
       await updateApp(deps, app.id, body, actor, detail);
     } catch (err) {
       const refused = refusal(err);
       if (!refused) throw err;
-      return showApp(deps, req, res, { error: refused.detail }, refused.status);
+      return showApp(deps, req, res, section, { error: refused.detail }, refused.status);
     }
-    done(res, app.id, 'saved');
+    done(res, app.id, 'saved', section);
   };
 
   const rotate = async (req: Request, res: Response) => {
@@ -142,11 +173,14 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     const { actor, detail } = portalActor(req, res);
     try {
       const secret = await rotateAppSecret(deps, app.id, actor, detail);
-      await showApp(deps, req, res, { notice: 'New client secret made; the old one no longer works.', secret });
+      await showApp(deps, req, res, 'security', {
+        notice: 'New client secret made; the old one no longer works.',
+        secret,
+      });
     } catch (err) {
       const refused = refusal(err);
       if (!refused) throw err;
-      await showApp(deps, req, res, { error: refused.detail }, refused.status);
+      await showApp(deps, req, res, 'security', { error: refused.detail }, refused.status);
     }
   };
 
@@ -165,6 +199,7 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
           deps,
           req,
           res,
+          'danger',
           {
             error: `The app was ${disabled ? 'disabled for sign-in' : 'enabled for sign-in'}, but its API keys were not: ${(err as AppError).detail} Try again.`,
           },
@@ -172,7 +207,7 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
         );
       }
     }
-    done(res, app.id, disabled ? 'disabled' : 'enabled');
+    done(res, app.id, disabled ? 'disabled' : 'enabled', 'danger');
   };
 
   const addMember = async (req: Request, res: Response) => {
@@ -181,16 +216,23 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     const username = field(req, 'addMember', 'username');
     const role = field(req, 'addMember', 'role') as MemberRole | undefined;
     if (!username || !role)
-      return showApp(deps, req, res, { error: 'Give a username and a role (owner, developer or viewer).' }, 400);
+      return showApp(
+        deps,
+        req,
+        res,
+        'team',
+        { error: 'Give a username and a role (owner, developer or viewer).' },
+        400,
+      );
     try {
       await deps.teams.put(app.id, username.trim(), role, actor, detail);
     } catch (err) {
       const refused = refusal(err);
       if (!refused) throw err;
       const text = refused.attribute === 'username' ? `No user is called “${username}”.` : refused.detail;
-      return showApp(deps, req, res, { error: text }, refused.status === 404 ? 400 : refused.status);
+      return showApp(deps, req, res, 'team', { error: text }, refused.status === 404 ? 400 : refused.status);
     }
-    done(res, app.id, 'member-saved');
+    done(res, app.id, 'member-saved', 'team');
   };
 
   const removeMember = async (req: Request, res: Response) => {
@@ -201,9 +243,9 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
     } catch (err) {
       const refused = refusal(err);
       if (!refused) throw err;
-      return showApp(deps, req, res, { error: refused.detail }, refused.status === 404 ? 400 : refused.status);
+      return showApp(deps, req, res, 'team', { error: refused.detail }, refused.status === 404 ? 400 : refused.status);
     }
-    done(res, app.id, 'member-removed');
+    done(res, app.id, 'member-removed', 'team');
   };
 
   const insight = async (req: Request, res: Response) => {
@@ -213,7 +255,23 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
 
   const signedIn = form(PORTAL_FORMS.appAction).slice(0, 2);
   endpoint(router, '/portal/apps', { POST: [...form(PORTAL_FORMS.createApp), create] }, docs.createApp);
-  endpoint(router, '/portal/apps/:id', { GET: [...signedIn, member('viewer'), show] }, docs.app);
+  endpoint(router, '/portal/apps/:id', { GET: [...signedIn, member('viewer'), show('settings')] }, docs.app);
+  endpoint(
+    router,
+    '/portal/apps/:id/security',
+    {
+      GET: [...signedIn, member('viewer'), show('security')],
+      POST: [...form(PORTAL_FORMS.security), member('developer'), save('security')],
+    },
+    { ...docs.security, ...docs.saveSecurity } as EndpointDocs,
+  );
+  endpoint(router, '/portal/apps/:id/team', { GET: [...signedIn, member('viewer'), show('team')] }, docs.team);
+  endpoint(
+    router,
+    '/portal/apps/:id/danger-zone',
+    { GET: [...signedIn, member('viewer'), show('danger')] },
+    docs.danger,
+  );
   endpoint(router, '/portal/apps/:id/insight', { GET: [...signedIn, member('viewer'), insight] }, docs.insight);
   const post = (
     path: string,
@@ -228,7 +286,7 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
       { POST: [...form(PORTAL_FORMS[schema]), member(needed), handler] },
       docs[doc],
     );
-  post('/settings', 'settings', 'developer', settings, 'settings');
+  post('/settings', 'settings', 'developer', save('settings'), 'settings');
   post('/rotate-secret', 'appAction', 'developer', rotate, 'rotateSecret');
   post('/disable', 'appAction', 'owner', setState(true), 'disable');
   post('/enable', 'appAction', 'owner', setState(false), 'enable');

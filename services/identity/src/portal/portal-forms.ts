@@ -4,6 +4,26 @@ import { form, str } from '../kernel/form-schemas';
 // The portal's forms and query strings: the routes check requests with them (form-check.ts) and their
 // OpenAPI fragments (*.openapi.ts) show the same objects.
 
+/**
+ * A webhook's event types: one checkbox per type (and per family, `transaction.*`), the field repeated for
+ * each ticked; none ticked: every type. A single text of types one per line is read as well.
+ */
+const eventTypesField = Joi.alternatives()
+  .try(Joi.array().items(Joi.string().max(200)).max(100), Joi.string().max(5000).allow(''))
+  .description(
+    'Event types: transaction.mined, or a family: transaction.*; one field each, or one per line; none: every type',
+  );
+
+/** The security page's fields (an unchecked box is not sent: off). */
+const SECURITY_FIELDS = {
+  min_verification_level: Joi.string().valid('none', 'device', 'orb'),
+  id_token_signed_response_alg: Joi.string().valid('RS256', 'PS256', 'ES256'),
+  dpop_bound_access_tokens: Joi.string().valid('true').description('Checked: DPoP required'),
+  require_pushed_authorization_requests: Joi.string().valid('true').description('Checked: PAR required'),
+  profile: Joi.string().valid('none', 'fapi2').description('The security profile'),
+  jwks_uri: str('Empty: none').allow(''),
+};
+
 /** The developer portal's forms (POST /portal/…): each carries the portal session's CSRF token. */
 const portalForm = (fields: Record<string, Joi.Schema>) => form({ csrf: str().required(), ...fields });
 export const PORTAL_FORMS = {
@@ -13,19 +33,16 @@ export const PORTAL_FORMS = {
     redirect_uri: str('Its first redirect URI').required(),
     kind: Joi.string().valid('confidential', 'public').description('public: a single-page or native app'),
   }),
+  // the settings page's form; the one-page form of before also sent the security page's fields, still read here
   settings: portalForm({
     name: str(),
     redirect_uris: str('One per line'),
     post_logout_redirect_uris: str('One per line'),
     backchannel_logout_uri: str('Empty: none').allow(''),
     web_origins: str('One per line').allow(''),
-    min_verification_level: Joi.string().valid('none', 'device', 'orb'),
-    id_token_signed_response_alg: Joi.string().valid('RS256', 'PS256', 'ES256'),
-    dpop_bound_access_tokens: Joi.string().valid('true').description('Checked: DPoP required'),
-    require_pushed_authorization_requests: Joi.string().valid('true').description('Checked: PAR required'),
-    profile: Joi.string().valid('none', 'fapi2').description('The security profile'),
-    jwks_uri: str('Empty: none').allow(''),
+    ...SECURITY_FIELDS,
   }),
+  security: portalForm(SECURITY_FIELDS),
   appAction: portalForm({}),
   addMember: portalForm({
     username: str().required(),
@@ -37,14 +54,12 @@ export const PORTAL_FORMS = {
   addWebhook: portalForm({
     url: str('Where events are POSTed: https, a public host').required(),
     description: str('Your label for it').allow(''),
-    enabled_events: str('Event types, one per line (transaction.mined, or a family: transaction.*); empty: all').allow(
-      '',
-    ),
+    enabled_events: eventTypesField,
   }),
   webhookSettings: portalForm({
     url: str('Where events are POSTed').required(),
     description: str('Your label for it').allow(''),
-    enabled_events: str('Event types, one per line; empty: all').allow(''),
+    enabled_events: eventTypesField,
   }),
   recoverWebhook: portalForm({ since: str('A time in UTC: 2026-01-31T12:00 or ISO 8601').required() }),
   redeliver: portalForm({ delivery_id: str().required() }),

@@ -1,3 +1,4 @@
+import { PAYMENT_REQUEST_STATUSES } from '@attest/common';
 import type { Response } from 'express';
 import type { App } from '../kernel/app-store';
 import type { MemberRole } from '../kernel/member-store';
@@ -5,17 +6,8 @@ import type { EventView, PaymentRequestView, TransactionView } from './transacti
 import { html, type Html } from '../kernel/html';
 import { appHeading, appNav, frame, when, type PortalFrame } from './portal-pages';
 
-/** The statuses a payment request goes through, and a transaction's. */
-export const REQUEST_STATUSES = [
-  'pending',
-  'detected',
-  'paid',
-  'paid_over',
-  'underpaid',
-  'paid_late',
-  'expired',
-  'failed',
-] as const;
+/** The statuses a payment request goes through (the transactions service's list, from @attest/common), and a transaction's. */
+export const REQUEST_STATUSES = PAYMENT_REQUEST_STATUSES;
 export const TRANSACTION_STATUSES = ['pending', 'mined', 'failed'] as const;
 
 /** An amount kept × 10^6 (every token's amounts are), as a decimal: 2500000 → 2.5. */

@@ -2,9 +2,10 @@ import type { Response } from 'express';
 import type { App } from '../kernel/app-store';
 import type { MemberRole } from '../kernel/member-store';
 import type { DeliveryView, WebhookView } from './transactions-admin';
+import { EVENT_TYPE_FAMILIES, SUBSCRIBABLE_EVENT_TYPES } from '@attest/common';
 import { html, type Html } from '../kernel/html';
 import { hiddenFields } from '../kernel/pages';
-import { appHeading, appNav, copyHint, frame, when, type PortalFrame } from './portal-pages';
+import { appHeading, appNav, frame, shownOnce, when, type PortalFrame } from './portal-pages';
 
 const STATUS_TEXT: Record<WebhookView['status'], string> = {
   enabled: 'enabled',
@@ -21,12 +22,29 @@ const filterText = (w: WebhookView) =>
 /** A signing secret just made (on adding or rotating): shown this once. */
 const secretBox = (secret: string) =>
   html`<div class="secret" role="status"><p><strong>The signing secret. Copy it now: it is shown only this once.</strong></p>
-<label for="webhook-secret">Signing secret</label><input id="webhook-secret" readonly value="${secret}" class="copy" spellcheck="false" autocomplete="off" aria-describedby="copy-hint">${copyHint}
+${shownOnce('webhook-secret', 'Signing secret', secret)}
 <p class="muted">Verify each delivery’s <code>webhook-signature</code> with it (Standard Webhooks, e.g. the <a href="https://github.com/standard-webhooks/standard-webhooks">standardwebhooks</a> library).</p></div>`;
 
-const eventsField = (id: string, value: string, disabled: Html | '') =>
-  html`<label for="${id}">Event types <span class="muted">(one per line: <code>transaction.mined</code>, or a family: <code>payment_request.*</code>; empty: every type)</span></label>
-<textarea id="${id}" name="enabled_events" rows="3"${disabled}>${value}</textarea>`;
+/** A checkbox's id for an event type or a family's wildcard: transaction.mined → event-transaction-mined. */
+const eventBoxId = (type: string) => `event-${type.replace('.*', '-all').replace(/[^a-z0-9-]/gi, '-')}`;
+
+/**
+ * The event types an endpoint receives: a checkbox per known type (the transactions service's list, from
+ * @attest/common), grouped by family, each family with an "every … event" box (`family.*`, new types of it
+ * too). None ticked: every type.
+ */
+function eventsField(selected: string[], disabled: Html | ''): Html {
+  const box = (value: string, label: Html | string, extra = '') =>
+    html`<label class="inline${extra}" for="${eventBoxId(value)}"><input type="checkbox" id="${eventBoxId(value)}" name="enabled_events" value="${value}"${selected.includes(value) ? html` checked` : ''}${disabled}> ${label}</label>`;
+  const families = EVENT_TYPE_FAMILIES.map(
+    (
+      family,
+    ) => html`<div class="family" data-family="${family}">${box(`${family}.*`, html`Every <code>${family}</code> event`, ' all')}
+${SUBSCRIBABLE_EVENT_TYPES.filter((t) => t.startsWith(`${family}.`)).map((t) => box(t, html`<code>${t}</code>`))}</div>`,
+  );
+  return html`<fieldset class="event-types" id="webhook-events" aria-describedby="webhook-events-hint"><legend>Event types</legend>
+<p class="muted" id="webhook-events-hint">None ticked: every type, including new ones.</p>${families}</fieldset>`;
+}
 
 export interface WebhooksPageInput {
   app: App;
@@ -35,7 +53,7 @@ export interface WebhooksPageInput {
   webhooks: WebhookView[] | null;
   created?: { webhook: WebhookView; secret: string };
   /** The add form as sent, when it was refused. */
-  form?: { url?: string; description?: string; enabled_events?: string };
+  form?: { url?: string; description?: string; enabled_events?: string[] };
 }
 
 export function webhooksPage(res: Response, f: PortalFrame, input: WebhooksPageInput, status = 200): void {
@@ -66,7 +84,7 @@ export function webhooksPage(res: Response, f: PortalFrame, input: WebhooksPageI
 <form method="post" action="${base}" aria-labelledby="new-webhook-heading">${hiddenFields({ csrf: f.csrf })}
 <label for="webhook-url">URL</label><input id="webhook-url" name="url" type="url" required maxlength="2000" placeholder="https://shop.example.com/attest-webhooks" value="${v.url ?? ''}">
 <label for="webhook-description">Description <span class="muted">(optional)</span></label><input id="webhook-description" name="description" maxlength="200" value="${v.description ?? ''}">
-${eventsField('webhook-events', v.enabled_events ?? '', '')}
+${eventsField(v.enabled_events ?? [], '')}
 <button type="submit" id="add-webhook">Add the endpoint</button></form>`
     : html`<p class="muted" id="read-only">You are a viewer: you can see the endpoints and their deliveries but not change them.</p>`;
   frame(
@@ -84,13 +102,29 @@ export interface WebhookPageInput {
   webhook: WebhookView;
   deliveries: DeliveryView[] | null;
   secret?: string;
-  form?: { url?: string; description?: string; enabled_events?: string };
+  form?: { url?: string; description?: string; enabled_events?: string[] };
   /** The recover form's value as sent (refused). */
   since?: string;
 }
 
-const attemptRow = (a: DeliveryView['log'][number]) =>
-  html`<tr><td>${a.attempt}</td><td>${when(a.started_at)}</td><td>${a.status_code ?? html`<span class="muted">none</span>`}</td><td>${a.error ?? ''}</td><td>${a.latency_ms} ms</td></tr>`;
+type Attempt = DeliveryView['log'][number];
+
+/** A body of an attempt, as the transactions service keeps it (its first 4096 characters or bytes). */
+const bodyOf = (id: string, label: string, body: string | null, truncated: boolean) =>
+  html`<p class="muted" id="${id}">${label}${truncated ? ' (its beginning: it was longer)' : ''}</p>${
+    body === null
+      ? html`<p class="muted" data-body="none">none: no answer came</p>`
+      : body === ''
+        ? html`<p class="muted" data-body="empty">empty</p>`
+        : html`<pre class="body" tabindex="0" aria-labelledby="${id}"><code>${body}</code></pre>`
+  }`;
+
+/** An attempt: its line (when, status, error, how long it took), then the bodies sent and answered (no headers). */
+const attemptRows = (deliveryId: string, a: Attempt) => {
+  const id = `${deliveryId}-${a.attempt}`;
+  return html`<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td>${when(a.started_at)}</td><td data-cell="status">${a.status_code ?? html`<span class="muted">none</span>`}</td><td>${a.error ?? ''}</td><td data-cell="duration">${a.latency_ms} ms</td></tr>
+<tr class="bodies" data-bodies="${a.attempt}"><td colspan="5">${bodyOf(`request-${id}`, `Request body of attempt ${a.attempt}`, a.request_body, a.request_body_truncated)}${bodyOf(`response-${id}`, `Response body of attempt ${a.attempt}`, a.response_body, a.response_body_truncated)}</td></tr>`;
+};
 
 function deliveryItem(base: string, d: DeliveryView, csrf: ReturnType<typeof hiddenFields>, canEdit: boolean): Html {
   const outcome =
@@ -104,7 +138,7 @@ function deliveryItem(base: string, d: DeliveryView, csrf: ReturnType<typeof hid
 ${
   d.log.length
     ? html`<details><summary>Attempts</summary><div class="scroll" tabindex="0" role="region" aria-label="Attempts of delivery ${d.delivery_id}"><table><thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Response status</th><th scope="col">Error</th><th scope="col">Took</th></tr></thead>
-<tbody>${d.log.map(attemptRow)}</tbody></table></div></details>`
+<tbody>${d.log.map((a) => attemptRows(d.delivery_id, a))}</tbody></table></div></details>`
     : ''
 }</div>
 ${canEdit ? html`<form method="post" action="${base}/redeliver">${csrf}${hiddenFields({ delivery_id: d.delivery_id })}<button type="submit" class="secondary" aria-label="Redeliver ${d.event_type} (${d.delivery_id})">Redeliver</button></form>` : ''}</li>`;
@@ -146,7 +180,7 @@ ${canEdit ? '' : html`<p class="muted" id="read-only">You are a viewer: you can 
 <form method="post" action="${base}/settings" aria-labelledby="webhook-settings-heading">${csrf}
 <label for="webhook-url">URL</label><input id="webhook-url" name="url" type="url" required maxlength="2000" value="${v.url ?? w.url}"${disabled}>
 <label for="webhook-description">Description</label><input id="webhook-description" name="description" maxlength="200" value="${v.description ?? w.description ?? ''}"${disabled}>
-${eventsField('webhook-events', v.enabled_events ?? w.enabled_events.join('\n'), disabled)}
+${eventsField(v.enabled_events ?? w.enabled_events, disabled)}
 ${canEdit ? html`<button type="submit" id="save-webhook">Save</button>` : ''}</form>`;
   const secret = input.secret ? secretBox(input.secret) : '';
   const manage = canEdit
@@ -176,7 +210,7 @@ ${w.status === 'disabled' ? '' : html`<form method="post" action="${base}/disabl
 <p class="muted"><a href="/portal/apps/${app.id}/webhooks">Webhooks</a> › endpoint</p>
 <h2 id="webhook-heading"><code>${w.url}</code></h2>${w.description ? html`<p>${w.description}</p>` : ''}
 ${facts}${secret}${actions}
-<h2 id="deliveries-heading">Delivery log</h2><p class="muted">Newest first, the last 50, each with its attempts: the response status your endpoint answered, or the error.</p>${log}
+<h2 id="deliveries-heading">Delivery log</h2><p class="muted">Newest first, the last 50, each with its attempts: the response status your endpoint answered or the error, how long it took, the body sent and the body answered (their first 4 KiB; no headers, so no signature).</p>${log}
 ${settings}${manage}`,
   );
 }

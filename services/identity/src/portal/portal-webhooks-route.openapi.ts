@@ -15,7 +15,7 @@ const webhookForm = (summary: string, schema: Joi.ObjectSchema, extra: Record<nu
 
 /** /portal/apps/{id}/webhooks…: an app's webhook endpoints and their delivery logs. */
 export const portalWebhookDocs = {
-  webhooks: page('An app’s webhook endpoints: URL, event types, status', {
+  webhooks: page('An app’s webhook endpoints: URL, event types, status; the add form (event types as checkboxes)', {
     404: notFound,
     503: transactionsDown,
   }),
@@ -29,10 +29,13 @@ export const portalWebhookDocs = {
       503: transactionsDown,
     },
   ),
-  webhook: page('A webhook endpoint: its settings, status and delivery log (each attempt’s status or error)', {
-    404: pageError('not_found: no such app or endpoint of it (the same answer either way)'),
-    503: transactionsDown,
-  }),
+  webhook: page(
+    'A webhook endpoint: its settings (event types as checkboxes), status and delivery log (each attempt’s status or error, duration, the bodies sent and answered, truncated)',
+    {
+      404: pageError('not_found: no such app or endpoint of it (the same answer either way)'),
+      503: transactionsDown,
+    },
+  ),
   webhookSettings: webhookForm('Change the endpoint’s URL, description and event types', PORTAL_FORMS.webhookSettings, {
     400: pageError('required or invalid_parameter naming the field: url, enabled_events'),
   }),

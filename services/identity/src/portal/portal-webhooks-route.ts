@@ -14,12 +14,24 @@ import { noticeOf, type PortalForm } from './portal-notice';
 
 const DELIVERY_LOG_LIMIT = 50;
 
-/** A textarea of event types, one per line (commas too), as the list the webhook API takes. */
-const eventTypes = (value: string | undefined) =>
-  (value ?? '')
-    .split(/[\r\n,]+/)
+/**
+ * The form's event types: the ticked checkboxes (the field repeated), or, as the form used to send them, one
+ * text of types one per line or comma-separated; the list the webhook API takes.
+ */
+const eventTypes = (value: string[] | undefined) =>
+  (value ?? [])
+    .flatMap((v) => v.split(/[\r\n,]+/))
     .map((t) => t.trim())
     .filter(Boolean);
+
+/** A field that may be given once or repeated (checkboxes), as its schema reads it; undefined when it fails it. */
+const checkedList = (schema: keyof typeof PORTAL_FORMS, body: unknown, name: string): string[] | undefined => {
+  const raw = ((body ?? {}) as Record<string, unknown>)[name];
+  if (raw === undefined || raw === '') return undefined;
+  const { value, error } = PORTAL_FORMS[schema].extract(name).validate(raw) as { value: unknown; error?: unknown };
+  if (error) return undefined;
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+};
 
 /** The form's `since`: a datetime-local value (2026-01-31T12:00) read as UTC, or an ISO 8601 time as given. */
 export function sinceOf(value: string | undefined): string | undefined {
@@ -48,12 +60,16 @@ export function portalWebhookRoutes(router: Router, deps: PortalWebhookDeps, for
   };
   const fields = (req: Request, schema: 'addWebhook' | 'webhookSettings') => {
     const value = (name: string) => checkedValue(PORTAL_FORMS[schema], req.body, name);
-    return { url: value('url'), description: value('description'), enabled_events: value('enabled_events') };
+    return {
+      url: value('url'),
+      description: value('description'),
+      enabled_events: eventTypes(checkedList(schema, req.body, 'enabled_events')),
+    };
   };
   const asFields = (f: ReturnType<typeof fields>): WebhookFields => ({
     ...(f.url !== undefined ? { url: f.url.trim() } : {}),
     description: f.description?.trim() || null,
-    enabled_events: eventTypes(f.enabled_events),
+    enabled_events: f.enabled_events,
   });
 
   const renderList = async (

@@ -40,7 +40,19 @@ export interface DeliveryView {
   last_error: string | null;
   created_at: string;
   finished_at: string | null;
-  log: { attempt: number; started_at: string; status_code: number | null; error: string | null; latency_ms: number }[];
+  log: {
+    attempt: number;
+    started_at: string;
+    status_code: number | null;
+    error: string | null;
+    latency_ms: number;
+    /** The body sent (the event's), its first 4096 characters. */
+    request_body: string;
+    request_body_truncated: boolean;
+    /** The answer's first 4096 bytes as text; null: no answer. */
+    response_body: string | null;
+    response_body_truncated: boolean;
+  }[];
 }
 
 /** A payment recorded for a payment request. */

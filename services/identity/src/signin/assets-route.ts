@@ -11,6 +11,7 @@ const ours = (file: string) => path.join(__dirname, '..', '..', 'assets', file);
 const ASSETS: Record<string, { file: () => string; type: string }> = {
   'simplewebauthn-browser.js': { file: webauthnBundle, type: 'text/javascript; charset=utf-8' },
   'passkeys.js': { file: () => ours('passkeys.js'), type: 'text/javascript; charset=utf-8' },
+  'portal.js': { file: () => ours('portal.js'), type: 'text/javascript; charset=utf-8' },
   'style.css': { file: () => ours('style.css'), type: 'text/css; charset=utf-8' },
 };
 

@@ -34,28 +34,14 @@ export interface WebhookEvent {
 /** Writes an event to the outbox in `tx`, the transaction of the change it describes (it commits, or rolls back, with it). */
 export type OutboxWrite = (tx: Queryable, event: WebhookEvent) => Promise<void>;
 
-export const TRANSACTION_EVENT_TYPES = ['transaction.created', 'transaction.mined', 'transaction.failed'] as const;
-export type TransactionEventType = (typeof TRANSACTION_EVENT_TYPES)[number];
-
-/** The states of a payment request, each announced by the event of its name (payment_request.<status>). */
-export const PAYMENT_REQUEST_STATUSES = [
-  'pending',
-  'detected',
-  'paid',
-  'paid_over',
-  'underpaid',
-  'paid_late',
-  'expired',
-  'failed',
-] as const;
-export type PaymentRequestStatus = (typeof PAYMENT_REQUEST_STATUSES)[number];
-
-/** payment_request.pending: a detected payment's block was reorganised away (reason `reorganised`). */
-export type PaymentRequestEventType = `payment_request.${PaymentRequestStatus | 'created'}`;
-export const PAYMENT_REQUEST_EVENT_TYPES: PaymentRequestEventType[] = [
-  'payment_request.created',
-  ...PAYMENT_REQUEST_STATUSES.map((s): PaymentRequestEventType => `payment_request.${s}`),
-];
-
-export type WebhookEventType = TransactionEventType | PaymentRequestEventType;
-export const WEBHOOK_EVENT_TYPES: WebhookEventType[] = [...TRANSACTION_EVENT_TYPES, ...PAYMENT_REQUEST_EVENT_TYPES];
+// The types and statuses live in @attest/common (the developer portal offers the same list).
+export {
+  PAYMENT_REQUEST_EVENT_TYPES,
+  PAYMENT_REQUEST_STATUSES,
+  TRANSACTION_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES,
+  type PaymentRequestEventType,
+  type PaymentRequestStatus,
+  type TransactionEventType,
+  type WebhookEventType,
+} from '@attest/common';

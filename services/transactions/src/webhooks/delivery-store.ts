@@ -7,7 +7,14 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from './webhook-rows';
-import type { AttemptRecord, DueDelivery, EndpointChange, WebhookAttempt, WebhookDelivery } from './webhook-types';
+import {
+  LOG_BODY_LIMIT,
+  type AttemptRecord,
+  type DueDelivery,
+  type EndpointChange,
+  type WebhookAttempt,
+  type WebhookDelivery,
+} from './webhook-types';
 
 /** Deliveries of events to endpoints: leased and attempted by the worker, logged, sent again on request. SQL only. */
 export function deliveryStore(db: Queryable) {
@@ -62,8 +69,18 @@ export function deliveryStore(db: Queryable) {
       );
       if (updated.length === 0) return null;
       await db.query(
-        'INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, latency_ms) VALUES ($1, $2, $3, $4, $5, $6)',
-        [a.delivery.id, attempt, a.startedAt, a.statusCode, a.error, a.latencyMs],
+        `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, error, latency_ms, response_body, response_body_truncated)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          a.delivery.id,
+          attempt,
+          a.startedAt,
+          a.statusCode,
+          a.error,
+          a.latencyMs,
+          a.responseBody,
+          a.responseBodyTruncated,
+        ],
       );
       const endpointId = a.delivery.endpoint.id;
       const change: EndpointChange = { failing: null, disabled: null };
@@ -122,9 +139,18 @@ export function deliveryStore(db: Queryable) {
         status_code: number | null;
         error: string | null;
         latency_ms: number;
+        request_body: string;
+        request_body_truncated: boolean;
+        response_body: string | null;
+        response_body_truncated: boolean;
       }>(
-        'SELECT delivery_id, attempt, started_at, status_code, error, latency_ms FROM webhook_attempts WHERE delivery_id = ANY($1) ORDER BY id',
-        [deliveryIds],
+        // the body sent is the event's, the same on every attempt: read from it, not copied per attempt
+        `SELECT a.delivery_id, a.attempt, a.started_at, a.status_code, a.error, a.latency_ms,
+           left(e.body, $2) AS request_body, length(e.body) > $2 AS request_body_truncated,
+           a.response_body, a.response_body_truncated
+         FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN webhook_events e ON e.id = d.event_id
+         WHERE a.delivery_id = ANY($1) ORDER BY a.id`,
+        [deliveryIds, LOG_BODY_LIMIT],
       );
       return rows.map((r) => ({
         deliveryId: r.delivery_id,
@@ -133,6 +159,10 @@ export function deliveryStore(db: Queryable) {
         statusCode: r.status_code,
         error: r.error,
         latencyMs: r.latency_ms,
+        requestBody: r.request_body,
+        requestBodyTruncated: r.request_body_truncated,
+        responseBody: r.response_body,
+        responseBodyTruncated: r.response_body_truncated,
       }));
     },
     /** A new delivery of the same event to the same endpoint (same webhook-id), due now. */

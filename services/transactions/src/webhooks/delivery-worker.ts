@@ -15,7 +15,7 @@ import { signingSecrets } from './webhook-service';
 import { webhookHeaders } from './webhook-signature';
 import { webhookStore } from './webhook-store';
 import { resolveTarget, type Lookup } from './webhook-targets';
-import type { DueDelivery, WebhookEndpoint } from './webhook-types';
+import { LOG_BODY_LIMIT, type DueDelivery, type WebhookEndpoint } from './webhook-types';
 
 export interface DeliveryWorkerOptions {
   keyEncryptionKey: string;
@@ -103,6 +103,8 @@ export class DeliveryWorker {
         statusCode: outcome.statusCode,
         error: outcome.error ?? null,
         latencyMs,
+        responseBody: outcome.body ?? null,
+        responseBodyTruncated: outcome.bodyTruncated ?? false,
         status: step.kind === 'succeeded' ? 'succeeded' : step.kind === 'retry' ? 'pending' : 'failed',
         nextAttemptAt: step.kind === 'retry' ? new Date(now.getTime() + step.delayMs) : null,
         disable: step.kind === 'disable' ? step.reason : null,
@@ -164,7 +166,10 @@ export class DeliveryWorker {
     );
   }
 
-  private async send(delivery: DueDelivery, now: Date): Promise<AttemptOutcome & { error?: string }> {
+  private async send(
+    delivery: DueDelivery,
+    now: Date,
+  ): Promise<AttemptOutcome & { error?: string; body?: string; bodyTruncated?: boolean }> {
     try {
       const url = new URL(delivery.endpoint.url);
       const target = await resolveTarget(url, this.options.targets, this.options.lookup);
@@ -181,6 +186,7 @@ export class DeliveryWorker {
         delivery.body,
         this.options.timeoutMs ?? 15000,
         this.stopping.signal,
+        LOG_BODY_LIMIT,
       );
       return answer.statusCode >= 200 && answer.statusCode < 300
         ? answer

@@ -1,18 +1,16 @@
-import { errors } from '@attest/common';
-import { WEBHOOK_EVENT_TYPES } from '../kernel/events';
+import { EVENT_TYPE_FAMILIES, SUBSCRIBABLE_EVENT_TYPES, errors } from '@attest/common';
 
 /** The test event `POST /api/v2/client/webhooks/{id}/test` sends to that one endpoint; marked `"test": true`. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-/** Operational events: one of the app's endpoints is failing, or was disabled; sent to its other endpoints. */
-export const ENDPOINT_EVENT_TYPES = ['webhook_endpoint.failing', 'webhook_endpoint.disabled'] as const;
-export type EndpointEventType = (typeof ENDPOINT_EVENT_TYPES)[number];
+/** Operational events (webhook_endpoint.failing, .disabled): the list lives in @attest/common. */
+export { ENDPOINT_EVENT_TYPES, type EndpointEventType } from '@attest/common';
 
-/** Every type an endpoint's `enabled_events` (and the events list's `type`) may name. */
-export const eventTypes = (): string[] => [...WEBHOOK_EVENT_TYPES, ...ENDPOINT_EVENT_TYPES];
+/** Every type an endpoint's `enabled_events` (and the events list's `type`) may name (@attest/common's list). */
+export const eventTypes = (): string[] => [...SUBSCRIBABLE_EVENT_TYPES];
 
 /** The families a wildcard may name: `transaction.*` for every type that starts with `transaction.`. */
-const families = () => [...new Set(eventTypes().map((t) => t.slice(0, t.indexOf('.'))))];
+const families = () => EVENT_TYPE_FAMILIES;
 
 export const MAX_EVENT_FILTERS = 50;
 

@@ -51,6 +51,10 @@ export const withLog = (d: DeliveryWithAttempts) => ({
     status_code: a.statusCode,
     error: a.error,
     latency_ms: a.latencyMs,
+    request_body: a.requestBody,
+    request_body_truncated: a.requestBodyTruncated,
+    response_body: a.responseBody,
+    response_body_truncated: a.responseBodyTruncated,
   })),
 });
 

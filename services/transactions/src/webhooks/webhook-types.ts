@@ -59,7 +59,16 @@ export interface WebhookAttempt {
   statusCode: number | null;
   error: string | null;
   latencyMs: number;
+  /** The body sent (the event's), its first LOG_BODY_LIMIT characters. */
+  requestBody: string;
+  requestBodyTruncated: boolean;
+  /** The answer's first LOG_BODY_LIMIT bytes as text; null: no answer. */
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
 }
+
+/** How much of each body the delivery log keeps and shows: 4096 (characters of the request, bytes of the answer). */
+export const LOG_BODY_LIMIT = 4096;
 
 /** A leased delivery with what the worker needs to send it. */
 export interface DueDelivery {
@@ -77,6 +86,9 @@ export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
   latencyMs: number;
+  /** The answer's first LOG_BODY_LIMIT bytes, as text; null: no answer. */
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
   /** pending: try again at nextAttemptAt; succeeded or failed: done. */
   status: DeliveryStatus;
   nextAttemptAt: Date | null;

@@ -49,7 +49,7 @@ const DELIVERY_PROPERTIES: Record<string, JsonSchema> = {
   finished_at: NULLABLE_DATE_TIME,
 };
 
-/** A delivery with every attempt: when, the answer's status or the error, how long it took. */
+/** A delivery with every attempt: when, the answer's status or the error, how long it took, the bodies (truncated). */
 const DELIVERY_WITH_LOG = object({
   ...DELIVERY_PROPERTIES,
   log: {
@@ -59,7 +59,18 @@ const DELIVERY_WITH_LOG = object({
       started_at: DATE_TIME,
       status_code: { type: ['integer', 'null'] },
       error: nullableString,
-      latency_ms: { type: 'integer', minimum: 0 },
+      latency_ms: { type: 'integer', minimum: 0, description: 'How long the attempt took, milliseconds' },
+      request_body: {
+        type: 'string',
+        description:
+          'The body sent (the event payload, the same on every attempt), its first 4096 characters; no header (the signature) is shown',
+      },
+      request_body_truncated: { type: 'boolean', description: 'The body sent was longer than request_body' },
+      response_body: {
+        ...nullableString,
+        description: 'The first 4096 bytes of the endpoint’s answer, as text; null: no answer (an error before it)',
+      },
+      response_body_truncated: { type: 'boolean', description: 'The answer was longer than response_body' },
     }),
   },
 });

@@ -11,6 +11,8 @@ export interface ReceiverAnswer {
   /** Never answer (the connection stays open until the receiver stops). */
   hang?: boolean;
   headers?: Record<string, string>;
+  /** The answer's body (none: empty). */
+  body?: string | Buffer;
 }
 
 /**
@@ -31,7 +33,7 @@ export class WebhookReceiver {
         body: Buffer.concat(chunks).toString('utf8'),
       });
       const answer = this.answers.shift() ?? this.respond(this.received[this.received.length - 1]);
-      if (!answer.hang) res.writeHead(answer.status, answer.headers).end();
+      if (!answer.hang) res.writeHead(answer.status, answer.headers).end(answer.body);
     });
   });
 
