@@ -35,7 +35,8 @@ export async function buildApp(
   const { keys, tokens, revocations, sessions } = services.tokens;
   const { grants, clientKeys, pushedRequests, dpop, interactions, interactionLimit } = services.oauth;
   const { passkeys, createPasskeyAccount, backChannelLogout } = services.signin;
-  await keys.signingKey();
+  // every advertised algorithm's keys, active and next, in the JWKS before the first request
+  await keys.ensureKeys();
   await revocations.start();
   if (config.portal.enabled)
     await ensurePortalClient({ config, logger: deps.logger, apps, audit, clientId: portal.clientId });
