@@ -57,7 +57,7 @@ export async function buildApp(
     publicRoutes(router) {
       discoveryRoute(router, { config });
       jwksRoute(router, { keys });
-      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow });
+      authorizeRoute(router, { apps, cache, config, users, sessions, tokens, clientKeys, pushedRequests, flow });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });

@@ -68,7 +68,7 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     const params = kept(
       sent.request === undefined
         ? sent
-        : await openRequestObject(ctx.clientKeys, app, sent.request, {
+        : await openRequestObject(ctx.clientKeys, ctx.cache, app, sent.request, {
             issuer: ctx.config.issuer,
             nowSeconds: Math.floor(ctx.tokens.now() / 1000),
           }),

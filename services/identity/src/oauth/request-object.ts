@@ -1,8 +1,12 @@
-import { AppError } from '@attest/common';
+import { AppError, type Cache } from '@attest/common';
 import type { App } from '../kernel/app-store';
+import { sha256 } from '../kernel/crypto';
 import type { Params } from './authorization-request';
 import type { ClientKeys } from './client-keys';
-import { clientJwtProblem, decodeClientJwt } from './client-jwt';
+import { CLOCK_TOLERANCE_SECONDS, clientJwtProblem, decodeClientJwt } from './client-jwt';
+
+/** FAPI 2.0 Message Signing §5.3.1: a request object lives at most 60 minutes after its nbf (or iat). */
+export const REQUEST_OBJECT_MAX_LIFETIME_SECONDS = 3600;
 
 /** The JWT claims of a request object that are not authorization request parameters. */
 const JWT_CLAIMS = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti']);
@@ -12,12 +16,16 @@ export const invalidRequestObject = (problem: string) =>
 
 /**
  * JAR (RFC 9101): the parameters of a request object the app signed with one of its keys (RS256, PS256
- * or ES256; never unsigned), iss = its client_id, aud = our issuer, exp required, nbf checked. Only the
- * object's parameters are used (§6.3): the caller ignores everything sent beside it but client_id.
- * A claim that is not a string (max_age as a number, claims as an object) becomes its JSON text.
+ * or ES256), iss = its client_id, aud = our issuer, exp required and at most
+ * REQUEST_OBJECT_MAX_LIFETIME_SECONDS after nbf (or iat, or now when neither is given), nbf checked, and a
+ * jti never seen before within its lifetime: remembered in the shared cache until exp, so no replica
+ * accepts the object again (issue 40, item 7). Only the object's parameters are used (§6.3): the caller
+ * ignores everything sent beside it but client_id. A claim that is not a string (max_age as a number,
+ * claims as an object) becomes its JSON text.
  */
 export async function openRequestObject(
   keys: ClientKeys,
+  cache: Pick<Cache, 'setIfAbsent'>,
   app: App,
   token: string,
   expect: { issuer: string; nowSeconds: number },
@@ -32,6 +40,23 @@ export async function openRequestObject(
   });
   if (problem) throw invalidRequestObject(problem);
   const { payload } = decoded;
+  const { exp, nbf, iat, jti } = payload as { exp: number; nbf?: unknown; iat?: unknown; jti?: unknown };
+  const from = typeof nbf === 'number' ? nbf : typeof iat === 'number' ? iat : expect.nowSeconds;
+  if (exp - from > REQUEST_OBJECT_MAX_LIFETIME_SECONDS + CLOCK_TOLERANCE_SECONDS)
+    throw invalidRequestObject(
+      `exp must be at most ${REQUEST_OBJECT_MAX_LIFETIME_SECONDS / 60} minutes after nbf (or iat, or now when neither is given).`,
+    );
+  if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256)
+    throw invalidRequestObject('jti is required (at most 256 characters): a request object is used once.');
+  const params = parametersOf(app, payload);
+  const ttlMs = (Math.max(exp - expect.nowSeconds, 0) + CLOCK_TOLERANCE_SECONDS + 60) * 1000;
+  if (!(await cache.setIfAbsent(`request-object:${sha256(`${app.id}:${jti}`)}`, '1', ttlMs)))
+    throw invalidRequestObject('this jti was used before: a request object is used once.');
+  return params;
+}
+
+/** The authorization parameters of a request object's claims; client_id the app's own. */
+function parametersOf(app: App, payload: Record<string, unknown>): Params {
   if (payload.client_id !== undefined && payload.client_id !== app.id)
     throw invalidRequestObject('its client_id must be the client_id of the request.');
   if (payload.request !== undefined || payload.request_uri !== undefined)
