@@ -59,10 +59,10 @@ export const NEXT_KEY_LEAD_MS = 2 * JWKS_MAX_AGE_SECONDS * 1000;
 /**
  * Signing keys kept in Postgres, private parts encrypted at rest: a set per algorithm discovery
  * advertises (RS256, the default and access tokens'; PS256 and ES256, id_tokens of apps that ask and
- * fapi2 apps' access tokens), a key never used with two. Each algorithm has, from start (ensureKeys), an
- * active key and a next key: the next one is in the JWKS from when it is made, and signs only once the
- * active one is due and it has been published for NEXT_KEY_LEAD_MS, more than a relying party caches
- * the JWKS. Rotation happens under an advisory lock so many replicas agree on one active key per
+ * fapi2 apps' access tokens), a key never used with two. Each algorithm has its active key from start
+ * (ensureKeys). NEXT_KEY_LEAD_MS before the active key is due, a next key is published (in the JWKS, not
+ * signing); it signs only once the active one is due and it has been published for NEXT_KEY_LEAD_MS,
+ * more than a relying party caches the JWKS. Rotation happens under an advisory lock so many replicas agree on one active key per
  * algorithm; retired keys stay in the JWKS until every token they signed has expired.
  */
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -89,12 +89,22 @@ export class SigningKeys {
    * start, before the first request, under the rotation lock (replicas starting together make one set).
    */
   async ensureKeys(): Promise<void> {
-    for (const alg of KEY_ALGS) await this.signingKey(alg);
+    const made = await this.store.withRotationLock(async (tx) => {
+      const missing: KeyAlg[] = [];
+      for (const alg of KEY_ALGS) if (!(await this.store.active(tx, alg))) missing.push(alg);
+      // made side by side, off the event loop (node's thread pool), then inserted
+      const fresh = await Promise.all(missing.map((alg) => this.generateKey(alg)));
+      for (const [i, alg] of missing.entries()) await this.store.insert(tx, { ...fresh[i], alg }, true);
+      return missing.length > 0;
+    });
+    if (made) await this.keysChanged();
+    await this.signingKey();
   }
 
   /**
-   * The key to sign with now. When the active key of the algorithm is older than the rotation period,
-   * the next key takes over (once published for NEXT_KEY_LEAD_MS) and a new next key is published.
+   * The key to sign with now. NEXT_KEY_LEAD_MS before the active key of the algorithm is due (older than
+   * the rotation period), the next key is published; once the active key is due and the next one has
+   * been published that long, the next one signs.
    */
   async signingKey(alg: KeyAlg = 'RS256'): Promise<SigningKey> {
     const name = alg === 'RS256' ? 'active' : `active-${alg}`;
@@ -118,17 +128,16 @@ export class SigningKeys {
     const result = await this.store.withRotationLock(async (tx) => {
       const kept: string[] = [];
       let rs256: { kid: string; retired: string | null } = { kid: '', retired: null };
-      // every algorithm rotates alike: the next key (published since the last rotation or the start)
-      // signs from now, and a new next key is published; in an emergency, new keys both, nothing kept
+      // every algorithm rotates alike: its next key when one is published (not in an emergency, when it
+      // is revoked with the rest), else a new key, signs from now
       for (const alg of KEY_ALGS) {
         const current = await this.store.active(tx, alg);
         const next = emergency ? null : await this.store.next(tx, alg);
         const kid = next ? next.kid : await this.insertKey(tx, alg, true);
         if (next) await this.store.activate(tx, next.kid);
         if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
-        const upcoming = await this.insertKey(tx, alg, false);
-        this.logger.info('signing key rotated', { alg, kid, retired: current?.kid ?? null, next: upcoming });
-        kept.push(kid, upcoming);
+        this.logger.info('signing key rotated', { alg, kid, retired: current?.kid ?? null });
+        kept.push(kid);
         if (alg === 'RS256') rs256 = { kid, retired: current?.kid ?? null };
       }
       const revoked = emergency ? await this.store.revokeAllBut(tx, kept) : [];
@@ -212,33 +221,36 @@ export class SigningKeys {
         current = (await this.store.active(tx, alg))!;
         changed = true;
       }
-      if (!next) {
+      const untilDue = this.options.rotationMs - current.ageMs;
+      if (!next && untilDue <= NEXT_KEY_LEAD_MS) {
+        // the lead before the active key is due: the next key is published from now
         await this.insertKey(tx, alg, false);
         next = (await this.store.next(tx, alg))!;
+        this.logger.info('next signing key published', { alg, kid: next.kid });
         changed = true;
       }
-      const due = current.ageMs >= this.options.rotationMs;
-      if (due && next.publishedMs >= NEXT_KEY_LEAD_MS) {
+      if (!next) return { stored: current, waitMs: untilDue - NEXT_KEY_LEAD_MS };
+      if (untilDue <= 0 && next.publishedMs >= NEXT_KEY_LEAD_MS) {
         await this.store.activate(tx, next.kid);
         await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
-        const upcoming = await this.insertKey(tx, alg, false);
-        this.logger.info('signing key rotated', { alg, kid: next.kid, retired: current.kid, next: upcoming });
+        this.logger.info('signing key rotated', { alg, kid: next.kid, retired: current.kid });
         changed = true;
-        return { stored: (await this.store.active(tx, alg))!, waitMs: this.options.rotationMs };
+        const fresh = (await this.store.active(tx, alg))!;
+        return { stored: fresh, waitMs: this.options.rotationMs - NEXT_KEY_LEAD_MS };
       }
-      // due, but the next key is too recent to be in every copy of the JWKS: the active key signs until it is
-      const waitMs = due ? NEXT_KEY_LEAD_MS - next.publishedMs : this.options.rotationMs - current.ageMs;
-      return { stored: current, waitMs };
+      // not due; or due, but the next key is too recent to be in every copy of the JWKS: the active key signs
+      return { stored: current, waitMs: untilDue > 0 ? untilDue : NEXT_KEY_LEAD_MS - next.publishedMs };
     });
     if (changed) await this.keysChanged();
     const privateKey = createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc));
     const key = { kid: stored.kid, alg, privateKey };
-    return { key, rotateAt: now + waitMs };
+    // (at least a second: a rotation period shorter than the lead, as in tests, would look again at every call)
+    return { key, rotateAt: now + Math.max(waitMs, 1000) };
   }
 
   /** Inserts a new key of the algorithm, signing at once or the next one, inside the rotation lock; returns its kid. */
   private async insertKey(tx: Queryable, alg: KeyAlg, active: boolean): Promise<string> {
-    const fresh = alg === 'RS256' ? await this.generate() : await this.generateFor(alg);
+    const fresh = await this.generateKey(alg);
     await this.store.insert(tx, { ...fresh, alg }, active);
     return fresh.kid;
   }
@@ -273,6 +285,10 @@ export class SigningKeys {
     return kty === 'EC'
       ? { kty, crv, x, y, kid: key.kid, alg, use: 'sig' }
       : { kty, n, e, kid: key.kid, alg, use: 'sig' };
+  }
+
+  private generateKey(alg: KeyAlg): Promise<{ kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }> {
+    return alg === 'RS256' ? this.generate() : this.generateFor(alg);
   }
 
   /** A PS256 (RSA-2048) or ES256 (P-256) key, with node's own crypto (off the event loop). */
