@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache } from '@attest/common';
 import type { User } from '../kernel/user-store';
+import type { SigningAlg } from '../kernel/app-store';
 import type { SubjectDirectory, UserDirectory } from '../kernel/directories';
 import { FAPI2_CODE_TTL_SECONDS } from '../kernel/app-profile';
 import type { AuthorizationRequest } from './authorization-request';
@@ -106,6 +107,7 @@ export class Grants {
         sid: signIn.sid,
         signIn,
         userinfoClaims,
+        alg: request.accessTokenAlg,
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -164,6 +166,8 @@ export class Grants {
     codeVerifier?: string;
     /** The thumbprint of the key of the request's verified DPoP proof: the tokens are bound to it. */
     dpopJkt?: string;
+    /** The app's access_token_signed_response_alg (RS256 unless set). */
+    accessTokenAlg?: SigningAlg;
     actor?: AuditActor;
   }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
@@ -211,6 +215,7 @@ export class Grants {
       jkt: input.dpopJkt,
       signIn,
       userinfoClaims: record.userinfoClaims,
+      alg: input.accessTokenAlg,
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([

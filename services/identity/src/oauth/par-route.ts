@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, constantTimeEqual, endpoint, sendJson, toAppError } from '@attest/common';
 import { AUTHORIZE_PARAMETERS, parseAuthorizationRequest, singleParams, type Params } from './authorization-request';
-import { DpopError, dpopHeader, verifyDpopProof } from './dpop';
+import { DpopError, dpopAlgorithmsOf, dpopHeader, verifyDpopProof } from './dpop';
 import { RedirectError } from './oauth-error';
 import { openRequestObject } from './request-object';
 import type { OAuthServices } from './services';
@@ -51,7 +51,8 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     if (dpopHeader(req) === undefined) return undefined;
     res.set('DPoP-Nonce', ctx.dpop.nonce());
     try {
-      return (await verifyDpopProof(ctx.dpop, req, { htm: 'POST', htu: `${ctx.config.issuer}/par` })).jkt;
+      const expected = { htm: 'POST', htu: `${ctx.config.issuer}/par`, ...dpopAlgorithmsOf(authenticatedApp(res)) };
+      return (await verifyDpopProof(ctx.dpop, req, expected)).jkt;
     } catch (err) {
       if (err instanceof DpopError) throw new AppError(err.error, 400, err.description, 'DPoP');
       throw err;

@@ -1,6 +1,7 @@
 import { AppError, type Cache } from '@attest/common';
 import type { App } from '../kernel/app-store';
 import { sha256 } from '../kernel/crypto';
+import { fapi2AlgorithmProblem } from '../kernel/app-profile';
 import type { Params } from './authorization-request';
 import type { ClientKeys } from './client-keys';
 import { CLOCK_TOLERANCE_SECONDS, clientJwtProblem, decodeClientJwt } from './client-jwt';
@@ -33,11 +34,13 @@ export async function openRequestObject(
   const decoded = decodeClientJwt(token);
   if (!decoded) throw invalidRequestObject('it must be a JWT signed with RS256, PS256 or ES256.');
   const key = await keys.key(app, decoded.kid, decoded.alg);
-  const problem = clientJwtProblem(decoded, key, {
-    issuer: app.id,
-    audiences: [expect.issuer],
-    nowSeconds: expect.nowSeconds,
-  });
+  const problem =
+    fapi2AlgorithmProblem(app.profile, decoded.alg, 'its request objects') ??
+    clientJwtProblem(decoded, key, {
+      issuer: app.id,
+      audiences: [expect.issuer],
+      nowSeconds: expect.nowSeconds,
+    });
   if (problem) throw invalidRequestObject(problem);
   const { payload } = decoded;
   const { exp, nbf, iat, jti } = payload as { exp: number; nbf?: unknown; iat?: unknown; jti?: unknown };
