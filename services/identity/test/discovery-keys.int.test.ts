@@ -50,7 +50,7 @@ describe('discovery, JWKS and signing keys', () => {
       require_pushed_authorization_requests: false,
       request_parameter_supported: true,
       request_uri_parameter_supported: false,
-      request_object_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
+      request_object_signing_alg_values_supported: ['none', 'RS256', 'PS256', 'ES256'],
       authorization_response_iss_parameter_supported: true,
       end_session_endpoint: `${b}/logout`,
       backchannel_logout_supported: true,

@@ -16,8 +16,8 @@ export const invalidRequestObject = (problem: string) =>
   new AppError('invalid_request_object', 400, `The request object is invalid: ${problem}`, 'request');
 
 /**
- * JAR (RFC 9101): the parameters of a request object the app signed with one of its keys (RS256, PS256
- * or ES256), iss = its client_id, aud = our issuer, exp required and at most
+ * JAR (RFC 9101): the parameters of a request object: unsigned (alg none) from an app outside the fapi2
+ * profile (openUnsigned), or signed with one of the app's keys (RS256, PS256 or ES256), iss = its client_id, aud = our issuer, exp required and at most
  * REQUEST_OBJECT_MAX_LIFETIME_SECONDS after nbf (or iat, or now when neither is given), nbf checked, and a
  * jti never seen before within its lifetime: remembered in the shared cache until exp, so no replica
  * accepts the object again (issue 40, item 7). Only the object's parameters are used (§6.3): the caller
@@ -31,6 +31,7 @@ export async function openRequestObject(
   token: string,
   expect: { issuer: string; nowSeconds: number },
 ): Promise<Params> {
+  if (unsignedAlg(token)) return openUnsigned(app, token);
   const decoded = decodeClientJwt(token);
   if (!decoded) throw invalidRequestObject('it must be a JWT signed with RS256, PS256 or ES256.');
   const key = await keys.key(app, decoded.kid, decoded.alg);
@@ -56,6 +57,44 @@ export async function openRequestObject(
   if (!(await cache.setIfAbsent(`request-object:${sha256(`${app.id}:${jti}`)}`, '1', ttlMs)))
     throw invalidRequestObject('this jti was used before: a request object is used once.');
   return params;
+}
+
+/** Whether the JWT's header says alg none (an unsecured JWT, RFC 7519 §6). */
+function unsignedAlg(token: string): boolean {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return false;
+  try {
+    const header: unknown = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'));
+    return typeof header === 'object' && header !== null && (header as { alg?: unknown }).alg === 'none';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An unsigned request object (alg none; OpenID Connect Core §6.1, issue 40 item 3): it carries no more
+ * trust than the same parameters in the query, so it is taken as they would be, from an app that does
+ * not have to sign its requests. A fapi2 app does (FAPI 2.0 §5.4): refused. Its claims are not checked
+ * (exp, jti: anyone can make another), its signature part must be empty.
+ */
+function openUnsigned(app: App, token: string): Params {
+  if (app.profile === 'fapi2')
+    throw invalidRequestObject('this app (FAPI 2.0 profile) must sign its request objects: alg none is refused.');
+  const parts = token.split('.');
+  const payload = parts.length === 3 && parts[2] === '' ? jsonObject(parts[1]) : null;
+  if (!payload) throw invalidRequestObject('an unsigned request object must be header.payload. (an empty signature).');
+  return parametersOf(app, payload);
+}
+
+function jsonObject(part: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The authorization parameters of a request object's claims; client_id the app's own. */
