@@ -9,7 +9,7 @@ export const signingKeyCommands: Record<string, Command> = {
   },
   'signing-key rotate': {
     summary:
-      'sign with the next key (published since the last rotation) now, for every algorithm; the old one stays published until its tokens expire',
+      'sign now with the next key (when published) or a new one, for every algorithm; the old one stays published until its tokens expire',
     options: {
       'revoke-previous': {
         type: 'boolean',

@@ -35,7 +35,7 @@ export async function buildApp(
   const { keys, tokens, revocations, sessions } = services.tokens;
   const { grants, clientKeys, pushedRequests, dpop, interactions, interactionLimit } = services.oauth;
   const { passkeys, createPasskeyAccount, backChannelLogout } = services.signin;
-  // every advertised algorithm's keys, active and next, in the JWKS before the first request
+  // a key of every advertised algorithm (RS256, PS256, ES256) in the JWKS before the first request
   await keys.ensureKeys();
   await revocations.start();
   if (config.portal.enabled)

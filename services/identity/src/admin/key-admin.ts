@@ -33,7 +33,8 @@ export const keySchemas: Record<string, JsonSchema> = {
     ],
     description:
       'The public JWK (n and e of an RSA key, crv, x and y of an EC key), its state and its dates. Every ' +
-      'algorithm discovery advertises has an active key and a next key from start.',
+      'algorithm discovery advertises has an active key from start, and a next key published ahead of its ' +
+      'scheduled rotation.',
     properties: {
       kty: { enum: ['RSA', 'EC'] },
       kid: { type: 'string' },
@@ -101,10 +102,10 @@ export function keyAdminRoutes(router: Router, deps: KeyAdminDeps): void {
   router.get('/keys', async (_req, res) => void res.json({ keys: (await deps.keys.list()).map(keyJson) }));
 
   documentAdminRoute(router, 'POST', '/keys/rotate', {
-    summary: 'Sign with the next key from now on, for every algorithm',
+    summary: 'Sign with the next key, or a new one, from now on, for every algorithm',
     description:
-      'For each algorithm (RS256, PS256, ES256) the next key, published since the last rotation or the start, ' +
-      'signs from now and a new next key is published. The old key stays published until the tokens it signed ' +
+      'For each algorithm (RS256, PS256, ES256) the next key, when one is published (within 10 minutes of a ' +
+      'scheduled rotation), else a new key, signs from now. The old key stays published until the tokens it signed ' +
       'have expired. With `revoke_previous` (emergency rotation, a key may be compromised) new keys sign at once ' +
       'and every earlier key, the next ones included, leaves the JWKS at once; the tokens they signed are ' +
       'inactive at /introspect and /userinfo on every replica. The answer names the RS256 keys.',

@@ -85,7 +85,7 @@ export class SigningKeys {
   }
 
   /**
-   * Makes the keys every advertised algorithm needs (an active and a next key each) where missing: at
+   * Makes the active key of every advertised algorithm where missing, side by side: at
    * start, before the first request, under the rotation lock (replicas starting together make one set).
    */
   async ensureKeys(): Promise<void> {
