@@ -43,6 +43,12 @@ export const assuranceOptions = {
     value: 'ALG',
     description: "the id_token's signing algorithm: RS256 (default), PS256 or ES256",
   },
+  'access-token-alg': {
+    type: 'string',
+    value: 'ALG',
+    description:
+      "the access tokens' signing algorithm: RS256 (default), PS256 or ES256; under fapi2 PS256 (its default) or ES256",
+  },
   profile: {
     type: 'string',
     value: 'fapi2|none',
@@ -74,6 +80,7 @@ export function assuranceFields(values: Values): Record<string, unknown> {
     jwks_uri: nullable(values, 'jwks-uri'),
     require_pushed_authorization_requests: values['require-par'] ? true : values['no-require-par'] ? false : undefined,
     id_token_signed_response_alg: str(values, 'id-token-alg'),
+    access_token_signed_response_alg: str(values, 'access-token-alg'),
     profile: str(values, 'profile'),
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));

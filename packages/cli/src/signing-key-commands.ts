@@ -2,12 +2,14 @@ import type { Command } from './command';
 
 export const signingKeyCommands: Record<string, Command> = {
   'signing-key list': {
-    summary: 'list the published signing keys (the active one and retired ones still published)',
+    summary:
+      'list the published signing keys, every algorithm’s (kid, alg, use, status: active, next (published ahead), retired)',
     options: {},
     run: (client) => client.call('identity', 'GET', '/keys'),
   },
   'signing-key rotate': {
-    summary: 'sign with a new key now; the old one stays published until its tokens expire',
+    summary:
+      'sign now with the next key (when published) or a new one, for every algorithm; the old one stays published until its tokens expire',
     options: {
       'revoke-previous': {
         type: 'boolean',

@@ -548,11 +548,16 @@ describe('pnpm manage', () => {
     expect(await failure(['user', 'delete', id])).toMatch(/\[not_found\]/);
   });
 
-  it('signing keys: list, rotate now', async () => {
+  it('signing keys: list (kid, alg, use of every key), rotate now', async () => {
     const before = await manage(['signing-key', 'list']);
+    // issue 40, item 2: every advertised algorithm's key from start, each with kid, alg, use and status
+    for (const alg of ['RS256', 'PS256', 'ES256'])
+      expect(before.keys.filter((k: Json) => k.alg === alg)).toEqual([
+        expect.objectContaining({ kid: expect.stringMatching(/^jwk_/), use: 'sig', status: 'active' }),
+      ]);
     const rotated = await manage(['signing-key', 'rotate']);
     const after = await manage(['signing-key', 'list']);
-    expect(after.keys.find((k: Json) => k.active).kid).toBe(rotated.kid);
+    expect(after.keys.find((k: Json) => k.alg === 'RS256' && k.active).kid).toBe(rotated.kid);
     expect(after.keys.map((k: Json) => k.kid)).toEqual(expect.arrayContaining(before.keys.map((k: Json) => k.kid)));
   });
 
@@ -563,7 +568,10 @@ describe('pnpm manage', () => {
     const rotated = await manage(['signing-key', 'rotate', '--revoke-previous']);
     expect(rotated.revoked).toEqual(before.keys.map((k: Json) => k.kid).sort());
     const after = await manage(['signing-key', 'list']);
-    expect(after.keys.map((k: Json) => k.kid)).toEqual([rotated.kid]);
+    // a new key of every algorithm (issue 40, item 2), none of the earlier ones
+    expect(after.keys.find((k: Json) => k.alg === 'RS256' && k.active).kid).toBe(rotated.kid);
+    expect(after.keys.map((k: Json) => k.alg).sort()).toEqual(['ES256', 'PS256', 'RS256']);
+    for (const k of after.keys) expect(before.keys.map((b: Json) => b.kid)).not.toContain(k.kid);
   });
 
   it('transactions: record, set the status, list by app and status, show with history', async () => {

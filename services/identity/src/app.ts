@@ -38,7 +38,8 @@ export async function buildApp(
   const { keys, tokens, revocations, sessions } = services.tokens;
   const { grants, clientKeys, pushedRequests, dpop, interactions, interactionLimit } = services.oauth;
   const { passkeys, createPasskeyAccount, backChannelLogout } = services.signin;
-  await keys.signingKey();
+  // a key of every advertised algorithm (RS256, PS256, ES256) in the JWKS before the first request
+  await keys.ensureKeys();
   await revocations.start();
   if (config.portal.enabled)
     await ensurePortalClient({ config, logger: deps.logger, apps, audit, clientId: portal.clientId });
@@ -70,7 +71,7 @@ export async function buildApp(
     publicRoutes(router) {
       discoveryRoute(router, { config });
       jwksRoute(router, { keys });
-      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
+      authorizeRoute(router, { apps, cache, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });

@@ -107,6 +107,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         jwks_uri: null,
         require_pushed_authorization_requests: false,
         id_token_signed_response_alg: 'RS256',
+        // issue 40, item 5: a new setting, RS256 outside the fapi2 profile
+        access_token_signed_response_alg: 'RS256',
         dpop_bound_access_tokens: false,
         min_verification_level: null,
         profile: 'none',
@@ -337,11 +339,15 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
   describe('signing keys', () => {
     it('lists the published keys with their dates, rotates now, audited', async () => {
       const before = await admin('get', '/admin/keys').expect(200);
-      const active = before.body.keys.filter((k: { active: boolean }) => k.active);
+      // issue 40, item 2: every algorithm's keys are listed; the RS256 one is the rotation's subject
+      const active = before.body.keys.filter((k: { active: boolean; alg: string }) => k.active && k.alg === 'RS256');
       expect(active).toEqual([
         expect.objectContaining({
           kid: expect.any(String),
           kty: 'RSA',
+          alg: 'RS256',
+          use: 'sig',
+          status: 'active',
           created_at: expect.any(String),
           retired_at: null,
         }),

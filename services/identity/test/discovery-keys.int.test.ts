@@ -50,7 +50,7 @@ describe('discovery, JWKS and signing keys', () => {
       require_pushed_authorization_requests: false,
       request_parameter_supported: true,
       request_uri_parameter_supported: false,
-      request_object_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
+      request_object_signing_alg_values_supported: ['none', 'RS256', 'PS256', 'ES256'],
       authorization_response_iss_parameter_supported: true,
       end_session_endpoint: `${b}/logout`,
       backchannel_logout_supported: true,
@@ -118,15 +118,21 @@ describe('discovery, JWKS and signing keys', () => {
     });
   });
 
-  it('publishes RSA keys with kid, alg and use at /jwks and /jwks.json, with a max-age', async () => {
+  it('publishes RSA and EC keys with kid, alg and use at /jwks and /jwks.json, with a max-age', async () => {
     for (const path of ['/jwks', '/jwks.json']) {
       const res = await request(h.publicApp).get(path);
       expect(res.status).toBe(200);
       expect(res.headers['cache-control']).toMatch(/max-age=\d+/);
       expect(res.body.keys.length).toBeGreaterThanOrEqual(1);
+      // issue 40, item 2: the PS256 and ES256 keys (EC, P-256) are published from start, beside RS256's
       for (const key of res.body.keys) {
-        expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
-        expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+        if (key.kty === 'EC') {
+          expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+          expect(key).toMatchObject({ alg: 'ES256', crv: 'P-256', use: 'sig' });
+        } else {
+          expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+          expect(key).toMatchObject({ kty: 'RSA', alg: expect.stringMatching(/^(RS|PS)256$/), use: 'sig', e: 'AQAB' });
+        }
         expect(key.kid).toMatch(/^jwk_[0-9a-f]{32}$/);
       }
     }
@@ -153,9 +159,13 @@ describe('discovery, JWKS and signing keys', () => {
     };
     const replicas = [0, 1, 2].map(() => new SigningKeys(keyStore(h.storage.db), options, testLogger));
     const before = await replicas[0].signingKey();
-    // the active key turns 61 s old (by the database clock, which is what replicas agree on)
+    // the active key turns 61 s old, and the next one has been published longer than /jwks is cached (by the
+    // database clock, which is what replicas agree on); issue 40, item 2: only then does the next key sign
     await h.storage.db.query(
-      "UPDATE signing_keys SET created_at = created_at - interval '61 seconds' WHERE retired_at IS NULL",
+      "UPDATE signing_keys SET activated_at = activated_at - interval '61 seconds' WHERE retired_at IS NULL AND activated_at IS NOT NULL",
+    );
+    await h.storage.db.query(
+      "UPDATE signing_keys SET created_at = created_at - interval '1 hour' WHERE retired_at IS NULL AND activated_at IS NULL",
     );
     const after = await Promise.all(replicas.map((r) => r.signingKey()));
     expect(new Set(after.map((k) => k.kid)).size).toBe(1);

@@ -294,7 +294,16 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
   it('opens a signed request object at /authorize and inside PAR, and refuses one signed by another key', async () => {
     const requestObject = (claims: Record<string, unknown>, key: AppKey = rsa) =>
       jwt.sign(
-        { iss: keyApp.app_id, aud: BASE_URL, exp: now() + 300, nbf: now(), ...authParams(keyApp.app_id), ...claims },
+        {
+          iss: keyApp.app_id,
+          aud: BASE_URL,
+          // a jti, used once (issue 40, item 7)
+          jti: randomBytes(12).toString('hex'),
+          exp: now() + 300,
+          nbf: now(),
+          ...authParams(keyApp.app_id),
+          ...claims,
+        },
         key.privateKey,
         { algorithm: key.alg, keyid: key.kid },
       );
@@ -339,7 +348,13 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
       jwks: { keys: [ec.jwk] },
     });
     const signed = jwt.sign(
-      { iss: jarApp.body.app_id, aud: BASE_URL, exp: now() + 300, ...authParams(jarApp.body.app_id, { state: 'jar' }) },
+      {
+        iss: jarApp.body.app_id,
+        aud: BASE_URL,
+        jti: randomBytes(12).toString('hex'),
+        exp: now() + 300,
+        ...authParams(jarApp.body.app_id, { state: 'jar' }),
+      },
       ec.privateKey,
       { algorithm: 'ES256', keyid: ec.kid },
     );
@@ -465,7 +480,14 @@ describe('high-assurance apps: PAR, signed requests, private_key_jwt, iss (issue
     // a dpop_jkt inside a signed request object naming another key than the proof's: refused
     const other = createHash('sha256').update('another key').digest('base64url');
     const requestObject = jwt.sign(
-      { iss: keyApp.app_id, aud: BASE_URL, exp: now() + 300, ...authParams(keyApp.app_id), dpop_jkt: other },
+      {
+        iss: keyApp.app_id,
+        aud: BASE_URL,
+        jti: randomBytes(12).toString('hex'),
+        exp: now() + 300,
+        ...authParams(keyApp.app_id),
+        dpop_jkt: other,
+      },
       rsa.privateKey,
       { algorithm: rsa.alg, keyid: rsa.kid },
     );

@@ -80,6 +80,9 @@ const assuranceSettings = {
   jwks_uri: Joi.string().max(2000).allow(null),
   require_pushed_authorization_requests: Joi.boolean().strict(),
   id_token_signed_response_alg: Joi.string().valid('RS256', 'PS256', 'ES256'),
+  access_token_signed_response_alg: Joi.string()
+    .valid('RS256', 'PS256', 'ES256')
+    .description('The access tokens’ signing algorithm: RS256 by default; PS256 (its default) or ES256 under fapi2'),
 };
 /** RFC 9449 §5.2 client metadata: DPoP required at /token (every access token sender-constrained). */
 const dpopBoundAccessTokens = Joi.boolean()

@@ -49,6 +49,10 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
     description: 'Every authorization request must come through /par (RFC 9126)',
   },
   id_token_signed_response_alg: { enum: ['RS256', 'PS256', 'ES256'] },
+  access_token_signed_response_alg: {
+    enum: ['RS256', 'PS256', 'ES256'],
+    description: 'The algorithm the app’s access tokens are signed with (PS256 or ES256 under the fapi2 profile)',
+  },
   web_origins: { ...strings, description: 'Origins whose pages may call /token (CORS)' },
   post_logout_redirect_uris: strings,
   backchannel_logout_uri: { type: ['string', 'null'] },

@@ -50,6 +50,7 @@ interface ProfileFields {
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   id_token_signed_response_alg?: string;
+  access_token_signed_response_alg?: string;
   redirect_uris?: string[];
 }
 /** `sent`: the body as sent, so a schema default (client_secret_basic, false) does not count as given. */
@@ -63,6 +64,7 @@ const givenSettings = (body: ProfileFields, sent: unknown = body): Partial<Profi
     requirePushedAuthorizationRequests: body.require_pushed_authorization_requests,
     dpopBoundAccessTokens: was('dpop_bound_access_tokens') ? body.dpop_bound_access_tokens : undefined,
     idTokenSignedResponseAlg: body.id_token_signed_response_alg as SigningAlg | undefined,
+    accessTokenSignedResponseAlg: body.access_token_signed_response_alg as SigningAlg | undefined,
     redirectUris: body.redirect_uris,
   };
   return Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
@@ -73,12 +75,14 @@ const PROFILE_FIELDS: (keyof ProfileFields | 'profile')[] = [
   'require_pushed_authorization_requests',
   'dpop_bound_access_tokens',
   'id_token_signed_response_alg',
+  'access_token_signed_response_alg',
   'redirect_uris',
 ];
 /** An app's security settings as the admin API and the audit trail show them (in this order). */
 export const securitySettingsJson = (app: App) => ({
   require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
   id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+  access_token_signed_response_alg: app.accessTokenSignedResponseAlg,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
   profile: app.profile,
@@ -90,6 +94,7 @@ const profileDetail = (app: App) => ({
   require_pushed_authorization_requests: app.requirePushedAuthorizationRequests,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   id_token_signed_response_alg: app.idTokenSignedResponseAlg,
+  access_token_signed_response_alg: app.accessTokenSignedResponseAlg,
 });
 
 /**
@@ -125,6 +130,7 @@ export async function createApp(
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
     idTokenSignedResponseAlg: 'RS256',
+    accessTokenSignedResponseAlg: 'RS256',
     redirectUris: body.redirect_uris,
   });
   const method = settings.tokenEndpointAuthMethod;
@@ -143,6 +149,7 @@ export async function createApp(
     jwksUri: body.jwks_uri,
     requirePushedAuthorizationRequests: settings.requirePushedAuthorizationRequests,
     idTokenSignedResponseAlg: settings.idTokenSignedResponseAlg,
+    accessTokenSignedResponseAlg: settings.accessTokenSignedResponseAlg,
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
     minVerificationLevel: minLevel(body.min_verification_level),
     profile,
@@ -209,6 +216,7 @@ export async function updateApp(
       'requirePushedAuthorizationRequests',
       'dpopBoundAccessTokens',
       'idTokenSignedResponseAlg',
+      'accessTokenSignedResponseAlg',
     ] as const)
       if (settings[k] !== current[k]) Object.assign(changes, { [k]: settings[k] });
     const method = settings.tokenEndpointAuthMethod;

@@ -19,30 +19,65 @@ import { rotateKeySchema } from './admin-schemas';
 export const keySchemas: Record<string, JsonSchema> = {
   SigningKey: {
     type: 'object',
-    required: ['kty', 'kid', 'alg', 'use', 'n', 'e', 'created_at', 'retired_at', 'unpublish_at', 'active'],
-    description: 'The public JWK and its dates',
+    required: [
+      'kty',
+      'kid',
+      'alg',
+      'use',
+      'status',
+      'created_at',
+      'activated_at',
+      'retired_at',
+      'unpublish_at',
+      'active',
+    ],
+    description:
+      'The public JWK (n and e of an RSA key, crv, x and y of an EC key), its state and its dates. Every ' +
+      'algorithm discovery advertises has an active key from start, and a next key published ahead of its ' +
+      'scheduled rotation.',
     properties: {
-      kty: { const: 'RSA' },
+      kty: { enum: ['RSA', 'EC'] },
       kid: { type: 'string' },
-      alg: { const: 'RS256' },
+      alg: { enum: ['RS256', 'PS256', 'ES256'] },
       use: { const: 'sig' },
       n: { type: 'string' },
       e: { type: 'string' },
-      created_at: DATE_TIME,
+      crv: { const: 'P-256' },
+      x: { type: 'string' },
+      y: { type: 'string' },
+      status: {
+        enum: ['active', 'next', 'retired'],
+        description:
+          'active: signs new tokens of its algorithm; next: published ahead, signs from the next rotation; ' +
+          'retired: published until the tokens it signed have expired',
+      },
+      created_at: { ...DATE_TIME, description: 'When it was made and published' },
+      activated_at: { ...NULLABLE_DATE_TIME, description: 'When it started signing (null: not yet)' },
       retired_at: NULLABLE_DATE_TIME,
       unpublish_at: { ...NULLABLE_DATE_TIME, description: 'When it leaves the JWKS (its tokens expired)' },
-      active: { type: 'boolean', description: 'The key new tokens are signed with' },
+      active: { type: 'boolean', description: 'The key new tokens of its algorithm are signed with' },
     },
   },
 };
 
-const keyJson = (k: StoredKey) => ({
-  ...k.publicJwk,
-  created_at: k.createdAt.toISOString(),
-  retired_at: k.retiredAt?.toISOString() ?? null,
-  unpublish_at: k.unpublishAt?.toISOString() ?? null,
-  active: k.retiredAt === null,
-});
+const statusOf = (k: StoredKey): 'active' | 'next' | 'retired' =>
+  k.retiredAt !== null ? 'retired' : k.activatedAt === null ? 'next' : 'active';
+
+const keyJson = (k: StoredKey) => {
+  const { kty, n, e, crv, x, y } = k.publicJwk;
+  return {
+    ...(kty === 'EC' ? { kty, crv, x, y } : { kty, n, e }),
+    kid: k.kid,
+    alg: k.alg,
+    use: 'sig',
+    status: statusOf(k),
+    created_at: k.createdAt.toISOString(),
+    activated_at: k.activatedAt?.toISOString() ?? null,
+    retired_at: k.retiredAt?.toISOString() ?? null,
+    unpublish_at: k.unpublishAt?.toISOString() ?? null,
+    active: statusOf(k) === 'active',
+  };
+};
 
 /** What the signing keys of the admin API use. */
 export interface KeyAdminDeps {
@@ -67,11 +102,13 @@ export function keyAdminRoutes(router: Router, deps: KeyAdminDeps): void {
   router.get('/keys', async (_req, res) => void res.json({ keys: (await deps.keys.list()).map(keyJson) }));
 
   documentAdminRoute(router, 'POST', '/keys/rotate', {
-    summary: 'Sign with a new key from now on',
+    summary: 'Sign with the next key, or a new one, from now on, for every algorithm',
     description:
-      'The old key stays published until the tokens it signed have expired. With `revoke_previous` (emergency ' +
-      'rotation, a key may be compromised) every earlier key leaves the JWKS at once and the tokens it signed ' +
-      'are inactive at /introspect and /userinfo on every replica.',
+      'For each algorithm (RS256, PS256, ES256) the next key, when one is published (within 10 minutes of a ' +
+      'scheduled rotation), else a new key, signs from now. The old key stays published until the tokens it signed ' +
+      'have expired. With `revoke_previous` (emergency rotation, a key may be compromised) new keys sign at once ' +
+      'and every earlier key, the next ones included, leaves the JWKS at once; the tokens they signed are ' +
+      'inactive at /introspect and /userinfo on every replica. The answer names the RS256 keys.',
     tags: ['signing keys'],
     body: { contentType: 'application/json', schema: rotateKeySchema, required: false },
     responses: {

@@ -10,6 +10,18 @@ import type { AppProfile, SigningAlg, TokenEndpointAuthMethod } from './app-stor
 export type { AppProfile } from './app-store';
 export const APP_PROFILES: AppProfile[] = ['none', 'fapi2'];
 
+/**
+ * FAPI 2.0 Security Profile §5.4: the only JWS algorithms for a fapi2 app's client assertions, request
+ * objects and DPoP proofs (Ed25519 is EdDSA's fully-specified name), and its tokens (PS256 or ES256 here).
+ */
+export const FAPI2_ALGORITHMS: readonly string[] = ['PS256', 'ES256', 'EdDSA', 'Ed25519'];
+
+/** The problem of a JWT's alg for an app of this profile, or null: a fapi2 app's RS256 is refused. */
+export function fapi2AlgorithmProblem(profile: AppProfile, alg: string, what: string): string | null {
+  if (profile !== 'fapi2' || FAPI2_ALGORITHMS.includes(alg)) return null;
+  return `this app (FAPI 2.0 profile) must sign ${what} with PS256, ES256 or EdDSA; ${alg} is refused.`;
+}
+
 /** FAPI 2.0 Security Profile §5.3.2.1: authorization codes live at most 60 seconds. */
 export const FAPI2_CODE_TTL_SECONDS = 60;
 
@@ -19,6 +31,8 @@ export interface ProfileSettings {
   requirePushedAuthorizationRequests: boolean;
   dpopBoundAccessTokens: boolean;
   idTokenSignedResponseAlg: SigningAlg;
+  /** Issue 40, item 5: FAPI 2.0 §5.4 allows PS256, ES256 (and EdDSA) only; PS256 unless ES256 is set. */
+  accessTokenSignedResponseAlg: SigningAlg;
   redirectUris: string[];
 }
 
@@ -56,6 +70,7 @@ export function settingsUnderProfile(
       given.requirePushedAuthorizationRequests ?? current.requirePushedAuthorizationRequests,
     dpopBoundAccessTokens: given.dpopBoundAccessTokens ?? current.dpopBoundAccessTokens,
     idTokenSignedResponseAlg: given.idTokenSignedResponseAlg ?? current.idTokenSignedResponseAlg,
+    accessTokenSignedResponseAlg: given.accessTokenSignedResponseAlg ?? current.accessTokenSignedResponseAlg,
     redirectUris: given.redirectUris ?? current.redirectUris,
   };
   if (profile !== 'fapi2') return merged;
@@ -78,6 +93,11 @@ export function settingsUnderProfile(
     throw fapi2Requires('dpop_bound_access_tokens', 'dpop_bound_access_tokens true (DPoP-bound tokens only)');
   if (given.idTokenSignedResponseAlg === 'RS256')
     throw fapi2Requires('id_token_signed_response_alg', 'id_token_signed_response_alg PS256 or ES256');
+  if (given.accessTokenSignedResponseAlg === 'RS256')
+    throw fapi2Requires(
+      'access_token_signed_response_alg',
+      'access_token_signed_response_alg PS256 or ES256 (FAPI 2.0 §5.4 refuses RS256)',
+    );
   for (const uri of merged.redirectUris) {
     const problem = fapi2RedirectUriProblem(uri);
     if (problem) throw errors.invalidParameter('redirect_uris', `redirect_uris ${problem}`);
@@ -88,5 +108,7 @@ export function settingsUnderProfile(
     requirePushedAuthorizationRequests: true,
     dpopBoundAccessTokens: true,
     idTokenSignedResponseAlg: merged.idTokenSignedResponseAlg === 'RS256' ? 'PS256' : merged.idTokenSignedResponseAlg,
+    accessTokenSignedResponseAlg:
+      merged.accessTokenSignedResponseAlg === 'RS256' ? 'PS256' : merged.accessTokenSignedResponseAlg,
   };
 }

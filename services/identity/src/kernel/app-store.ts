@@ -40,6 +40,8 @@ export interface App {
   requirePushedAuthorizationRequests: boolean;
   /** The algorithm of the app's id_tokens. */
   idTokenSignedResponseAlg: SigningAlg;
+  /** The algorithm of the app's access tokens: RS256 unless set; PS256 or ES256 under fapi2. */
+  accessTokenSignedResponseAlg: SigningAlg;
   redirectUris: string[];
   /** Where RP-Initiated Logout may send the browser afterwards (exact match). */
   postLogoutRedirectUris: string[];
@@ -77,6 +79,7 @@ export type AppUpdate = Partial<
     | 'jwksUri'
     | 'requirePushedAuthorizationRequests'
     | 'idTokenSignedResponseAlg'
+    | 'accessTokenSignedResponseAlg'
     | 'dpopBoundAccessTokens'
     | 'minVerificationLevel'
     | 'profile'
@@ -96,6 +99,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   jwksUri: 'jwks_uri',
   requirePushedAuthorizationRequests: 'require_pushed_authorization_requests',
   idTokenSignedResponseAlg: 'id_token_signed_response_alg',
+  accessTokenSignedResponseAlg: 'access_token_signed_response_alg',
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
   profile: 'profile',
@@ -110,6 +114,7 @@ interface AppRow {
   jwks_uri: string | null;
   require_pushed_authorization_requests: boolean;
   id_token_signed_response_alg: SigningAlg;
+  access_token_signed_response_alg: SigningAlg;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
@@ -131,6 +136,7 @@ const toApp = (r: AppRow): App => ({
   jwksUri: r.jwks_uri,
   requirePushedAuthorizationRequests: r.require_pushed_authorization_requests,
   idTokenSignedResponseAlg: r.id_token_signed_response_alg,
+  accessTokenSignedResponseAlg: r.access_token_signed_response_alg ?? 'RS256',
   redirectUris: r.redirect_uris,
   postLogoutRedirectUris: r.post_logout_redirect_uris,
   backchannelLogoutUri: r.backchannel_logout_uri,
@@ -154,6 +160,7 @@ export interface NewApp {
   jwksUri?: string | null;
   requirePushedAuthorizationRequests?: boolean;
   idTokenSignedResponseAlg?: SigningAlg;
+  accessTokenSignedResponseAlg?: SigningAlg;
   dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
   profile?: AppProfile;
@@ -165,8 +172,8 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
-                           dpop_bound_access_tokens, min_verification_level, profile)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+                           dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
         [
           app.id,
           app.name,
@@ -183,6 +190,7 @@ export function appStore(db: Queryable) {
           app.dpopBoundAccessTokens ?? false,
           app.minVerificationLevel ?? null,
           app.profile ?? 'none',
+          app.accessTokenSignedResponseAlg ?? 'RS256',
         ],
       );
       return toApp(row);

@@ -16,7 +16,8 @@ export interface JwsHeader {
   kid: string;
 }
 
-const SIGN_OPTIONS: Record<KeyAlg, (key: KeyObject) => KeyObject | SignKeyObjectInput> = {
+/** The key with each algorithm's padding or encoding: for signing, and for node's verify alike. */
+export const JWS_KEY_OPTIONS: Record<KeyAlg, (key: KeyObject) => KeyObject | SignKeyObjectInput> = {
   // RSASSA-PKCS1-v1_5 with SHA-256
   RS256: (key) => key,
   // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt as long as the hash (RFC 7518 §3.5)
@@ -44,6 +45,6 @@ function encodedHeader(header: JwsHeader): string {
 /** `header.payload.signature`, each part base64url without padding. */
 export function signJws(header: JwsHeader, payload: object, key: KeyObject): string {
   const signingInput = `${encodedHeader(header)}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
-  const signature = sign('sha256', Buffer.from(signingInput), SIGN_OPTIONS[header.alg](key));
+  const signature = sign('sha256', Buffer.from(signingInput), JWS_KEY_OPTIONS[header.alg](key));
   return `${signingInput}.${signature.toString('base64url')}`;
 }

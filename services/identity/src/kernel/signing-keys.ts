@@ -1,7 +1,7 @@
-import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { LocalCache, MemoryBus, type InvalidationBus, type Logger, type Queryable } from '@attest/common';
-import type { KeyAlg, KeyStore, StoredKey } from './key-store';
+import { KEY_ALGS, type KeyAlg, type KeyStore, type StoredKey } from './key-store';
 import { prepareJson, type PreparedJson } from './prepared-json';
 import { decrypt, encrypt } from './crypto';
 import { newKid } from './ids';
@@ -48,13 +48,24 @@ export interface SigningKeysOptions {
   refreshMs?: number;
 }
 
+/** /jwks's Cache-Control max-age: how long a relying party may keep a copy of the key set. */
+export const JWKS_MAX_AGE_SECONDS = 300;
 /**
- * Signing keys kept in Postgres, private parts encrypted at rest: a set per algorithm (RS256, the
- * default and every access token's; PS256 and ES256, made when an app's id_tokens first need them),
- * a key never used with two. Rotation happens under an advisory lock so many replicas agree on one
- * active key per algorithm; retired keys stay in the JWKS until every token they signed has expired.
+ * How long the next key of an algorithm is published before it signs on schedule: more than the JWKS
+ * cache lifetime (twice it), so a relying party's copy fetched before the rotation already holds it.
  */
-const generateRsaKeyPair = promisify(generateKeyPair);
+export const NEXT_KEY_LEAD_MS = 2 * JWKS_MAX_AGE_SECONDS * 1000;
+
+/**
+ * Signing keys kept in Postgres, private parts encrypted at rest: a set per algorithm discovery
+ * advertises (RS256, the default and access tokens'; PS256 and ES256, id_tokens of apps that ask and
+ * fapi2 apps' access tokens), a key never used with two. Each algorithm has its active key from start
+ * (ensureKeys). NEXT_KEY_LEAD_MS before the active key is due, a next key is published (in the JWKS, not
+ * signing); it signs only once the active one is due and it has been published for NEXT_KEY_LEAD_MS,
+ * more than a relying party caches the JWKS. Rotation happens under an advisory lock so many replicas agree on one active key per
+ * algorithm; retired keys stay in the JWKS until every token they signed has expired.
+ */
+const generateKeyPairAsync = promisify(generateKeyPair);
 
 export class SigningKeys {
   private readonly active: LocalCache<ActiveKey>;
@@ -73,7 +84,28 @@ export class SigningKeys {
     this.published = new LocalCache(bus, { name: 'published-keys', ttlMs, max: 1 });
   }
 
-  /** The key to sign with now; rotates when the active key of the algorithm is older than the rotation period. */
+  /**
+   * Makes the active key of every advertised algorithm where missing, side by side: at
+   * start, before the first request, under the rotation lock (replicas starting together make one set).
+   */
+  async ensureKeys(): Promise<void> {
+    const made = await this.store.withRotationLock(async (tx) => {
+      const missing: KeyAlg[] = [];
+      for (const alg of KEY_ALGS) if (!(await this.store.active(tx, alg))) missing.push(alg);
+      // made side by side, off the event loop (node's thread pool), then inserted
+      const fresh = await Promise.all(missing.map((alg) => this.generateKey(alg)));
+      for (const [i, alg] of missing.entries()) await this.store.insert(tx, { ...fresh[i], alg }, true);
+      return missing.length > 0;
+    });
+    if (made) await this.keysChanged();
+    await this.signingKey();
+  }
+
+  /**
+   * The key to sign with now. NEXT_KEY_LEAD_MS before the active key of the algorithm is due (older than
+   * the rotation period), the next key is published; once the active key is due and the next one has
+   * been published that long, the next one signs.
+   */
   async signingKey(alg: KeyAlg = 'RS256'): Promise<SigningKey> {
     const name = alg === 'RS256' ? 'active' : `active-${alg}`;
     const cached = await this.active.get(name, () => this.loadActive(alg));
@@ -92,16 +124,24 @@ export class SigningKeys {
   async rotate(
     options: { revokePrevious?: boolean } = {},
   ): Promise<{ kid: string; retired: string | null; revoked: string[] }> {
+    const emergency = options.revokePrevious === true;
     const result = await this.store.withRotationLock(async (tx) => {
-      const current = await this.store.active(tx);
-      const kid = await this.replace(tx, current, 'RS256');
-      // every other algorithm in use rotates with it
-      const others: string[] = [];
-      for (const alg of await this.store.activeAlgs(tx)) {
-        if (alg !== 'RS256') others.push(await this.replace(tx, await this.store.active(tx, alg), alg));
+      const kept: string[] = [];
+      let rs256: { kid: string; retired: string | null } = { kid: '', retired: null };
+      // every algorithm rotates alike: its next key when one is published (not in an emergency, when it
+      // is revoked with the rest), else a new key, signs from now
+      for (const alg of KEY_ALGS) {
+        const current = await this.store.active(tx, alg);
+        const next = emergency ? null : await this.store.next(tx, alg);
+        const kid = next ? next.kid : await this.insertKey(tx, alg, true);
+        if (next) await this.store.activate(tx, next.kid);
+        if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
+        this.logger.info('signing key rotated', { alg, kid, retired: current?.kid ?? null });
+        kept.push(kid);
+        if (alg === 'RS256') rs256 = { kid, retired: current?.kid ?? null };
       }
-      const revoked = options.revokePrevious ? await this.store.revokeAllBut(tx, [kid, ...others]) : [];
-      return { kid, retired: current?.kid ?? null, revoked };
+      const revoked = emergency ? await this.store.revokeAllBut(tx, kept) : [];
+      return { ...rs256, revoked };
     });
     await this.keysChanged();
     if (result.revoked.length) this.logger.warn('signing keys revoked', { kids: result.revoked });
@@ -141,6 +181,11 @@ export class SigningKeys {
     return this.store.published();
   }
 
+  /** The algorithm of a published key (after verificationKey found it), or null. */
+  async keyAlg(kid: string): Promise<KeyAlg | null> {
+    return (await this.ring()).byKid.get(kid)?.alg ?? null;
+  }
+
   /** The public key for a kid, or null when no published key has it. */
   async verificationKey(kid: string): Promise<KeyObject | null> {
     let key = (await this.ring()).byKid.get(kid);
@@ -166,26 +211,47 @@ export class SigningKeys {
 
   private async loadActive(alg: KeyAlg): Promise<ActiveKey> {
     const now = Date.now();
-    let rotated = false;
-    const stored = await this.store.withRotationLock(async (tx) => {
-      const current = await this.store.active(tx, alg);
-      if (current && current.ageMs < this.options.rotationMs) return current;
-      await this.replace(tx, current, alg);
-      rotated = true;
-      return (await this.store.active(tx, alg))!;
+    let changed = false;
+    const { stored, waitMs } = await this.store.withRotationLock(async (tx) => {
+      let current = await this.store.active(tx, alg);
+      let next = await this.store.next(tx, alg);
+      if (!current) {
+        // the first start: no relying party can hold a copy of the JWKS without the key yet
+        await this.insertKey(tx, alg, true);
+        current = (await this.store.active(tx, alg))!;
+        changed = true;
+      }
+      const untilDue = this.options.rotationMs - current.ageMs;
+      if (!next && untilDue <= NEXT_KEY_LEAD_MS) {
+        // the lead before the active key is due: the next key is published from now
+        await this.insertKey(tx, alg, false);
+        next = (await this.store.next(tx, alg))!;
+        this.logger.info('next signing key published', { alg, kid: next.kid });
+        changed = true;
+      }
+      if (!next) return { stored: current, waitMs: untilDue - NEXT_KEY_LEAD_MS };
+      if (untilDue <= 0 && next.publishedMs >= NEXT_KEY_LEAD_MS) {
+        await this.store.activate(tx, next.kid);
+        await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
+        this.logger.info('signing key rotated', { alg, kid: next.kid, retired: current.kid });
+        changed = true;
+        const fresh = (await this.store.active(tx, alg))!;
+        return { stored: fresh, waitMs: this.options.rotationMs - NEXT_KEY_LEAD_MS };
+      }
+      // not due; or due, but the next key is too recent to be in every copy of the JWKS: the active key signs
+      return { stored: current, waitMs: untilDue > 0 ? untilDue : NEXT_KEY_LEAD_MS - next.publishedMs };
     });
-    if (rotated) await this.keysChanged();
+    if (changed) await this.keysChanged();
     const privateKey = createPrivateKey(decrypt(this.options.keyEncryptionKey, stored.privateKeyEnc));
     const key = { kid: stored.kid, alg, privateKey };
-    return { key, rotateAt: now + (this.options.rotationMs - stored.ageMs) };
+    // (at least a second: a rotation period shorter than the lead, as in tests, would look again at every call)
+    return { key, rotateAt: now + Math.max(waitMs, 1000) };
   }
 
-  /** Inserts a new key and retires the current one, inside the rotation lock; returns the new kid. */
-  private async replace(tx: Queryable, current: StoredKey | null, alg: KeyAlg): Promise<string> {
-    const fresh = alg === 'RS256' ? await this.generate() : this.generateFor(alg);
-    await this.store.insert(tx, { ...fresh, alg });
-    if (current) await this.store.retire(tx, current.kid, this.options.maxTokenTtlMs + 5 * 60000);
-    this.logger.info('signing key rotated', { kid: fresh.kid, retired: current?.kid ?? null });
+  /** Inserts a new key of the algorithm, signing at once or the next one, inside the rotation lock; returns its kid. */
+  private async insertKey(tx: Queryable, alg: KeyAlg, active: boolean): Promise<string> {
+    const fresh = await this.generateKey(alg);
+    await this.store.insert(tx, { ...fresh, alg }, active);
     return fresh.kid;
   }
 
@@ -221,18 +287,23 @@ export class SigningKeys {
       : { kty, n, e, kid: key.kid, alg, use: 'sig' };
   }
 
-  /** A PS256 (RSA-2048) or ES256 (P-256) key, with node's own crypto. */
-  private generateFor(alg: Exclude<KeyAlg, 'RS256'>): {
+  private generateKey(alg: KeyAlg): Promise<{ kid: string; publicJwk: Record<string, string>; privateKeyEnc: string }> {
+    return alg === 'RS256' ? this.generate() : this.generateFor(alg);
+  }
+
+  /** A PS256 (RSA-2048) or ES256 (P-256) key, with node's own crypto (off the event loop). */
+  private async generateFor(alg: Exclude<KeyAlg, 'RS256'>): Promise<{
     kid: string;
     publicJwk: Record<string, string>;
     privateKeyEnc: string;
-  } {
+  }> {
     const kid = newKid();
     const { publicKey, privateKey } =
       alg === 'ES256'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const publicJwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
+        ? await generateKeyPairAsync('ec', { namedCurve: 'P-256' })
+        : await generateKeyPairAsync('rsa', { modulusLength: 2048 });
+    // kid, alg and use in the stored JWK too, as the RS256 keys have them (the admin list shows them)
+    const publicJwk = { ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid, alg, use: 'sig' };
     const privatePem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
     return { kid, publicJwk, privateKeyEnc: encrypt(this.options.keyEncryptionKey, privatePem) };
   }
@@ -242,7 +313,7 @@ export class SigningKeys {
     // node's own crypto, off the event loop: the stored shape is node-jose's, which made these keys
     // before (a public JWK with kid, alg and use; the private key as PKCS#1 PEM), without the ~7 MB of
     // memory that node-jose, lodash and node-forge took in every process that made a key
-    const { publicKey, privateKey } = await generateRsaKeyPair('rsa', { modulusLength: 2048 });
+    const { publicKey, privateKey } = await generateKeyPairAsync('rsa', { modulusLength: 2048 });
     const publicJwk = {
       ...(publicKey.export({ format: 'jwk' }) as Record<string, string>),
       kid,

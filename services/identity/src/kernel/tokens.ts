@@ -1,7 +1,7 @@
 import { verify as verifySignature } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { newOpaqueId } from './ids';
-import { signJws } from './jws';
+import { JWS_KEY_OPTIONS, signJws } from './jws';
 import type { KeyAlg } from './key-store';
 import type { SigningKeys } from './signing-keys';
 import { VerifiedTokens, type AccessTokenClaims } from './verified-tokens';
@@ -58,6 +58,8 @@ export class TokenService {
     userinfoClaims?: string[];
     /** RFC 8707: the one resource (its uri) the token is for; without it, this issuer (/userinfo). */
     aud?: string;
+    /** The app's access_token_signed_response_alg: RS256 unless it set PS256 or ES256 (a fapi2 app). */
+    alg?: KeyAlg;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -80,8 +82,9 @@ export class TokenService {
         : {}),
       ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
     };
-    const key = await this.keys.signingKey();
-    const token = signJws({ alg: 'RS256', typ: ACCESS_TOKEN_TYP, kid: key.kid }, claims, key.privateKey);
+    const alg = input.alg ?? 'RS256';
+    const key = await this.keys.signingKey(alg);
+    const token = signJws({ alg, typ: ACCESS_TOKEN_TYP, kid: key.kid }, claims, key.privateKey);
     return { token, claims };
   }
 
@@ -177,9 +180,17 @@ export class TokenService {
       const live = typeof exp === 'number' && exp * 1000 > Date.now();
       return { ok: false, reason: live && (await this.keys.isRevoked(kid)) ? 'revoked' : 'forged' };
     }
+    // the alg of the key that kid names, never another (RS256, or PS256/ES256 for a fapi2 app's tokens)
+    const alg = await this.keys.keyAlg(kid);
     if (
-      decoded.header.alg !== 'RS256' ||
-      !verifySignature('sha256', Buffer.from(decoded.signingInput), key, Buffer.from(decoded.signature, 'base64url'))
+      alg === null ||
+      decoded.header.alg !== alg ||
+      !verifySignature(
+        'sha256',
+        Buffer.from(decoded.signingInput),
+        JWS_KEY_OPTIONS[alg](key),
+        Buffer.from(decoded.signature, 'base64url'),
+      )
     )
       return { ok: false, reason: 'forged' };
     const { nbf, exp, iss } = decoded.payload as { nbf?: unknown; exp?: unknown; iss?: unknown };

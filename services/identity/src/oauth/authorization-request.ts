@@ -56,6 +56,8 @@ export interface AuthorizationRequest {
   loginHint?: string;
   /** The app's id_token_signed_response_alg, when not RS256. */
   idTokenAlg?: 'PS256' | 'ES256';
+  /** The app's access_token_signed_response_alg, when not RS256 (tokens from /authorize). */
+  accessTokenAlg?: 'PS256' | 'ES256';
   /** RFC 9449 §10: the code is redeemed only with a DPoP proof by the key of this thumbprint. */
   dpopJkt?: string;
   /** acr_values, voluntary (the id_token's acr states the level the person has). */
@@ -162,6 +164,7 @@ export function parseAuthorizationRequest(
   client: {
     public: boolean;
     idTokenSignedResponseAlg?: string;
+    accessTokenSignedResponseAlg?: string;
     dpopBoundAccessTokens?: boolean;
     minVerificationLevel?: VerificationLevel | null;
     profile?: AppProfile;
@@ -254,6 +257,9 @@ export function parseAuthorizationRequest(
     loginHint: params.login_hint,
     ...(client.idTokenSignedResponseAlg === 'PS256' || client.idTokenSignedResponseAlg === 'ES256'
       ? { idTokenAlg: client.idTokenSignedResponseAlg }
+      : {}),
+    ...(client.accessTokenSignedResponseAlg === 'PS256' || client.accessTokenSignedResponseAlg === 'ES256'
+      ? { accessTokenAlg: client.accessTokenSignedResponseAlg }
       : {}),
     ...(params.dpop_jkt === undefined ? {} : { dpopJkt: params.dpop_jkt }),
     ...(acrValues?.length ? { acrValues } : {}),

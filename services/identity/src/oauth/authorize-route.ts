@@ -50,7 +50,7 @@ async function resolveRequest(ctx: AuthorizeRouteDeps, sent: Params): Promise<{ 
     if (!pushed) throw unknownRequestUri();
     return { params: pushed.params, pushed: true };
   }
-  const params = await openRequestObject(ctx.clientKeys, app, sent.request!, {
+  const params = await openRequestObject(ctx.clientKeys, ctx.cache, app, sent.request!, {
     issuer: ctx.config.issuer,
     nowSeconds: Math.floor(ctx.tokens.now() / 1000),
   });
@@ -59,7 +59,7 @@ async function resolveRequest(ctx: AuthorizeRouteDeps, sent: Params): Promise<{ 
 
 /** GET|POST /authorize (SPEC 4.2): validate, then sign-in → consent → back to the app. */
 /** What /authorize uses; the flow (authorization-flow.ts) holds the rest, bound in the composition root. */
-export type AuthorizeRouteDeps = Pick<KernelServices, 'apps' | 'config' | 'users'> &
+export type AuthorizeRouteDeps = Pick<KernelServices, 'apps' | 'cache' | 'config' | 'users'> &
   Pick<TokenServices, 'sessions' | 'tokens'> &
   Pick<OAuthServices, 'clientKeys' | 'pushedRequests'> & {
     flow: AuthorizationFlow;

@@ -3,6 +3,7 @@ import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '
 import { APP_ID, hashClientSecret } from '../kernel/ids';
 import { clientJwtProblem, decodeClientJwt } from './client-jwt';
 import { sha256 } from '../kernel/crypto';
+import { fapi2AlgorithmProblem } from '../kernel/app-profile';
 import type { App } from '../kernel/app-store';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import type { OAuthServices } from './services';
@@ -85,14 +86,16 @@ export async function verifyClientAssertion(
     if (!decoded) problem = 'client_assertion must be a JWT signed with RS256, PS256 or ES256.';
     else if (!usable) problem = 'the client_assertion names no app that authenticates with private_key_jwt.';
     else
-      problem = clientJwtProblem(decoded, key, {
-        issuer: app.id,
-        // FAPI 2.0 (§5.3.2.1): the issuer only; other apps may name the token endpoint, as Core §9 says
-        audiences: app.profile === 'fapi2' ? [ctx.config.issuer] : [ctx.config.issuer, `${ctx.config.issuer}/token`],
-        nowSeconds,
-        maxLifetimeSeconds: CLIENT_ASSERTION_MAX_SECONDS,
-        requireJti: true,
-      });
+      problem =
+        fapi2AlgorithmProblem(app.profile, decoded.alg, 'its client assertions') ??
+        clientJwtProblem(decoded, key, {
+          issuer: app.id,
+          // FAPI 2.0 (§5.3.2.1): the issuer only; other apps may name the token endpoint, as Core §9 says
+          audiences: app.profile === 'fapi2' ? [ctx.config.issuer] : [ctx.config.issuer, `${ctx.config.issuer}/token`],
+          nowSeconds,
+          maxLifetimeSeconds: CLIENT_ASSERTION_MAX_SECONDS,
+          requireJti: true,
+        });
     return problem === null;
   };
   const failure = checkCredential(ctx.limits.credentials, res, valid, () =>

@@ -43,10 +43,11 @@ export function discoveryRoute(router: Router, ctx: DiscoveryRouteDeps): void {
     // RFC 9126: per app (require_pushed_authorization_requests), never for every app
     pushed_authorization_request_endpoint: `${base}/par`,
     require_pushed_authorization_requests: false,
-    // RFC 9101: signed request objects, by value or pushed; a request_uri is only ever one of /par's
+    // RFC 9101: request objects, by value or pushed; a request_uri is only ever one of /par's. Unsigned
+    // ones (none) from apps outside the fapi2 profile (OpenID Connect Discovery §3: none and RS256 SHOULD be)
     request_parameter_supported: true,
     request_uri_parameter_supported: false,
-    request_object_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
+    request_object_signing_alg_values_supported: ['none', ...CLIENT_SIGNING_ALGS],
     // RFC 9207
     authorization_response_iss_parameter_supported: true,
     end_session_endpoint: `${base}/logout`,

@@ -9,6 +9,7 @@ import {
 } from 'node:crypto';
 import type { Cache } from '@attest/common';
 import { constantTimeEqual } from '@attest/common';
+import { FAPI2_ALGORITHMS } from '../kernel/app-profile';
 
 /**
  * DPoP (RFC 9449): proofs of possession of a key, sent in the `DPoP` header.
@@ -67,6 +68,8 @@ export interface DpopExpectation {
   htm: string;
   htu: string;
   accessToken?: string;
+  /** The app's own narrower list (a fapi2 app: FAPI2_ALGORITHMS), and the sentence naming why. */
+  algorithms?: { allowed: readonly string[]; who: string };
 }
 
 /** A verified proof: the key's RFC 7638 SHA-256 thumbprint (the `jkt` a bound token carries). */
@@ -239,6 +242,10 @@ export class DpopProofs {
     const alg = jose.alg as DpopAlgorithm;
     if (typeof jose.alg !== 'string' || !DPOP_ALGORITHMS.includes(alg))
       throw invalid(`DPoP proof alg must be one of ${DPOP_ALGORITHMS.join(', ')}.`);
+    if (expected.algorithms && !expected.algorithms.allowed.includes(alg))
+      throw invalid(
+        `DPoP proof alg must be one of ${expected.algorithms.allowed.join(', ')} for ${expected.algorithms.who}; ${alg} is refused.`,
+      );
     if (!isObject(jose.jwk) || typeof jose.jwk.kty !== 'string') throw invalid('DPoP proof header must carry a jwk.');
     const jwk = jose.jwk as PublicJwk;
     if (PRIVATE_JWK_MEMBERS.some((m) => m in jwk)) throw invalid('DPoP proof jwk must be a public key.');
@@ -295,3 +302,14 @@ export const verifyDpopProof = (
 /** The `WWW-Authenticate` challenge of a resource refusing a request (RFC 9449 §7.1). */
 export const dpopChallenge = (error: string, description: string) =>
   `DPoP error="${error}", error_description="${description.replace(/["\\]/g, '')}", algs="${DPOP_ALGORITHMS.join(' ')}"`;
+
+/** A fapi2 app's proofs: PS256, ES256 or EdDSA only (FAPI 2.0 §5.4; issue 40, item 5); others: every DPOP_ALGORITHMS. */
+export const dpopAlgorithmsOf = (app: { profile: string }): Pick<DpopExpectation, 'algorithms'> =>
+  app.profile === 'fapi2'
+    ? {
+        algorithms: {
+          allowed: DPOP_ALGORITHMS.filter((a) => FAPI2_ALGORITHMS.includes(a)),
+          who: 'this app (FAPI 2.0 profile)',
+        },
+      }
+    : {};

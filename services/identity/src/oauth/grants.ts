@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError, constantTimeEqual, type AuditActor, type AuditLog, type Cache } from '@attest/common';
 import type { User } from '../kernel/user-store';
+import type { SigningAlg } from '../kernel/app-store';
 import type { SubjectDirectory, UserDirectory } from '../kernel/directories';
 import { FAPI2_CODE_TTL_SECONDS } from '../kernel/app-profile';
 import type { AuthorizationRequest } from './authorization-request';
@@ -146,6 +147,7 @@ export class Grants {
         ...(request.resource
           ? { aud: request.resource.uri, scopes: request.resource.scopes }
           : { scopes: request.scopes, userinfoClaims }),
+        alg: request.accessTokenAlg,
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -208,6 +210,8 @@ export class Grants {
     dpopJkt?: string;
     /** RFC 8707 §2.2: the resource asked for at /token (the authorization request's, or absent). */
     resource?: string;
+    /** The app's access_token_signed_response_alg (RS256 unless set). */
+    accessTokenAlg?: SigningAlg;
     actor?: AuditActor;
   }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
@@ -257,6 +261,7 @@ export class Grants {
       ...(resource
         ? { aud: resource.uri, scopes: resource.scopes }
         : { scopes: record.scopes, userinfoClaims: record.userinfoClaims }),
+      alg: input.accessTokenAlg,
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([

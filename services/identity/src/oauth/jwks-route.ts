@@ -1,11 +1,12 @@
 import type { Router } from 'express';
 import { endpoint } from '@attest/common';
 import type { TokenServices } from '../kernel/services';
+import { JWKS_MAX_AGE_SECONDS } from '../kernel/signing-keys';
 import { sendPrepared } from '../kernel/send-prepared';
 import { openCors } from '../kernel/http-steps';
 import { jwksDocs } from './jwks-route.openapi';
 
-const JWKS_CACHE_CONTROL = 'public, max-age=300';
+const JWKS_CACHE_CONTROL = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
 
 /** GET /jwks (and /jwks.json): the public signing keys, old ones kept until their tokens expire. */
 /** What /jwks uses. */

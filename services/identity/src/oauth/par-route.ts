@@ -7,7 +7,7 @@ import {
   singleParams,
   type Params,
 } from './authorization-request';
-import { DpopError, dpopHeader, verifyDpopProof } from './dpop';
+import { DpopError, dpopAlgorithmsOf, dpopHeader, verifyDpopProof } from './dpop';
 import { RedirectError } from './oauth-error';
 import { openRequestObject } from './request-object';
 import type { OAuthServices } from './services';
@@ -60,7 +60,8 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     if (dpopHeader(req) === undefined) return undefined;
     res.set('DPoP-Nonce', ctx.dpop.nonce());
     try {
-      return (await verifyDpopProof(ctx.dpop, req, { htm: 'POST', htu: `${ctx.config.issuer}/par` })).jkt;
+      const expected = { htm: 'POST', htu: `${ctx.config.issuer}/par`, ...dpopAlgorithmsOf(authenticatedApp(res)) };
+      return (await verifyDpopProof(ctx.dpop, req, expected)).jkt;
     } catch (err) {
       if (err instanceof DpopError) throw new AppError(err.error, 400, err.description, 'DPoP');
       throw err;
@@ -78,7 +79,7 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     const params = kept(
       sent.request === undefined
         ? sent
-        : await openRequestObject(ctx.clientKeys, app, sent.request, {
+        : await openRequestObject(ctx.clientKeys, ctx.cache, app, sent.request, {
             issuer: ctx.config.issuer,
             nowSeconds: Math.floor(ctx.tokens.now() / 1000),
           }),

@@ -10,7 +10,7 @@ import {
   toAppError,
   tooManyFailures,
 } from '@attest/common';
-import { DpopError, dpopHeader } from './dpop';
+import { DpopError, dpopAlgorithmsOf, dpopHeader } from './dpop';
 import { APP_ID } from '../kernel/ids';
 import type { OAuthServices } from './services';
 import type { ClientAuthDeps } from './client-authentication';
@@ -114,7 +114,11 @@ const dpopProof = (ctx: TokenRouteDeps) => async (req: Request, res: Response, n
   }
   res.set('DPoP-Nonce', ctx.dpop.nonce());
   try {
-    const proof = await ctx.dpop.verify(header, { htm: 'POST', htu: `${ctx.config.issuer}/token` });
+    const proof = await ctx.dpop.verify(header, {
+      htm: 'POST',
+      htu: `${ctx.config.issuer}/token`,
+      ...dpopAlgorithmsOf(authenticatedApp(res)),
+    });
     res.locals.dpopJkt = proof.jkt;
     next();
   } catch (err) {
@@ -155,6 +159,8 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
       codeVerifier: field(req, 'code_verifier'),
       dpopJkt: res.locals.dpopJkt as string | undefined,
       resource: resourceField(req),
+      // the app's access token algorithm (PS256 or ES256 for a fapi2 app; issue 40, item 5)
+      accessTokenAlg: authenticatedApp(res).accessTokenSignedResponseAlg,
       actor: requestActor(req, 'anonymous', null),
     };
     // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant

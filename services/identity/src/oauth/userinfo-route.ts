@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, endpoint, errors, sendJson } from '@attest/common';
 import { grantHolder } from './active-grant';
 import { userClaims } from './claims';
-import { dpopChallenge, DpopError, dpopHeader } from './dpop';
+import { dpopChallenge, DpopError, dpopAlgorithmsOf, dpopHeader } from './dpop';
 import type { AccessTokenClaims } from '../kernel/tokens';
 import type { User } from '../kernel/user-store';
 import type { KernelServices, TokenServices } from '../kernel/services';
@@ -68,7 +68,14 @@ export function userinfoRoute(router: Router, ctx: UserinfoRouteDeps): void {
       if (bound === undefined)
         return next(dpopRefusal('invalid_token', 'This access token is not DPoP-bound: send it as a Bearer token.'));
       try {
-        const proof = await ctx.dpop.verify(dpopHeader(req), { htm: req.method, htu, accessToken: token });
+        // a fapi2 app's proofs are PS256, ES256 or EdDSA (issue 40, item 5); the app is cached in memory
+        const app = await ctx.apps.find(result.claims.client_id);
+        const proof = await ctx.dpop.verify(dpopHeader(req), {
+          htm: req.method,
+          htu,
+          accessToken: token,
+          ...(app ? dpopAlgorithmsOf(app) : {}),
+        });
         if (proof.jkt !== bound)
           return next(
             dpopRefusal('invalid_dpop_proof', 'The DPoP proof is not signed by the key the token is bound to.'),

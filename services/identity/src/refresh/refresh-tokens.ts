@@ -126,6 +126,8 @@ export class RefreshTokens {
       ...(jkt ? { jkt } : {}),
       signIn: { acr: grant.acr, ...(grant.amr ? { amr: grant.amr } : {}), authTime: grant.authTime },
       ...(resource ? { aud: resource.uri } : {}),
+      // the app's access token algorithm, as at the code exchange (PS256 or ES256 for a fapi2 app)
+      alg: input.app.accessTokenSignedResponseAlg,
     });
     const refreshToken = await this.insert({
       familyId: record.familyId,
