@@ -19,6 +19,7 @@ import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
 import { buildServices, type IdentityServices } from './services';
+import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
 export { buildServices, type IdentityServices, type ServiceOptions } from './services';
 
@@ -55,6 +56,7 @@ export async function buildApp(
     adminApi: identityAdminApi(),
     publicRoutes(router) {
       discoveryRoute(router, { config });
+      authorizationServerRoute(router, { config });
       jwksRoute(router, { keys });
       authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
@@ -68,6 +70,7 @@ export async function buildApp(
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations });
+      registerRoute(router, { config, registrations: services.registration.registrations });
       if (config.portal.enabled)
         portalRoutes(router, { config, logger, cache, audit, apps, users, subjects, keys, teams, portal });
     },
@@ -79,6 +82,7 @@ export async function buildApp(
         sessions: { sessions, audit },
         keys: { keys, audit },
       });
+      registrationAdminRoutes(router, { config, audit, store: services.registration.store, now: tokens.now });
     },
   });
   return {

@@ -38,6 +38,7 @@ import {
   type SignInServices,
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
+import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -68,6 +69,7 @@ export interface IdentityServices {
   signin: SignInServices;
   portal: PortalServices;
   admin: AdminServices;
+  registration: RegistrationServices;
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -75,7 +77,17 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   const { config, storage, logger } = deps;
   const now = options.now ?? Date.now;
   const { db, cache, bus } = storage;
-  const apps = new AppDirectory(appStore(db), bus);
+  const audit = serviceAuditLog(deps);
+  const registrations = registrationStore(db);
+  // https client_ids: their metadata documents, fetched through the outbound guard (the policy of jwks_uri)
+  const metadataDocuments = new MetadataDocuments(registrations, {
+    policy: config.outbound,
+    enabled: config.CLIENT_ID_METADATA_DOCUMENTS,
+    logger,
+    audit,
+    now,
+  });
+  const apps = new AppDirectory(appStore(db), bus, metadataDocuments, now);
   const users = new UserDirectory(userStore(db), bus);
   const subjects = new SubjectDirectory(subjectStore(db), bus);
   const keys = new SigningKeys(
@@ -89,7 +101,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     bus,
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
-  const audit = serviceAuditLog(deps);
   const tokens = new TokenService(
     keys,
     config.issuer,
@@ -201,5 +212,10 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     portal: portalServices(config, db, options.portalFetch ?? fetch),
     admin: { onOperatorCreatedUser: options.onOperatorCreatedUser },
+    registration: {
+      registrations: new Registrations({ config, store: registrations, apps, cache, audit, logger, now }),
+      metadataDocuments,
+      store: registrations,
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { AppError } from '@attest/common';
 import type { App } from '../kernel/app-store';
+import { isClientId } from '../kernel/ids';
 import type { VerificationLevel } from '../kernel/user-store';
 import type { AppProfile } from '../kernel/app-profile';
 import { essentialAcr, parseClaimsParameter, scopesOfClaims, type ClaimsRequest } from './assurance';
@@ -107,7 +108,7 @@ export async function identifyClient(
   const redirectUri = params.redirect_uri;
   if (refused('client_id', clientId)) throw pageError.required('client_id');
   if (refused('redirect_uri', redirectUri)) throw pageError.required('redirect_uri');
-  const app = /^app_[0-9a-f]{32}$/.test(clientId!) ? await apps.find(clientId!) : null;
+  const app = isClientId(clientId!) ? await apps.find(clientId!) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
   if (!app.redirectUris.includes(redirectUri!)) throw pageError.invalidRedirectUri();
   return { app, redirectUri: redirectUri! };

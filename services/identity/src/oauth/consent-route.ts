@@ -42,7 +42,11 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
     consentPage(res, {
       interaction: id,
       csrf: csrfToken(ctx, req, res, id),
-      appName: app?.name ?? interaction.request.clientId,
+      client: {
+        id: interaction.request.clientId,
+        name: app?.name ?? interaction.request.clientId,
+        registration: app?.registration ?? 'operator',
+      },
       redirectUri: interaction.request.redirectUri,
       scopes: interaction.request.scopes,
     });

@@ -10,10 +10,11 @@ export {
   type ProceedDeps,
 } from './authorization-flow';
 export { singleParams, type Params } from './authorization-request';
+export { CORS_PREFLIGHT } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
-export { discoveryRoute } from './discovery-route';
+export { discoveryMetadata, discoveryRoute } from './discovery-route';
 export { DpopProofs } from './dpop';
 export { Grants } from './grants';
 export { InteractionLimit } from './interaction-limit';
