@@ -2,6 +2,7 @@ import type { Command } from './command';
 import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
 import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
+import { registrationTokenCommands } from './registration-commands';
 import { signingKeyCommands } from './signing-key-commands';
 import { userCommands } from './user-commands';
 import { webhookCommands } from './webhook-commands';
@@ -14,6 +15,7 @@ export const commands: Record<string, Command> = {
   ...apiKeyCommands,
   ...userCommands,
   ...signingKeyCommands,
+  ...registrationTokenCommands,
   ...transactionCommands,
   ...webhookCommands,
   ...priceCommands,
@@ -26,6 +28,7 @@ export const NOUN_SUMMARIES: Record<string, string> = {
   'api-key': "API keys of apps' backends (transactions)",
   user: 'people who sign in (identity)',
   'signing-key': 'the keys that sign tokens (identity)',
+  'registration-token': 'initial access tokens of Dynamic Client Registration (identity)',
   transaction: 'payments and transactions (transactions)',
   webhook: "signed webhooks to apps' backends (transactions)",
   price: 'prices and their feeds (prices)',
