@@ -50,8 +50,16 @@ function challenge(res, status, params = {}) {
   const fields = { ...params, resource_metadata: METADATA_URL };
   res
     .status(status)
-    .set('WWW-Authenticate', `Bearer ${Object.entries(fields).map(([k, v]) => `${k}=${quoted(v)}`).join(', ')}`)
-    .json({ error: params.error ?? 'unauthorized', error_description: params.error_description ?? 'Sign in with Attest.' });
+    .set(
+      'WWW-Authenticate',
+      `Bearer ${Object.entries(fields)
+        .map(([k, v]) => `${k}=${quoted(v)}`)
+        .join(', ')}`,
+    )
+    .json({
+      error: params.error ?? 'unauthorized',
+      error_description: params.error_description ?? 'Sign in with Attest.',
+    });
 }
 
 /**
@@ -107,7 +115,12 @@ function mcpServer(auth) {
       content: [
         {
           type: 'text',
-          text: JSON.stringify({ sub: auth.extra.sub, acr: auth.extra.acr, client_id: auth.clientId, scopes: auth.scopes }),
+          text: JSON.stringify({
+            sub: auth.extra.sub,
+            acr: auth.extra.acr,
+            client_id: auth.clientId,
+            scopes: auth.scopes,
+          }),
         },
       ],
     }),
