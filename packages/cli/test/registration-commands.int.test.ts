@@ -69,6 +69,28 @@ describe('pnpm manage registration-token', () => {
     });
   });
 
+  it('app disable and enable take a metadata document client by its URL (identity only: it has no API keys)', async () => {
+    const url = 'https://agent.example/oauth/client.json';
+    await identity.ctx.registration.store.upsertDocumentApp({
+      id: url,
+      name: 'Agent',
+      redirectUris: ['https://agent.example/cb'],
+      expiresAt: new Date(Date.now() + 3600000),
+      metadata: {
+        redirect_uris: ['https://agent.example/cb'],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+    });
+    expect(await manage(['app', 'disable', url])).toMatchObject({
+      app_id: url,
+      registration: 'metadata_document',
+      disabled: true,
+    });
+    expect(await manage(['app', 'enable', url])).toMatchObject({ app_id: url, disabled: false });
+  });
+
   it('names what is wrong', async () => {
     const missing = await runCli(['registration-token', 'create'], env).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(CliError);
