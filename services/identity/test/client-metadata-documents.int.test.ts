@@ -104,16 +104,13 @@ describe('Client ID Metadata Documents', () => {
     expect(page.text).toContain('data-scope="profile"');
 
     const params = callbackParams(await browserFlow(agent, query, user));
-    const token = await request(h.publicApp)
-      .post('/token')
-      .type('form')
-      .send({
-        grant_type: 'authorization_code',
-        code: params.code,
-        redirect_uri: CALLBACK,
-        client_id: clientId,
-        code_verifier: verifier,
-      });
+    const token = await request(h.publicApp).post('/token').type('form').send({
+      grant_type: 'authorization_code',
+      code: params.code,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
     expect(token.status).toBe(200);
     const idToken = JSON.parse(Buffer.from(token.body.id_token.split('.')[1], 'base64url').toString());
     expect(idToken.aud).toBe(clientId);

@@ -241,16 +241,13 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     const done = await browserFlow(agent, query, user);
     const params = callbackParams(done);
     expect(params.state).toBe('s1');
-    const tokens = await request(h.publicApp)
-      .post('/token')
-      .type('form')
-      .send({
-        grant_type: 'authorization_code',
-        code: params.code,
-        redirect_uri: REDIRECT_URI,
-        client_id: client.client_id,
-        code_verifier: verifier,
-      });
+    const tokens = await request(h.publicApp).post('/token').type('form').send({
+      grant_type: 'authorization_code',
+      code: params.code,
+      redirect_uri: REDIRECT_URI,
+      client_id: client.client_id,
+      code_verifier: verifier,
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.access_token).toBeTruthy();
   });
@@ -283,16 +280,14 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
       registration: 'dynamic',
     });
     const { challenge } = pkce();
-    const res = await request(h.publicApp)
-      .get('/authorize')
-      .query({
-        client_id: client.client_id,
-        redirect_uri: REDIRECT_URI,
-        response_type: 'code',
-        scope: 'openid',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      });
+    const res = await request(h.publicApp).get('/authorize').query({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect(res.status).toBe(400);
     expect(res.text).toContain('Unknown or disabled client_id.');
   });
