@@ -8,6 +8,7 @@ import {
   authorizeRoute,
   consentRoute,
   discoveryRoute,
+  grantHolder,
   introspectRoute,
   jwksRoute,
   parRoute,
@@ -18,6 +19,7 @@ import {
 import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
+import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { buildServices, type IdentityServices } from './services';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
@@ -48,6 +50,16 @@ export async function buildApp(
   const flow = authorizationFlow({ ...proceeding, interactionLimit });
   const signIn = signInFlow(proceeding);
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
+  const { resources } = services.resources;
+  const holders = { consents, subjects, users, revocations };
+  // a token for a resource is active while its grant holds: its session, its app, the person, the consent
+  const resourceServers = resourceIntrospection({
+    config,
+    limits,
+    tokens,
+    resources,
+    active: async (claims) => (await grantHolder({ ...holders, apps }, { ...claims, scope: 'openid' })) !== null,
+  });
   const built = createServiceAppsFrom(deps, {
     service: 'identity',
     audit,
@@ -58,15 +70,15 @@ export async function buildApp(
       discoveryRoute(router, { config });
       authorizationServerRoute(router, { config });
       jwksRoute(router, { keys });
-      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow });
+      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
       accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys });
       assetsRoute(router);
       tokenRoute(router, { ...clientAuth, dpop, grants });
-      parRoute(router, { ...clientAuth, dpop, pushedRequests });
-      introspectRoute(router, { ...clientAuth, consents, subjects, users, revocations });
+      parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
+      introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations });
@@ -83,6 +95,7 @@ export async function buildApp(
         keys: { keys, audit },
       });
       registrationAdminRoutes(router, { config, audit, store: services.registration.store, now: tokens.now });
+      resourceAdminRoutes(router, { config, audit, resources });
     },
   });
   return {

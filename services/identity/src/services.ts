@@ -39,6 +39,7 @@ import {
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
+import { ResourceDirectory, resourceStore } from './resources';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -70,6 +71,8 @@ export interface IdentityServices {
   portal: PortalServices;
   admin: AdminServices;
   registration: RegistrationServices;
+  /** Registered resources (issue 41): RFC 8707 audiences. */
+  resources: { resources: ResourceDirectory };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -217,5 +220,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       metadataDocuments,
       store: registrations,
     },
+    resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
   };
 }

@@ -21,6 +21,9 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       '/api/v2/client/events',
       '/api/v2/client/events/{event_id}',
+      '/api/v2/client/receiving-addresses',
+      '/api/v2/client/receiving-addresses/challenges',
+      '/api/v2/client/receiving-addresses/{chain}/{address}',
       ...COMMON_PUBLIC_PATHS,
     ]);
     const lookup = doc.paths['/api/v2/client/transaction/{transaction_id}'].get;
@@ -55,6 +58,11 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '503',
     ]);
     expect(record.responses['401'].headers).toHaveProperty('RateLimit');
+    // the refusal of a `to` that is not the app's receiving address is documented (issue 40, item 1)
+    expect(record.responses['403'].description).toContain('receiving_address_not_registered');
+    expect(doc.paths['/api/v2/client/payment-requests'].post.responses['403'].description).toContain(
+      'receiving_address_not_registered',
+    );
   }));
 
 it('transactions serves its admin API as an OpenAPI document on the admin port, every /admin route in it', () =>
@@ -82,6 +90,10 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       '/admin/apps/{app_id}/payment-requests',
       '/admin/apps/{app_id}/payment-requests/{id}',
       '/admin/apps/{app_id}/events',
+      '/admin/apps/{app_id}/receiving-addresses',
+      '/admin/apps/{app_id}/receiving-addresses/challenges',
+      '/admin/apps/{app_id}/receiving-addresses/proofs',
+      '/admin/apps/{app_id}/receiving-addresses/{chain}/{address}',
       ...COMMON_ADMIN_PATHS,
     ]);
     expect(doc.components.securitySchemes).toEqual({

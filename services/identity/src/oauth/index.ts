@@ -9,6 +9,7 @@ export {
   type InteractionDeps,
   type ProceedDeps,
 } from './authorization-flow';
+export { grantHolder } from './active-grant';
 export { singleParams, type Params } from './authorization-request';
 export { CORS_PREFLIGHT } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';

@@ -29,6 +29,7 @@ export const TOKEN_FORM = form({
   code: str().required(),
   redirect_uri: str().required(),
   code_verifier: str('PKCE; required from public clients'),
+  resource: str('RFC 8707: the resource of the authorization request (or absent); any other is invalid_target'),
   client_id: str('client_secret_post, or a public client'),
   client_secret: str('client_secret_post'),
   ...CLIENT_ASSERTION_FIELDS,

@@ -20,6 +20,7 @@ import { refuseBlockedClient, refuseBlockedCodes } from '../kernel/failure-limit
 import { authenticateApp, authenticatedApp, field, parseForm } from './client-authentication';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
 import { tokenDocs } from './token-route.openapi';
+import { oneResourceOnly } from '../resources';
 
 export { TOKEN_FORM };
 
@@ -37,6 +38,8 @@ const OAUTH_ERROR: Record<string, string> = {
   unauthenticated: 'invalid_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
+  invalid_target: 'invalid_target',
+  invalid_scope: 'invalid_scope',
   invalid_dpop_proof: 'invalid_dpop_proof',
   use_dpop_nonce: 'use_dpop_nonce',
   // RFC 6749 names no error for this; clients treat it as "try again later"
@@ -77,6 +80,13 @@ const preflight = (ctx: TokenRouteDeps) => async (req: Request, res: Response) =
     }
   }
   res.status(204).end();
+};
+
+/** RFC 8707's resource at /token: once (a token has one audience). */
+const resourceField = (req: Request): string | undefined => {
+  const value = (req.body as Record<string, unknown>).resource;
+  if (Array.isArray(value)) throw new AppError('invalid_target', 400, oneResourceOnly().description, 'resource');
+  return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
 /** A public client proves itself with the PKCE verifier: without one there is nothing to check. */
@@ -130,6 +140,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
       redirectUri: field(req, 'redirect_uri')!,
       codeVerifier: field(req, 'code_verifier'),
       dpopJkt: res.locals.dpopJkt as string | undefined,
+      resource: resourceField(req),
       actor: requestActor(req, 'anonymous', null),
     };
     // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant

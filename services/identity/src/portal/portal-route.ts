@@ -11,6 +11,7 @@ import { pageErrors } from '../kernel/page-errors';
 import { portalAppRoutes } from './portal-apps-route';
 import { portalSignInDocs as docs } from './portal-route.openapi';
 import type { PortalDeps } from './portal-deps';
+import { portalAddressRoutes } from './portal-addresses-route';
 import { portalKeyRoutes } from './portal-keys-route';
 import { portalPaymentRoutes } from './portal-payments-route';
 import { portalWebhookRoutes } from './portal-webhooks-route';
@@ -127,5 +128,6 @@ export function portalRoutes(router: Router, deps: PortalDeps): void {
   portalKeyRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalWebhookRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalPaymentRoutes(router, { config, logger, apps, teams, transactionsAdmin }, form);
+  portalAddressRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   router.use('/portal', pageErrors);
 }
