@@ -69,6 +69,8 @@ export interface AuthorizationRequest {
   profile?: 'fapi2';
   /** RFC 8707: the resource the tokens are for, and the scopes asked for it (bindResource). */
   resource?: BoundResource;
+  /** The registered name of `resource`, for the consent page. */
+  resourceName?: string;
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -275,7 +277,13 @@ export async function bindResource(
     const bound = await resourceOfRequest(resources, params.resource, params.scope);
     if (!bound) return request;
     const minLevel = stricterLevel(request.minLevel, bound.minLevel);
-    return { ...request, resource: { uri: bound.uri, scopes: bound.scopes }, ...(minLevel ? { minLevel } : {}) };
+    return {
+      ...request,
+      resource: { uri: bound.uri, scopes: bound.scopes },
+      // what the consent page calls it (issue 41, item 4)
+      resourceName: bound.name,
+      ...(minLevel ? { minLevel } : {}),
+    };
   } catch (err) {
     if (err instanceof ResourceIndicatorError) throw new RedirectError(err.error, err.description);
     throw err;

@@ -48,7 +48,9 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
         registration: app?.registration ?? 'operator',
       },
       redirectUri: interaction.request.redirectUri,
-      scopes: interaction.request.scopes,
+      // each scope asked: OpenID Connect's, then the resource's
+      scopes: [...interaction.request.scopes, ...(interaction.request.resource?.scopes ?? [])],
+      resource: interaction.request.resource && (interaction.request.resourceName ?? interaction.request.resource.uri),
     });
   };
 
