@@ -34,7 +34,17 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       ['app_id', 'query', true],
       ['type', 'query', true],
     ]);
-    expect(Object.keys(lookup.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    expect(Object.keys(lookup.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '405',
+      '429',
+      '500',
+      '503',
+    ]);
     const record = doc.paths['/api/v2/client/transaction'].post;
     // the joi object that validates the body, converted
     const body = record.requestBody.content['application/json'].schema;
@@ -50,6 +60,7 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '401',
       '403',
       '404',
+      '405',
       '409',
       '413',
       '415',
@@ -106,18 +117,29 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       { name: 'app_id', in: 'path', required: true, schema: { type: 'string', pattern: '^app_[0-9a-f]{32}$' } },
     ]);
     expect(createKey.requestBody.required).toBe(false);
-    expect(Object.keys(createKey.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(createKey.responses).sort()).toEqual(['201', '400', '401', '405', '413', '415', '500', '503']);
     const record = doc.paths['/admin/transactions'].post;
     const body = record.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['app_id', 'type', 'reference', 'from', 'to', 'chain', 'token', 'token_amount']);
     expect(body.properties.status).toMatchObject({ enum: ['pending', 'mined', 'failed'], default: 'pending' });
-    expect(Object.keys(record.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '500', '503']);
+    expect(Object.keys(record.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '405',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     const setStatus = doc.paths['/admin/transactions/{id}/status'].post;
     expect(Object.keys(setStatus.responses).sort()).toEqual([
       '200',
       '400',
       '401',
       '404',
+      '405',
       '409',
       '413',
       '415',

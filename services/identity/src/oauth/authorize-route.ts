@@ -18,7 +18,7 @@ import type { KernelServices, TokenServices } from '../kernel/services';
 import type { OAuthServices } from './services';
 import type { AuthorizationFlow } from './authorization-flow';
 import { currentSession } from '../kernel/session-cookie';
-import { pageErrors, showPageError } from '../kernel/page-errors';
+import { showPageError, usePageErrors } from '../kernel/page-errors';
 import { authorizeDocs } from './authorize-route.openapi';
 import { oneResourceOnly, type ResourceDirectory } from '../resources';
 
@@ -113,5 +113,5 @@ export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
     },
     authorizeDocs,
   );
-  router.use('/authorize', pageErrors);
+  usePageErrors(router, '/authorize');
 }

@@ -7,7 +7,7 @@ import { currentPortalSession, endPortalSession, loginCookie, startPortalSession
 import { appsPage, portalLandingPage, portalSignedOutPage } from './portal-pages';
 import { checkedValue } from '../kernel/form-check';
 import { PORTAL_CALLBACK_QUERY, PORTAL_FORMS } from './portal-forms';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { portalAppRoutes } from './portal-apps-route';
 import { portalSignInDocs as docs } from './portal-route.openapi';
 import type { PortalDeps } from './portal-deps';
@@ -129,5 +129,5 @@ export function portalRoutes(router: Router, deps: PortalDeps): void {
   portalWebhookRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalPaymentRoutes(router, { config, logger, apps, teams, transactionsAdmin }, form);
   portalAddressRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
-  router.use('/portal', pageErrors);
+  usePageErrors(router, '/portal');
 }
