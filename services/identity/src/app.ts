@@ -20,6 +20,7 @@ import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
 import { resourceAdminRoutes, resourceIntrospection } from './resources';
+import { refreshTokenGrant } from './refresh';
 import { buildServices, type IdentityServices } from './services';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
@@ -44,6 +45,7 @@ export async function buildApp(
     await ensurePortalClient({ config, logger: deps.logger, apps, audit, clientId: portal.clientId });
   audit.start();
   sessions.start();
+  services.refresh.refresh.start();
   backChannelLogout.start();
   // the authorization request's way: /authorize begins it; sign-in and consent move it on
   const proceeding = { apps, config, consents, users, sessions, grants, interactions };
@@ -76,7 +78,12 @@ export async function buildApp(
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
       accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys });
       assetsRoute(router);
-      tokenRoute(router, { ...clientAuth, dpop, grants });
+      tokenRoute(router, {
+        ...clientAuth,
+        dpop,
+        grants,
+        grantTypes: { refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }) },
+      });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
       introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
@@ -103,6 +110,7 @@ export async function buildApp(
     stop: async () => {
       revocations.stop();
       sessions.stop();
+      services.refresh.refresh.stop();
       await backChannelLogout.stop();
       await audit.stop();
     },

@@ -40,6 +40,7 @@ import {
 import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 import { ResourceDirectory, resourceStore } from './resources';
+import { RefreshTokens, refreshStore } from './refresh';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -73,6 +74,8 @@ export interface IdentityServices {
   registration: RegistrationServices;
   /** Registered resources (issue 41): RFC 8707 audiences. */
   resources: { resources: ResourceDirectory };
+  /** Refresh tokens (issue 41). */
+  refresh: { refresh: RefreshTokens };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -104,6 +107,16 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     bus,
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
+  // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again; its
+  // refresh token families end (issue 41)
+  const consents = new ConsentDirectory(consentStore(db), bus, async (userId, appId) => {
+    await revocations.revokeBefore(
+      consentKey(userId, appId),
+      new Date(now()),
+      new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
+    );
+    await refresh.endFor(userId, appId);
+  });
   const tokens = new TokenService(
     keys,
     config.issuer,
@@ -117,6 +130,11 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
     expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
   });
+  const refresh = new RefreshTokens(
+    refreshStore(db),
+    { tokens, revocations, users, consents, audit, logger },
+    { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
+  );
   const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
     secret: config.secret,
     intervalMs: 5000,
@@ -137,6 +155,10 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
             await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
             const revoked = sessionTokens(ended);
             await revocationStore(tx).revoke(revoked.keys, revoked.expiresAt);
+            // and their refresh token families (issue 41)
+            await refreshStore(tx).endForSids(
+              ended.flatMap((e) => e.clientIds.map((clientId) => pairwiseSid(config.secret, clientId, e.id))),
+            );
           }),
         ),
       kick: () => backChannelLogout.kick(),
@@ -160,13 +182,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       apps,
       users,
       // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again
-      consents: new ConsentDirectory(consentStore(db), bus, (userId, appId) =>
-        revocations.revokeBefore(
-          consentKey(userId, appId),
-          new Date(now()),
-          new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
-        ),
-      ),
+      consents,
       subjects,
       teams: new AppTeams(memberStore(db), users, audit),
     },
@@ -185,6 +201,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
           codeTtlSeconds: config.CODE_TTL_SECONDS,
         },
         audit,
+        refresh.issue,
       ),
       clientKeys: new ClientKeys(config.outbound, logger, { now }),
       pushedRequests: new PushedRequests(cache, now),
@@ -221,5 +238,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       store: registrations,
     },
     resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
+    refresh: { refresh },
   };
 }

@@ -259,7 +259,7 @@ describe('receiving addresses: the app API and the admin API', () => {
     expect(taken.status).toBe(409);
     expect(taken.body.code).toBe('receiving_address_taken');
     const audit = await h.admin('get', '/audit').query({ type: 'receiving_address.added' });
-    expect(audit.body.events).toEqual([
+    expect(audit.body.events.filter((e: { subject: string }) => e.subject === app)).toEqual([
       expect.objectContaining({
         actor: expect.objectContaining({ type: 'operator', id: 'admin' }),
         subject: app,
@@ -270,7 +270,9 @@ describe('receiving addresses: the app API and the admin API', () => {
     expect((await h.admin('delete', `/apps/${app}/receiving-addresses/worldchain/${address}`)).status).toBe(200);
     expect((await h.admin('get', `/apps/${app}/receiving-addresses`)).body).toEqual([]);
     const removedAudit = await h.admin('get', '/audit').query({ type: 'receiving_address.removed' });
-    expect(removedAudit.body.events).toEqual([expect.objectContaining({ subject: app })]);
+    expect(removedAudit.body.events.filter((e: { subject: string }) => e.subject === app)).toEqual([
+      expect.objectContaining({ subject: app }),
+    ]);
     // now the other app may have it
     expect(
       (await h.admin('post', `/apps/${other}/receiving-addresses`).send({ chain: 'worldchain', address })).status,

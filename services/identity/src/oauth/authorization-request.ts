@@ -71,6 +71,8 @@ export interface AuthorizationRequest {
   resource?: BoundResource;
   /** The registered name of `resource`, for the consent page. */
   resourceName?: string;
+  /** offline_access in scope (issue 41): the code's exchange gives a refresh token. */
+  offlineAccess?: true;
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -261,6 +263,7 @@ export function parseAuthorizationRequest(
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
     ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
+    ...(requested.includes('offline_access') && responseType.includes('code') ? { offlineAccess: true as const } : {}),
   };
 }
 

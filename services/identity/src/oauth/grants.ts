@@ -37,7 +37,29 @@ interface CodeRecord {
   dpopJkt?: string;
   /** RFC 8707: the resource its access token is for, and the scopes granted for it. */
   resource?: BoundResource;
+  /** offline_access was asked for: the exchange gives a refresh token too. */
+  offlineAccess?: true;
 }
+
+/** A code exchanged, as a refresh token family begins from it (issue 41). */
+export interface ExchangedGrant {
+  clientId: string;
+  userId: string;
+  sub: string;
+  sid?: string;
+  scopes: string[];
+  resource?: BoundResource;
+  jkt?: string;
+  acr: string;
+  amr?: string[];
+  authTime: number;
+  /** The access token issued with it. */
+  accessJti: string;
+  offlineAccess: boolean;
+}
+
+/** Gives the refresh token of an exchanged grant, when it is to have one (the refresh feature, bound in services.ts). */
+export type RefreshIssuer = (grant: ExchangedGrant) => Promise<string | undefined>;
 
 /** What the id_token says about the sign-in behind it. */
 interface SignInClaims {
@@ -54,6 +76,8 @@ export interface TokenResponse {
   expires_in: number;
   scope: string;
   id_token: string;
+  /** offline_access (issue 41): rotated on every use. */
+  refresh_token?: string;
 }
 
 export interface GrantsOptions {
@@ -87,6 +111,8 @@ export class Grants {
     private readonly revocations: Revocations,
     private readonly options: GrantsOptions,
     private readonly audit?: Pick<AuditLog, 'record'>,
+    /** Refresh tokens (issue 41); without it, no exchange gives one. */
+    private readonly refresh?: RefreshIssuer,
   ) {}
 
   async subjectFor(appId: string, userId: string): Promise<string> {
@@ -143,6 +169,7 @@ export class Grants {
         ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
         ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
         ...(request.resource ? { resource: request.resource } : {}),
+        ...(request.offlineAccess ? { offlineAccess: true as const } : {}),
       };
       // FAPI 2.0 §5.3.1.2: at most 60 s, whatever CODE_TTL_SECONDS says
       const ttl =
@@ -248,12 +275,27 @@ export class Grants {
         record.idTokenAlg,
       ),
     ]);
+    const refreshToken = await this.refresh?.({
+      clientId: record.clientId,
+      userId: record.userId,
+      sub: record.sub,
+      sid: record.sid,
+      scopes: record.scopes,
+      resource: record.resource,
+      jkt: input.dpopJkt,
+      acr: signIn.acr,
+      amr: signIn.amr,
+      authTime: signIn.authTime,
+      accessJti: claims.jti,
+      offlineAccess: record.offlineAccess === true,
+    });
     return {
       access_token: token,
       token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
       expires_in: this.tokens.accessTokenTtl,
       scope: claims.scope,
       id_token: idToken,
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
     };
   }
 

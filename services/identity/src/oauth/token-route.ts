@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import {
   answerTo,
   AppError,
@@ -130,9 +130,23 @@ const dpopProof = (ctx: TokenRouteDeps) => async (req: Request, res: Response, n
  * (a public client's per (client, address) and per address; see failure-limits.ts), its slot taken before the code is looked up.
  */
 /** What /token uses: client authentication, DPoP, the grants. */
-export type TokenRouteDeps = ClientAuthDeps & Pick<OAuthServices, 'dpop' | 'grants'>;
+export type TokenRouteDeps = ClientAuthDeps &
+  Pick<OAuthServices, 'dpop' | 'grants'> & {
+    /**
+     * Grant types other than authorization_code, by name (issue 41: refresh_token, client_credentials), each
+     * answering after the app's authentication; bound in the composition root.
+     */
+    grantTypes?: Record<string, RequestHandler>;
+  };
 
 export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
+  /** Another grant type's steps, when the request names one; authorization_code goes on. */
+  const otherGrant = async (req: Request, res: Response, next: NextFunction) => {
+    const type = (req.body as Record<string, unknown>).grant_type;
+    const handler = typeof type === 'string' && type !== 'authorization_code' ? ctx.grantTypes?.[type] : undefined;
+    if (!handler) return next();
+    await handler(req, res, next);
+  };
   const exchange = async (req: Request, res: Response) => {
     const input = {
       clientId: authenticatedApp(res).id,
@@ -168,6 +182,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
         webOriginCors(ctx),
         refuseBlockedClient(ctx.limits),
         authenticateApp(ctx, { allowPost: true, allowPublic: true }),
+        otherGrant,
         checkForm(TOKEN_FORM, ['grant_type', 'code', 'redirect_uri'], grantTypeError),
         requirePublicClientVerifier,
         refuseBlockedCodes(ctx.limits),
