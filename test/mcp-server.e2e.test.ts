@@ -22,7 +22,8 @@ import { ROOT } from './support';
 // Issue 41, "Done when": the MCP SDK's own client, with its OAuth client provider as an MCP host uses it,
 // discovers Attest from examples/mcp-server's 401, registers (a Client ID Metadata Document; and through
 // /register), signs a person in with PKCE and `resource`, and calls both tools; the orb tool is refused to a
-// person verified on a device only, with the RFC 9470 step-up challenge.
+// person verified on a device only, with the RFC 9470 step-up challenge; it refreshes, and a refresh token
+// used twice ends its family.
 
 type Auth = typeof import('@modelcontextprotocol/sdk/client/auth.js');
 type OAuthClientProvider = import('@modelcontextprotocol/sdk/client/auth.js').OAuthClientProvider;
@@ -125,6 +126,7 @@ describe('examples/mcp-server with the MCP SDK client', () => {
   let host: Awaited<ReturnType<typeof documentHost>>;
   let sdk: {
     auth: Auth;
+    errors: typeof import('@modelcontextprotocol/sdk/server/auth/errors.js');
     Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
     Transport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
   };
@@ -138,6 +140,7 @@ describe('examples/mcp-server with the MCP SDK client', () => {
   beforeAll(async () => {
     sdk = {
       auth: await import('@modelcontextprotocol/sdk/client/auth.js'),
+      errors: await import('@modelcontextprotocol/sdk/server/auth/errors.js'),
       Client: (await import('@modelcontextprotocol/sdk/client/index.js')).Client,
       Transport: (await import('@modelcontextprotocol/sdk/client/streamableHttp.js')).StreamableHTTPClientTransport,
     };
@@ -153,7 +156,13 @@ describe('examples/mcp-server with the MCP SDK client', () => {
     if (created.status !== 201) throw new Error(`resource create: ${created.status} ${JSON.stringify(created.body)}`);
     example = spawn(process.execPath, [path.join(ROOT, 'examples/mcp-server/server.mjs')], {
       cwd: ROOT,
-      env: { ...process.env, ISSUER: issuer, PORT: String(mcpPort), RESOURCE: resource, SCOPES: 'openid tools:call' },
+      env: {
+        ...process.env,
+        ISSUER: issuer,
+        PORT: String(mcpPort),
+        RESOURCE: resource,
+        SCOPES: 'openid offline_access tools:call',
+      },
     });
     example.stdout!.on('data', (d) => (output += d));
     example.stderr!.on('data', (d) => (output += d));
@@ -246,6 +255,32 @@ describe('examples/mcp-server with the MCP SDK client', () => {
     expect(greeting.isError).toBeFalsy();
     expect(text(greeting)).toBe(`Hello, verified human ${claims.sub}.`);
     await client.close();
+
+    // refreshes: the SDK's auth() with a refresh token rotates it; the new access token calls the tools
+    const first = provider.saved!;
+    expect(first.refresh_token).toBeTruthy();
+    expect(await sdk.auth.auth(provider, { serverUrl: resource, fetchFn: recordingFetch })).toBe('AUTHORIZED');
+    const second = provider.saved!;
+    expect(second.refresh_token).toBeTruthy();
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect(second.access_token).not.toBe(first.access_token);
+    const refreshedClaims = JSON.parse(Buffer.from(second.access_token.split('.')[1], 'base64url').toString());
+    expect(refreshedClaims).toMatchObject({ aud: resource, client_id: clientId, acr: ORB, sub: claims.sub });
+    const again = new sdk.Client({ name: 'test-host', version: '1.0.0' });
+    await again.connect(new sdk.Transport(new URL(resource), { authProvider: provider, fetch: recordingFetch }));
+    expect(JSON.parse(text(await again.callTool({ name: 'whoami' })))).toMatchObject({ sub: claims.sub });
+    await again.close();
+
+    // the first refresh token used again: refused, and its family ends (the rotated one stops working too)
+    const refresh = (refreshToken: string) =>
+      sdk.auth.refreshAuthorization(h.config.issuer, {
+        clientInformation: provider.information!,
+        refreshToken,
+        resource,
+        fetchFn: recordingFetch,
+      });
+    await expect(refresh(first.refresh_token!)).rejects.toBeInstanceOf(sdk.errors.InvalidGrantError);
+    await expect(refresh(second.refresh_token!)).rejects.toBeInstanceOf(sdk.errors.InvalidGrantError);
   });
 
   it('registers with a Client ID Metadata Document; a device-level person is refused the orb tool (RFC 9470)', async () => {
@@ -322,7 +357,7 @@ describe('examples/mcp-server with the MCP SDK client', () => {
       resource,
       authorization_servers: [h.config.issuer],
       bearer_methods_supported: ['header'],
-      scopes_supported: ['openid', 'tools:call'],
+      scopes_supported: ['openid', 'offline_access', 'tools:call'],
       resource_name: 'Attest example MCP server',
     });
   });
