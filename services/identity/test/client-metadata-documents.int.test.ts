@@ -254,26 +254,31 @@ describe('Client ID Metadata Documents', () => {
 });
 
 describe('Client ID Metadata Documents through the outbound guard', () => {
-  it('refuses a private address unless BACKCHANNEL_LOGOUT_ALLOW_PRIVATE allows it; CLIENT_ID_METADATA_DOCUMENTS=false turns them off', async () => {
-    const host = new DocumentHost();
+  const host = new DocumentHost();
+  let strict: IdentityHarness;
+  let off: IdentityHarness;
+  // two services of their own (each a fresh embedded database on the embedded backend): slow on a busy machine
+  beforeAll(async () => {
     await host.start();
+    strict = await identityHarness({ BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: 'false' });
+    off = await identityHarness({ CLIENT_ID_METADATA_DOCUMENTS: 'false' });
+  }, 240000);
+  afterAll(async () => {
+    await strict?.close();
+    await off?.close();
+    await host.stop();
+  });
+
+  it('refuses a private address unless BACKCHANNEL_LOGOUT_ALLOW_PRIVATE allows it; CLIENT_ID_METADATA_DOCUMENTS=false turns them off', async () => {
     const clientId = host.publish('/private.json');
-    const strict = await identityHarness({ BACKCHANNEL_LOGOUT_ALLOW_PRIVATE: 'false' });
-    const off = await identityHarness({ CLIENT_ID_METADATA_DOCUMENTS: 'false' });
-    try {
-      const page = await request(strict.publicApp).get('/authorize').query(authorizeQuery(clientId, pkce().challenge));
-      expect(page.status).toBe(400);
-      expect(page.text).toContain('must not point to a non-public address (127.0.0.1)');
-      const unknown = await request(off.publicApp).get('/authorize').query(authorizeQuery(clientId, pkce().challenge));
-      expect(unknown.text).toContain('Unknown or disabled client_id.');
-      expect(host.fetched).toEqual([]);
-      const metadata = await request(off.publicApp).get('/.well-known/oauth-authorization-server');
-      expect(metadata.body.client_id_metadata_document_supported).toBe(false);
-    } finally {
-      await strict.close();
-      await off.close();
-      await host.stop();
-    }
+    const page = await request(strict.publicApp).get('/authorize').query(authorizeQuery(clientId, pkce().challenge));
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('must not point to a non-public address (127.0.0.1)');
+    const unknown = await request(off.publicApp).get('/authorize').query(authorizeQuery(clientId, pkce().challenge));
+    expect(unknown.text).toContain('Unknown or disabled client_id.');
+    expect(host.fetched).toEqual([]);
+    const metadata = await request(off.publicApp).get('/.well-known/oauth-authorization-server');
+    expect(metadata.body.client_id_metadata_document_supported).toBe(false);
   });
 });
 

@@ -308,7 +308,7 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     } finally {
       await fresh.close();
     }
-  });
+  }, 180000); // a service of its own: a fresh embedded database, slow on a busy machine
 });
 
 describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', () => {
@@ -401,7 +401,7 @@ describe('CLIENT_REGISTRATION=off (the default with DATABASE_URL)', () => {
     } finally {
       await h.close();
     }
-  });
+  }, 180000); // a service of its own: a fresh embedded database, slow on a busy machine
 
   it('defaults: open in the embedded mode, off with DATABASE_URL', () => {
     const { loadIdentityConfig } = jest.requireActual('../src/config') as typeof import('../src/config');
