@@ -3,6 +3,7 @@ import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
 import { receivingAddressCommands } from './receiving-address-commands';
 import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
+import { registrationTokenCommands } from './registration-commands';
 import { resourceCommands } from './resource-commands';
 import { signingKeyCommands } from './signing-key-commands';
 import { userCommands } from './user-commands';
@@ -17,6 +18,7 @@ export const commands: Record<string, Command> = {
   ...apiKeyCommands,
   ...userCommands,
   ...signingKeyCommands,
+  ...registrationTokenCommands,
   ...transactionCommands,
   ...receivingAddressCommands,
   ...webhookCommands,
@@ -31,6 +33,7 @@ export const NOUN_SUMMARIES: Record<string, string> = {
   'api-key': "API keys of apps' backends (transactions)",
   user: 'people who sign in (identity)',
   'signing-key': 'the keys that sign tokens (identity)',
+  'registration-token': 'initial access tokens of Dynamic Client Registration (identity)',
   transaction: 'payments and transactions (transactions)',
   'receiving-address': 'the addresses an app receives payments at (transactions)',
   webhook: "signed webhooks to apps' backends (transactions)",

@@ -13,6 +13,7 @@ import {
   userinfoDocs,
 } from './oauth';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
+import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
 
 // The public OpenAPI document: its info and shared components here; each endpoint's operations are a
 // fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
@@ -46,6 +47,7 @@ export function identityApi(baseUrl: string): ApiInfo {
 /** Each public route's operations, by route (the fragments, gathered: a test compares them to the routes' schemas). */
 export const identityDocs = {
   discovery: discoveryDocs,
+  authorizationServer: authorizationServerDocs,
   jwks: jwksDocs,
   authorize: authorizeDocs,
   signin: signinDocs,
@@ -57,6 +59,8 @@ export const identityDocs = {
   par: parDocs,
   introspect: introspectDocs,
   revoke: revokeDocs,
+  register: registerDocs,
+  registrationClient: registrationClientDocs,
   userinfo: userinfoDocs,
   logout: logoutDocs,
   logoutConfirm: logoutConfirmDocs,

@@ -22,6 +22,7 @@ import { ensurePortalClient, portalRoutes } from './portal';
 import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { buildServices, type IdentityServices } from './services';
+import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
 export { buildServices, type IdentityServices, type ServiceOptions } from './services';
 
@@ -70,6 +71,7 @@ export async function buildApp(
     adminApi: identityAdminApi(),
     publicRoutes(router) {
       discoveryRoute(router, { config });
+      authorizationServerRoute(router, { config });
       jwksRoute(router, { keys });
       authorizeRoute(router, { apps, cache, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
@@ -88,6 +90,7 @@ export async function buildApp(
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations });
+      registerRoute(router, { config, registrations: services.registration.registrations });
       if (config.portal.enabled)
         portalRoutes(router, { config, logger, cache, audit, apps, users, subjects, keys, teams, portal });
     },
@@ -99,6 +102,7 @@ export async function buildApp(
         sessions: { sessions, audit },
         keys: { keys, audit },
       });
+      registrationAdminRoutes(router, { config, audit, store: services.registration.store, now: tokens.now });
       resourceAdminRoutes(router, { config, audit, resources });
     },
   });

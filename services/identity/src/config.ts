@@ -68,7 +68,18 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_ADMIN_PORT?: number;
   /** Its admin token (default: ADMIN_TOKEN, or the embedded mode's generated one). */
   TRANSACTIONS_ADMIN_TOKEN?: string;
+  /** RFC 7591 Dynamic Client Registration at /register: off, open or token (default: open embedded, else off). */
+  CLIENT_REGISTRATION?: ClientRegistrationPolicy;
+  /** open registration: new registrations per client address per AUTH_FAILURE_WINDOW_SECONDS. */
+  REGISTRATIONS_PER_ADDRESS: number;
+  /** open registration: a registered client nobody has signed in to is deleted after this many hours. */
+  REGISTRATION_UNUSED_HOURS: number;
+  /** Client ID Metadata Documents: an https client_id is fetched and used as a public client. */
+  CLIENT_ID_METADATA_DOCUMENTS: boolean;
 }
+
+/** Who may register a client at /register (issue 41). */
+export type ClientRegistrationPolicy = 'off' | 'open' | 'token';
 
 export interface IdentityConfig extends IdentityEnv {
   /** Keys pairwise subjects and hashes secrets; from IDENTITY_SECRET or generated (embedded). */
@@ -95,6 +106,8 @@ export interface IdentityConfig extends IdentityEnv {
     transactionsAdminUrl: string;
     transactionsAdminToken: string | null;
   };
+  /** CLIENT_REGISTRATION as it applies: open in the embedded mode, off with a database, unless set. */
+  clientRegistration: ClientRegistrationPolicy;
   /** Outbound requests (back-channel logout): plain http only in embedded mode; private addresses per setting. */
   outbound: OutboundPolicy;
 }
@@ -150,6 +163,14 @@ const schema = {
   TRANSACTIONS_ADMIN_TOKEN: Joi.string()
     .min(24)
     .messages({ 'string.min': '{{#label}} must be at least 24 characters' }),
+  CLIENT_REGISTRATION: Joi.string()
+    .valid('off', 'open', 'token')
+    .messages({ 'any.only': '{{#label}} must be off, open or token' }),
+  REGISTRATIONS_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(20),
+  REGISTRATION_UNUSED_HOURS: Joi.number().integer().min(1).max(8760).default(24),
+  CLIENT_ID_METADATA_DOCUMENTS: Joi.boolean()
+    .default(true)
+    .messages({ 'boolean.base': '{{#label}} must be true or false' }),
 };
 
 /** The RP id must be BASE_URL's host or a parent domain of it, or browsers refuse every ceremony. */
@@ -195,6 +216,7 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv): Readonly<IdentityCon
         base.ADMIN_TOKEN ??
         (embedded ? resolveAdminToken(undefined, base.DATA_DIR, true) : null),
     },
+    clientRegistration: base.CLIENT_REGISTRATION ?? (embedded ? 'open' : 'off'),
     outbound: {
       allowHttp: embedded,
       allowPrivate: base.BACKCHANNEL_LOGOUT_ALLOW_PRIVATE ?? embedded,

@@ -38,6 +38,7 @@ import {
   type SignInServices,
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
+import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 import { ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
 
@@ -70,6 +71,7 @@ export interface IdentityServices {
   signin: SignInServices;
   portal: PortalServices;
   admin: AdminServices;
+  registration: RegistrationServices;
   /** Registered resources (issue 41): RFC 8707 audiences. */
   resources: { resources: ResourceDirectory };
   /** Refresh tokens (issue 41). */
@@ -81,7 +83,17 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   const { config, storage, logger } = deps;
   const now = options.now ?? Date.now;
   const { db, cache, bus } = storage;
-  const apps = new AppDirectory(appStore(db), bus);
+  const audit = serviceAuditLog(deps);
+  const registrations = registrationStore(db);
+  // https client_ids: their metadata documents, fetched through the outbound guard (the policy of jwks_uri)
+  const metadataDocuments = new MetadataDocuments(registrations, {
+    policy: config.outbound,
+    enabled: config.CLIENT_ID_METADATA_DOCUMENTS,
+    logger,
+    audit,
+    now,
+  });
+  const apps = new AppDirectory(appStore(db), bus, metadataDocuments, now);
   const users = new UserDirectory(userStore(db), bus);
   const subjects = new SubjectDirectory(subjectStore(db), bus);
   const keys = new SigningKeys(
@@ -95,7 +107,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     bus,
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
-  const audit = serviceAuditLog(deps);
   // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again; its
   // refresh token families end (issue 41)
   const consents = new ConsentDirectory(consentStore(db), bus, async (userId, appId) => {
@@ -221,6 +232,11 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     portal: portalServices(config, db, options.portalFetch ?? fetch),
     admin: { onOperatorCreatedUser: options.onOperatorCreatedUser },
+    registration: {
+      registrations: new Registrations({ config, store: registrations, apps, cache, audit, logger, now }),
+      metadataDocuments,
+      store: registrations,
+    },
     resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
     refresh: { refresh },
   };

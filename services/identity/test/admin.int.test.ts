@@ -98,6 +98,7 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
       expect(one.body).toEqual({
         app_id: made[1].app_id,
         name: 'Page B',
+        registration: 'operator',
         redirect_uris: [REDIRECT_URI],
         token_endpoint_auth_method: 'client_secret_basic',
         web_origins: [],

@@ -6,6 +6,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
   withHarness(identityHarness, async (h) => {
     const doc = await checkedDocument(h.publicApp, [
       '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
       '/jwks',
       '/jwks.json',
       '/authorize',
@@ -14,6 +15,8 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/introspect',
       '/userinfo',
       '/revoke',
+      '/register',
+      '/register/{client_id}',
       '/logout',
       '/logout/confirm',
       '/signin',
@@ -103,6 +106,8 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       '/admin/users/{id}/sessions/{sessionId}',
       '/admin/keys',
       '/admin/keys/rotate',
+      '/admin/registration-tokens',
+      '/admin/registration-tokens/{id}/revoke',
       ...COMMON_ADMIN_PATHS,
     ]);
     expect(doc.info.title).toBe('Attest identity admin API');

@@ -103,7 +103,11 @@ const AUDIT_EVENT: JsonSchema = {
       additionalProperties: false,
       properties: {
         type: { enum: ['operator', 'user', 'app', 'system', 'anonymous'] },
-        id: { type: ['string', 'null'], description: 'The operator (admin token name), user id or worker' },
+        id: {
+          type: ['string', 'null'],
+          description:
+            'The operator (admin token name), user id, app id (a client acting on its own registration) or worker',
+        },
       },
     },
     subject: { type: ['string', 'null'], description: 'What it happened to: an app id, a user id, a key id…' },

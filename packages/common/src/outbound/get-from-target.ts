@@ -6,6 +6,8 @@ import type { ResolvedTarget } from './outbound-guard';
 export interface GetResult {
   statusCode: number;
   body: string;
+  /** The answer's headers (lower-case names), e.g. its caching. */
+  headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -47,7 +49,11 @@ export function getFromTarget(
       });
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          statusCode: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          headers: res.headers,
+        });
       });
       res.on('error', (err) => {
         clearTimeout(timer);

@@ -29,8 +29,18 @@ import {
 } from './app-operations';
 
 const APP_PROPERTIES: Record<string, JsonSchema> = {
-  app_id: { type: 'string', pattern: '^app_[0-9a-f]{32}$' },
+  app_id: {
+    type: 'string',
+    pattern: '^(app_[0-9a-f]{32}|https?://.+)$',
+    description: 'app_ and 32 hexadecimal digits; a metadata document client’s is its document’s URL',
+  },
   name: { type: 'string' },
+  registration: {
+    enum: ['operator', 'dynamic', 'metadata_document'],
+    description:
+      'Who made the app: operator (the admin API or the portal), or the client itself, not reviewed by the ' +
+      'operator: dynamic (POST /register) or metadata_document (its client_id is the URL of its metadata)',
+  },
   redirect_uris: strings,
   token_endpoint_auth_method: {
     enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
@@ -97,6 +107,7 @@ const newAppSchema = ref('NewApp');
 export const appJson = (app: App) => ({
   app_id: app.id,
   name: app.name,
+  registration: app.registration,
   redirect_uris: app.redirectUris,
   token_endpoint_auth_method: app.tokenEndpointAuthMethod,
   web_origins: app.webOrigins,
@@ -110,7 +121,11 @@ export const appJson = (app: App) => ({
 
 const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 
-const appParams = Joi.object({ id: Joi.string().description('The app_id (app_ and 32 hexadecimal digits)') });
+const appParams = Joi.object({
+  id: Joi.string().description(
+    'The app_id (app_ and 32 hexadecimal digits), or a metadata document client’s URL (percent-encoded)',
+  ),
+});
 const appNotFound = adminNotFoundResponse('no app with this app_id (attribute app_id)');
 const tags = ['apps'];
 

@@ -2,6 +2,7 @@
 // Other features and the composition root import this folder only through this file.
 export { identityAdminApi } from './admin-document';
 export { identityAdminRoutes, type AdminDeps } from './admin-routes';
+export { redirectUriProblem } from './admin-schemas';
 export { createApp, rotateAppSecret, setAppDisabled, updateApp, type AppAdminDeps } from './app-operations';
 export type { KeyAdminDeps } from './key-admin';
 export type { MemberAdminDeps } from './member-admin';

@@ -5,6 +5,12 @@ import type { VerificationLevel } from './user-store';
 /** An app's security profile: none, or FAPI 2.0 (app-profile.ts says what it implies). */
 export type AppProfile = 'none' | 'fapi2';
 
+/**
+ * How an app came to be (issue 41): an operator (admin API, portal), RFC 7591 Dynamic Client Registration,
+ * or a Client ID Metadata Document (its id is the document's https URL).
+ */
+export type AppRegistration = 'operator' | 'dynamic' | 'metadata_document';
+
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 export const TOKEN_ENDPOINT_AUTH_METHODS: TokenEndpointAuthMethod[] = [
   'client_secret_basic',
@@ -55,6 +61,10 @@ export interface App {
   minVerificationLevel: VerificationLevel | null;
   /** fapi2: the FAPI 2.0 Security Profile (app-profile.ts); none: each setting as set. */
   profile: AppProfile;
+  /** Who made it: an operator, or the client itself (dynamic, metadata_document: not reviewed by an operator). */
+  registration: AppRegistration;
+  /** A metadata document's app: when the document is fetched again; null for every other app. */
+  metadataExpiresAt: Date | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -105,7 +115,8 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   profile: 'profile',
 };
 
-interface AppRow {
+/** An apps row as the database returns it (the registration feature reads and writes its own columns). */
+export interface AppRow {
   id: string;
   name: string;
   secret_hash: string | null;
@@ -122,11 +133,13 @@ interface AppRow {
   dpop_bound_access_tokens: boolean;
   min_verification_level: VerificationLevel | null;
   profile: AppProfile;
+  registration?: AppRegistration;
+  metadata_expires_at?: Date | null;
   created_at: Date;
   disabled_at: Date | null;
 }
 
-const toApp = (r: AppRow): App => ({
+export const toApp = (r: AppRow): App => ({
   id: r.id,
   name: r.name,
   secretHash: r.secret_hash,
@@ -144,6 +157,8 @@ const toApp = (r: AppRow): App => ({
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   minVerificationLevel: r.min_verification_level ?? null,
   profile: r.profile,
+  registration: r.registration ?? 'operator',
+  metadataExpiresAt: r.metadata_expires_at ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });

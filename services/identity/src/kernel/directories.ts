@@ -12,6 +12,17 @@ import type { NewUser, RemovedUser, User, UserStore, UserUpdate } from './user-s
  */
 const TTL_MS = 30000;
 
+/**
+ * Apps whose record lives elsewhere (issue 41: a Client ID Metadata Document at an https client_id): the
+ * registration feature fetches and checks the document and keeps its app row; the directory asks it when
+ * the row it holds is missing or stale (metadataExpiresAt passed), and never for a disabled app.
+ */
+export interface ExternalClients {
+  handles(id: string): boolean;
+  /** The app as its document says now (the row written), or null; `known` is the row held until now. */
+  resolve(id: string, known: App | null): Promise<App | null>;
+}
+
 /** Apps by client id, frozen: the parsed client record every request shares. */
 export class AppDirectory {
   private readonly cache: LocalCache<App>;
@@ -19,11 +30,23 @@ export class AppDirectory {
   constructor(
     private readonly store: AppStore,
     bus: InvalidationBus,
+    private readonly external?: ExternalClients,
+    private readonly now: () => number = Date.now,
   ) {
     this.cache = new LocalCache(bus, { name: 'apps', ttlMs: TTL_MS, max: 10000 });
   }
 
-  find(id: string): Promise<App | null> {
+  async find(id: string): Promise<App | null> {
+    if (!this.external?.handles(id)) return this.stored(id);
+    const known = await this.stored(id);
+    if (known && (known.disabledAt || (known.metadataExpiresAt && known.metadataExpiresAt.getTime() > this.now())))
+      return known;
+    const resolved = await this.external.resolve(id, known);
+    await this.cache.invalidate(id);
+    return resolved && this.stored(id);
+  }
+
+  private stored(id: string): Promise<App | null> {
     return this.cache.get(id, async () => {
       const app = await this.store.find(id);
       return (
@@ -40,6 +63,11 @@ export class AppDirectory {
 
   list(q: { after?: string; limit: number }): Promise<App[]> {
     return this.store.list(q);
+  }
+
+  /** After a write made outside this class (a registration's own store). */
+  invalidate(id: string): Promise<void> {
+    return this.cache.invalidate(id);
   }
 
   async update(id: string, changes: AppUpdate): Promise<App | null> {

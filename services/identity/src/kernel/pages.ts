@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { SCOPE_DESCRIPTIONS, type Scope } from './scopes';
+import type { AppRegistration } from './app-store';
 import { escapeHtml, html, sendPage, type Html } from './html';
 
 /** Hidden inputs, one per field. */
@@ -13,16 +14,57 @@ export const hiddenFields = (fields: Record<string, string>): Html[] =>
  */
 export const formAction = (redirectUri: string) => `'self' ${new URL(redirectUri).origin}`;
 
+/** Who asks, as the consent page says it (issue 41): an app an operator made, or one that registered itself. */
+export interface ConsentClient {
+  id: string;
+  name: string;
+  registration: AppRegistration;
+}
+
+/**
+ * The asking client in plain words: a metadata document's client by the host of its address (the one thing
+ * about it that is checked), a self-registered one named and marked as not reviewed by the operator.
+ */
+function whoAsks(client: ConsentClient): { title: Html | string; note: Html | string } {
+  if (client.registration === 'metadata_document') {
+    const host = new URL(client.id).host;
+    return {
+      title: host,
+      note: html`<p id="client-origin" class="notice">An app at <strong>${host}</strong> (it calls itself
+“${client.name}”), identified by its address <code>${client.id}</code>. It is not reviewed by the operator of
+this sign-in service: continue only if you trust ${host}.</p>`,
+    };
+  }
+  if (client.registration === 'dynamic')
+    return {
+      title: client.name,
+      note: html`<p id="client-origin" class="notice">This app registered itself: it is <strong>not reviewed by the
+operator</strong> of this sign-in service. Continue only if you trust it.</p>`,
+    };
+  return { title: client.name, note: '' };
+}
+
 export function consentPage(
   res: Response,
-  input: { interaction: string; csrf: string; appName: string; redirectUri: string; scopes: Scope[] },
+  input: {
+    interaction: string;
+    csrf: string;
+    client: ConsentClient;
+    redirectUri: string;
+    scopes: readonly string[];
+    /** The name of the resource (RFC 8707) the request is for, when it names one. */
+    resource?: string;
+  },
 ): void {
+  const who = whoAsks(input.client);
   sendPage(
     res,
     200,
     'Allow access',
-    html`<h1>${input.appName} wants to</h1>
-<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s]}</li>`)}</ul>
+    html`<h1>${who.title} wants to</h1>
+${who.note}
+${input.resource ? html`<p id="resource">Access <strong>${input.resource}</strong> as you, and:</p>` : ''}
+<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`}</li>`)}</ul>
 <form method="post" action="/consent">
 <input type="hidden" name="interaction" value="${input.interaction}">
 <input type="hidden" name="csrf" value="${input.csrf}">

@@ -1,5 +1,6 @@
 import { AppError } from '@attest/common';
 import type { App } from '../kernel/app-store';
+import { isClientId } from '../kernel/ids';
 import type { VerificationLevel } from '../kernel/user-store';
 import type { AppProfile } from '../kernel/app-profile';
 import { essentialAcr, parseClaimsParameter, scopesOfClaims, type ClaimsRequest } from './assurance';
@@ -70,6 +71,8 @@ export interface AuthorizationRequest {
   profile?: 'fapi2';
   /** RFC 8707: the resource the tokens are for, and the scopes asked for it (bindResource). */
   resource?: BoundResource;
+  /** The registered name of `resource`, for the consent page. */
+  resourceName?: string;
   /** offline_access in scope (issue 41): the code's exchange gives a refresh token. */
   offlineAccess?: true;
 }
@@ -114,7 +117,7 @@ export async function identifyClient(
   const redirectUri = params.redirect_uri;
   if (refused('client_id', clientId)) throw pageError.required('client_id');
   if (refused('redirect_uri', redirectUri)) throw pageError.required('redirect_uri');
-  const app = /^app_[0-9a-f]{32}$/.test(clientId!) ? await apps.find(clientId!) : null;
+  const app = isClientId(clientId!) ? await apps.find(clientId!) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
   if (!app.redirectUris.includes(redirectUri!)) throw pageError.invalidRedirectUri();
   return { app, redirectUri: redirectUri! };
@@ -283,7 +286,13 @@ export async function bindResource(
     const bound = await resourceOfRequest(resources, params.resource, params.scope);
     if (!bound) return request;
     const minLevel = stricterLevel(request.minLevel, bound.minLevel);
-    return { ...request, resource: { uri: bound.uri, scopes: bound.scopes }, ...(minLevel ? { minLevel } : {}) };
+    return {
+      ...request,
+      resource: { uri: bound.uri, scopes: bound.scopes },
+      // what the consent page calls it (issue 41, item 4)
+      resourceName: bound.name,
+      ...(minLevel ? { minLevel } : {}),
+    };
   } catch (err) {
     if (err instanceof ResourceIndicatorError) throw new RedirectError(err.error, err.description);
     throw err;

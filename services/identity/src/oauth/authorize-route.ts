@@ -10,7 +10,7 @@ import {
   singleParams,
   type Params,
 } from './authorization-request';
-import { APP_ID } from '../kernel/ids';
+import { isClientId } from '../kernel/ids';
 import { RedirectError, redirectErrors } from './oauth-error';
 import { openRequestObject } from './request-object';
 import { respondWithError } from './authorization-flow';
@@ -41,7 +41,7 @@ const unknownRequestUri = () =>
 async function resolveRequest(ctx: AuthorizeRouteDeps, sent: Params): Promise<{ params: Params; pushed: boolean }> {
   const clientId = sent.client_id;
   if (!clientId) throw pageError.required('client_id');
-  const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  const app = isClientId(clientId) ? await ctx.apps.find(clientId) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
   if (sent.request_uri !== undefined) {
     if (sent.request !== undefined)

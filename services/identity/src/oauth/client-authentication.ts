@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '@attest/common';
-import { APP_ID, hashClientSecret } from '../kernel/ids';
+import { APP_ID, hashClientSecret, isClientId } from '../kernel/ids';
 import { clientJwtProblem, decodeClientJwt } from './client-jwt';
 import { sha256 } from '../kernel/crypto';
 import { fapi2AlgorithmProblem } from '../kernel/app-profile';
@@ -111,7 +111,8 @@ export async function verifyClientAssertion(
 
 /** A public client (token_endpoint_auth_method none) identifies itself by client_id alone. */
 async function publicClient(ctx: Pick<KernelServices, 'apps'>, clientId: string): Promise<App | null> {
-  const app = APP_ID.test(clientId) ? await ctx.apps.find(clientId) : null;
+  // a metadata document that cannot be used is an unknown client here (/authorize's page says why)
+  const app = isClientId(clientId) ? await ctx.apps.find(clientId).catch(() => null) : null;
   return app && app.public && !app.disabledAt ? app : null;
 }
 

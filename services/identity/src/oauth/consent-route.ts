@@ -42,9 +42,15 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
     consentPage(res, {
       interaction: id,
       csrf: csrfToken(ctx, req, res, id),
-      appName: app?.name ?? interaction.request.clientId,
+      client: {
+        id: interaction.request.clientId,
+        name: app?.name ?? interaction.request.clientId,
+        registration: app?.registration ?? 'operator',
+      },
       redirectUri: interaction.request.redirectUri,
-      scopes: interaction.request.scopes,
+      // each scope asked: OpenID Connect's, then the resource's
+      scopes: [...interaction.request.scopes, ...(interaction.request.resource?.scopes ?? [])],
+      resource: interaction.request.resource && (interaction.request.resourceName ?? interaction.request.resource.uri),
     });
   };
 

@@ -15,9 +15,13 @@ import { discoveryDocs } from './discovery-route.openapi';
 /** What /.well-known/openid-configuration uses. */
 export type DiscoveryRouteDeps = Pick<KernelServices, 'config'>;
 
-export function discoveryRoute(router: Router, ctx: DiscoveryRouteDeps): void {
-  const base = ctx.config.issuer;
-  const document = prepareJson({
+/**
+ * The provider's metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2): the OpenID document serves it as
+ * it is; the OAuth authorization server document (registration/) serves it with what it adds.
+ */
+export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<string, unknown> {
+  const base = config.issuer;
+  return {
     issuer: base,
     authorization_endpoint: `${base}/authorize`,
     token_endpoint: `${base}/token`,
@@ -76,7 +80,11 @@ export function discoveryRoute(router: Router, ctx: DiscoveryRouteDeps): void {
       `${base}/v1`,
       `${base}/beta`,
     ],
-  });
+  };
+}
+
+export function discoveryRoute(router: Router, ctx: DiscoveryRouteDeps): void {
+  const document = prepareJson(discoveryMetadata(ctx.config));
   const cors = openCors('GET');
   endpoint(
     router,

@@ -11,10 +11,11 @@ export {
 } from './authorization-flow';
 export { grantHolder } from './active-grant';
 export { singleParams, type Params } from './authorization-request';
+export { CORS_PREFLIGHT } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
-export { discoveryRoute } from './discovery-route';
+export { discoveryMetadata, discoveryRoute } from './discovery-route';
 export { DpopError, dpopHeader, DpopProofs } from './dpop';
 export { boundAtToken, Grants, type ExchangedGrant, type RefreshIssuer, type TokenResponse } from './grants';
 export { InteractionLimit } from './interaction-limit';

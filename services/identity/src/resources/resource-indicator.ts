@@ -43,7 +43,7 @@ export async function resourceOfRequest(
   resources: Pick<ResourceDirectory, 'findByUri'>,
   uri: string | undefined,
   scope: string | undefined,
-): Promise<(BoundResource & { minLevel: VerificationLevel | null }) | null> {
+): Promise<(BoundResource & { name: string; minLevel: VerificationLevel | null }) | null> {
   if (uri === undefined) return null;
   const resource = uri.length <= 2000 ? await resources.findByUri(uri) : null;
   if (!resource)
@@ -61,6 +61,7 @@ export async function resourceOfRequest(
     );
   return {
     uri: resource.uri,
+    name: resource.name,
     scopes: resource.scopes.filter((s) => asked.includes(s)),
     minLevel: resource.minVerificationLevel,
   };
