@@ -36,6 +36,7 @@ const OAUTH_ERROR: Record<string, string> = {
   unsupported_encoding: 'invalid_request',
   unsupported_charset: 'invalid_request',
   unauthenticated: 'invalid_client',
+  unauthorized_client: 'unauthorized_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
   invalid_target: 'invalid_target',
