@@ -5,7 +5,14 @@
 import { dpopProof } from './dpop';
 import { basicAuth, codeFrom, form } from './http';
 import type { Check, Headers, Step, Workload } from './drive';
-import { peerAuthorizePath, peerParBody, peerTokenBody, PEER_REDIRECT_URI, type OidcPeer } from './peers/oidc-provider';
+import {
+  peerAuthorizePath,
+  peerParBody,
+  peerTokenBody,
+  PEER_REDIRECT_URI,
+  PEER_RESOURCE,
+  type OidcPeer,
+} from './peers/oidc-provider';
 import { authorizePath, bulkTransactionId, parBody, REDIRECT_URI, type AttestSeed } from './seed';
 import type { ServiceName } from './stack';
 
@@ -150,6 +157,17 @@ const activeCheck = (clientId: string) =>
   );
 const userinfoCheck = json((b) =>
   typeof b.sub === 'string' && b.sub.length > 0 && typeof b.email === 'string' ? null : 'no sub/email',
+);
+
+/** A client_credentials answer: a JWT access token with the resource's scope, no id_token. */
+const clientCredentialsResponse = json((b) =>
+  !isJwt(b.access_token)
+    ? 'access_token is not a JWT'
+    : b.scope !== 'api:read'
+      ? `scope is ${String(b.scope)}`
+      : String(b.token_type).toLowerCase() !== 'bearer'
+        ? 'token_type is not Bearer'
+        : null,
 );
 
 const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
@@ -329,6 +347,39 @@ export const SCENARIOS: Scenario[] = [
       }),
     embedded: { reference: 'oidc-provider', minRatio: 1.3 },
     real: { reference: 'none' },
+  },
+  {
+    key: 'client-credentials',
+    name: 'client_credentials (POST /token: a JWT for a resource)',
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)),
+          body: form({ grant_type: 'client_credentials', resource: t.seed.resourceUri, scope: 'api:read' }),
+          check: clientCredentialsResponse,
+        },
+      ],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
+          body: form({ grant_type: 'client_credentials', resource: PEER_RESOURCE, scope: 'api:read' }),
+          check: clientCredentialsResponse,
+        },
+      ],
+    }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.5 },
+    real: { reference: 'oidc-provider', minRatio: 1.5 },
   },
   {
     key: 'introspect',

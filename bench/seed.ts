@@ -28,6 +28,8 @@ export interface AttestSeed {
   pkce: { verifier: string; challenge: string };
   /** A DPoP-bound access token (cnf.jkt) and its key, for the userinfo-dpop row. */
   dpop: { key: DpopKey; accessToken: string };
+  /** A registered resource (issue 41), for the client_credentials row. */
+  resourceUri: string;
 }
 
 async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
@@ -35,6 +37,9 @@ async function run(deploy: Deployment, ...args: string[]): Promise<Record<string
   if (result.code !== 0) throw new Error(`pnpm manage ${args.slice(0, 2).join(' ')} failed: ${result.stderr}`);
   return JSON.parse(result.stdout) as Record<string, string>;
 }
+
+/** The resource of the client_credentials row, as oidc-provider's is configured (one scope, api:read). */
+export const RESOURCE_URI = 'https://api.bench.invalid/';
 
 export function authorizePath(appId: string, challenge: string): string {
   return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256' })}`;
@@ -57,6 +62,7 @@ export async function seedAttest(
   deploy: Deployment,
 ): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop'>> {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
+  await run(deploy, 'resource', 'create', '--uri', RESOURCE_URI, '--name', 'Bench API', '--scope', 'api:read');
   await run(
     deploy,
     'user',
@@ -123,6 +129,7 @@ export async function seedAttest(
     apiKey: app.api_key,
     transactionId: tx.transaction_id,
     paymentRequestId: request.id,
+    resourceUri: RESOURCE_URI,
   };
 }
 

@@ -35,7 +35,7 @@ const configuration: Configuration = {
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
       redirect_uris: [REDIRECT_URI],
-      grant_types: ['authorization_code'],
+      grant_types: ['authorization_code', 'client_credentials'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
       subject_type: 'pairwise',
@@ -56,6 +56,8 @@ const configuration: Configuration = {
   features: {
     devInteractions: { enabled: false },
     introspection: { enabled: true },
+    // client_credentials as ours (issue 41): a token for the resource, the client acting as itself
+    clientCredentials: { enabled: true },
     // DPoP as ours: proofs verified per request, jti replay refused, nonces not required
     dPoP: { enabled: true },
     // PAR as ours (RFC 9126): client-authenticated at /request, request_uri single use, not required

@@ -21,6 +21,7 @@ import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
 import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
+import { clientCredentialsGrant, isClientToken } from './client-credentials';
 import { buildServices, type IdentityServices } from './services';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
@@ -61,7 +62,14 @@ export async function buildApp(
     limits,
     tokens,
     resources,
-    active: async (claims) => (await grantHolder({ ...holders, apps }, { ...claims, scope: 'openid' })) !== null,
+    active: async (claims) => {
+      // an app acting as itself (client_credentials): while the token is not revoked and the app is enabled
+      if (isClientToken(claims)) {
+        const app = await apps.find(claims.client_id);
+        return !!app && !app.disabledAt && !(await revocations.isRevoked(claims.jti));
+      }
+      return (await grantHolder({ ...holders, apps }, { ...claims, scope: 'openid' })) !== null;
+    },
   });
   const built = createServiceAppsFrom(deps, {
     service: 'identity',
@@ -83,7 +91,10 @@ export async function buildApp(
         ...clientAuth,
         dpop,
         grants,
-        grantTypes: { refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }) },
+        grantTypes: {
+          refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }),
+          client_credentials: clientCredentialsGrant({ config, dpop, tokens, resources }),
+        },
       });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
       introspectRoute(router, { ...clientAuth, holders, resourceServers });

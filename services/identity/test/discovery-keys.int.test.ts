@@ -32,7 +32,7 @@ describe('discovery, JWKS and signing keys', () => {
         'code token',
         'code id_token token',
       ],
-      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],

@@ -137,15 +137,15 @@ describe('POST /token', () => {
     });
 
     it('400 invalid_grant_type (also when absent)', async () => {
-      for (const body of [{ grant_type: 'client_credentials', code: 'x' }, { code: 'x' }]) {
+      for (const body of [{ grant_type: 'password', code: 'x' }, { code: 'x' }]) {
         const res = await token(body as Record<string, string>);
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
           code: 'invalid_grant_type',
-          detail: 'Invalid grant type. Only authorization_code is supported.',
+          detail: 'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials.',
           attribute: 'grant_type',
           error: 'unsupported_grant_type',
-          error_description: 'Invalid grant type. Only authorization_code is supported.',
+          error_description: 'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials.',
         });
       }
     });

@@ -28,11 +28,15 @@ export const TOKEN_FORM = form({
   grant_type: Joi.string()
     .valid('authorization_code')
     .required()
-    .description('authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri)'),
+    .description(
+      'authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri); client_credentials (with resource, optionally scope)',
+    ),
   code: str().required(),
   redirect_uri: str().required(),
   refresh_token: str('grant_type refresh_token: the latest refresh token of the family'),
-  scope: str('grant_type refresh_token: a narrower scope (never wider: invalid_scope)'),
+  scope: str(
+    'refresh_token: a narrower scope (never wider: invalid_scope); client_credentials: scopes the resource offers',
+  ),
   code_verifier: str('PKCE; required from public clients'),
   resource: str('RFC 8707: the resource of the authorization request (or absent); any other is invalid_target'),
   client_id: str('client_secret_post, or a public client'),

@@ -36,6 +36,7 @@ const OAUTH_ERROR: Record<string, string> = {
   unsupported_encoding: 'invalid_request',
   unsupported_charset: 'invalid_request',
   unauthenticated: 'invalid_client',
+  unauthorized_client: 'unauthorized_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
   invalid_target: 'invalid_target',
@@ -49,7 +50,12 @@ const OAUTH_ERROR: Record<string, string> = {
 /** grant_type, absent or not authorization_code, is unsupported_grant_type (RFC 6749 §5.2); a repeat is invalid_request. */
 const grantTypeError = (failure: FieldFailure) =>
   failure.name === 'grant_type' && failure.problem !== 'repeated'
-    ? new AppError('invalid_grant_type', 400, 'Invalid grant type. Only authorization_code is supported.', 'grant_type')
+    ? new AppError(
+        'invalid_grant_type',
+        400,
+        'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials.',
+        'grant_type',
+      )
     : fieldError(failure);
 
 /** CORS for a page of one of the app's registered web origins (a public client in a browser). */

@@ -1,0 +1,106 @@
+import type { Request, Response } from 'express';
+import { AppError, sendJson } from '@attest/common';
+import type { App } from '../kernel/app-store';
+import { repeatedField } from '../kernel/form-check';
+import type { TokenService } from '../kernel/tokens';
+import { DpopError, dpopHeader, type DpopProofs } from '../oauth';
+import { RESERVED_SCOPES, type ResourceDirectory } from '../resources';
+
+/** What grant_type=client_credentials at /token uses. */
+export interface ClientCredentialsDeps {
+  config: { issuer: string };
+  dpop: Pick<DpopProofs, 'nonce' | 'verify'>;
+  tokens: Pick<TokenService, 'accessToken' | 'accessTokenTtl'>;
+  resources: Pick<ResourceDirectory, 'findByUri'>;
+}
+
+const one = (req: Request, name: string): string | undefined => {
+  const value = (req.body as Record<string, unknown>)[name];
+  if (Array.isArray(value)) {
+    if (name === 'resource')
+      throw new AppError('invalid_target', 400, 'Send one resource per request (RFC 8707).', 'resource');
+    throw repeatedField(name);
+  }
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+
+/**
+ * POST /token grant_type=client_credentials (RFC 6749 §4.4; issue 41): a confidential app acting as itself,
+ * no person. The token is for one registered resource (`resource`, required: RFC 9068 `aud`), with the
+ * scopes of `scope` the resource offers (all it offers when `scope` is absent); `sub` is the app's client_id.
+ * A resource that asks for a verification level needs a person, which this grant has not (invalid_target).
+ */
+export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
+  return async (req: Request, res: Response) => {
+    const app = res.locals.app as App;
+    if (app.public)
+      throw new AppError(
+        'unauthorized_client',
+        400,
+        'A public client cannot use client_credentials: it has no credentials of its own.',
+        'grant_type',
+      );
+    const uri = one(req, 'resource');
+    if (!uri)
+      throw new AppError(
+        'invalid_target',
+        400,
+        'client_credentials needs resource: the uri of a resource registered here (RFC 8707).',
+        'resource',
+      );
+    const resource = uri.length <= 2000 ? await deps.resources.findByUri(uri) : null;
+    if (!resource) throw new AppError('invalid_target', 400, 'resource names no resource registered here.', 'resource');
+    if (resource.minVerificationLevel)
+      throw new AppError(
+        'invalid_target',
+        400,
+        `The resource ${resource.uri} requires a person verified at level ${resource.minVerificationLevel}; ` +
+          'client_credentials has no person.',
+        'resource',
+      );
+    const scope = one(req, 'scope');
+    const asked = scope === undefined ? resource.scopes : [...new Set(scope.split(' ').filter(Boolean))];
+    const unknown = asked.find((s) => RESERVED_SCOPES.includes(s) || !resource.scopes.includes(s));
+    if (unknown !== undefined)
+      throw new AppError(
+        'invalid_scope',
+        400,
+        `The resource ${resource.uri} does not offer the scope ${unknown}` +
+          (resource.scopes.length ? ` (it offers: ${resource.scopes.join(' ')}).` : ' (it offers none).'),
+        'scope',
+      );
+    let jkt: string | undefined;
+    const header = dpopHeader(req);
+    if (header !== undefined) {
+      res.set('DPoP-Nonce', deps.dpop.nonce());
+      try {
+        jkt = (await deps.dpop.verify(header, { htm: 'POST', htu: `${deps.config.issuer}/token` })).jkt;
+      } catch (err) {
+        if (!(err instanceof DpopError)) throw err;
+        throw new AppError(err.error, 400, err.description, 'DPoP');
+      }
+    } else if (app.dpopBoundAccessTokens)
+      throw new AppError(
+        'invalid_request',
+        400,
+        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
+        'DPoP',
+      );
+    const { token, claims } = await deps.tokens.accessToken({
+      sub: app.id,
+      clientId: app.id,
+      scopes: resource.scopes.filter((s) => asked.includes(s)),
+      aud: resource.uri,
+      ...(jkt ? { jkt } : {}),
+    });
+    sendJson(res, {
+      access_token: token,
+      token_type: jkt ? 'DPoP' : 'Bearer',
+      expires_in: deps.tokens.accessTokenTtl,
+      scope: claims.scope,
+    });
+  };
+}
+
+/** A client_credentials token: no person behind it, its subject is its app. */
+export const isClientToken = (claims: { sub: string; client_id: string }): boolean => claims.sub === claims.client_id;

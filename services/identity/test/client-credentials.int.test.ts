@@ -1,0 +1,136 @@
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { freePort } from '../../../packages/common/test/support/throwaway';
+import { ADMIN_TOKEN, basic, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+
+type OpenIdClient = typeof import('openid-client');
+type Jose = typeof import('jose');
+type Client = { app_id: string; client_secret?: string };
+type Resource = { resource_id: string; introspection_secret: string };
+
+const TOOLS = 'https://tools.example.com/mcp';
+const VAULT = 'https://vault.example.com/api';
+
+/** client_credentials (issue 41, item 4): a confidential app acting as itself gets a token for a resource. */
+describe('client_credentials', () => {
+  let oidc: OpenIdClient;
+  let jose: Jose;
+  let h: IdentityHarness;
+  let server: Server;
+  let issuer: string;
+  let app: Client;
+  let publicApp: Client;
+  let tools: Resource;
+
+  const admin = (method: 'post' | 'get', path: string) =>
+    request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  beforeAll(async () => {
+    oidc = await import('openid-client');
+    jose = await import('jose');
+    const port = await freePort();
+    issuer = `http://localhost:${port}`;
+    h = await identityHarness({ BASE_URL: issuer });
+    await new Promise<void>((resolve) => {
+      server = h.publicApp.listen(port, '127.0.0.1', () => resolve());
+    });
+    app = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'Backend', redirect_uris: [REDIRECT_URI] })
+        .expect(201)
+    ).body;
+    publicApp = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'CLI', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' })
+        .expect(201)
+    ).body;
+    tools = (
+      await admin('post', '/admin/resources')
+        .send({ uri: TOOLS, name: 'Tools', scopes: ['tools:read', 'tools:write'] })
+        .expect(201)
+    ).body;
+    await admin('post', '/admin/resources')
+      .send({ uri: VAULT, name: 'Vault', scopes: ['vault:read'], min_verification_level: 'device' })
+      .expect(201);
+  });
+  afterAll(async () => {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+    await h?.close();
+  });
+
+  const config = () =>
+    oidc.discovery(new URL(issuer), app.app_id, undefined, oidc.ClientSecretBasic(app.client_secret!), {
+      execute: [oidc.allowInsecureRequests],
+    });
+  const raw = (client: Client, form: Record<string, string>) => {
+    const req = request(h.publicApp).post('/token').type('form');
+    if (client.client_secret) req.set('Authorization', basic(client.app_id, client.client_secret));
+    return req.send({
+      grant_type: 'client_credentials',
+      ...(client.client_secret ? {} : { client_id: client.app_id }),
+      ...form,
+    });
+  };
+  const introspect = (token: string) =>
+    request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(tools.resource_id, tools.introspection_secret))
+      .type('form')
+      .send({ token });
+
+  it('is in discovery', async () => {
+    const doc = (await request(h.publicApp).get('/.well-known/openid-configuration').expect(200)).body;
+    expect(doc.grant_types_supported).toContain('client_credentials');
+  });
+
+  it('gives openid-client’s clientCredentialsGrant an RFC 9068 token for the resource, sub the app', async () => {
+    const tokens = await oidc.clientCredentialsGrant(await config(), { resource: TOOLS, scope: 'tools:read' });
+    expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'tools:read', expires_in: 3600 });
+    expect(tokens.refresh_token).toBeUndefined();
+    expect(tokens.id_token).toBeUndefined();
+    const jwks = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    const { payload, protectedHeader } = await jose.jwtVerify(tokens.access_token, jwks, {
+      issuer,
+      audience: TOOLS,
+      typ: 'at+jwt',
+    });
+    expect(protectedHeader.typ).toBe('at+jwt');
+    expect(payload).toMatchObject({ sub: app.app_id, client_id: app.app_id, scope: 'tools:read' });
+    expect(payload.acr).toBeUndefined();
+    const answer = await introspect(tokens.access_token).expect(200);
+    expect(answer.body).toMatchObject({ active: true, sub: app.app_id, client_id: app.app_id, aud: TOOLS });
+    // not a token for /userinfo
+    await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
+    // the app disabled: its token goes inactive
+    await admin('post', `/admin/apps/${app.app_id}/disable`).expect(200);
+    expect((await introspect(tokens.access_token).expect(200)).body).toEqual({ active: false });
+    await admin('post', `/admin/apps/${app.app_id}/enable`).expect(200);
+    expect((await introspect(tokens.access_token).expect(200)).body.active).toBe(true);
+  });
+
+  it('without scope, every scope the resource offers', async () => {
+    const res = await raw(app, { resource: TOOLS }).expect(200);
+    expect(res.body.scope).toBe('tools:read tools:write');
+  });
+
+  it('refuses what it cannot give: no or unknown resource, a scope not offered, a resource needing a person, a public client', async () => {
+    expect((await raw(app, {}).expect(400)).body.error).toBe('invalid_target');
+    expect((await raw(app, { resource: 'https://nowhere.example.com/' }).expect(400)).body.error).toBe(
+      'invalid_target',
+    );
+    const scope = await raw(app, { resource: TOOLS, scope: 'tools:admin' }).expect(400);
+    expect(scope.body.error).toBe('invalid_scope');
+    expect(scope.body.error_description).toContain('tools:admin');
+    expect((await raw(app, { resource: TOOLS, scope: 'openid' }).expect(400)).body.error).toBe('invalid_scope');
+    const person = await raw(app, { resource: VAULT }).expect(400);
+    expect(person.body.error).toBe('invalid_target');
+    expect(person.body.error_description).toContain('verified at level device');
+    expect((await raw(publicApp, { resource: TOOLS }).expect(400)).body.error).toBe('unauthorized_client');
+    expect(
+      (await raw({ app_id: app.app_id, client_secret: 'sk_wrong' }, { resource: TOOLS }).expect(401)).body.error,
+    ).toBe('invalid_client');
+  });
+});
