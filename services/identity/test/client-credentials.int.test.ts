@@ -111,6 +111,22 @@ describe('client_credentials', () => {
     expect((await introspect(tokens.access_token).expect(200)).body.active).toBe(true);
   });
 
+  it('signs with the app’s access_token_signed_response_alg, as its other access tokens', async () => {
+    const es256 = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'ES256 backend', redirect_uris: [REDIRECT_URI], access_token_signed_response_alg: 'ES256' })
+        .expect(201)
+    ).body as Client;
+    const res = await raw(es256, { resource: TOOLS }).expect(200);
+    const jwks = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    const { protectedHeader, payload } = await jose.jwtVerify(res.body.access_token, jwks, { issuer, audience: TOOLS });
+    expect(protectedHeader.alg).toBe('ES256');
+    expect(payload.client_id).toBe(es256.app_id);
+    // the default app's stay RS256
+    const plain = await raw(app, { resource: TOOLS }).expect(200);
+    expect(jose.decodeProtectedHeader(plain.body.access_token).alg).toBe('RS256');
+  });
+
   it('without scope, every scope the resource offers', async () => {
     const res = await raw(app, { resource: TOOLS }).expect(200);
     expect(res.body.scope).toBe('tools:read tools:write');

@@ -3,7 +3,7 @@ import { AppError, sendJson } from '@attest/common';
 import type { App } from '../kernel/app-store';
 import { repeatedField } from '../kernel/form-check';
 import type { TokenService } from '../kernel/tokens';
-import { DpopError, dpopHeader, type DpopProofs } from '../oauth';
+import { DpopError, dpopAlgorithmsOf, dpopHeader, type DpopProofs } from '../oauth';
 import { RESERVED_SCOPES, type ResourceDirectory } from '../resources';
 
 /** What grant_type=client_credentials at /token uses. */
@@ -74,7 +74,10 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
     if (header !== undefined) {
       res.set('DPoP-Nonce', deps.dpop.nonce());
       try {
-        jkt = (await deps.dpop.verify(header, { htm: 'POST', htu: `${deps.config.issuer}/token` })).jkt;
+        // a fapi2 app's proofs are PS256, ES256 or EdDSA only (FAPI 2.0 §5.4), as at its other endpoints
+        jkt = (
+          await deps.dpop.verify(header, { htm: 'POST', htu: `${deps.config.issuer}/token`, ...dpopAlgorithmsOf(app) })
+        ).jkt;
       } catch (err) {
         if (!(err instanceof DpopError)) throw err;
         throw new AppError(err.error, 400, err.description, 'DPoP');
@@ -92,6 +95,8 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
       scopes: resource.scopes.filter((s) => asked.includes(s)),
       aud: resource.uri,
       ...(jkt ? { jkt } : {}),
+      // signed as the app's other access tokens (PS256 or ES256 for a fapi2 app)
+      alg: app.accessTokenSignedResponseAlg,
     });
     sendJson(res, {
       access_token: token,

@@ -16,7 +16,7 @@ export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
 export { discoveryMetadata, discoveryRoute } from './discovery-route';
-export { DpopError, dpopHeader, DpopProofs } from './dpop';
+export { DpopError, dpopAlgorithmsOf, dpopHeader, DpopProofs } from './dpop';
 export { boundAtToken, Grants, type ExchangedGrant, type RefreshIssuer, type TokenResponse } from './grants';
 export { InteractionLimit } from './interaction-limit';
 export { InteractionStore, type Interaction } from './interactions';
