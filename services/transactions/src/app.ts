@@ -6,6 +6,7 @@ import {
   type ServiceDeps,
   WorkerLoop,
 } from '@attest/common';
+import type { Registry } from 'prom-client';
 import { transactionsAdminApi, transactionsApi } from './api-documents';
 import { apiKeysAdminRoutes } from './api-keys';
 import { ChainMetrics, startChainWatcher } from './chain';
@@ -29,6 +30,7 @@ import {
   transactionsListRoute,
   transactionStore,
 } from './transactions';
+import { ReceivingAddressService, signatureVerifier } from './receiving-addresses';
 import {
   eventsAdminRoute,
   eventsRoute,
@@ -42,6 +44,7 @@ import {
   webhooksRoute,
   writeEvent,
 } from './webhooks';
+import { buildX402Facilitator, x402Routes, type X402Facilitator } from './x402';
 
 /**
  * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
@@ -88,6 +91,12 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     ? await startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
     : undefined;
   if (chain) deps.readiness.checks.push(chain.readiness);
+  const receiving = new ReceivingAddressService(
+    storage.db,
+    signatureVerifier(config.chainRpcUrls[0] ? { [config.CHAIN_NAME]: config.chainRpcUrls[0] } : {}),
+    { audit, chains: Object.keys(config.CHAIN_TOKENS) },
+  );
+  const x402 = x402Facilitator(deps, { transactions, paymentRequests, receiving });
   const auth = { apiKeys, failures };
   const tokens = config.CHAIN_TOKENS;
   const bodyLimit = config.BODY_LIMIT;
@@ -108,6 +117,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       webhookActionsRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
       webhookDeliveriesRoute(router, { ...auth, webhooks, wake: delivery.wake });
       eventsRoute(router, { ...auth, webhooks });
+      x402Routes(router, { ...auth, facilitator: x402.get, bodyLimit });
     },
     adminRoutes: (router) => {
       apiKeysAdminRoutes(router, { apiKeys, keyStore });
@@ -120,14 +130,63 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     metrics: (registry) => {
       webhookMetrics.register(registry);
       if (chain) chainMetrics.register(registry);
+      x402.registerMetrics(registry);
     },
   });
   audit.start();
   return {
     ...apps,
     stop: async () => {
-      await Promise.all([chain?.watcher.stop(), delivery.stop(), expirySweep.stop()]);
+      await Promise.all([chain?.watcher.stop(), delivery.stop(), expirySweep.stop(), x402.stop()]);
       await audit.stop();
     },
+  };
+}
+
+/**
+ * The x402 facilitator when a chain is configured (CHAIN_RPC_URL): built on the first x402 request (or at start),
+ * again after a failure (the RPC may be away); the relayer's balance is read each minute for /metrics.
+ */
+function x402Facilitator(
+  deps: ServiceDeps<TransactionsConfig>,
+  parts: Omit<Parameters<typeof buildX402Facilitator>[1], 'db' | 'logger'>,
+) {
+  const { config, storage, logger } = deps;
+  let built: Promise<X402Facilitator> | undefined;
+  let ready: X402Facilitator | undefined;
+  let registry: Registry | undefined;
+  const get = async (): Promise<X402Facilitator | null> => {
+    if (config.chainRpcUrls.length === 0) return null;
+    built ??= buildX402Facilitator(config, { ...parts, db: storage.db, logger }).then(
+      (f) => {
+        ready = f;
+        if (registry) f.metrics?.register(registry);
+        return f;
+      },
+      (err: unknown) => {
+        built = undefined;
+        throw err;
+      },
+    );
+    return built;
+  };
+  const balance = new WorkerLoop({
+    name: 'x402 relayer balance',
+    pass: async () => {
+      const f = await get();
+      if (f?.relayer) f.metrics?.observeBalance(await f.relayer.balance());
+      return false;
+    },
+    intervalMs: 60000,
+    logger,
+  });
+  if (config.chainRpcUrls.length > 0 && config.X402_RELAYER_KEY) balance.start();
+  return {
+    get,
+    registerMetrics(r: Registry) {
+      registry = r;
+      ready?.metrics?.register(r);
+    },
+    stop: () => balance.stop(),
   };
 }
