@@ -5,7 +5,7 @@ import { AppError, type Logger } from '@attest/common';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { REASONS, type Reason } from './reasons';
-import type { AuthorizationKey, SettlementRow, SettlementStore } from './settlement-store';
+import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
 import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
 import { SimulationFailed, type Relayer } from './x402-chain';
 import type { X402Metrics } from './x402-metrics';
@@ -135,8 +135,8 @@ export class X402Settler {
     }
     let hash: Hex | null = null;
     try {
-      hash = await relayer.submit(payment.token.address, payment.authorization, payment.signature, async (h) => {
-        await this.deps.settlements.setTransactionHash(claimKey, h, this.options.leaseMs);
+      hash = await relayer.submit(payment.token.address, payment.authorization, payment.signature, async (h, db) => {
+        await settlementStore(db).setTransactionHash(claimKey, h, this.options.leaseMs);
         hash = h;
       });
     } catch (err) {

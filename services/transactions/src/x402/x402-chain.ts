@@ -17,7 +17,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, eip3009ABI, type ExactEIP3009Payload } from '@x402/evm';
-import type { Db } from '@attest/common';
+import type { Db, Queryable } from '@attest/common';
 
 /** EIP-712 typed data of a TransferWithAuthorization, as the payer signed it. */
 export type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'TransferWithAuthorization'>;
@@ -168,10 +168,16 @@ export class Relayer {
   }
 
   /**
-   * Signs the transfer, hands its hash to `beforeSend` (which records it), then broadcasts it; under the relayer's
-   * lock, so two replicas never take the same account nonce. Returns the transaction hash.
+   * Signs the transfer, hands its hash to `beforeSend` (which records it, on the lock's connection: embedded
+   * Postgres has one), then broadcasts it; under the relayer's lock, so two replicas never take the same account
+   * nonce. Returns the transaction hash.
    */
-  async submit(token: Address, a: Authorization, signature: Hex, beforeSend: (hash: Hex) => Promise<void>): Promise<Hex> {
+  async submit(
+    token: Address,
+    a: Authorization,
+    signature: Hex,
+    beforeSend: (hash: Hex, db: Queryable) => Promise<void>,
+  ): Promise<Hex> {
     return this.db.withClient(async (client) => {
       await client.query('SELECT pg_advisory_lock(hashtext($1))', [`attest:x402:relayer:${this.address.toLowerCase()}`]);
       try {
@@ -182,7 +188,7 @@ export class Relayer {
         });
         const raw = await this.wallet.signTransaction(request);
         const hash = keccak256(raw);
-        await beforeSend(hash);
+        await beforeSend(hash, client);
         await this.wallet.sendRawTransaction({ serializedTransaction: raw });
         return hash;
       } finally {
