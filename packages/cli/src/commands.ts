@@ -1,7 +1,7 @@
 import type { Command } from './command';
 import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
-import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
+import { apiKeyCommands, priceCommands, transactionCommands, x402Commands } from './service-commands';
 import { signingKeyCommands } from './signing-key-commands';
 import { userCommands } from './user-commands';
 import { webhookCommands } from './webhook-commands';
@@ -16,6 +16,7 @@ export const commands: Record<string, Command> = {
   ...signingKeyCommands,
   ...transactionCommands,
   ...webhookCommands,
+  ...x402Commands,
   ...priceCommands,
   ...auditCommands,
   ...adminTokenCommands,
@@ -28,6 +29,7 @@ export const NOUN_SUMMARIES: Record<string, string> = {
   'signing-key': 'the keys that sign tokens (identity)',
   transaction: 'payments and transactions (transactions)',
   webhook: "signed webhooks to apps' backends (transactions)",
+  x402: 'the x402 facilitator’s relayer (transactions)',
   price: 'prices and their feeds (prices)',
   audit: 'the audit trail of each service',
   'admin-token': 'named operator tokens for the admin APIs',

@@ -44,7 +44,7 @@ import {
   webhooksRoute,
   writeEvent,
 } from './webhooks';
-import { buildX402Facilitator, x402Routes, type X402Facilitator } from './x402';
+import { buildX402Facilitator, x402AdminRoutes, x402Routes, type X402Facilitator } from './x402';
 
 /**
  * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
@@ -126,6 +126,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       webhookAdminRoutes(router, { webhooks, audit, wake: delivery.wake });
       paymentRequestsAdminRoutes(router, { paymentRequests });
       eventsAdminRoute(router, { webhooks });
+      x402AdminRoutes(router, { keyEncryptionKey: config.keyEncryptionKey, audit });
     },
     metrics: (registry) => {
       webhookMetrics.register(registry);

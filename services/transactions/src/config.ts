@@ -140,7 +140,10 @@ const schema = {
   // the key's value is never repeated in a message
   X402_RELAYER_KEY: Joi.string()
     .pattern(/^(v1\.[\w.-]+|0x[0-9a-fA-F]{64})$/)
-    .messages({ 'string.pattern.base': '{{#label}} must be a private key (0x and 64 hexadecimal digits) or one sealed with KEY_ENCRYPTION_KEY (v1.…)' }),
+    .messages({
+      'string.pattern.base':
+        '{{#label}} must be a private key (0x and 64 hexadecimal digits) or one sealed with KEY_ENCRYPTION_KEY (v1.…)',
+    }),
   X402_RELAYER_MIN_BALANCE: Joi.string()
     .pattern(/^\d{1,40}$/)
     .default('10000000000000000')
@@ -148,8 +151,10 @@ const schema = {
   X402_SETTLEMENTS_PER_MINUTE: Joi.number().integer().min(1).max(100000).default(60),
   X402_MAX_AMOUNT: Joi.string()
     .pattern(/^[1-9]\d{0,77}$/)
-    .messages({ 'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount' }),
-  X402_RECEIPT_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(60),
+    .messages({
+      'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount',
+    }),
+  X402_RECEIPT_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(25),
 };
 
 const splitUrls = (value: string) => value.split(',').map((url) => url.trim());

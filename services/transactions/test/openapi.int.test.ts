@@ -21,6 +21,9 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       '/api/v2/client/events',
       '/api/v2/client/events/{event_id}',
+      '/x402/supported',
+      '/x402/verify',
+      '/x402/settle',
       ...COMMON_PUBLIC_PATHS,
     ]);
     const lookup = doc.paths['/api/v2/client/transaction/{transaction_id}'].get;
@@ -82,6 +85,7 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       '/admin/apps/{app_id}/payment-requests',
       '/admin/apps/{app_id}/payment-requests/{id}',
       '/admin/apps/{app_id}/events',
+      '/admin/x402/relayer-key',
       ...COMMON_ADMIN_PATHS,
     ]);
     expect(doc.components.securitySchemes).toEqual({

@@ -46,7 +46,12 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
     const appId = newAppId();
     const key = (await apiKeyFor(h, appId)).api_key;
     const seller = newAccount().address;
-    await new ReceivingAddressService(h.storage.db, signatureVerifier({})).addByOperator(appId, 'worldchain', seller, operator);
+    await new ReceivingAddressService(h.storage.db, signatureVerifier({})).addByOperator(
+      appId,
+      'worldchain',
+      seller,
+      operator,
+    );
     return { appId, key, seller };
   };
 
@@ -94,9 +99,7 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
     let h: TransactionsHarness;
     const relayerKey = generatePrivateKey();
     beforeAll(async () => {
-      h = await transactionsHarness(
-        env(relayerKey, { X402_SETTLEMENTS_PER_MINUTE: '1', X402_MAX_AMOUNT: '3000000' }),
-      );
+      h = await transactionsHarness(env(relayerKey, { X402_SETTLEMENTS_PER_MINUTE: '1', X402_MAX_AMOUNT: '3000000' }));
     }, 120000);
     afterAll(async () => {
       await h?.close();

@@ -85,7 +85,15 @@ describe('x402 settle (ganache)', () => {
       .send({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements });
 
   const recorded = (hash: string) =>
-    h.storage.db.query<{ app_id: string; type: string; token: string; token_amount: string; from: string; to: string; reference: string }>(
+    h.storage.db.query<{
+      app_id: string;
+      type: string;
+      token: string;
+      token_amount: string;
+      from: string;
+      to: string;
+      reference: string;
+    }>(
       `SELECT app_id, type, token, token_amount::text AS token_amount, from_address AS "from", to_address AS "to", reference
        FROM transactions WHERE transaction_hash = $1`,
       [hash],
@@ -129,7 +137,9 @@ describe('x402 settle (ganache)', () => {
       // the buyer: @x402/fetch with a local wallet, allowed to pay this (non-default) token
       const pay = wrapFetchWithPaymentFromConfig(fetch, {
         schemes: [{ network: 'eip155:1337', client: new ExactEvmClient(buyer) }],
-        spendControls: { allowedAssets: [{ network: 'eip155:1337', asset: x402.token, maxAmountPerPayment: '1000000' }] },
+        spendControls: {
+          allowedAssets: [{ network: 'eip155:1337', asset: x402.token, maxAmountPerPayment: '1000000' }],
+        },
       });
       const res = await pay(`${shopUrl}/report`);
       expect(res.status).toBe(200);
@@ -179,7 +189,12 @@ describe('x402 settle (ganache)', () => {
     const sellerBefore = await x402.balanceOf(seller);
     const first = await settle(payment, asks);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ success: true, network: 'eip155:1337', payer: buyer.address, amount: '2000000' });
+    expect(first.body).toMatchObject({
+      success: true,
+      network: 'eip155:1337',
+      payer: buyer.address,
+      amount: '2000000',
+    });
     const again = await settle(payment, asks);
     expect(again.body).toEqual(first.body);
 

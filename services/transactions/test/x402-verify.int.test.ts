@@ -93,7 +93,11 @@ describe('x402 verify (ganache)', () => {
 
   it('refuses an authorization to another address than payTo', async () => {
     const elsewhere = newAccount().address;
-    await refused(await signedPayment(payer, asks(), { to: elsewhere }), asks(), 'invalid_exact_evm_recipient_mismatch');
+    await refused(
+      await signedPayment(payer, asks(), { to: elsewhere }),
+      asks(),
+      'invalid_exact_evm_recipient_mismatch',
+    );
   });
 
   it('refuses a payTo the app did not register (even one another app did)', async () => {
@@ -109,7 +113,11 @@ describe('x402 verify (ganache)', () => {
   });
 
   it('refuses an amount short of the requirement', async () => {
-    await refused(await signedPayment(payer, asks(), { value: 999_999n }), asks(), 'invalid_exact_evm_authorization_value');
+    await refused(
+      await signedPayment(payer, asks(), { value: 999_999n }),
+      asks(),
+      'invalid_exact_evm_authorization_value',
+    );
   });
 
   it('refuses an expired window and one not yet open', async () => {

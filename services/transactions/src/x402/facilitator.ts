@@ -54,7 +54,8 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
   const network: Network = `eip155:${chainId}`;
   const tokens = new Map<string, X402Token>();
   for (const [code, token] of Object.entries(config.CHAIN_TOKENS[config.CHAIN_NAME] ?? {}))
-    if (token.kind === 'erc20') tokens.set(token.address.toLowerCase(), { code, address: token.address, decimals: token.decimals });
+    if (token.kind === 'erc20')
+      tokens.set(token.address.toLowerCase(), { code, address: token.address, decimals: token.decimals });
   const settlements = settlementStore(deps.db);
   const verifier = new X402Verifier(
     { chain: new X402Chain(client, chainId), receiving: deps.receiving, settlements },
@@ -71,9 +72,19 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
     if (typeof key !== 'string') throw new Error(key.problem);
     relayer = new Relayer(client, transport, key, chainId, deps.db);
   }
-  const metrics = relayer ? new X402Metrics(relayer.address, BigInt(config.X402_RELAYER_MIN_BALANCE), deps.logger) : null;
+  const metrics = relayer
+    ? new X402Metrics(relayer.address, BigInt(config.X402_RELAYER_MIN_BALANCE), deps.logger)
+    : null;
   const settler = new X402Settler(
-    { verifier, relayer, settlements, transactions: deps.transactions, paymentRequests: deps.paymentRequests, metrics, logger: deps.logger },
+    {
+      verifier,
+      relayer,
+      settlements,
+      transactions: deps.transactions,
+      paymentRequests: deps.paymentRequests,
+      metrics,
+      logger: deps.logger,
+    },
     {
       perMinute: config.X402_SETTLEMENTS_PER_MINUTE,
       receiptTimeoutMs: config.X402_RECEIPT_TIMEOUT_SECONDS * 1000,

@@ -6,6 +6,7 @@
  * hands in. viem and @x402 are loaded with the facilitator (startX402), only when a chain is configured.
  */
 export { x402Routes, type X402RouteDeps } from './x402-routes';
+export { x402AdminRoutes, type X402AdminDeps } from './x402-admin-routes';
 export type { X402Config, X402Deps, X402Facilitator } from './facilitator';
 export type { ReceivingAddressCheck } from './verify';
 export { relayerKey } from './relayer-key';

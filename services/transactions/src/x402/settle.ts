@@ -80,7 +80,11 @@ export class X402Settler {
     const payment = verdict.payment;
     const relayer = this.deps.relayer;
     if (!relayer)
-      return this.fail(REASONS.noRelayer, 'This facilitator has no relayer (X402_RELAYER_KEY) to settle with.', payment.payer);
+      return this.fail(
+        REASONS.noRelayer,
+        'This facilitator has no relayer (X402_RELAYER_KEY) to settle with.',
+        payment.payer,
+      );
     if ((await this.deps.settlements.recentClaims(appId, 60000)) >= this.options.perMinute)
       return this.fail(
         REASONS.rateLimited,
@@ -93,9 +97,17 @@ export class X402Settler {
         const request = await this.deps.paymentRequests.forPayment(appId, requestId);
         const chainName = this.deps.verifier.options.chainName;
         if (request.chain !== chainName || request.to.toLowerCase() !== requirements.payTo.toLowerCase())
-          return this.fail(REASONS.requirements, `payTo must be payment request ${requestId}'s to on ${request.chain}.`, payment.payer);
+          return this.fail(
+            REASONS.requirements,
+            `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
+            payment.payer,
+          );
         if (!request.accepted.some((t) => t.token === payment.token.code))
-          return this.fail(REASONS.requirements, `Payment request ${requestId} does not accept ${payment.token.code}.`, payment.payer);
+          return this.fail(
+            REASONS.requirements,
+            `Payment request ${requestId} does not accept ${payment.token.code}.`,
+            payment.payer,
+          );
       } catch (err) {
         if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
         throw err;
@@ -144,7 +156,11 @@ export class X402Settler {
       if (!hash || !(await relayer.known(hash))) {
         await this.deps.settlements.release(claimKey);
         this.deps.logger.error('x402 settlement not submitted', { error: (err as Error).message });
-        return this.fail(REASONS.unexpectedSettle, 'The transaction could not be submitted; nothing was sent.', payment.payer);
+        return this.fail(
+          REASONS.unexpectedSettle,
+          'The transaction could not be submitted; nothing was sent.',
+          payment.payer,
+        );
       }
     }
     return this.finish(appId, claimKey, hash, payment, payload, requirements);
@@ -164,7 +180,12 @@ export class X402Settler {
     try {
       status = await relayer.outcome(hash, this.options.receiptTimeoutMs);
     } catch {
-      return this.fail(REASONS.inProgress, 'The transaction is not mined yet; settle again for its outcome.', payment.payer, hash);
+      return this.fail(
+        REASONS.inProgress,
+        'The transaction is not mined yet; settle again for its outcome.',
+        payment.payer,
+        hash,
+      );
     }
     void relayer.balance().then(
       (b) => this.deps.metrics?.observeBalance(b),
@@ -246,7 +267,6 @@ export class X402Settler {
       current?.transactionHash ?? '',
     );
   }
-
 }
 
 /** payment_request_id in the requirements' extra: the payment request the payment pays. */

@@ -72,7 +72,10 @@ export class X402Verifier {
     const invalid = (reason: Reason, message: string): Verdict => refusal(reason, message, payer);
     if (payload.x402Version !== 2) return invalid(REASONS.version, 'x402Version must be 2.');
     if (requirements.scheme !== 'exact')
-      return invalid(REASONS.unsupportedScheme, `paymentRequirements.scheme must be exact (got ${requirements.scheme}).`);
+      return invalid(
+        REASONS.unsupportedScheme,
+        `paymentRequirements.scheme must be exact (got ${requirements.scheme}).`,
+      );
     if (payload.accepted.scheme !== 'exact')
       return invalid(REASONS.scheme, 'paymentPayload.accepted.scheme must be exact.');
     if (requirements.network !== this.options.network)
@@ -86,7 +89,10 @@ export class X402Verifier {
         `paymentRequirements.asset must be one of ${[...this.options.tokens.values()].map((t) => `${t.code} (${t.address})`).join(', ')}.`,
       );
     if (!isAddress(requirements.payTo) || !UINT.test(requirements.amount))
-      return invalid(REASONS.requirements, 'paymentRequirements.payTo must be an address and amount an integer string.');
+      return invalid(
+        REASONS.requirements,
+        'paymentRequirements.payTo must be an address and amount an integer string.',
+      );
     if (typeof raw !== 'object' || raw === null || !isEIP3009Payload(raw))
       return invalid(REASONS.unsupportedPayload, 'Only EIP-3009 authorizations are settled here.');
     const a = raw.authorization;
@@ -117,12 +123,21 @@ export class X402Verifier {
     const name = requirements.extra?.name;
     const version = requirements.extra?.version;
     if (typeof name !== 'string' || typeof version !== 'string')
-      return invalid(REASONS.missingDomain, 'paymentRequirements.extra must carry the token’s EIP-712 name and version.');
+      return invalid(
+        REASONS.missingDomain,
+        'paymentRequirements.extra must carry the token’s EIP-712 name and version.',
+      );
     const domain = await this.deps.chain.tokenDomain(token.address);
     if (domain && domain.name !== name)
-      return invalid(REASONS.tokenName, `paymentRequirements.extra.name must be the token’s EIP-712 name (${domain.name}).`);
+      return invalid(
+        REASONS.tokenName,
+        `paymentRequirements.extra.name must be the token’s EIP-712 name (${domain.name}).`,
+      );
     if (domain && domain.version !== version)
-      return invalid(REASONS.tokenVersion, `paymentRequirements.extra.version must be the token’s (${domain.version}).`);
+      return invalid(
+        REASONS.tokenVersion,
+        `paymentRequirements.extra.version must be the token’s (${domain.version}).`,
+      );
     const typed = authorizationTypedData({ name, version, chainId: this.deps.chain.chainId, token: token.address }, a);
     if (!(await this.deps.chain.signedBy(typed, a.from, signature)))
       return invalid(REASONS.signature, 'The signature is not the payer’s over this authorization.');
@@ -138,12 +153,16 @@ export class X402Verifier {
     const now = Math.floor((this.options.now ?? Date.now)() / 1000);
     if (BigInt(a.validBefore) < BigInt(now + MIN_VALIDITY_SECONDS))
       return invalid(REASONS.validBefore, 'authorization.validBefore has passed (or leaves no time to settle).');
-    if (BigInt(a.validAfter) > BigInt(now)) return invalid(REASONS.validAfter, 'authorization.validAfter is in the future.');
+    if (BigInt(a.validAfter) > BigInt(now))
+      return invalid(REASONS.validAfter, 'authorization.validAfter is in the future.');
     const value = BigInt(a.value);
     if (value < BigInt(requirements.amount))
       return invalid(REASONS.value, `authorization.value ${a.value} is less than the ${requirements.amount} required.`);
     if (this.options.maxAmount !== undefined && payment.tokenAmount > this.options.maxAmount)
-      return invalid(REASONS.amountOverLimit, 'authorization.value is more than one x402 payment may carry here (X402_MAX_AMOUNT).');
+      return invalid(
+        REASONS.amountOverLimit,
+        'authorization.value is more than one x402 payment may carry here (X402_MAX_AMOUNT).',
+      );
 
     const [used, claim, balance] = await Promise.all([
       this.deps.chain.authorizationUsed(token.address, a),
@@ -152,7 +171,8 @@ export class X402Verifier {
     ]);
     if (used) return invalid(REASONS.nonceUsed, 'This authorization’s nonce is already used on chain.');
     if (claim && inFlight(claim)) return invalid(REASONS.nonceUsed, 'This authorization is already being settled.');
-    if (balance < value) return invalid(REASONS.insufficientBalance, `The payer holds less than ${a.value} of ${token.code}.`);
+    if (balance < value)
+      return invalid(REASONS.insufficientBalance, `The payer holds less than ${a.value} of ${token.code}.`);
     return { response: { isValid: true, payer: a.from }, payment };
   }
 }
@@ -183,7 +203,8 @@ export const authorizationKey = (network: string, token: Address, a: Authorizati
 function authorizationProblem(a: Authorization | undefined, signature: unknown): string | null {
   if (typeof a !== 'object' || a === null) return 'payload.authorization must be an object.';
   for (const field of ['from', 'to'] as const)
-    if (typeof a[field] !== 'string' || !isAddress(a[field])) return `payload.authorization.${field} must be an address.`;
+    if (typeof a[field] !== 'string' || !isAddress(a[field]))
+      return `payload.authorization.${field} must be an address.`;
   for (const field of ['value', 'validAfter', 'validBefore'] as const)
     if (typeof a[field] !== 'string' || !UINT.test(a[field]))
       return `payload.authorization.${field} must be an integer string.`;

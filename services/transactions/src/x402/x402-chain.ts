@@ -179,7 +179,9 @@ export class Relayer {
     beforeSend: (hash: Hex, db: Queryable) => Promise<void>,
   ): Promise<Hex> {
     return this.db.withClient(async (client) => {
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`attest:x402:relayer:${this.address.toLowerCase()}`]);
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [
+        `attest:x402:relayer:${this.address.toLowerCase()}`,
+      ]);
       try {
         const request = await this.wallet.prepareTransactionRequest({
           to: token,
@@ -220,12 +222,20 @@ const transferArgs = (a: Authorization, signature: Hex) =>
   [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature] as const;
 
 function encodeTransfer(a: Authorization, signature: Hex): Hex {
-  return encodeFunctionData({ abi: eip3009ABI, functionName: 'transferWithAuthorization', args: transferArgs(a, signature) });
+  return encodeFunctionData({
+    abi: eip3009ABI,
+    functionName: 'transferWithAuthorization',
+    args: transferArgs(a, signature),
+  });
 }
 
 /** A transport over the RPC URLs (CHAIN_RPC_URL), failing over in order. */
 export function x402Transport(urls: readonly string[], timeoutMs: number) {
-  return fallback(urls.map((url) => (url.startsWith('ws') ? webSocket(url, { timeout: timeoutMs }) : http(url, { timeout: timeoutMs }))));
+  return fallback(
+    urls.map((url) =>
+      url.startsWith('ws') ? webSocket(url, { timeout: timeoutMs }) : http(url, { timeout: timeoutMs }),
+    ),
+  );
 }
 
 export function x402Client(transport: ReturnType<typeof x402Transport>): PublicClient {

@@ -1,6 +1,14 @@
 import type { Request, Response, Router } from 'express';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { AppError, bodyErrorResponses, endpoint, errorResponse, jsonBody, jsonResponse, validate } from '@attest/common';
+import {
+  AppError,
+  bodyErrorResponses,
+  endpoint,
+  errorResponse,
+  jsonBody,
+  jsonResponse,
+  validate,
+} from '@attest/common';
 import { apiKeyAuthentication, verifiedKey, type ApiKeyAuthDeps } from '../kernel/api-keys/api-key-auth';
 import { apiKeyResponses } from '../kernel/openapi';
 import { requireJson } from '../kernel/request-fields';
@@ -56,7 +64,8 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
     {
       GET: {
         summary: 'x402: the schemes and networks this facilitator settles',
-        description: 'The exact scheme (EIP-3009) on the configured chain (CAIP-2 eip155:<chain id>), and the relayer address.',
+        description:
+          'The exact scheme (EIP-3009) on the configured chain (CAIP-2 eip155:<chain id>), and the relayer address.',
         tags: tag,
         security,
         responses: {
@@ -133,7 +142,10 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
         security,
         body: { contentType: 'application/json', schema: x402RequestSchema },
         responses: {
-          200: jsonResponse('SettleResponse: success and the transaction hash, or errorReason and errorMessage', settleResponseSchema),
+          200: jsonResponse(
+            'SettleResponse: success and the transaction hash, or errorReason and errorMessage',
+            settleResponseSchema,
+          ),
           ...bodyErrorResponses('invalid_content_type, required or invalid_parameter naming the field'),
           ...apiKeyResponses,
           503: notConfiguredDoc,

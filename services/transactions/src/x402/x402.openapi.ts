@@ -28,7 +28,10 @@ export const x402RequestSchema = Joi.object({
     x402Version: Joi.number().integer().required(),
     resource: Joi.object({ url: Joi.string().max(2000).required() }).unknown(true),
     accepted: requirements.required(),
-    payload: Joi.object().unknown(true).required().description('The exact scheme’s EIP-3009 payload: signature, authorization'),
+    payload: Joi.object()
+      .unknown(true)
+      .required()
+      .description('The exact scheme’s EIP-3009 payload: signature, authorization'),
     extensions: Joi.object().unknown(true),
   })
     .unknown(true)

@@ -41,9 +41,7 @@ const packageVersion = (name: string) =>
 export function compileEip3009Token(): Eip3009Artifacts {
   const source = fs.readFileSync(SOURCE, 'utf8');
   const key = createHash('sha256')
-    .update(
-      JSON.stringify([source, packageVersion('solc'), packageVersion('@openzeppelin/contracts'), SETTINGS]),
-    )
+    .update(JSON.stringify([source, packageVersion('solc'), packageVersion('@openzeppelin/contracts'), SETTINGS]))
     .digest('hex')
     .slice(0, 32);
   const cache = path.join(os.tmpdir(), `attest-eip3009-token-${key}.json`);
@@ -58,7 +56,11 @@ export function compileEip3009Token(): Eip3009Artifacts {
       : { error: `not found: ${file}` };
   const output = JSON.parse(
     solc.compile(
-      JSON.stringify({ language: 'Solidity', sources: { 'Eip3009Token.sol': { content: source } }, settings: SETTINGS }),
+      JSON.stringify({
+        language: 'Solidity',
+        sources: { 'Eip3009Token.sol': { content: source } },
+        settings: SETTINGS,
+      }),
       { import: findImports },
     ),
   ) as SolcOutput;

@@ -79,8 +79,19 @@ export async function deployX402Token(chain: LocalChain): Promise<X402Chain> {
 
 export const newAccount = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 
+/** A fresh private key and its address. */
+export function newKey(): { key: Hex; address: Address } {
+  const key = generatePrivateKey();
+  return { key, address: privateKeyToAccount(key).address };
+}
+
 /** What the seller asks (the exact scheme's PaymentRequirements) for `amount` base units paid to `payTo`. */
-export const requirementsFor = (token: Address, payTo: Address, amount: bigint, network = 'eip155:1337'): PaymentRequirements => ({
+export const requirementsFor = (
+  token: Address,
+  payTo: Address,
+  amount: bigint,
+  network = 'eip155:1337',
+): PaymentRequirements => ({
   scheme: 'exact',
   network: network as PaymentRequirements['network'],
   asset: token,
@@ -120,7 +131,12 @@ export async function signedPayment(
   const signature = await (options.signer ?? payer).signTypedData({
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization',
-    domain: { name: TOKEN_NAME, version: TOKEN_VERSION, chainId: 1337, verifyingContract: requirements.asset as Address },
+    domain: {
+      name: TOKEN_NAME,
+      version: TOKEN_VERSION,
+      chainId: 1337,
+      verifyingContract: requirements.asset as Address,
+    },
     message: {
       from: authorization.from,
       to: authorization.to,
