@@ -4,6 +4,9 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { encrypt } from '@attest/common';
 import { replicaPair, type Replicas } from '@attest/testing';
 import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
+import { settlementStore } from '../src/x402/settlement-store';
+import { authorizationKey } from '../src/x402/verify';
+import type { Authorization } from '../src/x402/x402-chain';
 import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
 import { localChain, type LocalChain } from './support/local-chain';
 import { deployX402Token, newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
@@ -92,6 +95,29 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
         [fromA.body.transaction],
       );
       expect(rows[0].n).toBe('1');
+    });
+
+    it('takes over a claim whose replica stopped before sending anything (its lease over), and settles it once', async () => {
+      const { a, b } = replicas;
+      const { appId, key, seller } = await seat(a);
+      const buyer = newAccount();
+      await x402.mint(buyer.address, 1_000_000n);
+      const asks = requirementsFor(x402.token, seller, 1_000_000n);
+      const payment = await signedPayment(buyer, asks);
+      const authorization = (payment.payload as { authorization: Authorization }).authorization;
+      const claimKey = authorizationKey('eip155:1337', x402.token, authorization);
+      // replica a claimed it and stopped: no transaction hash, the lease already over
+      const store = settlementStore(a.storage.db);
+      expect(
+        await store.claim(claimKey, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 }),
+      ).toBe(true);
+      const relayer = privateKeyToAccount(relayerKey).address;
+      const sentBefore = await x402.sent(relayer);
+      const res = await settle(b, key, payment, asks);
+      expect(res.body).toMatchObject({ success: true, payer: buyer.address });
+      expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+      expect(await x402.balanceOf(seller)).toBe(1_000_000n);
+      expect((await store.find(claimKey))?.outcome).toEqual(res.body);
     });
   });
 

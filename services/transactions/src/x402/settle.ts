@@ -71,6 +71,12 @@ export class X402Settler {
     const existing = !takeOver && 'key' in parsed && (await this.deps.settlements.find(parsed.key));
     if (existing) return this.answerClaimed(appId, existing, payload, requirements);
     const verdict = await this.deps.verifier.verify(appId, payload, requirements);
+    // claimed between the look above and verify's: answer that claim's outcome, as a retry does
+    const claimedMeanwhile =
+      verdict.response.invalidReason === REASONS.nonceUsed &&
+      'key' in parsed &&
+      (await this.deps.settlements.find(parsed.key));
+    if (claimedMeanwhile) return this.answerClaimed(appId, claimedMeanwhile, payload, requirements);
     if (!verdict.payment)
       return this.fail(
         verdict.response.invalidReason as Reason,
@@ -143,7 +149,10 @@ export class X402Settler {
     });
     if (!claimed) {
       const row = await this.deps.settlements.find(claimKey);
-      return row ? this.answerClaimed(appId, row, payload, requirements) : this.fail(REASONS.inProgress, 'Try again.');
+      // after a take-over that lost (the database's clock saw the lease as still running), wait: never loop
+      return row
+        ? this.answerClaimed(appId, row, payload, requirements, !takeOver)
+        : this.fail(REASONS.inProgress, 'This authorization is being settled; settle again for its outcome.');
     }
     let hash: Hex | null = null;
     try {
@@ -241,18 +250,19 @@ export class X402Settler {
     row: SettlementRow,
     payload: PaymentPayload,
     requirements: PaymentRequirements,
+    mayTakeOver = true,
   ): Promise<SettleResponse> {
     if (row.appId !== appId)
       return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', row.payer);
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
-      if (current.leaseUntil.getTime() < Date.now()) {
-        // its replica went quiet: one with a transaction is finished here; one without is settled afresh
+      if (mayTakeOver && current.leaseUntil.getTime() < Date.now()) {
+        // its replica went quiet: one with a transaction is finished here (by the one settle that takes its
+        // lease); one without is settled afresh (claim takes it over, once)
         if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
-        if (!(await this.deps.settlements.renew(current, this.options.leaseMs))) break;
         const parsed = this.deps.verifier.parse(payload, requirements);
-        if ('key' in parsed)
+        if ('key' in parsed && (await this.deps.settlements.takeLease(current, this.options.leaseMs)))
           return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
       }
       if (Date.now() > deadline) break;

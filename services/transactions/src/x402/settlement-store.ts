@@ -86,11 +86,14 @@ export function settlementStore(db: Queryable) {
         [...keyParams(key), hash, leaseMs],
       );
     },
-    /** Extends an in-flight claim's lease (while its receipt is awaited); false when the row is no longer in flight. */
-    async renew(key: AuthorizationKey, leaseMs: number): Promise<boolean> {
+    /**
+     * Takes over an in-flight claim whose lease ran out (its replica went quiet after sending), to read its
+     * receipt; false when another settle took it first or it is finished.
+     */
+    async takeLease(key: AuthorizationKey, leaseMs: number): Promise<boolean> {
       const rows = await db.query<{ nonce: string }>(
         `UPDATE x402_settlements SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
-         WHERE ${KEY} AND outcome IS NULL RETURNING nonce`,
+         WHERE ${KEY} AND outcome IS NULL AND lease_until < now() RETURNING nonce`,
         [...keyParams(key), leaseMs],
       );
       return rows.length === 1;

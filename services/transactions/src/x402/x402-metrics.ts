@@ -17,7 +17,7 @@ export class X402Metrics {
   constructor(
     private readonly relayer: string,
     private readonly minBalance: bigint,
-    private readonly logger: Logger,
+    private readonly logger: Pick<Logger, 'warn'>,
   ) {}
 
   register(registry: Registry): void {
