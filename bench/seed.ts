@@ -90,6 +90,18 @@ export async function seedAttest(
     '1500000',
   );
   await run(deploy, 'transaction', 'set-status', tx.transaction_id, 'mined');
+  // the shop's receiving address: an app asks to be paid only at its own (issue 40, item 1)
+  await run(
+    deploy,
+    'receiving-address',
+    'add',
+    '--app-id',
+    app.app_id,
+    '--chain',
+    'worldchain',
+    '--address',
+    `0x${'2'.repeat(40)}`,
+  );
   // the longest expiry, so the request stays pending through a whole run
   const created = await fetch(`${deploy.origins.transactions}/api/v2/client/payment-requests`, {
     method: 'POST',

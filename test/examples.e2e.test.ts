@@ -165,8 +165,28 @@ describe('examples/ against pnpm start', () => {
     expect(await back.text()).toContain('This app is for orb-verified people only.');
   }, 120000);
 
+  /** A fresh address the app receives payments at, added as an operator does (one app per address). */
+  const receivingAddress = async (appId: string) => {
+    const address = `0x${crypto.randomBytes(20).toString('hex')}`;
+    await run('receiving-address', 'add', '--app-id', appId, '--chain', 'worldchain', '--address', address);
+    return address;
+  };
+
   it('merchant-backend: records a payment, retries while pending, reports it paid once mined', async () => {
     const app = await run('app', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:3000/callback');
+    // not one of the app's receiving addresses yet: refused, and the example says so
+    const unknownShop = start(
+      'merchant-backend/check-payment.mjs',
+      { APP_ID: app.app_id, API_KEY: app.api_key, API_URL: stack.urls.transactions, PAY_TO: `0x${'3'.repeat(40)}` },
+      ['order-41'],
+    );
+    expect(await unknownShop.exited).toBe(5);
+    expect(JSON.parse(unknownShop.output().trim())).toEqual({
+      event: 'refused',
+      reference: 'order-41',
+      code: 'receiving_address_not_registered',
+      attribute: 'to',
+    });
     const wallet = `0x${crypto.randomBytes(20).toString('hex')}`;
     const txHash = `0x${crypto.randomBytes(32).toString('hex')}`;
     const env = {
@@ -177,6 +197,7 @@ describe('examples/ against pnpm start', () => {
       ATTEMPTS: '600',
       CUSTOMER_WALLET: wallet,
       TX_HASH: txHash,
+      PAY_TO: await receivingAddress(app.app_id),
     };
     const example = start('merchant-backend/check-payment.mjs', env, ['order-42']);
     await listening(example, '"transaction_status":"pending"');
@@ -252,6 +273,7 @@ describe('examples/ against pnpm start', () => {
         API_URL: stack.urls.transactions,
         POLL_SECONDS: '0.2',
         ATTEMPTS: '600',
+        PAY_TO: await receivingAddress(app.app_id),
       },
       ['order-77'],
     );
@@ -309,6 +331,7 @@ describe('examples/ against pnpm start', () => {
       PORT: String(port),
     });
     await listening(receiver, '"event":"listening"');
+    const payTo = await receivingAddress(app.app_id);
     const shop = start(
       'merchant-backend/checkout.mjs',
       {
@@ -317,6 +340,7 @@ describe('examples/ against pnpm start', () => {
         API_URL: stack.urls.transactions,
         POLL_SECONDS: '0.2',
         ATTEMPTS: '600',
+        PAY_TO: payTo,
       },
       ['order-88'],
     );
@@ -332,7 +356,7 @@ describe('examples/ against pnpm start', () => {
       reference: 'order-88',
       pay: '5 WLD',
       amount_due: '5000000',
-      to: '0x2222222222222222222222222222222222222222',
+      to: payTo,
       price: '12.50 USD',
     });
     expect(recorded).toMatchObject({ event: 'recorded', payment_request_id: shown.id });

@@ -69,13 +69,15 @@ describeNeeding(['bash', 'curl', 'jq'], 'docs/payments.md checkout walk-through 
       CUSTOMER: `0x${crypto.randomBytes(20).toString('hex')}`,
       TX_HASH: `0x${crypto.randomBytes(32).toString('hex')}`,
     };
-    // the create and record blocks, in one shell (the second uses what the first set); then what they left
+    // the address, create and record blocks, in one shell (the second uses what the first set); then what they left
     const made = await bash(
-      `${markedBlock(DOC, 'checkout: create')}\n${markedBlock(DOC, 'checkout: record')}\necho "{\\"request_id\\":\\"$REQUEST_ID\\"}"`,
+      `${markedBlock(DOC, 'checkout: address')}\n${markedBlock(DOC, 'checkout: create')}\n${markedBlock(DOC, 'checkout: record')}\necho "{\\"request_id\\":\\"$REQUEST_ID\\"}"`,
       env,
     );
     if (made.code !== 0) throw new Error(`the blocks failed (exit ${made.code}):\n${made.stderr}`);
-    const [request, payment, left] = await documents(made.stdout, env);
+    const [address, request, payment, left] = await documents(made.stdout, env);
+    // the shop's address is the app's receiving address first (issue 40, item 1): an operator added it
+    expect(address).toMatchObject({ app_id: env.APP, chain: 'worldchain', address: env.SHOP, proof: 'operator' });
     expect(request).toMatchObject({
       status: 'pending',
       token: 'WLD',

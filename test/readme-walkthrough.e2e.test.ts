@@ -122,7 +122,7 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
     expect(vars).toMatchObject({ IDENTITY: identity, API: transactions, PRICES: prices, SHOP: env.APP_URL });
     expect(vars.TX).toMatch(/^0x[0-9a-f]{64}$/);
     expect(vars.API_KEY).toMatch(/^api_/);
-    const [app, user, pending, statusChange, mined, priceSet, priceAnswer, discovery, ...rest] = printed;
+    const [app, user, address, pending, statusChange, mined, priceSet, priceAnswer, discovery, ...rest] = printed;
     expect(rest).toEqual([]);
     expect(app).toEqual({
       app_id: vars.APP,
@@ -132,6 +132,14 @@ describeNeeding(['bash', 'curl', 'jq'], 'the README walk-through against pnpm st
     });
     expect(vars.APP).toMatch(/^app_[0-9a-f]{32}$/);
     expect(app.api_key).not.toBe(vars.API_KEY); // step 2 made a second key, and the lookups used it
+    // the shop's receiving address, added before the payment to it is recorded (issue 40, item 1)
+    expect(address).toEqual({
+      app_id: vars.APP,
+      chain: 'worldchain',
+      address: '0x2222222222222222222222222222222222222222',
+      proof: 'operator',
+      created_at: expect.any(String),
+    });
     expect(user).toMatchObject({
       user_id: expect.stringMatching(/^usr_/),
       username: 'alice',

@@ -2,7 +2,9 @@
 //   APP_ID=app_… API_KEY=api_… node examples/merchant-backend/check-payment.mjs [REFERENCE]
 // It polls while the payment is pending (every POLL_SECONDS, at most ATTEMPTS times); exit code 0 when
 // mined, 2 when failed, 3 when still pending, 4 when another order already claimed the transaction.
-// CUSTOMER_WALLET is the wallet of the customer signed in to the shop. Mark it mined meanwhile with:
+// CUSTOMER_WALLET is the wallet of the customer signed in to the shop. PAY_TO is the shop's address: one of
+// the app's receiving addresses (an operator adds it first: pnpm --silent manage receiving-address add
+// --app-id … --chain worldchain --address …). Mark the payment mined meanwhile with:
 //   pnpm --silent manage transaction set-status <transaction_id> mined
 import crypto from 'node:crypto';
 
@@ -42,7 +44,7 @@ const recorded = await fetch(`${API_URL}/api/v2/client/transaction`, {
     reference,
     transaction_hash: transactionHash,
     from: session.wallet, // bound to the signed-in customer, not taken from the request
-    to: '0x2222222222222222222222222222222222222222',
+    to: process.env.PAY_TO ?? '0x2222222222222222222222222222222222222222', // the shop's receiving address
     chain: 'worldchain',
     token: 'USDCE',
     token_amount: '1500000', // 1.5 USDCE: amounts are integers with 6 decimals
@@ -56,6 +58,15 @@ if (recorded.status === 409) {
     process.exit(4);
   }
   throw new Error(`recording failed: 409 ${JSON.stringify(error)}`);
+}
+if (recorded.status === 403) {
+  const error = await recorded.json();
+  if (error.code === 'receiving_address_not_registered') {
+    // PAY_TO is not one of this app's receiving addresses: add it first (pnpm manage receiving-address add)
+    console.log(JSON.stringify({ event: 'refused', reference, code: error.code, attribute: error.attribute }));
+    process.exit(5);
+  }
+  throw new Error(`recording failed: 403 ${JSON.stringify(error)}`);
 }
 if (recorded.status !== 201) throw new Error(`recording failed: ${recorded.status} ${await recorded.text()}`);
 const { transaction_id: transactionId, from } = await recorded.json();

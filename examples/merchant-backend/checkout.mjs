@@ -22,7 +22,8 @@ const TOKENS = (process.env.TOKENS ?? process.env.TOKEN ?? 'WLD').split(',').map
 const PAY_IN = (process.env.PAY_IN ?? TOKENS[0]).toUpperCase();
 const AMOUNT = process.env.AMOUNT ?? '12.50';
 const CURRENCY = process.env.CURRENCY ?? 'USD';
-const PAY_TO = process.env.PAY_TO ?? '0x2222222222222222222222222222222222222222'; // the shop's address
+// the shop's address: one of the app's receiving addresses (an operator adds it: pnpm manage receiving-address add)
+const PAY_TO = process.env.PAY_TO ?? '0x2222222222222222222222222222222222222222';
 const reference = process.argv[2] ?? `order-${Date.now()}`;
 if (!APP_ID || !API_KEY) {
   console.error('Set APP_ID and API_KEY (both printed by: pnpm --silent manage app create …)');

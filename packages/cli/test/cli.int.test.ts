@@ -390,6 +390,63 @@ describe('pnpm manage', () => {
     expect((await manage(['api-key', 'revoke', key.key_id])).revoked_at).toEqual(expect.any(String));
   });
 
+  it('receiving addresses: add (audited, with its operator), list, remove; one app per address; --help (issue 40, item 1)', async () => {
+    const [appId, other] = [`app_${'7'.repeat(32)}`, `app_${'8'.repeat(32)}`];
+    const address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const added = await manage([
+      'receiving-address',
+      'add',
+      '--app-id',
+      appId,
+      '--chain',
+      'worldchain',
+      '--address',
+      address,
+    ]);
+    expect(added).toEqual({
+      app_id: appId,
+      chain: 'worldchain',
+      address: address.toLowerCase(),
+      proof: 'operator',
+      created_at: expect.any(String),
+    });
+    expect(
+      await failure(['receiving-address', 'add', '--app-id', other, '--chain', 'worldchain', '--address', address]),
+    ).toMatch(/receiving_address_taken|another app's receiving address/);
+    expect(
+      await failure(['receiving-address', 'add', '--app-id', appId, '--chain', 'worldchain', '--address', '0x12']),
+    ).toMatch(/address must be an address/);
+    expect((await manage(['receiving-address', 'list', '--app-id', appId])) as unknown).toEqual([added]);
+    expect((await manage(['receiving-address', 'list', '--app-id', appId, '--chain', 'base'])) as unknown).toEqual([]);
+    const audit = (await manage([
+      'audit',
+      'list',
+      '--service',
+      'transactions',
+      '--type',
+      'receiving_address.added',
+    ])) as unknown as {
+      events: { actor: { type: string; id: string }; subject: string; detail: Record<string, string> }[];
+    };
+    expect(audit.events).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({ type: 'operator', id: 'admin' }),
+        subject: appId,
+        detail: { app_id: appId, chain: 'worldchain', address: address.toLowerCase(), proof: 'operator' },
+      }),
+    ]);
+    expect(
+      await manage(['receiving-address', 'remove', '--app-id', appId, '--chain', 'worldchain', '--address', address]),
+    ).toEqual(added);
+    expect((await manage(['receiving-address', 'list', '--app-id', appId])) as unknown).toEqual([]);
+    expect(
+      await failure(['receiving-address', 'remove', '--app-id', appId, '--chain', 'worldchain', '--address', address]),
+    ).toMatch(/not this app's receiving address/);
+    const help = (await runCli(['receiving-address', '--help'], {})) as HelpText;
+    expect(help.text).toContain('pnpm manage receiving-address add --app-id APP_ID --chain CHAIN --address ADDRESS');
+    expect(help.text).toContain('pnpm manage receiving-address list --app-id APP_ID [--chain CHAIN]');
+  });
+
   it('webhooks: add with a filter, update, disable, enable; list shows each endpoint’s status', async () => {
     const appId = `app_${'2'.repeat(32)}`;
     const added = await manage([

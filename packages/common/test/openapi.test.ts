@@ -140,7 +140,7 @@ it('documents admin operations behind the adminToken bearer scheme, and reads a 
   });
   const named = doc.paths['/admin/named'].post;
   expect(named.security).toEqual([{ adminToken: [] }]);
-  expect(Object.keys(named.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+  expect(Object.keys(named.responses).sort()).toEqual(['201', '400', '401', '405', '413', '415', '500', '503']);
   expect(named.responses['400'].description).toMatch(/^required or invalid_parameter naming the field; invalid_body/);
   expect(named.responses['401'].headers).toHaveProperty('WWW-Authenticate');
   expect(doc.paths['/metrics'].get.security).toBeUndefined();

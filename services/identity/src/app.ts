@@ -8,6 +8,7 @@ import {
   authorizeRoute,
   consentRoute,
   discoveryRoute,
+  grantHolder,
   introspectRoute,
   jwksRoute,
   parRoute,
@@ -18,6 +19,8 @@ import {
 import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
+import { resourceAdminRoutes, resourceIntrospection } from './resources';
+import { refreshTokenGrant } from './refresh';
 import { buildServices, type IdentityServices } from './services';
 
 export { buildServices, type IdentityServices, type ServiceOptions } from './services';
@@ -41,12 +44,23 @@ export async function buildApp(
     await ensurePortalClient({ config, logger: deps.logger, apps, audit, clientId: portal.clientId });
   audit.start();
   sessions.start();
+  services.refresh.refresh.start();
   backChannelLogout.start();
   // the authorization request's way: /authorize begins it; sign-in and consent move it on
   const proceeding = { apps, config, consents, users, sessions, grants, interactions };
   const flow = authorizationFlow({ ...proceeding, interactionLimit });
   const signIn = signInFlow(proceeding);
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
+  const { resources } = services.resources;
+  const holders = { consents, subjects, users, revocations };
+  // a token for a resource is active while its grant holds: its session, its app, the person, the consent
+  const resourceServers = resourceIntrospection({
+    config,
+    limits,
+    tokens,
+    resources,
+    active: async (claims) => (await grantHolder({ ...holders, apps }, { ...claims, scope: 'openid' })) !== null,
+  });
   const built = createServiceAppsFrom(deps, {
     service: 'identity',
     audit,
@@ -56,15 +70,20 @@ export async function buildApp(
     publicRoutes(router) {
       discoveryRoute(router, { config });
       jwksRoute(router, { keys });
-      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow });
+      authorizeRoute(router, { apps, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
       accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys });
       assetsRoute(router);
-      tokenRoute(router, { ...clientAuth, dpop, grants });
-      parRoute(router, { ...clientAuth, dpop, pushedRequests });
-      introspectRoute(router, { ...clientAuth, consents, subjects, users, revocations });
+      tokenRoute(router, {
+        ...clientAuth,
+        dpop,
+        grants,
+        grantTypes: { refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }) },
+      });
+      parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
+      introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations });
@@ -79,6 +98,7 @@ export async function buildApp(
         sessions: { sessions, audit },
         keys: { keys, audit },
       });
+      resourceAdminRoutes(router, { config, audit, resources });
     },
   });
   return {
@@ -86,6 +106,7 @@ export async function buildApp(
     stop: async () => {
       revocations.stop();
       sessions.stop();
+      services.refresh.refresh.stop();
       await backChannelLogout.stop();
       await audit.stop();
     },

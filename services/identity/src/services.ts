@@ -38,6 +38,8 @@ import {
   type SignInServices,
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
+import { ResourceDirectory, resourceStore } from './resources';
+import { RefreshTokens, refreshStore } from './refresh';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -68,6 +70,10 @@ export interface IdentityServices {
   signin: SignInServices;
   portal: PortalServices;
   admin: AdminServices;
+  /** Registered resources (issue 41): RFC 8707 audiences. */
+  resources: { resources: ResourceDirectory };
+  /** Refresh tokens (issue 41). */
+  refresh: { refresh: RefreshTokens };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -90,6 +96,16 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   );
   const revocations = new Revocations(revocationStore(db), bus, logger);
   const audit = serviceAuditLog(deps);
+  // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again; its
+  // refresh token families end (issue 41)
+  const consents = new ConsentDirectory(consentStore(db), bus, async (userId, appId) => {
+    await revocations.revokeBefore(
+      consentKey(userId, appId),
+      new Date(now()),
+      new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
+    );
+    await refresh.endFor(userId, appId);
+  });
   const tokens = new TokenService(
     keys,
     config.issuer,
@@ -103,6 +119,11 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
     expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
   });
+  const refresh = new RefreshTokens(
+    refreshStore(db),
+    { tokens, revocations, users, consents, audit, logger },
+    { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
+  );
   const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
     secret: config.secret,
     intervalMs: 5000,
@@ -123,6 +144,10 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
             await outbox.enqueue(backChannelLogout.deliveriesFor(ended, uris), new Date(now()));
             const revoked = sessionTokens(ended);
             await revocationStore(tx).revoke(revoked.keys, revoked.expiresAt);
+            // and their refresh token families (issue 41)
+            await refreshStore(tx).endForSids(
+              ended.flatMap((e) => e.clientIds.map((clientId) => pairwiseSid(config.secret, clientId, e.id))),
+            );
           }),
         ),
       kick: () => backChannelLogout.kick(),
@@ -146,13 +171,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       apps,
       users,
       // a withdrawal keeps the app's tokens issued until then inactive, even once it is approved again
-      consents: new ConsentDirectory(consentStore(db), bus, (userId, appId) =>
-        revocations.revokeBefore(
-          consentKey(userId, appId),
-          new Date(now()),
-          new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
-        ),
-      ),
+      consents,
       subjects,
       teams: new AppTeams(memberStore(db), users, audit),
     },
@@ -171,6 +190,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
           codeTtlSeconds: config.CODE_TTL_SECONDS,
         },
         audit,
+        refresh.issue,
       ),
       clientKeys: new ClientKeys(config.outbound, logger, { now }),
       pushedRequests: new PushedRequests(cache, now),
@@ -201,5 +221,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     portal: portalServices(config, db, options.portalFetch ?? fetch),
     admin: { onOperatorCreatedUser: options.onOperatorCreatedUser },
+    resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
+    refresh: { refresh },
   };
 }

@@ -23,7 +23,7 @@ describe('discovery, JWKS and signing keys', () => {
       token_endpoint: `${b}/token`,
       userinfo_endpoint: `${b}/userinfo`,
       jwks_uri: `${b}/jwks`,
-      scopes_supported: ['openid', 'email', 'profile'],
+      scopes_supported: ['openid', 'email', 'profile', 'offline_access'],
       response_types_supported: [
         'code',
         'id_token',
@@ -32,7 +32,7 @@ describe('discovery, JWKS and signing keys', () => {
         'code token',
         'code id_token token',
       ],
-      grant_types_supported: ['authorization_code', 'implicit'],
+      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],

@@ -63,6 +63,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '200',
       '400',
       '401',
+      '405',
       '413',
       '415',
       '429',
@@ -83,6 +84,9 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       '/admin/apps/{id}/enable',
       '/admin/apps/{id}/members',
       '/admin/apps/{id}/members/{userId}',
+      '/admin/resources',
+      '/admin/resources/{id}',
+      '/admin/resources/{id}/rotate-secret',
       '/admin/users',
       '/admin/users/{id}',
       '/admin/users/{id}/disable',
@@ -106,7 +110,7 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       default: 'client_secret_basic',
     });
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '405', '413', '415', '500', '503']);
     expect(create.responses['401'].headers).toHaveProperty('WWW-Authenticate');
     expect(create.responses['201'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/NewApp',
@@ -118,6 +122,7 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       '400',
       '401',
       '404',
+      '405',
       '409',
       '413',
       '415',
@@ -131,7 +136,7 @@ it('identity serves its admin API as an OpenAPI document on the admin port, ever
       .send('{"oops"');
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'invalid_body' });
-    expect(Object.keys(doc.paths['/admin/keys'].get.responses).sort()).toEqual(['200', '401', '500', '503']);
+    expect(Object.keys(doc.paths['/admin/keys'].get.responses).sort()).toEqual(['200', '401', '405', '500', '503']);
     const list = doc.paths['/admin/users'].get;
     expect(list.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).toEqual([
       'query limit',

@@ -7,7 +7,7 @@ import { CHROMIUM, launchChromium, submitSignIn } from '../../../packages/common
 import request from 'supertest';
 import { freePort } from '@attest/testing';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
-import { transactionsHarness, type TransactionsHarness } from '../../transactions/test/support';
+import { receiveAt, transactionsHarness, type TransactionsHarness } from '../../transactions/test/support';
 import { WebhookReceiver } from '../../transactions/test/support/webhook-receiver';
 import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
 
@@ -303,7 +303,8 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     expect(tested).toMatchObject({ actorType: 'user', subject: webhookId });
     expect(tested.detail).toMatchObject({ via: 'portal', username: 'alice', app_id: appId });
 
-    // a payment the app's backend records with its API key, found in the portal by its reference
+    // a payment the app's backend records with its API key (to its receiving address), found in the portal by its reference
+    await receiveAt(tx, appId, `0x${'b'.repeat(40)}`);
     const recorded = await request(tx.publicApp)
       .post('/api/v2/client/transaction')
       .set('Authorization', `Bearer ${apiKey}`)

@@ -2,7 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { freePort } from '@attest/testing';
-import { postTransaction, transactionsHarness, type TransactionsHarness } from '../../transactions/test/support';
+import {
+  generatePrivateKey,
+  postTransaction,
+  privateKeyToAccount,
+  receiveAt,
+  transactionsHarness,
+  type TransactionsHarness,
+} from '../../transactions/test/support';
 import { eventually, WebhookReceiver } from '../../transactions/test/support/webhook-receiver';
 import {
   ADMIN_TOKEN,
@@ -347,6 +354,87 @@ describe('developer portal', () => {
     expect(after[0].revoked_at).not.toBeNull();
   });
 
+  it('lets an owner add a receiving address by signing its challenge, and remove it; audited; others only read (issue 40, item 1)', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const address = wallet.address.toLowerCase();
+    const base = `/portal/apps/${shop.app_id}/addresses`;
+    const agent = await signIn(owner);
+    const empty = await agent.get(base);
+    expect(empty.status).toBe(200);
+    expect(empty.text).toContain('id="no-addresses"');
+    expect(empty.text).toContain(`href="${base}"`);
+    const csrf = hidden(empty.text, 'csrf');
+    const ask = async () => {
+      const page = await agent.post(`${base}/challenge`).type('form').send({ csrf, chain: 'worldchain', address });
+      expect(page.status).toBe(200);
+      const message = /<textarea id="challenge-message"[^>]*>([^<]*)<\/textarea>/.exec(page.text)?.[1];
+      expect(message).toContain(`I hold ${address} and receive payments at it for app ${shop.app_id} on worldchain.`);
+      return { challengeId: hidden(page.text, 'challenge_id'), message: message! };
+    };
+    // a signature by another key is refused, and adds nothing
+    const first = await ask();
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const wrong = await agent
+      .post(base)
+      .type('form')
+      .send({
+        csrf,
+        challenge_id: first.challengeId,
+        signature: await stranger.signMessage({ message: first.message }),
+      });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('id="portal-error"');
+    expect((await tx.admin('get', `/apps/${shop.app_id}/receiving-addresses`)).body).toEqual([]);
+    // the address's own signature adds it
+    const second = await ask();
+    const added = await agent
+      .post(base)
+      .type('form')
+      .send({
+        csrf,
+        challenge_id: second.challengeId,
+        signature: await wallet.signMessage({ message: second.message }),
+      });
+    expect(added.status).toBe(200);
+    expect(added.text).toContain(`data-address="${address}"`);
+    expect((await tx.admin('get', `/apps/${shop.app_id}/receiving-addresses`)).body).toEqual([
+      expect.objectContaining({ app_id: shop.app_id, chain: 'worldchain', address, proof: 'eip191' }),
+    ]);
+    const [event] = await h.ctx.kernel.audit.list({ types: ['receiving_address.added'], limit: 1 });
+    expect(event).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
+    expect(event.detail).toMatchObject({ via: 'portal', username: owner.username, address, proof: 'eip191' });
+    // the same challenge cannot be used again
+    const reused = await agent
+      .post(base)
+      .type('form')
+      .send({
+        csrf,
+        challenge_id: second.challengeId,
+        signature: await wallet.signMessage({ message: second.message }),
+      });
+    expect(reused.status).toBe(400);
+    // a developer or a viewer reads, and the server refuses their changes
+    for (const person of [developer, viewer]) {
+      const theirs = await signIn(person);
+      const page = await theirs.get(base);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(`data-address="${address}"`);
+      expect(page.text).toContain('id="read-only"');
+      const theirCsrf = hidden(page.text, 'csrf');
+      const refused = await theirs
+        .post(`${base}/remove`)
+        .type('form')
+        .send({ csrf: theirCsrf, chain: 'worldchain', address });
+      expect(refused.status).toBe(403);
+    }
+    const removed = await agent.post(`${base}/remove`).type('form').send({ csrf, chain: 'worldchain', address });
+    expect(removed.status).toBe(200);
+    expect(removed.text).toContain('id="no-addresses"');
+    expect((await tx.admin('get', `/apps/${shop.app_id}/receiving-addresses`)).body).toEqual([]);
+    const [gone] = await h.ctx.kernel.audit.list({ types: ['receiving_address.removed'], limit: 1 });
+    expect(gone).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
+  });
+
   it('lets an owner manage the team, never leaving the app without an owner', async () => {
     const agent = await signIn(owner);
     const csrf = await csrfOf(agent, `/portal/apps/${shop.app_id}`);
@@ -567,6 +655,7 @@ describe('developer portal', () => {
   it('finds a payment recorded with an API key by reference, with its history; payment requests and events', async () => {
     const { api_key: apiKey } = (await tx.admin('post', `/apps/${shop.app_id}/api-keys`).send({ name: 'payments' }))
       .body as { api_key: string };
+    await receiveAt(tx, shop.app_id, `0x${'b'.repeat(40)}`);
     const recorded = await postTransaction(tx, apiKey, {
       app_id: shop.app_id,
       type: 'pay',

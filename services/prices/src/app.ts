@@ -38,6 +38,7 @@ export async function buildApp(deps: ServiceDeps<PricesConfig>): Promise<BuiltSe
     maxPerAddress: config.PRICE_STREAM_MAX_PER_ADDRESS,
     heartbeatMs: config.PRICE_STREAM_HEARTBEAT_SECONDS * 1000,
     history,
+    store,
     bus: storage.bus,
     logger,
   });

@@ -25,7 +25,7 @@ it('prices serves an OpenAPI document whose paths are its routes', () =>
       expect.objectContaining({ name: 'cryptoCurrencies', in: 'query', required: false }),
       expect.objectContaining({ name: 'change', in: 'query', required: false }),
     ]);
-    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '429', '500', '503']);
+    expect(Object.keys(latest.responses).sort()).toEqual(['200', '304', '400', '404', '405', '429', '500', '503']);
   }));
 
 it('prices serves its admin API as an OpenAPI document on the admin port, every /admin route in it', () =>
@@ -45,16 +45,27 @@ it('prices serves its admin API as an OpenAPI document on the admin port, every 
     const body = set.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['token', 'fiat', 'amount']);
     expect(body.properties.amount.pattern).toBe('^\\d{1,40}(\\.\\d{1,36})?$');
-    expect(Object.keys(set.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(set.responses).sort()).toEqual(['201', '400', '401', '405', '413', '415', '500', '503']);
     const audit = doc.paths['/admin/audit'].get;
     expect(audit.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'cursor', 'since', 'type']);
-    expect(Object.keys(audit.responses).sort()).toEqual(['200', '400', '401', '500', '503']);
+    expect(Object.keys(audit.responses).sort()).toEqual(['200', '400', '401', '405', '500', '503']);
     const tokens = doc.paths['/admin/admin-tokens'].post;
-    expect(Object.keys(tokens.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '500', '503']);
+    expect(Object.keys(tokens.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '405',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     expect(Object.keys(doc.paths['/admin/admin-tokens/{name}'].delete.responses).sort()).toEqual([
       '204',
       '401',
       '404',
+      '405',
       '500',
       '503',
     ]);

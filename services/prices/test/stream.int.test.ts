@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { replicaPair, type Replicas } from '@attest/testing';
+import { eventually, replicaPair, type Replicas } from '@attest/testing';
 import { pricesHarness, type PricesHarness } from './support';
 
 interface Block {
@@ -89,7 +89,9 @@ describe('GET /public/v1/prices/stream (Server-Sent Events)', () => {
       expect(s.res.headers.get('access-control-allow-origin')).toBe('*');
       expect(await s.next()).toEqual({ retry: '3000' });
       const first = await s.nextEvent();
-      expect(first).toEqual({ event: 'price', id: latest.headers.etag.slice(1, -1), data: latest.text });
+      // the id is `<version>.<ETag>`: the stored prices' write sequence, then the answer's ETag
+      expect(first).toEqual({ event: 'price', id: expect.stringMatching(/^\d+\./), data: latest.text });
+      expect(first.id!.slice(first.id!.indexOf('.') + 1)).toBe(latest.headers.etag.slice(1, -1));
       // an operator sets a price on replica a: replica b's stream carries it
       await a.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '1.62' }).expect(201);
       const changed = await s.nextEvent();
@@ -112,6 +114,76 @@ describe('GET /public/v1/prices/stream (Server-Sent Events)', () => {
       await a.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: '1.63' }).expect(201);
       const next = await s2.nextEvent(); // the first event is the change, not a repeat of `seen`
       expect(JSON.parse(next.data!).result.prices.WLD.USD.amount).toBe('1630000');
+    } finally {
+      s2.close();
+    }
+  });
+
+  const amount = (e: Block) => JSON.parse(e.data!).result.prices.WLD.USD.amount as string;
+  const version = (e: Block) => Number(e.id!.slice(0, e.id!.indexOf('.')));
+  const setWld = (h: PricesHarness, value: string) =>
+    h.admin('post', '/prices').send({ token: 'WLD', fiat: 'USD', amount: value }).expect(201);
+  /** Until replica `h` serves WLD/USD at `micros` (its snapshot has the writes of the other replica). */
+  const served = (h: PricesHarness, micros: string) =>
+    eventually(async () => {
+      const res = await request(h.publicApp).get('/public/v1/prices/latest/wld').query({ fiatCurrencies: 'USD' });
+      expect(res.body.result.prices.WLD.USD.amount).toBe(micros);
+    });
+
+  it('a reconnect on another replica is first sent exactly the changes it missed, in order, then live ones', async () => {
+    const s1 = await openStream(`${servers[1].url}${path}`);
+    const seen = await s1.nextEvent();
+    s1.close();
+    // three changes while the client is away, written on replica a
+    for (const value of ['1.70', '1.71', '1.72']) await setWld(a, value);
+    await served(b, '1720000');
+    const s2 = await openStream(`${servers[0].url}${path}`, { 'last-event-id': seen.id! });
+    try {
+      const missed = [await s2.nextEvent(), await s2.nextEvent(), await s2.nextEvent()];
+      expect(missed.map((e) => [e.event, amount(e)])).toEqual([
+        ['price', '1700000'],
+        ['price', '1710000'],
+        ['price', '1720000'],
+      ]);
+      // the ids order the events on either replica: each after the one the client had
+      const versions = [seen, ...missed].map(version);
+      expect([...versions].sort((x, y) => x - y)).toEqual(versions);
+      expect(new Set(versions).size).toBe(4);
+      // the last one missed is the current answer: no repeat of it; the next change is the next event
+      await setWld(b, '1.73');
+      const live = await s2.nextEvent();
+      expect(amount(live)).toBe('1730000');
+      expect(version(live)).toBeGreaterThan(version(missed[2]));
+    } finally {
+      s2.close();
+    }
+    // the same id on replica b, where the client first was: the same three events
+    await served(b, '1730000');
+    const s3 = await openStream(`${servers[1].url}${path}`, { 'last-event-id': seen.id! });
+    try {
+      const again = [await s3.nextEvent(), await s3.nextEvent(), await s3.nextEvent(), await s3.nextEvent()];
+      expect(again.map(amount)).toEqual(['1700000', '1710000', '1720000', '1730000']);
+    } finally {
+      s3.close();
+    }
+  });
+
+  it('an id older than the replay bound (5 minutes of writes) gets the current answer only', async () => {
+    const s1 = await openStream(`${servers[0].url}${path}`);
+    const seen = await s1.nextEvent();
+    s1.close();
+    await setWld(a, '1.74');
+    await setWld(a, '1.75');
+    // the two writes are made to look 10 minutes old: past the bound of the replay
+    await a.storage.db.query("UPDATE quotes SET recorded_at = recorded_at - interval '10 minutes' WHERE id > $1", [
+      version(seen),
+    ]);
+    const s2 = await openStream(`${servers[0].url}${path}`, { 'last-event-id': seen.id! });
+    try {
+      const first = await s2.nextEvent();
+      expect(amount(first)).toBe('1750000');
+      await setWld(a, '1.76');
+      expect(amount(await s2.nextEvent())).toBe('1760000'); // nothing between: 1.74 was not replayed
     } finally {
       s2.close();
     }

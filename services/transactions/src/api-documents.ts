@@ -1,5 +1,6 @@
 import type { ApiInfo } from '@attest/common';
 import { apiKeyAdminComponents, appAdminComponents } from './api-keys';
+import { receivingAddressComponents } from './receiving-addresses';
 import { transactionAdminComponents, transactionPublicComponents } from './transactions';
 import { deliveryAdminComponents, webhookAdminComponents, webhookPublicComponents } from './webhooks';
 
@@ -15,11 +16,12 @@ export function transactionsApi(apiUrl: string): ApiInfo {
     version: '2',
     description:
       'Did this payment go through? Look up an app’s payment or transaction by id; manage your webhook endpoints and ' +
-      'read your events (GET /api/v2/client/events) with your API key.',
+      'read your events (GET /api/v2/client/events), and state the addresses you receive payments at ' +
+      '(/api/v2/client/receiving-addresses), with your API key.',
     serverUrl: apiUrl,
     components: {
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'api_…' } },
-      schemas: { ...transactionPublicComponents, ...webhookPublicComponents },
+      schemas: { ...transactionPublicComponents, ...webhookPublicComponents, ...receivingAddressComponents },
     },
   };
 }
@@ -30,8 +32,8 @@ export function transactionsAdminApi(): ApiInfo {
     title: 'Attest transactions admin API',
     version: '1',
     description:
-      'API keys, transactions recorded and moved by hand, webhook endpoints and their deliveries, the audit ' +
-      'trail and admin tokens. Every /admin operation needs an admin token (Authorization: Bearer).',
+      'API keys, transactions recorded and moved by hand, webhook endpoints and their deliveries, apps’ receiving ' +
+      'addresses, the audit trail and admin tokens. Every /admin operation needs an admin token (Authorization: Bearer).',
     serverUrl: '/',
     components: {
       schemas: {
@@ -40,6 +42,7 @@ export function transactionsAdminApi(): ApiInfo {
         ...webhookAdminComponents,
         ...appAdminComponents,
         ...deliveryAdminComponents,
+        ...receivingAddressComponents,
       },
     },
   };

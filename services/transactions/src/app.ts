@@ -23,6 +23,12 @@ import {
   paymentRequestsRoute,
 } from './payment-requests';
 import {
+  ReceivingAddressService,
+  receivingAddressesAdminRoutes,
+  receivingAddressesRoute,
+  signatureVerifier,
+} from './receiving-addresses';
+import {
   recordTransactionRoute,
   TransactionService,
   transactionRoute,
@@ -30,7 +36,6 @@ import {
   transactionsListRoute,
   transactionStore,
 } from './transactions';
-import { ReceivingAddressService, signatureVerifier } from './receiving-addresses';
 import {
   eventsAdminRoute,
   eventsRoute,
@@ -59,6 +64,12 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     ttlMs: config.API_KEY_CACHE_SECONDS * 1000,
   });
   const audit = serviceAuditLog(deps);
+  // the addresses each app receives payments at; a contract proves with EIP-1271 on the watched chain's RPC
+  const receivingAddresses = new ReceivingAddressService(
+    storage.db,
+    signatureVerifier(config.chainRpcUrls.length > 0 ? { [config.CHAIN_NAME]: config.chainRpcUrls[0] } : {}),
+    { audit, chains: Object.keys(config.CHAIN_TOKENS) },
+  );
   const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
   // the payment requests and the transactions write their events to the webhook outbox, each in its change's transaction
   const paymentRequests = new PaymentRequestService(
@@ -91,12 +102,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     ? await startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
     : undefined;
   if (chain) deps.readiness.checks.push(chain.readiness);
-  const receiving = new ReceivingAddressService(
-    storage.db,
-    signatureVerifier(config.chainRpcUrls[0] ? { [config.CHAIN_NAME]: config.chainRpcUrls[0] } : {}),
-    { audit, chains: Object.keys(config.CHAIN_TOKENS) },
-  );
-  const x402 = x402Facilitator(deps, { transactions, paymentRequests, receiving });
+  const x402 = x402Facilitator(deps, { transactions, paymentRequests, receiving: receivingAddresses });
   const auth = { apiKeys, failures };
   const tokens = config.CHAIN_TOKENS;
   const bodyLimit = config.BODY_LIMIT;
@@ -109,14 +115,15 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     // the order of the routes is the order of the operations in /openapi.json
     publicRoutes: (router) => {
       transactionRoute(router, { ...auth, transactions });
-      recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests });
-      paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit });
+      recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests, receivingAddresses });
+      paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit, receivingAddresses });
       paymentRequestRoute(router, { ...auth, paymentRequests });
       transactionsListRoute(router, { ...auth, store: transactionStore(storage.db) });
       webhooksRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
       webhookActionsRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
       webhookDeliveriesRoute(router, { ...auth, webhooks, wake: delivery.wake });
       eventsRoute(router, { ...auth, webhooks });
+      receivingAddressesRoute(router, { ...auth, receivingAddresses, bodyLimit });
       x402Routes(router, { ...auth, facilitator: x402.get, bodyLimit });
     },
     adminRoutes: (router) => {
@@ -126,6 +133,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       webhookAdminRoutes(router, { webhooks, audit, wake: delivery.wake });
       paymentRequestsAdminRoutes(router, { paymentRequests });
       eventsAdminRoute(router, { webhooks });
+      receivingAddressesAdminRoutes(router, { receivingAddresses });
       x402AdminRoutes(router, { keyEncryptionKey: config.keyEncryptionKey, audit });
     },
     metrics: (registry) => {

@@ -5,6 +5,7 @@ import {
   apiKeyFor,
   newAppId,
   postTransaction,
+  receiveAt,
   transactionsHarness,
   type TransactionsHarness,
 } from './support';
@@ -41,6 +42,7 @@ describe('transactions admin: an app’s webhooks and payments', () => {
     receiver = await new WebhookReceiver().start();
     appId = newAppId();
     apiKey = (await apiKeyFor(h, appId)).api_key;
+    await receiveAt(h, appId, ADDRESS_B);
   });
   afterAll(async () => {
     await h.close();

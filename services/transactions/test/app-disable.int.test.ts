@@ -6,6 +6,7 @@ import {
   lookupTransaction,
   newAppId,
   postTransaction,
+  receiveAt,
   recordTransaction,
   transactionsHarness,
   type TransactionsHarness,
@@ -30,6 +31,9 @@ const DISABLED = {
 /** Polls up to 2 s for the expected value; returns the last one seen. */
 const eventuallyEqual = <T>(read: () => Promise<T>, expected: T) => valueWithin(2000, read, expected);
 
+/** Each app's own receiving address (one app receives at an address). */
+const receivingAddressOf = (appId: string) => `0x${appId.slice(4)}${'c'.repeat(8)}`;
+
 const payment = (appId: string, reference: string) => ({
   app_id: appId,
   type: 'pay',
@@ -37,7 +41,7 @@ const payment = (appId: string, reference: string) => ({
   transaction_hash: `0x${randomHex(32)}`,
   chain: 'worldchain',
   token: 'USDCE',
-  to: `0x${'c'.repeat(40)}`,
+  to: receivingAddressOf(appId),
   token_amount: '2500000',
   from: `0x${'d'.repeat(40)}`,
 });
@@ -62,6 +66,8 @@ describe('disabling an app stops its API keys and its webhooks', () => {
     const second = await apiKeyFor(h, appId);
     const otherApp = newAppId();
     const otherKey = await apiKeyFor(h, otherApp);
+    await receiveAt(h, appId, receivingAddressOf(appId));
+    await receiveAt(h, otherApp, receivingAddressOf(otherApp));
     const tx = await recordTransaction(h, appId);
     // warm: the key is served from memory
     expect((await lookupTransaction(h, key.api_key, tx.transaction_id, appId)).status).toBe(200);

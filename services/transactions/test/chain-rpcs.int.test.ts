@@ -14,6 +14,7 @@ import {
   lookupTransaction,
   newAppId,
   postTransaction,
+  receiveAt,
   transactionsHarness,
   type TransactionsHarness,
 } from './support';
@@ -87,6 +88,7 @@ describe('chain watching with several RPCs, a quorum, a stored scan cursor and i
 
   async function pay(to: Address, whole: bigint): Promise<{ id: string; hash: Hash }> {
     const hash = await chain.transfer(wld, to, whole * WLD);
+    await receiveAt(h, appId, to);
     const res = await postTransaction(h, apiKey, {
       app_id: appId,
       type: 'pay',

@@ -18,6 +18,7 @@ import {
   lookupTransaction,
   newAppId,
   postTransaction,
+  receiveAt,
   recordTransaction,
   transactionsHarness,
   type TransactionsHarness,
@@ -142,6 +143,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     hash: Hash,
     fields: { token: string; to: Address; token_amount: string; from?: Address; type?: string },
   ): Promise<string> {
+    await receiveAt(h, appId, fields.to);
     const res = await postTransaction(h, apiKey, {
       app_id: appId,
       type: 'pay',
@@ -472,7 +474,8 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
       expect(await db.query('SELECT transaction_id, log_index FROM transfer_claims')).toEqual([
         { transaction_id: ids[winner], log_index: receipt.logs[0].logIndex },
       ]);
-      // and the transaction cannot be recorded a third time
+      // and the transaction cannot be recorded a third time (by the app that receives at its address)
+      await receiveAt(legacy, apps[loser], accounts[1]);
       const again = await postTransaction(legacy, keys[loser], {
         app_id: apps[loser],
         type: 'pay',
@@ -502,6 +505,7 @@ describe('chain watcher against a local EVM node (ganache), payments recorded th
     try {
       const app = newAppId();
       const key = (await apiKeyFor(service, app)).api_key;
+      await receiveAt(service, app, accounts[1]);
       const hash = await transfer(wld, accounts[1], units('42', 18));
       const posted = await postTransaction(service, key, {
         app_id: app,

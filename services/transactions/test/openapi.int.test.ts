@@ -21,6 +21,9 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
       '/api/v2/client/events',
       '/api/v2/client/events/{event_id}',
+      '/api/v2/client/receiving-addresses',
+      '/api/v2/client/receiving-addresses/challenges',
+      '/api/v2/client/receiving-addresses/{chain}/{address}',
       '/x402/supported',
       '/x402/verify',
       '/x402/settle',
@@ -34,7 +37,17 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       ['app_id', 'query', true],
       ['type', 'query', true],
     ]);
-    expect(Object.keys(lookup.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
+    expect(Object.keys(lookup.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '405',
+      '429',
+      '500',
+      '503',
+    ]);
     const record = doc.paths['/api/v2/client/transaction'].post;
     // the joi object that validates the body, converted
     const body = record.requestBody.content['application/json'].schema;
@@ -50,6 +63,7 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '401',
       '403',
       '404',
+      '405',
       '409',
       '413',
       '415',
@@ -58,6 +72,11 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '503',
     ]);
     expect(record.responses['401'].headers).toHaveProperty('RateLimit');
+    // the refusal of a `to` that is not the app's receiving address is documented (issue 40, item 1)
+    expect(record.responses['403'].description).toContain('receiving_address_not_registered');
+    expect(doc.paths['/api/v2/client/payment-requests'].post.responses['403'].description).toContain(
+      'receiving_address_not_registered',
+    );
   }));
 
 it('transactions serves its admin API as an OpenAPI document on the admin port, every /admin route in it', () =>
@@ -85,6 +104,10 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       '/admin/apps/{app_id}/payment-requests',
       '/admin/apps/{app_id}/payment-requests/{id}',
       '/admin/apps/{app_id}/events',
+      '/admin/apps/{app_id}/receiving-addresses',
+      '/admin/apps/{app_id}/receiving-addresses/challenges',
+      '/admin/apps/{app_id}/receiving-addresses/proofs',
+      '/admin/apps/{app_id}/receiving-addresses/{chain}/{address}',
       '/admin/x402/relayer-key',
       ...COMMON_ADMIN_PATHS,
     ]);
@@ -98,18 +121,29 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       { name: 'app_id', in: 'path', required: true, schema: { type: 'string', pattern: '^app_[0-9a-f]{32}$' } },
     ]);
     expect(createKey.requestBody.required).toBe(false);
-    expect(Object.keys(createKey.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(createKey.responses).sort()).toEqual(['201', '400', '401', '405', '413', '415', '500', '503']);
     const record = doc.paths['/admin/transactions'].post;
     const body = record.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['app_id', 'type', 'reference', 'from', 'to', 'chain', 'token', 'token_amount']);
     expect(body.properties.status).toMatchObject({ enum: ['pending', 'mined', 'failed'], default: 'pending' });
-    expect(Object.keys(record.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '500', '503']);
+    expect(Object.keys(record.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '405',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     const setStatus = doc.paths['/admin/transactions/{id}/status'].post;
     expect(Object.keys(setStatus.responses).sort()).toEqual([
       '200',
       '400',
       '401',
       '404',
+      '405',
       '409',
       '413',
       '415',

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { randomHex } from '@attest/testing';
 import { MAX_ENDPOINTS_PER_APP } from '../src/webhooks/webhook-service';
-import { ADDRESS_A, ADDRESS_B, apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
+import { ADDRESS_A, apiKeyFor, newAppId, receiveAt, transactionsHarness, type TransactionsHarness } from './support';
 import { PriceStub } from './support/price-stub';
 
 /*
@@ -38,9 +38,13 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
     await prices.close();
   });
 
+  /** Each app's own receiving address (one app receives at an address). */
+  const receivers = new Map<string, string>();
   async function newApp() {
     const appId = newAppId();
     const { api_key: key } = await apiKeyFor(h, appId);
+    receivers.set(appId, `0x${randomHex(20)}`);
+    await receiveAt(h, appId, receivers.get(appId));
     const post = (path: string, body: object) =>
       request(h.publicApp).post(path).set('Authorization', `Bearer ${key}`).send(body);
     const get = (path: string) => request(h.publicApp).get(path).set('Authorization', `Bearer ${key}`);
@@ -57,7 +61,7 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
       reference: 'race-order-1',
       chain: 'worldchain',
       accepted_tokens: ['USDCE'],
-      to: ADDRESS_B,
+      to: receivers.get(app.appId),
       token_amount: '1000000',
     };
     const answers = await Promise.all(
@@ -97,7 +101,7 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
       reference: 'race-order-2',
       chain: 'worldchain',
       token: 'USDCE',
-      to: ADDRESS_B,
+      to: receivers.get(app.appId),
       token_amount: amount,
     });
     const asked = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? '1000000' : '2000000'));
@@ -161,7 +165,7 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
         reference: `claim-${i}-${randomHex(4)}`,
         chain: 'worldchain',
         token: 'USDCE',
-        to: ADDRESS_B,
+        to: receivers.get(app.appId),
         token_amount: '1000000',
         ...extra,
       });
@@ -178,7 +182,7 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
     transaction_hash: transactionHash,
     chain: 'worldchain',
     token,
-    to: ADDRESS_B,
+    to: receivers.get(appId),
     from: ADDRESS_A,
     token_amount: '1000000',
     payment_request_id: requestId,
@@ -228,7 +232,7 @@ describe('payment requests and app webhooks under concurrency (issue 25)', () =>
       reference: `two-tokens-${randomHex(4)}`,
       chain: 'worldchain',
       accepted_tokens: ['USDCE', 'WLD'],
-      to: ADDRESS_B,
+      to: receivers.get(app.appId),
       amount: '10',
       currency: 'USD',
     });

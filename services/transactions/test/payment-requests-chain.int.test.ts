@@ -13,7 +13,14 @@ import { TransactionService } from '../src/transactions/transaction-service';
 import { chainWatchStore } from '../src/chain/chain-watch-store';
 import { transactionStore } from '../src/transactions/transaction-store';
 import { TEST_TOKEN_ABI } from './fixtures/test-token';
-import { apiKeyFor, newAppId, postTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  apiKeyFor,
+  newAppId,
+  postTransaction,
+  receiveAt,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 import { localChain, type Address, type LocalChain } from './support/local-chain';
 import { PriceStub } from './support/price-stub';
 
@@ -102,6 +109,7 @@ describe('payment requests and the chain: rising confirmations, reorganisations,
 
   let orders = 0;
   async function create(to: Address, tokenAmount: string): Promise<View> {
+    await receiveAt(h, appId, to);
     const res = await api('post', '/api/v2/client/payment-requests').send({
       reference: `chain-order-${++orders}`,
       chain: 'worldchain',
@@ -479,6 +487,7 @@ describe('payment requests and the chain: rising confirmations, reorganisations,
 
     it('a request accepting two tokens is paid by a transfer in either: settled in that token, claimed once', async () => {
       const shop = freshAddress();
+      await receiveAt(h, appId, shop);
       const created = await api('post', '/api/v2/client/payment-requests').send({
         reference: `chain-order-${++orders}`,
         chain: 'worldchain',
@@ -506,6 +515,39 @@ describe('payment requests and the chain: rising confirmations, reorganisations,
       await scanned();
       expect(await outcomeOf(usdceHash)).toEqual({ outcome: 'unmatched', payment_request_id: null });
       expect((await read(created.body.id)).payments).toHaveLength(1);
+    });
+
+    it('a transfer nobody recorded is matched only to requests of the app that receives at its address (issue 40, item 1)', async () => {
+      const shop = freshAddress();
+      // another app held the address and asked to be paid there; an operator gave the address to this app since
+      const other = newAppId();
+      const otherKey = (await apiKeyFor(h, other)).api_key;
+      await receiveAt(h, other, shop);
+      const theirs = await request(h.publicApp)
+        .post('/api/v2/client/payment-requests')
+        .set('Authorization', `Bearer ${otherKey}`)
+        .send({ reference: 'theirs', chain: 'worldchain', token: 'USDCE', to: shop, token_amount: '1000000' });
+      expect(theirs.status).toBe(201);
+      expect((await h.admin('delete', `/apps/${other}/receiving-addresses/worldchain/${shop}`)).status).toBe(200);
+      const ours = await create(shop, '1000000');
+      const hash = await chain.transfer(usdce, shop, 1000000n);
+      await scanned();
+      expect(await outcomeOf(hash)).toEqual({ outcome: 'attached', payment_request_id: ours.id });
+      expect(await read(ours.id)).toMatchObject({ status: 'paid', amount_paid: '1000000' });
+      const theirsNow = await request(h.publicApp)
+        .get(`/api/v2/client/payment-requests/${theirs.body.id}`)
+        .set('Authorization', `Bearer ${otherKey}`);
+      expect(theirsNow.body).toMatchObject({ status: 'pending', amount_paid: '0', payments: [] });
+    });
+
+    it('a transfer to an address nobody receives at is matched to no request', async () => {
+      const shop = freshAddress();
+      const r = await create(shop, '1000000');
+      expect((await h.admin('delete', `/apps/${appId}/receiving-addresses/worldchain/${shop}`)).status).toBe(200);
+      const hash = await chain.transfer(usdce, shop, 1000000n);
+      await scanned();
+      expect(await outcomeOf(hash)).toEqual({ outcome: 'unmatched', payment_request_id: null });
+      expect(await read(r.id)).toMatchObject({ status: 'pending', payments: [] });
     });
 
     it('a transfer whose hash was recorded is left to the recorded payment: counted once', async () => {

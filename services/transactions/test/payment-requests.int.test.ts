@@ -13,7 +13,14 @@ import { HttpPriceSource } from '../src/payment-requests/price-quote';
 import { TransactionService } from '../src/transactions/transaction-service';
 import { transactionStore } from '../src/transactions/transaction-store';
 import { TEST_TOKEN_ABI, TEST_TOKEN_BYTECODE } from './fixtures/test-token';
-import { apiKeyFor, newAppId, postTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  apiKeyFor,
+  newAppId,
+  postTransaction,
+  receiveAt,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 import { PriceStub } from './support/price-stub';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -122,6 +129,7 @@ describe('payment requests paid on a local chain (ganache)', () => {
     };
     h = await transactionsHarness(env, { bus: testBus('transactions', busPrefix) });
     apiKey = (await apiKeyFor(h, appId)).api_key;
+    await receiveAt(h, appId, merchant);
   }, 60000);
   afterAll(async () => {
     await h.close();
@@ -206,6 +214,59 @@ describe('payment requests paid on a local chain (ganache)', () => {
     await watcher().tick();
     return hash;
   }
+
+  it('another app cannot claim this app’s customer’s payment: refused, this app’s record succeeds, its request is paid (issue 40, item 1)', async () => {
+    const attacker = newAppId();
+    const attackerKey = (await apiKeyFor(h, attacker)).api_key;
+    const r = await create({ token_amount: '2500000' });
+    const hash = await pay(2500000n);
+    const claim = {
+      app_id: attacker,
+      type: 'pay',
+      reference: 'not-mine',
+      transaction_hash: hash,
+      chain: 'worldchain',
+      token: 'USDCE',
+      to: merchant,
+      from: accounts[0],
+      token_amount: '2500000',
+    };
+    // the attacker records first: refused, nothing stored, the transaction is not held
+    const refused = await postTransaction(h, attackerKey, claim);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({
+      code: 'receiving_address_not_registered',
+      detail: expect.stringContaining(`to (${merchant}) is not one of this app's receiving addresses on worldchain`),
+      attribute: 'to',
+    });
+    expect(
+      await h.storage.db.query('SELECT id FROM transactions WHERE transaction_hash = $1', [hash.toLowerCase()]),
+    ).toEqual([]);
+    // nor can it ask to be paid at the address, or take the address: one app receives at an address
+    const ask = await request(h.publicApp)
+      .post('/api/v2/client/payment-requests')
+      .set('Authorization', `Bearer ${attackerKey}`)
+      .send({ reference: 'not-mine', chain: 'worldchain', token: 'USDCE', to: merchant, token_amount: '2500000' });
+    expect(ask.status).toBe(403);
+    expect(ask.body).toMatchObject({ code: 'receiving_address_not_registered', attribute: 'to' });
+    const take = await request(h.publicApp)
+      .post('/api/v2/client/receiving-addresses/challenges')
+      .set('Authorization', `Bearer ${attackerKey}`)
+      .send({ chain: 'worldchain', address: merchant });
+    expect(take.status).toBe(409);
+    expect(take.body).toMatchObject({ code: 'receiving_address_taken', attribute: 'address' });
+    // the merchant's own record succeeds, and its request is paid
+    const mine = await recordPayment(r.id, hash, '2500000');
+    expect(mine.status).toBe(201);
+    await watcher().tick();
+    expect(await read(r.id)).toMatchObject({
+      status: 'paid',
+      amount_paid: '2500000',
+      payments: [expect.objectContaining({ transaction_hash: hash.toLowerCase(), status: 'mined' })],
+    });
+    // the attacker's record after it is refused the same way (not 409: it never learns who holds it)
+    expect((await postTransaction(h, attackerKey, claim)).status).toBe(403);
+  });
 
   it('priced in USD: the token amount is fixed from a fresh price, kept with its observed_at and source', async () => {
     const observed = new Date(Date.now() - 10000);

@@ -1,7 +1,23 @@
+import request from 'supertest';
+import { hashMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AuditActor } from '@attest/common';
 import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
-import { newAppId, transactionsHarness, type TransactionsHarness } from './support';
+import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
+import { localChain, type Address, type LocalChain } from './support/local-chain';
+
+/**
+ * A smart-contract wallet in 58 bytes of EVM code, for EIP-1271: a call with 32 bytes of calldata approves that
+ * hash (as a Safe approves a message); isValidSignature(hash, signature) answers 0x1626ba7e for the approved hash
+ * and 0xffffffff for any other. Hand-assembled: the init code copies the runtime code and returns it.
+ */
+const EIP1271_WALLET =
+  '0x603a80600b6000396000f3' +
+  '3660201460325760043560005414602157' +
+  '63ffffffff60e01b60005260206000f3' +
+  '5b631626ba7e60e01b60005260206000f3' +
+  '5b600035600055' +
+  '00';
 
 /**
  * Issue 40, item 1: the store and the check the payment paths make. One app per (chain, address); a
@@ -91,5 +107,175 @@ describe('receiving addresses: the store, the check, the proof', () => {
       service.prove(app, c3.id, await account.signMessage({ message: c3.message }), operator),
     ).rejects.toMatchObject({ code: 'challenge_expired', attribute: 'challenge_id' });
     expect(await service.ownerOf('worldchain', account.address)).toBeNull();
+  });
+});
+
+describe('receiving addresses: a contract proves with EIP-1271 (ganache)', () => {
+  let h: TransactionsHarness;
+  let chain: LocalChain;
+  let service: ReceivingAddressService;
+  const operator: AuditActor = { type: 'operator', id: 'test' };
+
+  beforeAll(async () => {
+    chain = await localChain();
+    h = await transactionsHarness();
+    service = new ReceivingAddressService(h.storage.db, signatureVerifier({ worldchain: chain.url }), {
+      chains: ['worldchain'],
+    });
+  }, 60000);
+  afterAll(async () => {
+    await h.close();
+    await chain.close();
+  });
+
+  async function deployWallet(): Promise<Address> {
+    const hash = (await chain.rpc('eth_sendTransaction', [
+      { from: chain.accounts[0], data: EIP1271_WALLET, gas: '0x30000' },
+    ])) as string;
+    const receipt = (await chain.rpc('eth_getTransactionReceipt', [hash])) as { contractAddress: Address };
+    return receipt.contractAddress;
+  }
+  const approve = (wallet: Address, message: string) =>
+    chain.rpc('eth_sendTransaction', [
+      { from: chain.accounts[0], to: wallet, data: hashMessage(message), gas: '0x10000' },
+    ]);
+
+  it('adds a contract whose isValidSignature accepts the challenge; refuses one that does not', async () => {
+    const app = newAppId();
+    const wallet = await deployWallet();
+    const challenge = await service.challenge(app, 'worldchain', wallet);
+    // not approved yet: the contract answers 0xffffffff
+    const refused = await service.challenge(app, 'worldchain', wallet);
+    await expect(service.prove(app, refused.id, '0x00', operator)).rejects.toMatchObject({
+      code: 'invalid_signature',
+      attribute: 'signature',
+    });
+    await approve(wallet, challenge.message);
+    const proven = await service.prove(app, challenge.id, '0x00', operator);
+    expect(proven.address).toMatchObject({ appId: app, address: wallet.toLowerCase(), proof: 'eip1271' });
+    expect(await service.ownerOf('worldchain', wallet)).toBe(app);
+  });
+
+  it('an account (no code) proves only with its own EIP-191 signature, even with an RPC', async () => {
+    const app = newAppId();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const challenge = await service.challenge(app, 'worldchain', account.address);
+    await expect(service.prove(app, challenge.id, '0x00', operator)).rejects.toMatchObject({
+      code: 'invalid_signature',
+    });
+    const again = await service.challenge(app, 'worldchain', account.address);
+    const proven = await service.prove(app, again.id, await account.signMessage({ message: again.message }), operator);
+    expect(proven.address.proof).toBe('eip191');
+  });
+});
+
+describe('receiving addresses: the app API and the admin API', () => {
+  let h: TransactionsHarness;
+
+  beforeAll(async () => {
+    h = await transactionsHarness();
+  });
+  afterAll(() => h.close());
+
+  it('an app proves an address with its API key, lists and removes it; audited with its key', async () => {
+    const app = newAppId();
+    const { api_key: key, key_id: keyId } = await apiKeyFor(h, app);
+    const api = (method: 'get' | 'post' | 'delete', path: string) =>
+      request(h.publicApp)[method](`/api/v2/client/receiving-addresses${path}`).set('Authorization', `Bearer ${key}`);
+    const account = privateKeyToAccount(generatePrivateKey());
+    const address = account.address.toLowerCase();
+    const asked = await api('post', '/challenges').send({ chain: 'worldchain', address: account.address });
+    expect(asked.status).toBe(201);
+    expect(asked.headers['cache-control']).toBe('no-store');
+    expect(asked.body).toEqual({
+      challenge_id: expect.stringMatching(/^rac_[0-9a-f]{32}$/),
+      app_id: app,
+      chain: 'worldchain',
+      address,
+      message: expect.stringContaining(`for app ${app} on worldchain`),
+      expires_at: expect.any(String),
+    });
+    const signature = await account.signMessage({ message: asked.body.message });
+    const added = await api('post', '').send({ challenge_id: asked.body.challenge_id, signature });
+    expect(added.status).toBe(201);
+    expect(added.body).toEqual({
+      app_id: app,
+      chain: 'worldchain',
+      address,
+      proof: 'eip191',
+      created_at: expect.any(String),
+    });
+    const reused = await api('post', '').send({ challenge_id: asked.body.challenge_id, signature });
+    expect(reused.status).toBe(400);
+    expect(reused.body).toMatchObject({ code: 'invalid_challenge', attribute: 'challenge_id' });
+    expect((await api('get', '')).body).toEqual([added.body]);
+    expect((await api('get', '?chain=base')).body).toEqual([]);
+    const [audit] = await h.storage.db.query<{ actor_type: string; actor: string; detail: unknown }>(
+      "SELECT actor_type, actor, detail FROM audit_events WHERE type = 'receiving_address.added' AND subject = $1",
+      [app],
+    );
+    expect(audit).toMatchObject({ actor_type: 'app', actor: keyId });
+    // another app cannot take it, nor ask for a challenge for it
+    const { api_key: otherKey } = await apiKeyFor(h, newAppId());
+    const taken = await request(h.publicApp)
+      .post('/api/v2/client/receiving-addresses/challenges')
+      .set('Authorization', `Bearer ${otherKey}`)
+      .send({ chain: 'worldchain', address });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toEqual({
+      code: 'receiving_address_taken',
+      detail: `address ${address} on worldchain is another app's receiving address; one app receives at an address.`,
+      attribute: 'address',
+    });
+    // bad input names the field
+    const bad = await api('post', '/challenges').send({ chain: 'worldchain', address: '0x12' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute: 'address' });
+    const unknownChain = await api('post', '/challenges').send({ chain: 'solana', address });
+    expect(unknownChain.body).toMatchObject({ code: 'invalid_parameter', attribute: 'chain' });
+    const removed = await api('delete', `/worldchain/${account.address}`);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toEqual(added.body);
+    expect((await api('delete', `/worldchain/${address}`)).status).toBe(404);
+    expect((await api('get', '')).body).toEqual([]);
+  });
+
+  it('an operator adds, lists and removes through the admin API, audited under the operator; one app per address', async () => {
+    const [app, other] = [newAppId(), newAppId()];
+    const address = `0x${'4d'.repeat(20)}`;
+    const added = await h.admin('post', `/apps/${app}/receiving-addresses`).send({ chain: 'worldchain', address });
+    expect(added.status).toBe(201);
+    expect(added.body).toEqual({
+      app_id: app,
+      chain: 'worldchain',
+      address,
+      proof: 'operator',
+      created_at: expect.any(String),
+    });
+    expect(
+      (await h.admin('post', `/apps/${app}/receiving-addresses`).send({ chain: 'worldchain', address })).status,
+    ).toBe(200);
+    const taken = await h.admin('post', `/apps/${other}/receiving-addresses`).send({ chain: 'worldchain', address });
+    expect(taken.status).toBe(409);
+    expect(taken.body.code).toBe('receiving_address_taken');
+    const audit = await h.admin('get', '/audit').query({ type: 'receiving_address.added' });
+    expect(audit.body.events.filter((e: { subject: string }) => e.subject === app)).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({ type: 'operator', id: 'admin' }),
+        subject: app,
+        detail: { app_id: app, chain: 'worldchain', address, proof: 'operator' },
+      }),
+    ]);
+    expect((await h.admin('get', `/apps/${app}/receiving-addresses`)).body).toEqual([added.body]);
+    expect((await h.admin('delete', `/apps/${app}/receiving-addresses/worldchain/${address}`)).status).toBe(200);
+    expect((await h.admin('get', `/apps/${app}/receiving-addresses`)).body).toEqual([]);
+    const removedAudit = await h.admin('get', '/audit').query({ type: 'receiving_address.removed' });
+    expect(removedAudit.body.events.filter((e: { subject: string }) => e.subject === app)).toEqual([
+      expect.objectContaining({ subject: app }),
+    ]);
+    // now the other app may have it
+    expect(
+      (await h.admin('post', `/apps/${other}/receiving-addresses`).send({ chain: 'worldchain', address })).status,
+    ).toBe(201);
   });
 });

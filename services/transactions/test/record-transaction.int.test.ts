@@ -5,6 +5,7 @@ import {
   lookupTransaction,
   newAppId,
   postTransaction,
+  receiveAt,
   transactionsHarness,
   type TransactionsHarness,
 } from './support';
@@ -42,6 +43,10 @@ describe('POST /api/v2/client/transaction', () => {
     h = await transactionsHarness({ CHAIN_TOKENS: JSON.stringify(tokens), TRUST_PROXY: 'loopback' });
     key = await apiKeyFor(h, appId);
     otherKey = await apiKeyFor(h, otherApp);
+    // the app receives at TO (and FROM, for the record whose `to` differs) on both chains it records in
+    await receiveAt(h, appId, TO);
+    await receiveAt(h, appId, FROM);
+    await receiveAt(h, appId, TO, 'testchain');
   });
   afterAll(() => h.close());
 
@@ -223,6 +228,25 @@ describe('POST /api/v2/client/transaction', () => {
       attribute: 'app_id',
     });
     expect(await stored(sent.reference)).toEqual([]);
+  });
+
+  it('403 receiving_address_not_registered when `to` is not one of the app’s addresses on the chain; nothing is stored', async () => {
+    const stranger = `0x${'5e'.repeat(20)}`;
+    for (const sent of [
+      body({ to: stranger }),
+      body({ chain: 'testchain', token: 'CENT', to: FROM, token_amount: '1010000' }),
+    ]) {
+      const res = await postTransaction(h, key.api_key, sent);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        code: 'receiving_address_not_registered',
+        detail: expect.stringContaining(
+          `to (${sent.to}) is not one of this app's receiving addresses on ${sent.chain}`,
+        ),
+        attribute: 'to',
+      });
+      expect(await stored(sent.reference)).toEqual([]);
+    }
   });
 
   it('401 without a key or with an unknown one, before reading the body', async () => {

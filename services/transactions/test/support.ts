@@ -44,6 +44,18 @@ export async function apiKeyFor(h: TransactionsHarness, appId: string): Promise<
   return res.body;
 }
 
+/**
+ * Adds `address` (default ADDRESS_B, the `to` the tests pay) to the app's receiving addresses on `chain`, as an
+ * operator does (POST /admin/apps/{app_id}/receiving-addresses): an app records payments and creates payment
+ * requests only to its own addresses, and one app receives at an address.
+ */
+export async function receiveAt(h: TransactionsHarness, appId: string, address = ADDRESS_B, chain = 'worldchain') {
+  const res = await h.admin('post', `/apps/${appId}/receiving-addresses`).send({ chain, address });
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`receiving address: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { app_id: string; chain: string; address: string; proof: string; created_at: string };
+}
+
 export async function recordTransaction(h: TransactionsHarness, appId: string, extra: Record<string, string> = {}) {
   const res = await h.admin('post', '/transactions').send({
     app_id: appId,
@@ -70,3 +82,6 @@ export const lookupTransaction = (h: TransactionsHarness, apiKey: string, id: st
     .get(`/api/v2/client/transaction/${id}`)
     .query({ app_id: appId, type })
     .set('Authorization', `Bearer ${apiKey}`);
+
+/** Accounts that sign (EIP-191), to prove receiving addresses; re-exported for the identity service's portal tests. */
+export { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';

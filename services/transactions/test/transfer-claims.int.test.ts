@@ -5,6 +5,7 @@ import {
   apiKeyFor,
   newAppId,
   postTransaction,
+  receiveAt,
   recordTransaction,
   transactionsHarness,
   type TransactionsHarness,
@@ -13,6 +14,8 @@ import {
 const MIGRATIONS = path.join(__dirname, '..', 'migrations');
 const FROM = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
 const TO = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359';
+/** Each app's own receiving address (one app receives at an address); the first app's is TO. */
+const TO_OF = [TO, `0x${'71'.repeat(20)}`, `0x${'72'.repeat(20)}`];
 let hashes = 0;
 /** A transaction hash no other test uses. */
 const newHash = () => `0x${(++hashes).toString(16).padStart(4, '0')}${'7c'.repeat(30)}`;
@@ -32,7 +35,10 @@ describe('one on-chain transaction is claimed by at most one recorded payment', 
 
   beforeAll(async () => {
     h = await transactionsHarness();
-    for (const app of apps) keys.push((await apiKeyFor(h, app)).api_key);
+    for (const [i, app] of apps.entries()) {
+      keys.push((await apiKeyFor(h, app)).api_key);
+      await receiveAt(h, app, TO_OF[i]);
+    }
   });
   afterAll(() => h.close());
 
@@ -43,7 +49,7 @@ describe('one on-chain transaction is claimed by at most one recorded payment', 
     transaction_hash: hash,
     chain: 'worldchain',
     token: 'USDCE',
-    to: TO,
+    to: TO_OF[app],
     token_amount: '1500000',
     from: FROM,
     ...extra,

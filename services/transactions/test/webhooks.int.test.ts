@@ -10,6 +10,7 @@ import {
   apiKeyFor,
   newAppId,
   postTransaction,
+  receiveAt,
   recordTransaction,
   transactionsHarness,
   type TransactionsHarness,
@@ -150,6 +151,7 @@ describe('webhooks', () => {
     const appId = newAppId();
     const hook = await addWebhook(h, appId, receiver.url);
     const key = await apiKeyFor(h, appId);
+    await receiveAt(h, appId, `0x${'c'.repeat(40)}`);
     const payment = {
       app_id: appId,
       type: 'pay',

@@ -102,7 +102,7 @@ const AUDIT_EVENT: JsonSchema = {
       required: ['type', 'id'],
       additionalProperties: false,
       properties: {
-        type: { enum: ['operator', 'user', 'system', 'anonymous'] },
+        type: { enum: ['operator', 'user', 'app', 'system', 'anonymous'] },
         id: { type: ['string', 'null'], description: 'The operator (admin token name), user id or worker' },
       },
     },

@@ -65,6 +65,8 @@ export interface RegisteredRoute {
 /** The routes of one API (a public or an admin app), gathered as endpoint() registers them. */
 export class ApiRegistry {
   readonly routes: RegisteredRoute[] = [];
+  /** Path prefixes (express syntax, prefix included) whose client errors are HTML pages (JSON when asked). */
+  readonly pagePrefixes: string[] = [];
 
   add(route: RegisteredRoute): void {
     this.routes.push(route);
@@ -83,6 +85,15 @@ const attached = new WeakMap<object, { registry: ApiRegistry; prefix: string }>(
 /** Routes endpoint() mounts on `router` are recorded in `registry`, their paths under `prefix` (the router's mount path). */
 export function attachApiRegistry(router: object, registry: ApiRegistry, prefix = ''): void {
   attached.set(router, { registry, prefix });
+}
+
+/**
+ * Says that the paths under `prefix` on `router` answer their client errors as HTML pages (JSON when asked),
+ * as a page's error handler mounted there does: their documented 405 lists text/html too.
+ */
+export function documentPageErrors(router: object, prefix: string): void {
+  const api = attached.get(router);
+  if (api) api.registry.pagePrefixes.push(api.prefix + prefix);
 }
 
 export function apiRegistryOf(router: object): { registry: ApiRegistry; prefix: string } | undefined {
@@ -201,17 +212,49 @@ const ALWAYS: Record<number, ResponseDoc> = {
   },
 };
 
+/**
+ * A browser page's path answers its client errors as an HTML page (JSON when asked): it is under a prefix
+ * documentPageErrors names, or some operation of it documents a client error as HTML.
+ */
+const answersPages = (registry: ApiRegistry, path: string, docs: OperationDoc[]) =>
+  registry.pagePrefixes.some((p) => path === openApiPath(p) || path.startsWith(`${openApiPath(p)}/`)) ||
+  docs.some((doc) =>
+    Object.entries(doc.responses).some(
+      ([status, r]) => status.startsWith('4') && r.content && 'text/html' in r.content,
+    ),
+  );
+
+/**
+ * 405 method_not_allowed, which every path sends for a method it does not take (endpoint(), and the
+ * admin routers' fallback): documented on each operation of the path, in the path's error style.
+ */
+const notAllowed = (pages: boolean): ResponseDoc => ({
+  description:
+    'method_not_allowed: the path does not take this request’s method; Allow lists those it takes' +
+    (pages ? ' (an HTML page, or JSON when asked)' : ''),
+  headers: { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } },
+  content: {
+    ...(pages ? { 'text/html': { schema: { type: 'string' } } } : {}),
+    'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+  },
+});
+
 /** Builds the OpenAPI 3.1 document from what endpoint() registered: the joi that validates is the schema documented. */
 export function buildOpenApiDocument(info: ApiInfo, registry: ApiRegistry, errorSchema: JsonSchema): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
+  const byPath = new Map<string, OperationDoc[]>();
+  for (const route of registry.routes)
+    if (route.doc) byPath.set(openApiPath(route.path), [...(byPath.get(openApiPath(route.path)) ?? []), route.doc]);
   for (const route of registry.routes) {
     if (!route.doc) continue;
-    const operations = (paths[openApiPath(route.path)] ??= {});
+    const path = openApiPath(route.path);
+    const operations = (paths[path] ??= {});
+    const always = { ...ALWAYS, 405: notAllowed(answersPages(registry, path, byPath.get(path)!)) };
     operations[route.method.toLowerCase()] = operationObject(route, {
       ...route.doc,
       responses: {
         ...route.doc.responses,
-        ...Object.fromEntries(Object.entries(ALWAYS).filter(([s]) => !(s in route.doc!.responses))),
+        ...Object.fromEntries(Object.entries(always).filter(([s]) => !(s in route.doc!.responses))),
       },
     });
   }

@@ -1,7 +1,7 @@
 import type { RequestHandler, Router } from 'express';
 import { match } from 'path-to-regexp';
 import { errors } from '../errors';
-import { apiRegistryOf, type EndpointDocs, type Method } from './api-registry';
+import { apiRegistryOf, type ApiRegistry, type EndpointDocs, type Method } from './api-registry';
 import { fastPathOf } from './fast-path';
 import { malformedPathParameter } from './request-errors';
 export type EndpointHandlers = Partial<Record<Method, RequestHandler[]>>;
@@ -80,4 +80,30 @@ export function endpoint(
     for (const method of ['GET', 'POST'] as const)
       if (handlers[method])
         for (const one of ([] as string[]).concat(path)) fast.add(one, [...handlers[method], notAllowed], method);
+}
+
+/**
+ * For routers whose routes are not endpoint()s (the admin API's adminRoute, /metrics): a request for a path
+ * the registry holds under other methods gets 405 method_not_allowed with Allow, as endpoint() answers; any
+ * other goes on (to 404). Mounted after the routes; `within` picks the registry's paths this router serves.
+ */
+export function methodNotAllowedFallback(
+  registry: ApiRegistry,
+  within: (path: string) => boolean = () => true,
+): RequestHandler {
+  let paths: { allow: string[]; matches: (path: string) => unknown }[] | undefined;
+  const build = () => {
+    const byPath = new Map<string, string[]>();
+    for (const r of registry.routes) if (within(r.path)) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
+    return [...byPath].map(([path, methods]) => ({
+      allow: methods.includes('GET') ? [...methods, 'HEAD'] : methods,
+      matches: match(path, { decode: false }),
+    }));
+  };
+  return (req, _res, next) => {
+    paths ??= build();
+    const path = req.baseUrl + req.path;
+    const found = paths.find((p) => p.matches(path));
+    next(found ? errors.methodNotAllowed(req.method, found.allow) : undefined);
+  };
 }

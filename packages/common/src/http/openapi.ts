@@ -59,10 +59,14 @@ export const textResponse = (description: string, mediaType: string): ResponseDo
   content: { [mediaType]: { schema: { type: 'string' } } },
 });
 
-/** A redirect: its Location header says where to. */
+/**
+ * A redirect: its Location header says where to; the body is Express's short note naming it (plain text,
+ * or HTML when the client accepts HTML; none when it accepts neither).
+ */
 export const redirectResponse = (description: string): ResponseDoc => ({
   description,
   headers: { Location: { description: 'Where to go next', schema: { type: 'string' } } },
+  content: { 'text/plain': { schema: { type: 'string' } }, 'text/html': { schema: { type: 'string' } } },
 });
 
 /** A response without a body (304, 204). */

@@ -12,6 +12,7 @@ import { ApiRegistry, attachApiRegistry, type ApiInfo } from './api-registry';
 import { healthRoutes, type Readiness } from './health';
 import { attachFastPath, FastPath } from './fast-path';
 import { createHttpMetrics, metricsRoute } from './metrics';
+import { methodNotAllowedFallback } from './endpoint';
 import { openApiRoutes } from './openapi';
 
 export interface ServiceAppsOptions {
@@ -88,6 +89,7 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
   healthRoutes(adminHealth, options.readiness);
   // metrics stay on the admin port, which only operators and scrapers reach
   metricsRoute(adminHealth, metrics.registry);
+  const isAdminApi = (path: string) => path === '/admin' || path.startsWith('/admin/');
   adminApp.use(adminHealth);
   const adminRouter = Router();
   attachApiRegistry(adminRouter, adminRegistry, '/admin');
@@ -102,6 +104,8 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
     const environmentOperators = environmentTokens(options).map((t) => t.name);
     auditAdminRoutes(adminRouter, { audit: options.audit.log, db: options.audit.db, environmentOperators });
   }
+  // a method an admin path does not take: 405 with Allow (after the token check), as endpoint() answers
+  adminRouter.use(methodNotAllowedFallback(adminRegistry, isAdminApi));
   const adminApi = options.adminApi ?? fallback('admin API');
   openApiRoutes(adminApp, adminHealth, adminRegistry, {
     ...adminApi,
@@ -110,6 +114,8 @@ export function createServiceApps(options: ServiceAppsOptions): { publicApp: Exp
       securitySchemes: { adminToken: ADMIN_TOKEN_SCHEME, ...adminApi.components?.securitySchemes },
     },
   });
+  // after every route of adminHealth, openApiRoutes' included
+  adminHealth.use(methodNotAllowedFallback(adminRegistry, (path) => !isAdminApi(path)));
   adminApp.use('/admin', adminRouter);
   finishHttpApp(adminApp, options.logger);
   return { publicApp, adminApp };

@@ -105,6 +105,7 @@ export {
   undocumentedRoutes,
 } from './openapi';
 export * from './raw-http';
+export * from './openapi-walk';
 export * from './harness';
 export * from './replicas';
 export * from './waiting';

@@ -15,7 +15,7 @@ import { checkedValue } from '../kernel/form-check';
 import { ACCOUNT_FORMS, ACCOUNT_QUERY } from './account-forms';
 import { csrfToken, csrfValid } from '../kernel/csrf';
 import { signInKeys } from '../kernel/failure-limits';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { clearSessionCookie, currentSession } from '../kernel/session-cookie';
 import { requireFormContentType } from '../kernel/http-steps';
 import { accountDocs, accountFormDocs } from './account-route.openapi';
@@ -266,5 +266,5 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
   post('/account/password', 'changePassword', changePassword);
   post('/account/sessions/end', 'endSession', endSession);
   post('/account/sessions/end-others', 'endOtherSessions', endOtherSessions);
-  router.use('/account', pageErrors);
+  usePageErrors(router, '/account');
 }

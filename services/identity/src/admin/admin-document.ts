@@ -4,6 +4,7 @@ import { keySchemas } from './key-admin';
 import { memberSchemas } from './member-admin';
 import { sessionSchemas } from './session-admin';
 import { userSchemas } from './user-admin';
+import { resourceSchemas } from '../resources';
 
 // The admin document: its info here; each operation is documented beside its route (documentAdminRoute), and
 // each component schema beside the routes that answer with it.
@@ -14,7 +15,7 @@ export function identityAdminApi(): ApiInfo {
     title: 'Attest identity admin API',
     version: '1',
     description:
-      'Apps and their teams, users, their sessions and consents, signing keys, the audit trail and admin tokens. ' +
+      'Apps and their teams, resources, users, their sessions and consents, signing keys, the audit trail and admin tokens. ' +
       'Every /admin operation needs an admin token (Authorization: Bearer).',
     serverUrl: '/',
     components: {
@@ -25,6 +26,7 @@ export function identityAdminApi(): ApiInfo {
         UserWithConsents: userSchemas.UserWithConsents,
         ...sessionSchemas,
         ...keySchemas,
+        ...resourceSchemas,
       },
     },
   };

@@ -55,4 +55,7 @@ export const AUTHORIZE_PARAMETERS = Joi.object({
   claims: str(
     `OIDC Core §5.5: a JSON object with id_token and/or userinfo members, e.g. {"id_token":{"acr":{"essential":true,"values":["urn:attest:loa:orb"]}}}; an essential acr the person does not meet ends with unmet_authentication_requirements. At most ${PARAMETER_MAX_LENGTH.claims} characters`,
   ).max(PARAMETER_MAX_LENGTH.claims),
+  resource: str(
+    'RFC 8707: the uri of a resource registered here (once); the access token is then a JWT for it alone (aud), carrying the scopes of `scope` it offers',
+  ).max(2000),
 }).unknown(true);

@@ -1,5 +1,5 @@
-import type { ErrorRequestHandler, Request, Response } from 'express';
-import { errorBody, toAppError, type AppError } from '@attest/common';
+import type { ErrorRequestHandler, Request, Response, Router } from 'express';
+import { documentPageErrors, errorBody, toAppError, type AppError } from '@attest/common';
 import { errorPage } from './pages';
 
 /** An error of a browser page (/authorize, /signin, /consent): the HTML error page, or JSON when asked for. */
@@ -19,3 +19,9 @@ export const pageErrors: ErrorRequestHandler = (err: unknown, req, res, next) =>
   if (appError.status >= 500) return next(err);
   showPageError(req, res, appError);
 };
+
+/** Mounts pageErrors for the paths under `prefix`, and says so to the OpenAPI document (their 405 is a page too). */
+export function usePageErrors(router: Router, prefix: string): void {
+  router.use(prefix, pageErrors);
+  documentPageErrors(router, prefix);
+}

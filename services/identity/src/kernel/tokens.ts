@@ -56,11 +56,13 @@ export class TokenService {
     jkt?: string;
     signIn?: { acr: string; amr?: string[]; authTime: number };
     userinfoClaims?: string[];
+    /** RFC 8707: the one resource (its uri) the token is for; without it, this issuer (/userinfo). */
+    aud?: string;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
       iss: this.issuer,
-      aud: this.issuer,
+      aud: input.aud ?? this.issuer,
       sub: input.sub,
       client_id: input.clientId,
       scope: input.scopes.join(' '),

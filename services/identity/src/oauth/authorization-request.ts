@@ -3,8 +3,9 @@ import type { App } from '../kernel/app-store';
 import type { VerificationLevel } from '../kernel/user-store';
 import type { AppProfile } from '../kernel/app-profile';
 import { essentialAcr, parseClaimsParameter, scopesOfClaims, type ClaimsRequest } from './assurance';
-import { redirectErrors } from './oauth-error';
+import { RedirectError, redirectErrors } from './oauth-error';
 import { parseScopes, type Scope } from '../kernel/scopes';
+import { resourceOfRequest, ResourceIndicatorError, stricterLevel, type BoundResource } from '../resources';
 import {
   AUTHORIZE_PARAMETERS,
   PARAMETER_MAX_LENGTH,
@@ -65,6 +66,10 @@ export interface AuthorizationRequest {
   minLevel?: VerificationLevel;
   /** The app's profile, when not none: fapi2 codes live at most FAPI2_CODE_TTL_SECONDS. */
   profile?: 'fapi2';
+  /** RFC 8707: the resource the tokens are for, and the scopes asked for it (bindResource). */
+  resource?: BoundResource;
+  /** offline_access in scope (issue 41): the code's exchange gives a refresh token. */
+  offlineAccess?: true;
 }
 
 /** Where an error for this request goes once the client and redirect URI are known. */
@@ -255,7 +260,28 @@ export function parseAuthorizationRequest(
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
     ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
+    ...(requested.includes('offline_access') && responseType.includes('code') ? { offlineAccess: true as const } : {}),
   };
+}
+
+/**
+ * RFC 8707 at /authorize and /par: the request's `resource`, registered, with the scopes asked for it, and
+ * the stricter of the app's and the resource's minimum levels. Without `resource`, the request unchanged.
+ */
+export async function bindResource(
+  resources: Parameters<typeof resourceOfRequest>[0],
+  request: AuthorizationRequest,
+  params: Params,
+): Promise<AuthorizationRequest> {
+  try {
+    const bound = await resourceOfRequest(resources, params.resource, params.scope);
+    if (!bound) return request;
+    const minLevel = stricterLevel(request.minLevel, bound.minLevel);
+    return { ...request, resource: { uri: bound.uri, scopes: bound.scopes }, ...(minLevel ? { minLevel } : {}) };
+  } catch (err) {
+    if (err instanceof ResourceIndicatorError) throw new RedirectError(err.error, err.description);
+    throw err;
+  }
 }
 
 /** What the request demands of the person's verification level, if anything (the hot path skips the check). */

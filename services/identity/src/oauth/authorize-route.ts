@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { AppError, clientAddress, endpoint, formBody } from '@attest/common';
 import {
+  bindResource,
   errorTarget,
   identifyClient,
   pageError,
@@ -17,8 +18,9 @@ import type { KernelServices, TokenServices } from '../kernel/services';
 import type { OAuthServices } from './services';
 import type { AuthorizationFlow } from './authorization-flow';
 import { currentSession } from '../kernel/session-cookie';
-import { pageErrors, showPageError } from '../kernel/page-errors';
+import { showPageError, usePageErrors } from '../kernel/page-errors';
 import { authorizeDocs } from './authorize-route.openapi';
+import { oneResourceOnly, type ResourceDirectory } from '../resources';
 
 /** The schema parseAuthorizationRequest and identifyClient check with, as the document shows it. */
 export { AUTHORIZE_PARAMETERS } from './authorization-request';
@@ -61,6 +63,8 @@ export type AuthorizeRouteDeps = Pick<KernelServices, 'apps' | 'config' | 'users
   Pick<TokenServices, 'sessions' | 'tokens'> &
   Pick<OAuthServices, 'clientKeys' | 'pushedRequests'> & {
     flow: AuthorizationFlow;
+    /** RFC 8707: the registered resources. */
+    resources: Pick<ResourceDirectory, 'findByUri'>;
   };
 
 export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
@@ -85,12 +89,14 @@ export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
     const target = errorTarget(params, client.redirectUri);
     let request;
     try {
+      if (duplicate === 'resource') throw new RedirectError('invalid_target', oneResourceOnly().description);
       if (duplicate) throw new RedirectError('invalid_request', `The ${duplicate} parameter must be given once.`);
       if (client.app.requirePushedAuthorizationRequests && !pushed)
         throw redirectErrors.invalidRequest(
           'This app must push its authorization requests to the pushed_authorization_request_endpoint (/par) and send request_uri.',
         );
       request = parseAuthorizationRequest(params, client.app.id, client.redirectUri, client.app);
+      request = await bindResource(ctx.resources, request, params);
     } catch (err) {
       if (err instanceof RedirectError) return respondWithError(res, target, err, ctx.config.issuer);
       throw err;
@@ -107,5 +113,5 @@ export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
     },
     authorizeDocs,
   );
-  router.use('/authorize', pageErrors);
+  usePageErrors(router, '/authorize');
 }

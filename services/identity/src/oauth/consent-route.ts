@@ -17,7 +17,7 @@ import { firstFailure } from '../kernel/form-check';
 import { CONSENT_FORM, INTERACTION_QUERY } from './oauth-forms';
 import { csrfToken } from '../kernel/csrf';
 import { currentSession } from '../kernel/session-cookie';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { requireFormContentType } from '../kernel/http-steps';
 import { consentDocs } from './consent-route.openapi';
 
@@ -88,5 +88,5 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
     },
     consentDocs,
   );
-  router.use('/consent', pageErrors);
+  usePageErrors(router, '/consent');
 }

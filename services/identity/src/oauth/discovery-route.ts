@@ -23,9 +23,10 @@ export function discoveryRoute(router: Router, ctx: DiscoveryRouteDeps): void {
     token_endpoint: `${base}/token`,
     userinfo_endpoint: `${base}/userinfo`,
     jwks_uri: `${base}/jwks`,
-    scopes_supported: [...SUPPORTED_SCOPES],
+    // offline_access (issue 41): the code's exchange gives a refresh token
+    scopes_supported: [...SUPPORTED_SCOPES, 'offline_access'],
     response_types_supported: [...RESPONSE_TYPES],
-    grant_types_supported: ['authorization_code', 'implicit'],
+    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],

@@ -11,6 +11,7 @@ import { newAuthorizationCode, pairwiseSid, pairwiseSubject } from '../kernel/id
 import type { Revocations } from '../kernel/revocations';
 import type { Session } from '../kernel/sessions';
 import type { TokenService } from '../kernel/tokens';
+import { ResourceIndicatorError, resourceAtToken, type BoundResource } from '../resources';
 
 interface CodeRecord {
   clientId: string;
@@ -34,7 +35,31 @@ interface CodeRecord {
   idTokenAlg?: 'PS256' | 'ES256';
   /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
   dpopJkt?: string;
+  /** RFC 8707: the resource its access token is for, and the scopes granted for it. */
+  resource?: BoundResource;
+  /** offline_access was asked for: the exchange gives a refresh token too. */
+  offlineAccess?: true;
 }
+
+/** A code exchanged, as a refresh token family begins from it (issue 41). */
+export interface ExchangedGrant {
+  clientId: string;
+  userId: string;
+  sub: string;
+  sid?: string;
+  scopes: string[];
+  resource?: BoundResource;
+  jkt?: string;
+  acr: string;
+  amr?: string[];
+  authTime: number;
+  /** The access token issued with it. */
+  accessJti: string;
+  offlineAccess: boolean;
+}
+
+/** Gives the refresh token of an exchanged grant, when it is to have one (the refresh feature, bound in services.ts). */
+export type RefreshIssuer = (grant: ExchangedGrant) => Promise<string | undefined>;
 
 /** What the id_token says about the sign-in behind it. */
 interface SignInClaims {
@@ -51,6 +76,8 @@ export interface TokenResponse {
   expires_in: number;
   scope: string;
   id_token: string;
+  /** offline_access (issue 41): rotated on every use. */
+  refresh_token?: string;
 }
 
 export interface GrantsOptions {
@@ -61,6 +88,16 @@ export interface GrantsOptions {
 }
 
 const invalidGrant = (detail: string, attribute = 'code') => new AppError('invalid_grant', 400, detail, attribute);
+
+/** resourceAtToken, its refusal as /token answers it (RFC 8707 §2.2: invalid_target). */
+export function boundAtToken(granted: BoundResource | undefined, asked: string | undefined): BoundResource | undefined {
+  try {
+    return resourceAtToken(granted, asked);
+  } catch (err) {
+    if (err instanceof ResourceIndicatorError) throw new AppError(err.error, 400, err.description, 'resource');
+    throw err;
+  }
+}
 
 const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -74,6 +111,8 @@ export class Grants {
     private readonly revocations: Revocations,
     private readonly options: GrantsOptions,
     private readonly audit?: Pick<AuditLog, 'record'>,
+    /** Refresh tokens (issue 41); without it, no exchange gives one. */
+    private readonly refresh?: RefreshIssuer,
   ) {}
 
   async subjectFor(appId: string, userId: string): Promise<string> {
@@ -102,10 +141,11 @@ export class Grants {
       const { token, claims } = await this.tokens.accessToken({
         sub,
         clientId: request.clientId,
-        scopes: request.scopes,
         sid: signIn.sid,
         signIn,
-        userinfoClaims,
+        ...(request.resource
+          ? { aud: request.resource.uri, scopes: request.resource.scopes }
+          : { scopes: request.scopes, userinfoClaims }),
       });
       Object.assign(out, { access_token: token, token_type: 'Bearer', expires_in: String(this.tokens.accessTokenTtl) });
       jtis.push(claims.jti);
@@ -128,6 +168,8 @@ export class Grants {
         jtis,
         ...(request.idTokenAlg ? { idTokenAlg: request.idTokenAlg } : {}),
         ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
+        ...(request.resource ? { resource: request.resource } : {}),
+        ...(request.offlineAccess ? { offlineAccess: true as const } : {}),
       };
       // FAPI 2.0 §5.3.1.2: at most 60 s, whatever CODE_TTL_SECONDS says
       const ttl =
@@ -164,6 +206,8 @@ export class Grants {
     codeVerifier?: string;
     /** The thumbprint of the key of the request's verified DPoP proof: the tokens are bound to it. */
     dpopJkt?: string;
+    /** RFC 8707 §2.2: the resource asked for at /token (the authorization request's, or absent). */
+    resource?: string;
     actor?: AuditActor;
   }): Promise<TokenResponse> {
     if (!/^[0-9a-f]{64}$/.test(input.code)) throw invalidGrant('Invalid authorization code.');
@@ -178,6 +222,7 @@ export class Grants {
     if (record.redirectUri !== input.redirectUri)
       throw invalidGrant('redirect_uri does not match the one used at the authorization endpoint.', 'redirect_uri');
     this.checkPkce(record.codeChallenge, input.codeVerifier);
+    const resource = boundAtToken(record.resource, input.resource);
     // RFC 9449 §10: a code asked for with dpop_jkt is redeemed only with a proof by that key
     if (
       record.dpopJkt !== undefined &&
@@ -206,11 +251,12 @@ export class Grants {
     const { token, claims } = await this.tokens.accessToken({
       sub: record.sub,
       clientId: record.clientId,
-      scopes: record.scopes,
       sid: record.sid,
       jkt: input.dpopJkt,
       signIn,
-      userinfoClaims: record.userinfoClaims,
+      ...(resource
+        ? { aud: resource.uri, scopes: resource.scopes }
+        : { scopes: record.scopes, userinfoClaims: record.userinfoClaims }),
     });
     // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
@@ -229,12 +275,27 @@ export class Grants {
         record.idTokenAlg,
       ),
     ]);
+    const refreshToken = await this.refresh?.({
+      clientId: record.clientId,
+      userId: record.userId,
+      sub: record.sub,
+      sid: record.sid,
+      scopes: record.scopes,
+      resource: record.resource,
+      jkt: input.dpopJkt,
+      acr: signIn.acr,
+      amr: signIn.amr,
+      authTime: signIn.authTime,
+      accessJti: claims.jti,
+      offlineAccess: record.offlineAccess === true,
+    });
     return {
       access_token: token,
       token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
       expires_in: this.tokens.accessTokenTtl,
-      scope: record.scopes.join(' '),
+      scope: claims.scope,
       id_token: idToken,
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
     };
   }
 

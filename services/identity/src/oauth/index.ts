@@ -9,13 +9,14 @@ export {
   type InteractionDeps,
   type ProceedDeps,
 } from './authorization-flow';
+export { grantHolder } from './active-grant';
 export { singleParams, type Params } from './authorization-request';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
 export { discoveryRoute } from './discovery-route';
-export { DpopProofs } from './dpop';
-export { Grants } from './grants';
+export { DpopError, dpopHeader, DpopProofs } from './dpop';
+export { boundAtToken, Grants, type ExchangedGrant, type RefreshIssuer, type TokenResponse } from './grants';
 export { InteractionLimit } from './interaction-limit';
 export { InteractionStore, type Interaction } from './interactions';
 export { introspectRoute } from './introspect-route';

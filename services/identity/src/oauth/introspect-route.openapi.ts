@@ -12,6 +12,9 @@ const INTROSPECTION = {
       required: ['active', 'client_id', 'exp', 'sub', 'scope', 'iat', 'token_type'],
       properties: {
         active: { const: true },
+        iss: { type: 'string', description: 'A resource server’s answer: the issuer' },
+        aud: { type: 'string', description: 'A resource server’s answer: its own uri (RFC 8707)' },
+        jti: { type: 'string', description: 'A resource server’s answer: the token’s id' },
         client_id: { type: 'string' },
         exp: { type: 'integer' },
         sub: { type: 'string' },
@@ -44,14 +47,19 @@ const INTROSPECTION = {
 
 export const introspectDocs = {
   POST: {
-    summary: 'Introspect an access token of the calling app',
+    summary: 'Introspect an access token of the calling app, or (a resource server) of a token for it',
+    description:
+      'An app authenticates as at /token and learns about its own tokens; a malformed, forged or expired token is 401 ' +
+      'invalid_token for it. A resource server authenticates with Basic base64(resource_id:introspection_secret) and ' +
+      'learns about tokens whose aud is it (RFC 8707); for it, RFC 7662 §2.2 holds: anything else is 200 {active: false}.',
     tags: ['oidc'],
     security: basicAuth,
     body: { contentType: FORM, schema: INTROSPECT_FORM },
     responses: {
       200: jsonResponse(
         '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
-          'or {active: false} for a revoked token or another app’s',
+          'or {active: false} for a revoked token or another app’s; a resource server also gets iss, aud and jti, ' +
+          'and {active: false} for every token that is not an active one for it',
         INTROSPECTION,
       ),
       ...bodyErrorResponses('invalid_content_type, required, invalid_request (client_id given twice)'),

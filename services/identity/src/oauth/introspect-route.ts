@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { AppError, endpoint, sendJson } from '@attest/common';
 import { grantHolder } from './active-grant';
 import type { KernelServices, TokenServices } from '../kernel/services';
@@ -25,9 +25,26 @@ export const invalidToken = (scheme?: string) =>
  * withdrawal, or its signing key), or another app's: RFC 7662 {"active": false}.
  */
 /** What /introspect uses: client authentication, and the grant's holder (grantHolder). */
-export type IntrospectRouteDeps = ClientAuthDeps &
-  Pick<KernelServices, 'consents' | 'subjects' | 'users'> &
-  Pick<TokenServices, 'revocations'>;
+export type IntrospectRouteDeps = ClientAuthDeps & {
+  /** What grantHolder reads besides the apps. */
+  holders: Pick<KernelServices, 'consents' | 'subjects' | 'users'> & Pick<TokenServices, 'revocations'>;
+  /**
+   * A resource server's introspection (issue 41), which answers a request whose Basic user is a resource_id
+   * and passes any other on to the app's. Absent, apps alone introspect.
+   */
+  resourceServers?: RequestHandler;
+};
+
+/** The app's steps, with a resource server's introspection just before the app's credentials are checked. */
+function resourceServersFirst(
+  steps: RequestHandler[],
+  resourceServers: RequestHandler | undefined,
+  introspect: RequestHandler,
+): RequestHandler[] {
+  if (!resourceServers) return [...steps, introspect];
+  const credentials = steps.length - 1;
+  return [...steps.slice(0, credentials), resourceServers, ...steps.slice(credentials), introspect];
+}
 
 export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void {
   const introspect = async (req: Request, res: Response) => {
@@ -36,7 +53,9 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
     if (!result.ok && result.reason === 'revoked') return sendJson(res, { active: false });
     if (!result.ok) throw invalidToken();
     const { claims } = result;
-    const active = claims.client_id === authenticatedApp(res).id && (await grantHolder(ctx, claims)) !== null;
+    const active =
+      claims.client_id === authenticatedApp(res).id &&
+      (await grantHolder({ ...ctx.holders, apps: ctx.apps }, claims)) !== null;
     if (!active) return sendJson(res, { active: false });
     sendJson(res, {
       active: true,
@@ -57,7 +76,7 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
     router,
     '/introspect',
     {
-      POST: [...appAuthenticatedTokenForm(ctx, INTROSPECT_FORM), introspect],
+      POST: resourceServersFirst(appAuthenticatedTokenForm(ctx, INTROSPECT_FORM), ctx.resourceServers, introspect),
     },
     introspectDocs,
     { fast: true },

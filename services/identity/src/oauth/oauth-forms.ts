@@ -25,10 +25,16 @@ export const PAR_FORM = AUTHORIZE_PARAMETERS.keys({
 
 /** POST /token (RFC 6749 §4.1.3). grant_type, code and redirect_uri are checked after the app's credentials. */
 export const TOKEN_FORM = form({
-  grant_type: Joi.string().valid('authorization_code').required(),
+  grant_type: Joi.string()
+    .valid('authorization_code')
+    .required()
+    .description('authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri)'),
   code: str().required(),
   redirect_uri: str().required(),
+  refresh_token: str('grant_type refresh_token: the latest refresh token of the family'),
+  scope: str('grant_type refresh_token: a narrower scope (never wider: invalid_scope)'),
   code_verifier: str('PKCE; required from public clients'),
+  resource: str('RFC 8707: the resource of the authorization request (or absent); any other is invalid_target'),
   client_id: str('client_secret_post, or a public client'),
   client_secret: str('client_secret_post'),
   ...CLIENT_ASSERTION_FIELDS,

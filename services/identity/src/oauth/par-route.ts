@@ -1,6 +1,12 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, constantTimeEqual, endpoint, sendJson, toAppError } from '@attest/common';
-import { AUTHORIZE_PARAMETERS, parseAuthorizationRequest, singleParams, type Params } from './authorization-request';
+import {
+  AUTHORIZE_PARAMETERS,
+  bindResource,
+  parseAuthorizationRequest,
+  singleParams,
+  type Params,
+} from './authorization-request';
 import { DpopError, dpopHeader, verifyDpopProof } from './dpop';
 import { RedirectError } from './oauth-error';
 import { openRequestObject } from './request-object';
@@ -11,6 +17,7 @@ import { refuseBlockedClient } from '../kernel/failure-limits';
 import { authenticateApp, authenticatedApp, parseForm } from './client-authentication';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
 import { parDocs } from './par-route.openapi';
+import { oneResourceOnly, type ResourceDirectory } from '../resources';
 
 export { PAR_FORM };
 
@@ -27,6 +34,7 @@ const OAUTH_ERROR: Record<string, string> = {
   too_many_requests: 'temporarily_unavailable',
   invalid_request_object: 'invalid_request_object',
   invalid_scope: 'invalid_scope',
+  invalid_target: 'invalid_target',
   unsupported_response_type: 'unsupported_response_type',
   unauthorized_client: 'unauthorized_client',
   invalid_dpop_proof: 'invalid_dpop_proof',
@@ -43,7 +51,8 @@ const invalidRequest = (detail: string, attribute: string | null = null) =>
  * redirect later; the app's keys, its secret or PKCE (a public client) are proven as at /token.
  */
 /** What /par uses: client authentication, DPoP, the pushed requests' store. */
-export type ParRouteDeps = ClientAuthDeps & Pick<OAuthServices, 'dpop' | 'pushedRequests'>;
+export type ParRouteDeps = ClientAuthDeps &
+  Pick<OAuthServices, 'dpop' | 'pushedRequests'> & { resources: Pick<ResourceDirectory, 'findByUri'> };
 
 export function parRoute(router: Router, ctx: ParRouteDeps): void {
   /** The thumbprint of the request's DPoP proof (htm POST, htu the /par URL); undefined without one. */
@@ -60,6 +69,7 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
   const push = async (req: Request, res: Response) => {
     const app = authenticatedApp(res);
     const { params: sent, duplicate } = singleParams((req.body ?? {}) as Record<string, unknown>);
+    if (duplicate === 'resource') throw new AppError('invalid_target', 400, oneResourceOnly().description, 'resource');
     if (duplicate) throw invalidRequest(`The ${duplicate} parameter must be given once.`, duplicate);
     if (sent.request_uri !== undefined)
       throw invalidRequest('request_uri cannot be pushed: send the parameters, or a request object.', 'request_uri');
@@ -86,7 +96,7 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     if (!app.redirectUris.includes(redirectUri))
       throw new AppError('invalid_redirect_uri', 400, 'Invalid redirect_uri provided.', 'redirect_uri');
     try {
-      parseAuthorizationRequest(params, app.id, redirectUri, app);
+      await bindResource(ctx.resources, parseAuthorizationRequest(params, app.id, redirectUri, app), params);
     } catch (err) {
       if (err instanceof RedirectError) throw new AppError(err.error, 400, err.description);
       throw err;

@@ -15,7 +15,7 @@ import { TOKEN_FORM } from './oauth-forms';
 export const tokenSchemas = {
   TokenResponse: {
     type: 'object',
-    required: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token'],
+    required: ['access_token', 'token_type', 'expires_in', 'scope'],
     properties: {
       access_token: { type: 'string' },
       token_type: {
@@ -24,14 +24,22 @@ export const tokenSchemas = {
       },
       expires_in: { type: 'integer' },
       scope: { type: 'string' },
-      id_token: { type: 'string' },
+      id_token: { type: 'string', description: 'authorization_code: always (not at a refresh)' },
+      refresh_token: {
+        type: 'string',
+        description: 'offline_access was granted: the next refresh token of the family (each is used once)',
+      },
     },
   },
 };
 
 export const tokenDocs = {
   POST: {
-    summary: 'Exchange an authorization code',
+    summary: 'Exchange an authorization code, or a refresh token',
+    description:
+      'grant_type authorization_code: code, redirect_uri, code_verifier, resource (RFC 8707). grant_type refresh_token ' +
+      '(issue 41): refresh_token, and optionally a narrower scope or the grant’s resource; a DPoP-bound grant needs a ' +
+      'proof by its key; invalid_scope and invalid_target when they would widen the grant.',
     tags: ['oidc'],
     security: [...basicAuth, {}],
     parameters: [
@@ -48,7 +56,8 @@ export const tokenDocs = {
           'all with OAuth error / error_description',
       ),
       400: countedErrorResponse(
-        'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_request (a parameter given twice, ' +
+        'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_target, invalid_scope, ' +
+          'invalid_request (a parameter given twice, ' +
           'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
           'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
       ),

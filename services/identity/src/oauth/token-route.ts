@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import {
   answerTo,
   AppError,
@@ -20,6 +20,7 @@ import { refuseBlockedClient, refuseBlockedCodes } from '../kernel/failure-limit
 import { authenticateApp, authenticatedApp, field, parseForm } from './client-authentication';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
 import { tokenDocs } from './token-route.openapi';
+import { oneResourceOnly } from '../resources';
 
 export { TOKEN_FORM };
 
@@ -37,6 +38,8 @@ const OAUTH_ERROR: Record<string, string> = {
   unauthenticated: 'invalid_client',
   invalid_grant_type: 'unsupported_grant_type',
   invalid_grant: 'invalid_grant',
+  invalid_target: 'invalid_target',
+  invalid_scope: 'invalid_scope',
   invalid_dpop_proof: 'invalid_dpop_proof',
   use_dpop_nonce: 'use_dpop_nonce',
   // RFC 6749 names no error for this; clients treat it as "try again later"
@@ -77,6 +80,13 @@ const preflight = (ctx: TokenRouteDeps) => async (req: Request, res: Response) =
     }
   }
   res.status(204).end();
+};
+
+/** RFC 8707's resource at /token: once (a token has one audience). */
+const resourceField = (req: Request): string | undefined => {
+  const value = (req.body as Record<string, unknown>).resource;
+  if (Array.isArray(value)) throw new AppError('invalid_target', 400, oneResourceOnly().description, 'resource');
+  return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
 /** A public client proves itself with the PKCE verifier: without one there is nothing to check. */
@@ -120,9 +130,23 @@ const dpopProof = (ctx: TokenRouteDeps) => async (req: Request, res: Response, n
  * (a public client's per (client, address) and per address; see failure-limits.ts), its slot taken before the code is looked up.
  */
 /** What /token uses: client authentication, DPoP, the grants. */
-export type TokenRouteDeps = ClientAuthDeps & Pick<OAuthServices, 'dpop' | 'grants'>;
+export type TokenRouteDeps = ClientAuthDeps &
+  Pick<OAuthServices, 'dpop' | 'grants'> & {
+    /**
+     * Grant types other than authorization_code, by name (issue 41: refresh_token, client_credentials), each
+     * answering after the app's authentication; bound in the composition root.
+     */
+    grantTypes?: Record<string, RequestHandler>;
+  };
 
 export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
+  /** Another grant type's steps, when the request names one; authorization_code goes on. */
+  const otherGrant = async (req: Request, res: Response, next: NextFunction) => {
+    const type = (req.body as Record<string, unknown>).grant_type;
+    const handler = typeof type === 'string' && type !== 'authorization_code' ? ctx.grantTypes?.[type] : undefined;
+    if (!handler) return next();
+    await handler(req, res, next);
+  };
   const exchange = async (req: Request, res: Response) => {
     const input = {
       clientId: authenticatedApp(res).id,
@@ -130,6 +154,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
       redirectUri: field(req, 'redirect_uri')!,
       codeVerifier: field(req, 'code_verifier'),
       dpopJkt: res.locals.dpopJkt as string | undefined,
+      resource: resourceField(req),
       actor: requestActor(req, 'anonymous', null),
     };
     // a slot is taken before the code is looked up, and given back unless the exchange is invalid_grant
@@ -157,6 +182,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
         webOriginCors(ctx),
         refuseBlockedClient(ctx.limits),
         authenticateApp(ctx, { allowPost: true, allowPublic: true }),
+        otherGrant,
         checkForm(TOKEN_FORM, ['grant_type', 'code', 'redirect_uri'], grantTypeError),
         requirePublicClientVerifier,
         refuseBlockedCodes(ctx.limits),

@@ -53,7 +53,9 @@ export function userinfoRoute(router: Router, ctx: UserinfoRouteDeps): void {
       res.set({ 'DPoP-Nonce': ctx.dpop.nonce(), 'Access-Control-Expose-Headers': 'DPoP-Nonce, WWW-Authenticate' });
     }
     const result = await ctx.tokens.verifyAccessToken(token);
-    if (!result.ok) return next(invalidToken(dpop ? DPOP_INVALID : BEARER_INVALID));
+    // a token for a resource (RFC 8707: its aud is that resource) is not for /userinfo
+    if (!result.ok || result.claims.aud !== ctx.config.issuer)
+      return next(invalidToken(dpop ? DPOP_INVALID : BEARER_INVALID));
     const bound = result.claims.cnf?.jkt;
     if (!dpop && bound !== undefined)
       return next(

@@ -103,11 +103,14 @@ export function appsPage(
 }
 
 /** The tabs of an app's pages. */
-export function appNav(app: App, current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight'): Html {
+export function appNav(
+  app: App,
+  current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight' | 'addresses',
+): Html {
   const tab = (key: typeof current, href: string, label: string) =>
     html`<a href="${href}"${current === key ? html` aria-current="page"` : ''}>${label}</a>`;
   const base = `/portal/apps/${app.id}`;
-  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
+  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('addresses', `${base}/addresses`, 'Receiving addresses')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
 }
 
 export const appHeading = (app: App, role: MemberRole) =>

@@ -7,10 +7,11 @@ import { currentPortalSession, endPortalSession, loginCookie, startPortalSession
 import { appsPage, portalLandingPage, portalSignedOutPage } from './portal-pages';
 import { checkedValue } from '../kernel/form-check';
 import { PORTAL_CALLBACK_QUERY, PORTAL_FORMS } from './portal-forms';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { portalAppRoutes } from './portal-apps-route';
 import { portalSignInDocs as docs } from './portal-route.openapi';
 import type { PortalDeps } from './portal-deps';
+import { portalAddressRoutes } from './portal-addresses-route';
 import { portalKeyRoutes } from './portal-keys-route';
 import { portalPaymentRoutes } from './portal-payments-route';
 import { portalWebhookRoutes } from './portal-webhooks-route';
@@ -127,5 +128,6 @@ export function portalRoutes(router: Router, deps: PortalDeps): void {
   portalKeyRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalWebhookRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalPaymentRoutes(router, { config, logger, apps, teams, transactionsAdmin }, form);
-  router.use('/portal', pageErrors);
+  portalAddressRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
+  usePageErrors(router, '/portal');
 }

@@ -264,4 +264,43 @@ export class TransactionsAdmin {
   ): Promise<{ data: EventView[]; has_more: boolean; next_after: string | null }> {
     return this.call('GET', `/apps/${seg(appId)}/events${query(q)}`);
   }
+
+  receivingAddresses(appId: string): Promise<ReceivingAddressView[]> {
+    return this.call('GET', `/apps/${seg(appId)}/receiving-addresses`);
+  }
+
+  /** A challenge for the owner to sign with the address (the portal never adds one without its signature). */
+  addressChallenge(appId: string, chain: string, address: string): Promise<AddressChallengeView> {
+    return this.call('POST', `/apps/${seg(appId)}/receiving-addresses/challenges`, { chain, address });
+  }
+
+  proveAddress(appId: string, challengeId: string, signature: string): Promise<ReceivingAddressView> {
+    return this.call('POST', `/apps/${seg(appId)}/receiving-addresses/proofs`, {
+      challenge_id: challengeId,
+      signature,
+    });
+  }
+
+  removeReceivingAddress(appId: string, chain: string, address: string): Promise<ReceivingAddressView> {
+    return this.call('DELETE', `/apps/${seg(appId)}/receiving-addresses/${seg(chain)}/${seg(address)}`);
+  }
+}
+
+/** An address an app receives payments at, and how it was added (issue 40, item 1). */
+export interface ReceivingAddressView {
+  app_id: string;
+  chain: string;
+  address: string;
+  proof: 'operator' | 'eip191' | 'eip1271';
+  created_at: string;
+}
+
+/** A challenge to sign with an address: its message, valid until expires_at, used once. */
+export interface AddressChallengeView {
+  challenge_id: string;
+  app_id: string;
+  chain: string;
+  address: string;
+  message: string;
+  expires_at: string;
 }

@@ -9,7 +9,7 @@ import type { KernelServices, TokenServices } from '../kernel/services';
 import { firstFailure } from '../kernel/form-check';
 import { LOGOUT_CONFIRM_FORM, LOGOUT_PARAMETERS } from './signin-forms';
 import { csrfToken, csrfValid } from '../kernel/csrf';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { clearSessionCookie, currentSession, sessionCookieOf } from '../kernel/session-cookie';
 import { requireFormContentType } from '../kernel/http-steps';
 import { logoutDocs, logoutConfirmDocs } from './logout-route.openapi';
@@ -109,5 +109,5 @@ export function logoutRoute(router: Router, ctx: LogoutRouteDeps): void {
     },
     logoutConfirmDocs,
   );
-  router.use('/logout', pageErrors);
+  usePageErrors(router, '/logout');
 }

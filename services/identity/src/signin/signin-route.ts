@@ -15,7 +15,7 @@ import { checkedValue } from '../kernel/form-check';
 import { SIGNIN_FORM, SIGNIN_QUERY, SIGNIN_USERNAME_MAX_LENGTH } from './signin-forms';
 import { addressKeys, signInKeys } from '../kernel/failure-limits';
 import { passkeyMessage } from './passkey-messages';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { afterSignIn, targetFields, targetQuery, type SignInTarget } from './signin-target';
 import { requireFormContentType } from '../kernel/http-steps';
 import { signinDocs } from './signin-route.openapi';
@@ -179,5 +179,5 @@ export function signInRoute(router: Router, ctx: SignInRouteDeps): void {
     },
     signinDocs,
   );
-  router.use('/signin', pageErrors);
+  usePageErrors(router, '/signin');
 }

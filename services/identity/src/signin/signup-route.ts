@@ -14,7 +14,7 @@ import { checkedValue } from '../kernel/form-check';
 import { SIGNIN_QUERY, SIGNUP_FORM, USERNAME } from './signin-forms';
 import { addressKeys } from '../kernel/failure-limits';
 import { passkeyMessage } from './passkey-messages';
-import { pageErrors } from '../kernel/page-errors';
+import { usePageErrors } from '../kernel/page-errors';
 import { afterSignIn, targetFields, targetQuery, type SignInTarget } from './signin-target';
 import { requireFormContentType } from '../kernel/http-steps';
 import { signupDocs } from './signup-route.openapi';
@@ -143,5 +143,5 @@ export function signUpRoute(router: Router, ctx: SignUpRouteDeps): void {
     },
     signupDocs,
   );
-  router.use('/signup', pageErrors);
+  usePageErrors(router, '/signup');
 }

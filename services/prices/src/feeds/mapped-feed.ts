@@ -6,7 +6,7 @@ import { decimalText, fetchJson, FeedError, plainDecimal, type HttpOptions } fro
 /**
  * Where a source's answer holds each price and the time its source observed it. Paths are dot-separated
  * keys into the JSON answer; each key may hold `{id}` (the source's id of the token), `{fiat}` (lower case)
- * or `{FIAT}` (upper case). Example (the `/simple/price` shape):
+ * or `{FIAT}` (upper case); a key of digits indexes an array. Example (the `/simple/price` shape):
  * `{ price: '{id}.{fiat}', time: '{id}.last_updated_at' }`.
  */
 export interface SourceMapping {
@@ -28,12 +28,20 @@ export interface MappedFeedOptions extends HttpOptions, SourceMapping {
 const substitute = (text: string, vars: Record<string, string>) =>
   text.replace(/\{(id|fiat|FIAT|ids|fiats|FIATS)\}/g, (_, key: string) => vars[key] ?? '');
 
-/** The value at a dot-separated path (each key substituted first), or undefined. */
+/**
+ * The value at a dot-separated path (each key substituted first), or undefined. In an array a key of
+ * digits is an index (`data.WLD.0.quote.USD.price`: CoinMarketCap answers an array per symbol); no other
+ * key reads an array (not `length`).
+ */
 export function valueAt(body: unknown, path: string, vars: Record<string, string>): unknown {
   let node = body;
-  for (const key of path.split('.')) {
+  for (const raw of path.split('.')) {
     if (typeof node !== 'object' || node === null) return undefined;
-    node = (node as Record<string, unknown>)[substitute(key, vars)];
+    const key = substitute(raw, vars);
+    if (Array.isArray(node)) {
+      if (!/^\d{1,6}$/.test(key)) return undefined;
+      node = node[Number(key)];
+    } else node = Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
   }
   return node;
 }

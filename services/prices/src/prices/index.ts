@@ -10,10 +10,11 @@ export {
   DEFAULT_RULE,
   PRICE_SNAPSHOT_CACHE,
   priceUnavailable,
+  type LatestValues,
   PriceService,
   type PriceServiceOptions,
   type SourceHealth,
 } from './price-service';
-export { priceStore, type PairObservation, type PriceStore } from './price-store';
+export { priceStore, type PairObservation, type PriceStore, type StoredWrite } from './price-store';
 export { parsePricesQuery, pricesQuerySchema, type PricesQuery } from './prices-query';
 export { QuotePurge } from './quote-purge';

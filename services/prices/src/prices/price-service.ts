@@ -13,13 +13,18 @@ export interface SourceHealth {
   newestMs: number;
 }
 
-/** The latest quotes and FX rates and the known codes, as loaded at one moment. */
-interface PriceSnapshot {
-  tokens: Set<string>;
-  fiats: Set<string>;
-  /** By `TOKEN/FIAT`: the latest quote of each source. */
+/** The latest quote of each source of each pair (by `TOKEN/FIAT`) and the latest FX rate of each fiat. */
+export interface LatestValues {
   quotes: Map<string, Observation[]>;
   fx: Map<string, Observation>;
+}
+
+/** The latest quotes and FX rates and the known codes, as loaded at one moment. */
+interface PriceSnapshot extends LatestValues {
+  /** The write sequence's position read before the values (they are at least this recent; see PriceStore.version). */
+  version: number;
+  tokens: Set<string>;
+  fiats: Set<string>;
   /** Answers computed from this snapshot, by query; each only until its first input turns stale. */
   answers: Map<string, CachedAnswer>;
   /** Queries parsed against this snapshot's codes, by their query string (see `parsedQuery`). */
@@ -119,6 +124,7 @@ export class PriceService {
   }
 
   private async load(): Promise<PriceSnapshot> {
+    const version = await this.store.version();
     const tokens = new Set(await this.store.tokens());
     const fiats = new Set(await this.store.fiats());
     const quotes = new Map<string, Observation[]>();
@@ -127,7 +133,12 @@ export class PriceService {
       quotes.set(key, [...(quotes.get(key) ?? []), q]);
     }
     const fx = new Map((await this.store.latestFxRates()).map((r) => [r.fiat, r] as const));
-    return { tokens, fiats, quotes, fx, answers: new Map(), queries: new Map() };
+    return { version, tokens, fiats, quotes, fx, answers: new Map(), queries: new Map() };
+  }
+
+  /** The write sequence's position of the current snapshot: the price stream's event ids carry it. */
+  async version(): Promise<number> {
+    return (await this.snapshot()).version;
   }
 
   async codes(): Promise<{ tokens: Set<string>; fiats: Set<string> }> {
@@ -167,7 +178,7 @@ export class PriceService {
 
   /** A pair's price (direct, else cross), or why there is none (a reason when sources are fresh but too few agree). */
   private price(
-    s: PriceSnapshot,
+    s: LatestValues,
     token: string,
     fiat: string,
     now: number,
@@ -200,7 +211,7 @@ export class PriceService {
     return { price, validUntil: Math.min(usdPrice.validUntil, direct.validUntil, this.expiry(fx)) };
   }
 
-  private compute(s: PriceSnapshot, tokens: string[], fiats: string[], now: number): CachedAnswer {
+  private compute(s: LatestValues, tokens: string[], fiats: string[], now: number): CachedAnswer {
     const pairs = tokens.flatMap((t) => fiats.map((f) => [t, f] as const));
     const results = pairs.map(([t, f]) => this.price(s, t, f, now));
     const validUntil = Math.min(...results.map((r) => r.validUntil));
@@ -211,6 +222,16 @@ export class PriceService {
     if (missing.length) return { outcome: { error: priceUnavailable(missing) }, validUntil };
     const list = results.map((r) => (r as { price: Price }).price);
     return { outcome: { answer: buildAnswer(list), prices: list }, validUntil };
+  }
+
+  /** The answer (or why there is none) from given latest values, judged at `now`: the stream's replay of past writes. */
+  answerFrom(
+    values: LatestValues,
+    tokens: string[],
+    fiats: string[],
+    now: number,
+  ): { answer: PriceAnswer; prices: Price[] } | { error: AppError } {
+    return this.compute(values, tokens, fiats, now).outcome;
   }
 
   /** The answer for every pair, or 503 price_unavailable naming the pairs without a fresh price. */

@@ -13,6 +13,14 @@ export interface PairObservation extends Observation {
   fiat: string;
 }
 
+/** One stored write, in the order of the write sequence: a quote (with its token) or an FX rate (token null). */
+export interface StoredWrite extends Observation {
+  id: number;
+  token: string | null;
+  fiat: string;
+  recordedAt: Date;
+}
+
 const toObservation = (r: Row): Observation => ({
   amount: String(r.amount),
   decimals: r.decimals,
@@ -89,6 +97,53 @@ export function priceStore(db: Queryable) {
         [token, fiat, at],
       );
       return row ? toObservation(row) : null;
+    },
+    /** The write sequence's position: the largest id of quotes and FX rates (they share one sequence, 007). */
+    async version(): Promise<number> {
+      const [row] = await db.query<{ v: string | null }>(
+        'SELECT GREATEST((SELECT max(id) FROM quotes), (SELECT max(id) FROM fx_rates)) AS v',
+      );
+      return Number(row?.v ?? 0);
+    },
+    /** Quotes and FX rates written after version `after` up to `upTo`, in write order, at most `limit`. */
+    async writesSince(after: number, upTo: number, limit: number): Promise<StoredWrite[]> {
+      const rows = await db.query<Row & { id: string; token: string | null; fiat: string; recorded_at: Date }>(
+        `SELECT id, token, fiat, amount, decimals, source, observed_at, recorded_at FROM (
+           SELECT id, token, fiat, amount, decimals, source, observed_at, recorded_at FROM quotes WHERE id > $1 AND id <= $2
+           UNION ALL
+           SELECT id, NULL, fiat, amount, decimals, source, observed_at, recorded_at FROM fx_rates WHERE id > $1 AND id <= $2
+         ) w ORDER BY id LIMIT $3`,
+        [after, upTo, limit],
+      );
+      return rows.map((r) => ({
+        id: Number(r.id),
+        token: r.token,
+        fiat: r.fiat,
+        recordedAt: r.recorded_at,
+        ...toObservation(r),
+      }));
+    },
+    /** What latestQuotes and latestFxRates answered when the write sequence stood at `version`. */
+    async latestAsOf(version: number): Promise<{ quotes: PairObservation[]; fx: (Observation & { fiat: string })[] }> {
+      const quotes = await db.query<Row & { token: string; fiat: string }>(
+        `SELECT s.token, s.fiat, q.amount, q.decimals, q.source, q.observed_at
+         FROM quote_sources s
+         CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM quotes
+           WHERE token = s.token AND fiat = s.fiat AND source = s.source AND id <= $1 ORDER BY observed_at DESC, id DESC LIMIT 1) q
+         ORDER BY s.token, s.fiat, s.source`,
+        [version],
+      );
+      const fx = await db.query<Row & { fiat: string }>(
+        `SELECT f.code AS fiat, r.amount, r.decimals, r.source, r.observed_at
+         FROM fiat_currencies f
+         CROSS JOIN LATERAL (SELECT amount, decimals, source, observed_at FROM fx_rates
+           WHERE fiat = f.code AND id <= $1 ORDER BY observed_at DESC, id DESC LIMIT 1) r`,
+        [version],
+      );
+      return {
+        quotes: quotes.map((r) => ({ token: r.token, fiat: r.fiat, ...toObservation(r) })),
+        fx: fx.map((r) => ({ fiat: r.fiat, ...toObservation(r) })),
+      };
     },
     /** Per bucket of `intervalSeconds` since `from`: the last quote of each source in it, oldest bucket first. */
     async buckets(

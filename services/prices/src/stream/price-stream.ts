@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { AppError, clientAddress, isAppError, type InvalidationBus, type Logger } from '@attest/common';
-import { PRICE_SNAPSHOT_CACHE, type PriceAnswer, type PriceHistory, type PriceService } from '../prices';
+import { PRICE_SNAPSHOT_CACHE, type PriceHistory, type PriceService, type PriceStore } from '../prices';
+import { eventId, missedEvents, parseEventId, toEvent, type StreamEvent, type StreamQuery } from './replay';
 
 export interface PriceStreamOptions {
   /** PRICE_STREAM_MAX_CONNECTIONS: open streams on this replica. */
@@ -10,6 +11,8 @@ export interface PriceStreamOptions {
   /** A comment line this often keeps proxies from closing an idle stream (and re-judges freshness). */
   heartbeatMs: number;
   history: Pick<PriceHistory, 'changes'>;
+  /** The stored writes a reconnected stream missed are read here (the same for every replica). */
+  store: Pick<PriceStore, 'writesSince' | 'latestAsOf'>;
   bus: InvalidationBus;
   logger: Logger;
 }
@@ -19,24 +22,27 @@ interface Subscriber {
   address: string;
 }
 
-/** The subscribers of one query, and the last event sent to them. */
-interface Channel {
-  tokens: string[];
-  fiats: string[];
-  change: boolean;
+/** The subscribers of one query, and the tag of the last event sent to them. */
+interface Channel extends StreamQuery {
   subscribers: Set<Subscriber>;
-  lastId: string | null;
+  lastTag: string | null;
 }
 
-const frame = (event: string, id: string, data: Buffer | string) =>
-  Buffer.concat([Buffer.from(`event: ${event}\nid: ${id}\ndata: `), Buffer.from(data), Buffer.from('\n\n')]);
+const frame = (e: StreamEvent) =>
+  Buffer.concat([
+    Buffer.from(`event: ${e.event}\nid: ${eventId(e)}\ndata: `),
+    Buffer.from(e.data),
+    Buffer.from('\n\n'),
+  ]);
 
 /**
  * GET /public/v1/prices/stream: Server-Sent Events of the price answer. Subscribers of the same query share
  * a channel; when the snapshot is reloaded (a write here, or on another replica through the invalidation
  * bus) each channel's answer is computed once and, when its ETag changed, the same bytes are written to
- * every subscriber. The event id is the answer's ETag: a client that reconnects with Last-Event-ID equal
- * to the current one gets no repeat. Connections are bounded per address and in total on each replica.
+ * every subscriber. The event id is `<version>.<ETag>`, the version the stored prices' write sequence
+ * (the same on every replica): a client that reconnects with Last-Event-ID is first sent the answers written
+ * since its id (bounded, see missedEvents), then the current one unless it already has it. Connections are
+ * bounded per address and in total on each replica.
  */
 export class PriceStream {
   private readonly channels = new Map<string, Channel>();
@@ -47,7 +53,7 @@ export class PriceStream {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly prices: Pick<PriceService, 'answer' | 'answerWithChange'>,
+    private readonly prices: Pick<PriceService, 'answer' | 'answerWithChange' | 'answerFrom' | 'version'>,
     private readonly options: PriceStreamOptions,
   ) {
     this.unsubscribe = options.bus.subscribe(`cache:${PRICE_SNAPSHOT_CACHE}`, () => this.soon());
@@ -67,17 +73,45 @@ export class PriceStream {
     }, 10);
   }
 
-  private async event(c: Channel): Promise<{ id: string; bytes: Buffer }> {
+  /** The current answer as an event; its version is read first, so the answer is at least that recent. */
+  private async event(c: StreamQuery): Promise<{ tag: string; bytes: Buffer }> {
+    const version = await this.prices.version();
+    let e: StreamEvent;
     try {
-      const answer: PriceAnswer = c.change
+      const answer = c.change
         ? await this.prices.answerWithChange(c.tokens, c.fiats, (list) => this.options.history.changes(list))
         : await this.prices.answer(c.tokens, c.fiats);
-      const id = answer.etag.slice(1, -1);
-      return { id, bytes: frame('price', id, answer.body) };
+      e = toEvent(version, { answer });
     } catch (err) {
       if (!isAppError(err)) throw err;
-      const body = JSON.stringify({ code: err.code, detail: err.detail, attribute: err.attribute ?? null });
-      return { id: `unavailable`, bytes: frame('unavailable', 'unavailable', body) };
+      e = toEvent(version, { error: err });
+    }
+    return { tag: e.tag, bytes: frame(e) };
+  }
+
+  /**
+   * What a client reconnected with `lastEventId` missed before the current answer: the events written
+   * since its version, up to the current snapshot's, and the tag it then has; no events and no tag (so the current answer
+   * is sent) when the id is too old or unknown.
+   */
+  private async missed(
+    query: StreamQuery,
+    lastEventId: string | undefined,
+  ): Promise<{ frames: Buffer[]; tag: string | null }> {
+    const seen = parseEventId(lastEventId);
+    if (!seen) return { frames: [], tag: null };
+    const upTo = await this.prices.version();
+    if (seen.version === null || seen.version >= upTo) return { frames: [], tag: seen.tag };
+    const { store, history, logger } = this.options;
+    try {
+      const deps = { store, history, prices: this.prices, now: Date.now };
+      const events = await missedEvents(deps, query, seen.version, seen.tag, upTo);
+      if (!events) return { frames: [], tag: null };
+      return { frames: events.map(frame), tag: events.length ? events[events.length - 1].tag : seen.tag };
+    } catch (err) {
+      // the store cannot be read: the current answer (from the snapshot in memory) is sent, as for an old id
+      logger.warn('price stream replay failed', { error: (err as Error).message });
+      return { frames: [], tag: null };
     }
   }
 
@@ -85,9 +119,9 @@ export class PriceStream {
   async refreshAll(): Promise<void> {
     for (const c of this.channels.values()) {
       try {
-        const { id, bytes } = await this.event(c);
-        if (id === c.lastId) continue;
-        c.lastId = id;
+        const { tag, bytes } = await this.event(c);
+        if (tag === c.lastTag) continue;
+        c.lastTag = tag;
         for (const s of c.subscribers) s.res.write(bytes);
       } catch (err) {
         this.options.logger.warn('price stream refresh failed', { error: (err as Error).message });
@@ -123,12 +157,13 @@ export class PriceStream {
         },
       );
     const key = `${query.tokens.join(',')}|${query.fiats.join(',')}|${query.change ? 1 : 0}`;
+    const missed = await this.missed(query, req.get('last-event-id'));
     let c = this.channels.get(key);
-    const first = c ? null : await this.event({ ...query, subscribers: new Set(), lastId: null });
+    const first = c ? null : await this.event(query);
     c = this.channels.get(key); // another subscriber may have opened it meanwhile
-    if (!c) this.channels.set(key, (c = { ...query, subscribers: new Set(), lastId: first!.id }));
+    if (!c) this.channels.set(key, (c = { ...query, subscribers: new Set(), lastTag: first!.tag }));
     const current = first ?? (await this.event(c));
-    c.lastId = current.id;
+    c.lastTag = current.tag;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -136,7 +171,8 @@ export class PriceStream {
       'X-Accel-Buffering': 'no',
     });
     res.write('retry: 3000\n\n');
-    if (req.get('last-event-id') !== current.id) res.write(current.bytes);
+    for (const bytes of missed.frames) res.write(bytes);
+    if (missed.tag !== current.tag) res.write(current.bytes);
     const subscriber = { res, address };
     c.subscribers.add(subscriber);
     this.connections++;

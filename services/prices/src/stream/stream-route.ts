@@ -39,9 +39,12 @@ export function streamRoute(router: Router, deps: StreamRouteDeps) {
           'Live prices as Server-Sent Events (an event when the answer changes, a heartbeat, Last-Event-ID resume)',
         description:
           'The same parameters and answer as /public/v1/prices/latest/{native}, as events: `event: price` with ' +
-          'the answer as data and its ETag as id, sent at once and whenever it changes (on any replica); ' +
-          '`event: unavailable` with the error body when a price is no longer fresh; a `: heartbeat` comment ' +
-          'every 15 s. Reconnecting with Last-Event-ID equal to the current id sends no repeat. Open streams ' +
+          'the answer as data and `<version>.<ETag>` as id (the version orders the stored writes alike on every ' +
+          'replica), sent at once and whenever it changes (on any replica); `event: unavailable` with the error ' +
+          'body when a price is no longer fresh; a `: heartbeat` comment every 15 s. Reconnecting with ' +
+          'Last-Event-ID first sends the answers written since that id, in order (writes of the last 5 minutes, ' +
+          'at most 1,000; an older id gets the current answer), then the current answer unless it is the ' +
+          'last one the client has, then live ones. Open streams ' +
           'are bounded per address (PRICE_STREAM_MAX_PER_ADDRESS) and per replica (PRICE_STREAM_MAX_CONNECTIONS).',
         tags: ['prices'],
         query: querySchema,

@@ -27,3 +27,11 @@ export const apiKeyResponses: Record<number, ResponseDoc> = {
   403: errorResponse('invalid_app: the API key belongs to another app than app_id'),
   429: tooManyRequestsResponse('unknown or revoked API keys'),
 };
+
+/** The 403 of an app endpoint that pays or asks to be paid at an address: invalid_app, or not the app's address. */
+export const receivingAddressResponses: Record<number, ResponseDoc> = {
+  403: errorResponse(
+    'invalid_app: the API key belongs to another app than app_id. receiving_address_not_registered (attribute to): ' +
+      '`to` is not one of this app’s receiving addresses on the chain (add it: /api/v2/client/receiving-addresses)',
+  ),
+};

@@ -11,6 +11,7 @@ import type { OutboxWrite, PaymentRequestStatus } from '../kernel/events';
 import type { ListCursor, ListQuery } from '../kernel/list-query';
 import type { ObservedPayment, PaymentSettlement, ScannedTransfer } from '../kernel/settlement';
 import type { Reason, Transaction } from '../kernel/transaction';
+import { receivingAddressStore } from '../receiving-addresses';
 import { writeEvent } from '../webhooks';
 import { newRequest, sameCreation, type CreateRequest } from './create-request';
 import { paymentRequestEvent } from './payment-request-events';
@@ -329,8 +330,14 @@ export class PaymentRequestService implements PaymentSettlement {
     );
   }
 
+  /**
+   * The request a transfer nobody recorded pays (pickRequest), among the open requests of the app whose receiving
+   * address its recipient is: another app's request naming that address is never considered.
+   */
   async matchTransfer(tx: Queryable, transfer: ScannedTransfer): Promise<TransferMatch> {
-    return pickRequest(await this.store(tx).openFor(transfer), transfer);
+    const owner = await receivingAddressStore(tx).ownerOf(transfer.chain.toLowerCase(), transfer.to.toLowerCase());
+    if (owner === null) return { outcome: 'unmatched', candidates: 0 };
+    return pickRequest(await this.store(tx).openFor(transfer, owner), transfer);
   }
 
   /** Expires one request if it is still pending and past its expiry; the expired request, or null. */

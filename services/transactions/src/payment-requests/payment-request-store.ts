@@ -307,23 +307,26 @@ export function paymentRequestStore(db: Queryable) {
       };
     },
     /**
-     * The requests a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
+     * The requests of `appId` (the app that receives at the recipient) a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
      * accepting it while not settled in any, not paid yet
      * (pending, detected, underpaid, failed, expired), created before its block (to the second: block
      * times have no fraction), oldest first; at most 1,000. Locked for the caller's transaction, so two
      * transfers attached at once on two replicas never both pick the one request owed their amount.
      */
-    async openFor(t: { chain: string; token: string; to: string; blockTime: Date }): Promise<PaymentRequest[]> {
+    async openFor(
+      t: { chain: string; token: string; to: string; blockTime: Date },
+      appId: string,
+    ): Promise<PaymentRequest[]> {
       const rows = await db.query<Row>(
         `SELECT * FROM payment_requests r
-         WHERE chain = $1 AND lower(to_address) = $2
+         WHERE chain = $1 AND lower(to_address) = $2 AND app_id = $5
            AND (token = $3 OR (token IS NULL AND EXISTS (
              SELECT 1 FROM payment_request_tokens a WHERE a.payment_request_id = r.id AND a.token = $3)))
            AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired')
            AND created_at < $4::timestamptz + interval '1 second'
            AND NOT EXISTS (SELECT 1 FROM transactions p WHERE p.payment_request_id = r.id AND p.status = 'pending')
          ORDER BY created_at, id LIMIT 1000 FOR UPDATE`,
-        [t.chain, t.to.toLowerCase(), t.token, t.blockTime],
+        [t.chain, t.to.toLowerCase(), t.token, t.blockTime, appId],
       );
       return withTokens(db, rows);
     },

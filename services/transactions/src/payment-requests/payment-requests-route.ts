@@ -4,8 +4,9 @@ import { apiKeyAuthentication, appActor, verifiedKey, type ApiKeyAuthDeps } from
 import type { ChainTokens } from '../kernel/chain-tokens';
 import { PAYMENT_REQUEST_STATUSES } from '../kernel/events';
 import { listPage, listPageSchema, listQuery, listQuerySchema } from '../kernel/list-query';
-import { apiKeyResponses } from '../kernel/openapi';
+import { apiKeyResponses, receivingAddressResponses } from '../kernel/openapi';
 import { requireJson } from '../kernel/request-fields';
+import type { ReceivingAddressService } from '../receiving-addresses';
 import { createPaymentRequestSchema, readCreateBody } from './payment-request-body';
 import type { PaymentRequestService } from './payment-request-service';
 import { PAYMENT_REQUEST_SCHEMA } from './payment-request.openapi';
@@ -14,6 +15,8 @@ export interface PaymentRequestsRouteDeps extends ApiKeyAuthDeps {
   paymentRequests: Pick<PaymentRequestService, 'create' | 'get' | 'list'>;
   tokens: ChainTokens;
   bodyLimit: string;
+  /** `to` must be one of the app's receiving addresses on the chain (issue 40, item 1). */
+  receivingAddresses: Pick<ReceivingAddressService, 'requireReceivingAddress'>;
 }
 
 /**
@@ -24,6 +27,7 @@ export function paymentRequestsRoute(router: Router, deps: PaymentRequestsRouteD
   const create = async (req: Request, res: Response) => {
     const body = readCreateBody(req.body, deps.tokens);
     const key = verifiedKey(res);
+    await deps.receivingAddresses.requireReceivingAddress(key.appId, body.chain, body.to, 'to');
     const { request, created } = await deps.paymentRequests.create({ appId: key.appId, ...body }, appActor(req, res));
     const view = await deps.paymentRequests.get(key.appId, request.id);
     res
@@ -52,6 +56,7 @@ export function paymentRequestsRoute(router: Router, deps: PaymentRequestsRouteD
           'Priced in a fiat currency (amount + currency: each accepted token’s amount is fixed now from the prices service’s current ' +
           'price, its observed_at and source kept in `accepted_tokens`; a price that is not fresh is 503 price_unavailable, never an old rate) or in ' +
           'the token (token_amount, one token). The accepted tokens: `token` (one) or `accepted_tokens` (a list), not both. ' +
+          '`to` must be one of your app’s receiving addresses on the chain (/api/v2/client/receiving-addresses). ' +
           'The request is settled in the token of its first payment: every payment toward it is in that token. Idempotent per reference: the same body again answers 200 with the same request; a different ' +
           'one 409 reference_taken naming the field. The wallet’s payment is recorded with POST /api/v2/client/transaction and ' +
           'payment_request_id; a transfer to `to` of the token that nobody records is counted too, once final, when it matches ' +
@@ -69,6 +74,7 @@ export function paymentRequestsRoute(router: Router, deps: PaymentRequestsRouteD
               'invalid_parameter naming the field (token and accepted_tokens both given; several accepted_tokens with token_amount)',
           ),
           ...apiKeyResponses,
+          ...receivingAddressResponses,
           409: errorResponse(
             'reference_taken: this app created the reference with a different body; attribute names the field',
           ),

@@ -18,3 +18,6 @@ export {
   type ReceivingAddressStore,
 } from './receiving-address-store';
 export { signatureVerifier, type SignatureVerifier } from './signature-verifier';
+export { receivingAddressesRoute, type ReceivingAddressesRouteDeps } from './receiving-addresses-route';
+export { receivingAddressesAdminRoutes, type ReceivingAddressesAdminDeps } from './receiving-addresses-admin-routes';
+export { receivingAddressComponents } from './receiving-address-fields';

@@ -12,10 +12,11 @@ import {
 } from '@attest/common';
 import { apiKeyAuthentication, invalidApp, verifiedKey, type ApiKeyAuthDeps } from '../kernel/api-keys/api-key-auth';
 import { representable, type ChainTokens } from '../kernel/chain-tokens';
-import { apiKeyResponses } from '../kernel/openapi';
+import { apiKeyResponses, receivingAddressResponses } from '../kernel/openapi';
 import { address, chainField, requireJson, tokenCode } from '../kernel/request-fields';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionType } from '../kernel/transaction';
+import type { ReceivingAddressService } from '../receiving-addresses';
 import type { TransactionService } from './transaction-service';
 import { toSpec } from './transaction-spec';
 
@@ -26,6 +27,8 @@ export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
   /** The chains and tokens a payment may be recorded in (CHAIN_TOKENS). */
   tokens: ChainTokens;
   bodyLimit: string;
+  /** `to` must be one of the app's receiving addresses on the chain (issue 40, item 1). */
+  receivingAddresses: Pick<ReceivingAddressService, 'requireReceivingAddress'>;
 }
 
 /** The body of POST /api/v2/client/transaction; each message names its field. */
@@ -119,6 +122,8 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
           `token must be one of the payment request's accepted tokens (${accepted.join(', ')}) to pay payment request ${request.id}.`,
         );
     }
+    // a payment to another app's address (or to nobody's) is not this app's to claim
+    await deps.receivingAddresses.requireReceivingAddress(body.app_id, body.chain, body.to, 'to');
     const { transaction, created } = await deps.transactions.recordOnce(
       {
         appId: body.app_id,
@@ -165,6 +170,7 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
           'configured token contract (or a native transfer) from `from` to `to` of exactly `token_amount`; otherwise failed, ' +
           'with the reason in the Transaction-Status-Reason header of the lookup. Idempotent per (app_id, reference). ' +
           'A transaction_hash pays at most one recorded payment, across all apps: bind `from` to the wallet of your signed-in user. ' +
+          '`to` must be one of your app’s receiving addresses on the chain (/api/v2/client/receiving-addresses). ' +
           'With payment_request_id the payment pays that payment request: it is mined when the chain holds a transfer of the token ' +
           'from `from` to `to` (of any amount: the amount the chain moved counts toward the request). A transfer to the ' +
           'request’s `to` that nobody recorded is counted by the chain watcher once final; recording it afterwards for that ' +
@@ -183,6 +189,7 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
               'or a chain or to that is not the payment request’s, or a token it does not accept)',
           ),
           ...apiKeyResponses,
+          ...receivingAddressResponses,
           404: errorResponse('not_found (attribute payment_request_id): no payment request with this id for this app'),
           409: errorResponse(
             'reference_taken: this app recorded the reference with different values; attribute names the first field that differs. ' +

@@ -1,0 +1,61 @@
+import Joi from 'joi';
+
+/** Scopes a resource cannot offer: OpenID Connect's own, and refresh's. */
+export const RESERVED_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** RFC 6749 §3.3: a scope-token is one or more of %x21 / %x23-5B / %x5D-7E. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/** RFC 8707 §2: an absolute URI without a fragment; https, or http on a loopback host (development). */
+export function resourceUriProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URI';
+  }
+  if (url.hash || value.includes('#')) return 'must not contain a fragment';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
+  return 'must use https (http is allowed only on localhost, 127.0.0.1 or [::1])';
+}
+
+const uri = Joi.string()
+  .max(2000)
+  .custom((value: string, helpers) => {
+    const problem = resourceUriProblem(value);
+    return problem ? helpers.message({ custom: `uri ${problem}: ${value}` }) : value;
+  })
+  .description('The resource’s identifier, as clients send it in `resource` and tokens carry it in `aud`');
+const name = Joi.string().trim().min(1).max(200).description('What the consent page calls it');
+const scope = Joi.string()
+  .max(200)
+  .custom((value: string, helpers) => {
+    if (!SCOPE_TOKEN.test(value))
+      return helpers.message({ custom: `scopes: ${value} is not a scope (RFC 6749 §3.3: no spaces, quotes or \\)` });
+    if (RESERVED_SCOPES.includes(value))
+      return helpers.message({ custom: `scopes: ${value} is an OpenID Connect scope; a resource cannot offer it` });
+    return value;
+  });
+const scopes = Joi.array().items(scope).max(100).unique().description('The scopes the resource offers');
+const minVerificationLevel = Joi.string()
+  .valid('orb', 'device', 'none')
+  .allow(null)
+  .description('orb or device: a token for it needs a person at that level or above; none (or null) clears it');
+
+export const createResourceSchema = Joi.object({
+  uri: uri.required(),
+  name: name.required(),
+  scopes: scopes.default([]),
+  min_verification_level: minVerificationLevel,
+});
+
+export const updateResourceSchema = Joi.object({
+  name,
+  scopes,
+  min_verification_level: minVerificationLevel,
+})
+  .min(1)
+  .messages({ 'object.min': 'Give name, scopes or min_verification_level.' });
