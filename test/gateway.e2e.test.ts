@@ -158,6 +158,10 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     );
     expect(lookup.status).toBe(200);
     expect(((await lookup.json()) as Record<string, string>).reference).toBe('gw-1');
+    // the x402 facilitator API is the transactions service's too (here without a chain: x402_unavailable)
+    const supported = await gw(url('api', '/x402/supported'), { headers: { authorization: `Bearer ${app.api_key}` } });
+    expect(supported.status).toBe(503);
+    expect(((await supported.json()) as Record<string, string>).code).toBe('x402_unavailable');
   });
 
   it('serves prices by host name with CORS', async () => {

@@ -293,7 +293,7 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       );
       expect(paths).toEqual({
         identity: ['PathPrefix /'],
-        transactions: ['PathPrefix /api/', 'Exact /openapi.json', 'PathPrefix /docs'],
+        transactions: ['PathPrefix /api/', 'PathPrefix /x402/', 'Exact /openapi.json', 'PathPrefix /docs'],
         prices: ['PathPrefix /public/', 'Exact /openapi.json', 'PathPrefix /docs'],
       });
       // no admin port anywhere in the routing, by number or by name

@@ -2,7 +2,7 @@ import type { Command } from './command';
 import { appCommands } from './app-commands';
 import { adminTokenCommands, auditCommands } from './operator-commands';
 import { receivingAddressCommands } from './receiving-address-commands';
-import { apiKeyCommands, priceCommands, transactionCommands } from './service-commands';
+import { apiKeyCommands, priceCommands, transactionCommands, x402Commands } from './service-commands';
 import { registrationTokenCommands } from './registration-commands';
 import { resourceCommands } from './resource-commands';
 import { signingKeyCommands } from './signing-key-commands';
@@ -22,6 +22,7 @@ export const commands: Record<string, Command> = {
   ...transactionCommands,
   ...receivingAddressCommands,
   ...webhookCommands,
+  ...x402Commands,
   ...priceCommands,
   ...auditCommands,
   ...adminTokenCommands,
@@ -37,6 +38,7 @@ export const NOUN_SUMMARIES: Record<string, string> = {
   transaction: 'payments and transactions (transactions)',
   'receiving-address': 'the addresses an app receives payments at (transactions)',
   webhook: "signed webhooks to apps' backends (transactions)",
+  x402: 'the x402 facilitator’s relayer (transactions)',
   price: 'prices and their feeds (prices)',
   audit: 'the audit trail of each service',
   'admin-token': 'named operator tokens for the admin APIs',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { CliError, queryString } from './admin-client';
 import { pageOptions, path, str, type Command } from './command';
 
@@ -154,5 +155,26 @@ export const priceCommands: Record<string, Command> = {
     summary: 'list the price feeds, their last run, and how fresh the values they set are',
     options: {},
     run: (client) => client.call('prices', 'GET', '/feeds'),
+  },
+};
+
+/** x402 (transactions service). */
+export const x402Commands: Record<string, Command> = {
+  'x402 seal-relayer-key': {
+    summary: 'seal the x402 relayer key with the service’s KEY_ENCRYPTION_KEY; prints X402_RELAYER_KEY’s value',
+    options: {
+      'key-file': {
+        type: 'string',
+        value: 'FILE',
+        description: 'a file holding the private key (0x and 64 hex digits); - reads standard input',
+      },
+    },
+    required: ['key-file'],
+    run: (client, values) => {
+      const file = str(values, 'key-file')!;
+      // the key is read from a file (never a flag: command lines are visible to every user of the machine)
+      const key = readFileSync(file === '-' ? 0 : file, 'utf8').trim();
+      return client.call('transactions', 'POST', '/x402/relayer-key', { private_key: key });
+    },
   },
 };

@@ -6,6 +6,7 @@ import {
   type ServiceDeps,
   WorkerLoop,
 } from '@attest/common';
+import type { Registry } from 'prom-client';
 import { transactionsAdminApi, transactionsApi } from './api-documents';
 import { apiKeysAdminRoutes } from './api-keys';
 import { ChainMetrics, startChainWatcher } from './chain';
@@ -48,6 +49,7 @@ import {
   webhooksRoute,
   writeEvent,
 } from './webhooks';
+import { buildX402Facilitator, x402AdminRoutes, x402Routes, type X402Facilitator } from './x402';
 
 /**
  * Lookups are served from memory and Postgres; Redis carries failed-authentication counters and
@@ -100,6 +102,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     ? await startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
     : undefined;
   if (chain) deps.readiness.checks.push(chain.readiness);
+  const x402 = x402Facilitator(deps, { transactions, paymentRequests, receiving: receivingAddresses });
   const auth = { apiKeys, failures };
   const tokens = config.CHAIN_TOKENS;
   const bodyLimit = config.BODY_LIMIT;
@@ -121,6 +124,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       webhookDeliveriesRoute(router, { ...auth, webhooks, wake: delivery.wake });
       eventsRoute(router, { ...auth, webhooks });
       receivingAddressesRoute(router, { ...auth, receivingAddresses, bodyLimit });
+      x402Routes(router, { ...auth, facilitator: x402.get, bodyLimit });
     },
     adminRoutes: (router) => {
       apiKeysAdminRoutes(router, { apiKeys, keyStore });
@@ -130,18 +134,68 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       paymentRequestsAdminRoutes(router, { paymentRequests });
       eventsAdminRoute(router, { webhooks });
       receivingAddressesAdminRoutes(router, { receivingAddresses });
+      x402AdminRoutes(router, { keyEncryptionKey: config.keyEncryptionKey, audit });
     },
     metrics: (registry) => {
       webhookMetrics.register(registry);
       if (chain) chainMetrics.register(registry);
+      x402.registerMetrics(registry);
     },
   });
   audit.start();
   return {
     ...apps,
     stop: async () => {
-      await Promise.all([chain?.watcher.stop(), delivery.stop(), expirySweep.stop()]);
+      await Promise.all([chain?.watcher.stop(), delivery.stop(), expirySweep.stop(), x402.stop()]);
       await audit.stop();
     },
+  };
+}
+
+/**
+ * The x402 facilitator when a chain is configured (CHAIN_RPC_URL): built on the first x402 request (or at start),
+ * again after a failure (the RPC may be away); the relayer's balance is read each minute for /metrics.
+ */
+function x402Facilitator(
+  deps: ServiceDeps<TransactionsConfig>,
+  parts: Omit<Parameters<typeof buildX402Facilitator>[1], 'db' | 'logger'>,
+) {
+  const { config, storage, logger } = deps;
+  let built: Promise<X402Facilitator> | undefined;
+  let ready: X402Facilitator | undefined;
+  let registry: Registry | undefined;
+  const get = async (): Promise<X402Facilitator | null> => {
+    if (config.chainRpcUrls.length === 0) return null;
+    built ??= buildX402Facilitator(config, { ...parts, db: storage.db, logger }).then(
+      (f) => {
+        ready = f;
+        if (registry) f.metrics?.register(registry);
+        return f;
+      },
+      (err: unknown) => {
+        built = undefined;
+        throw err;
+      },
+    );
+    return built;
+  };
+  const balance = new WorkerLoop({
+    name: 'x402 relayer balance',
+    pass: async () => {
+      const f = await get();
+      if (f?.relayer) f.metrics?.observeBalance(await f.relayer.balance());
+      return false;
+    },
+    intervalMs: 60000,
+    logger,
+  });
+  if (config.chainRpcUrls.length > 0 && config.X402_RELAYER_KEY) balance.start();
+  return {
+    get,
+    registerMetrics(r: Registry) {
+      registry = r;
+      ready?.metrics?.register(r);
+    },
+    stop: () => balance.stop(),
   };
 }

@@ -14,6 +14,7 @@ import {
 import type { Finality } from './chain';
 import { DEFAULT_CHAIN_TOKENS, parseChainTokens, type ChainTokens } from './kernel/chain-tokens';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './webhooks';
+import { relayerKey } from './x402';
 
 export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   TRANSACTIONS_PORT: number;
@@ -49,6 +50,16 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   WEBHOOK_EVENT_RETENTION_DAYS: number;
   /** Days a finished delivery and its attempt log are kept; WEBHOOK_EVENT_RETENTION_DAYS when unset. */
   WEBHOOK_DELIVERY_RETENTION_DAYS?: number;
+  /** The x402 relayer's private key, sealed with KEY_ENCRYPTION_KEY (v1.…) or 0x-hex; settle refuses without one. */
+  X402_RELAYER_KEY?: string;
+  /** Wei: below it the relayer's balance is logged as a warning. */
+  X402_RELAYER_MIN_BALANCE: string;
+  /** x402 settlements one app may claim per minute. */
+  X402_SETTLEMENTS_PER_MINUTE: number;
+  /** The largest amount one x402 payment may carry, in 6 decimals (as token_amount); no limit when unset. */
+  X402_MAX_AMOUNT?: string;
+  /** How long a settle waits for its transaction's receipt. */
+  X402_RECEIPT_TIMEOUT_SECONDS: number;
 }
 
 export interface TransactionsConfig extends TransactionsEnv {
@@ -126,6 +137,24 @@ const schema = {
   PAYMENT_REQUEST_SWEEP_INTERVAL_MS: Joi.number().integer().min(100).max(3600000).default(30000),
   WEBHOOK_EVENT_RETENTION_DAYS: retentionDays.default(30),
   WEBHOOK_DELIVERY_RETENTION_DAYS: retentionDays,
+  // the key's value is never repeated in a message
+  X402_RELAYER_KEY: Joi.string()
+    .pattern(/^(v1\.[\w.-]+|0x[0-9a-fA-F]{64})$/)
+    .messages({
+      'string.pattern.base':
+        '{{#label}} must be a private key (0x and 64 hexadecimal digits) or one sealed with KEY_ENCRYPTION_KEY (v1.…)',
+    }),
+  X402_RELAYER_MIN_BALANCE: Joi.string()
+    .pattern(/^\d{1,40}$/)
+    .default('10000000000000000')
+    .messages({ 'string.pattern.base': '{{#label}} must be a whole number of wei' }),
+  X402_SETTLEMENTS_PER_MINUTE: Joi.number().integer().min(1).max(100000).default(60),
+  X402_MAX_AMOUNT: Joi.string()
+    .pattern(/^[1-9]\d{0,77}$/)
+    .messages({
+      'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount',
+    }),
+  X402_RECEIPT_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(25),
 };
 
 const splitUrls = (value: string) => value.split(',').map((url) => url.trim());
@@ -159,6 +188,18 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
     problems.push(
       `CHAIN_RPC_QUORUM is ${base.CHAIN_RPC_QUORUM} but CHAIN_RPC_URL names ${chainRpcUrls.length} RPC URL(s); the quorum can be at most their number`,
     );
+  const keyEncryptionKey = () =>
+    resolveSecret(
+      'KEY_ENCRYPTION_KEY',
+      base.KEY_ENCRYPTION_KEY,
+      base.DATA_DIR,
+      'transactions/key-encryption-key',
+      !base.DATABASE_URL,
+    );
+  if (base.X402_RELAYER_KEY) {
+    const key = relayerKey(base.X402_RELAYER_KEY, keyEncryptionKey());
+    if (typeof key !== 'string') problems.push(key.problem);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...base,
@@ -171,13 +212,7 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
       'transactions/api-key-secret',
       !base.DATABASE_URL,
     ),
-    keyEncryptionKey: resolveSecret(
-      'KEY_ENCRYPTION_KEY',
-      base.KEY_ENCRYPTION_KEY,
-      base.DATA_DIR,
-      'transactions/key-encryption-key',
-      !base.DATABASE_URL,
-    ),
+    keyEncryptionKey: keyEncryptionKey(),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
     webhookDeliveryRetentionDays: base.WEBHOOK_DELIVERY_RETENTION_DAYS ?? base.WEBHOOK_EVENT_RETENTION_DAYS,
     // embedded mode is local use: a receiver on this machine must work (plain http to loopback, private

@@ -24,6 +24,9 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/receiving-addresses',
       '/api/v2/client/receiving-addresses/challenges',
       '/api/v2/client/receiving-addresses/{chain}/{address}',
+      '/x402/supported',
+      '/x402/verify',
+      '/x402/settle',
       ...COMMON_PUBLIC_PATHS,
     ]);
     const lookup = doc.paths['/api/v2/client/transaction/{transaction_id}'].get;
@@ -105,6 +108,7 @@ it('transactions serves its admin API as an OpenAPI document on the admin port, 
       '/admin/apps/{app_id}/receiving-addresses/challenges',
       '/admin/apps/{app_id}/receiving-addresses/proofs',
       '/admin/apps/{app_id}/receiving-addresses/{chain}/{address}',
+      '/admin/x402/relayer-key',
       ...COMMON_ADMIN_PATHS,
     ]);
     expect(doc.components.securitySchemes).toEqual({

@@ -1,0 +1,297 @@
+import type { Hex } from 'viem';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
+import { AppError, type Logger } from '@attest/common';
+import type { PaymentRequestLookup } from '../kernel/settlement';
+import type { TransactionService } from '../transactions';
+import { REASONS, type Reason } from './reasons';
+import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
+import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
+import { SimulationFailed, type Relayer } from './x402-chain';
+import type { X402Metrics } from './x402-metrics';
+
+export interface SettlerOptions {
+  /** X402_SETTLEMENTS_PER_MINUTE: settlements one app may claim per minute. */
+  perMinute: number;
+  /** How long a settle waits for its transaction's receipt before answering settlement_in_progress. */
+  receiptTimeoutMs: number;
+  /** How long a claim is held without word from its replica before another may finish it. */
+  leaseMs: number;
+  /** How often a settle of an authorization another one is settling looks for its outcome. */
+  pollMs?: number;
+}
+
+export interface SettlerDeps {
+  verifier: X402Verifier;
+  relayer: Relayer | null;
+  settlements: SettlementStore;
+  transactions: Pick<TransactionService, 'recordOnce'>;
+  paymentRequests: PaymentRequestLookup;
+  metrics: X402Metrics | null;
+  logger: Logger;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST /x402/settle: verify, claim the authorization (one row per (network, token, payer, nonce)), submit
+ * transferWithAuthorization from the relayer, wait for the receipt, record the payment as the app's
+ * transaction. Every later settle of the same authorization answers the first one's outcome.
+ */
+export class X402Settler {
+  constructor(
+    private readonly deps: SettlerDeps,
+    private readonly options: SettlerOptions,
+  ) {}
+
+  private get network() {
+    return this.deps.verifier.options.network;
+  }
+
+  private fail(reason: Reason, message: string, payer?: string, transaction = ''): SettleResponse {
+    return {
+      success: false,
+      errorReason: reason,
+      errorMessage: message,
+      transaction,
+      network: this.network,
+      ...(payer ? { payer } : {}),
+    };
+  }
+
+  /** `takeOver`: the authorization's claim was abandoned before anything was submitted; claim it again. */
+  async settle(
+    appId: string,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    takeOver = false,
+  ): Promise<SettleResponse> {
+    const parsed = this.deps.verifier.parse(payload, requirements);
+    // a retry (or a second seller) of an authorization already claimed answers that claim's outcome
+    const existing = !takeOver && 'key' in parsed && (await this.deps.settlements.find(parsed.key));
+    if (existing) return this.answerClaimed(appId, existing, payload, requirements);
+    const verdict = await this.deps.verifier.verify(appId, payload, requirements);
+    // claimed between the look above and verify's: answer that claim's outcome, as a retry does
+    const claimedMeanwhile =
+      verdict.response.invalidReason === REASONS.nonceUsed &&
+      'key' in parsed &&
+      (await this.deps.settlements.find(parsed.key));
+    if (claimedMeanwhile) return this.answerClaimed(appId, claimedMeanwhile, payload, requirements);
+    if (!verdict.payment)
+      return this.fail(
+        verdict.response.invalidReason as Reason,
+        verdict.response.invalidMessage ?? '',
+        verdict.response.payer,
+      );
+    const payment = verdict.payment;
+    const relayer = this.deps.relayer;
+    if (!relayer)
+      return this.fail(
+        REASONS.noRelayer,
+        'This facilitator has no relayer (X402_RELAYER_KEY) to settle with.',
+        payment.payer,
+      );
+    if ((await this.deps.settlements.recentClaims(appId, 60000)) >= this.options.perMinute)
+      return this.fail(
+        REASONS.rateLimited,
+        `This app settled ${this.options.perMinute} x402 payments in the last minute (X402_SETTLEMENTS_PER_MINUTE); try again shortly.`,
+        payment.payer,
+      );
+    const requestId = paymentRequestIdOf(requirements);
+    if (requestId) {
+      try {
+        const request = await this.deps.paymentRequests.forPayment(appId, requestId);
+        const chainName = this.deps.verifier.options.chainName;
+        if (request.chain !== chainName || request.to.toLowerCase() !== requirements.payTo.toLowerCase())
+          return this.fail(
+            REASONS.requirements,
+            `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
+            payment.payer,
+          );
+        if (!request.accepted.some((t) => t.token === payment.token.code))
+          return this.fail(
+            REASONS.requirements,
+            `Payment request ${requestId} does not accept ${payment.token.code}.`,
+            payment.payer,
+          );
+      } catch (err) {
+        if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
+        throw err;
+      }
+    }
+    let quote: { cost: bigint; balance: bigint };
+    try {
+      quote = await relayer.quote(payment.token.address, payment.authorization, payment.signature);
+    } catch (err) {
+      if (err instanceof SimulationFailed)
+        return this.fail(REASONS.simulationFailed, `The transfer would revert: ${err.message}`, payment.payer);
+      throw err;
+    }
+    this.deps.metrics?.observeBalance(quote.balance);
+    if (quote.balance < quote.cost) {
+      this.deps.logger.warn('x402 relayer cannot pay for a settlement', {
+        relayer: relayer.address,
+        balance: quote.balance.toString(),
+        needed: quote.cost.toString(),
+      });
+      return this.fail(
+        REASONS.relayerOutOfGas,
+        'The facilitator’s relayer has too little native balance for gas; nothing was submitted. Try again later.',
+        payment.payer,
+      );
+    }
+    const claimKey = authorizationKey(this.network, payment.token.address, payment.authorization);
+    const claimed = await this.deps.settlements.claim(claimKey, {
+      appId,
+      payTo: requirements.payTo.toLowerCase(),
+      value: payment.authorization.value,
+      leaseMs: this.options.leaseMs,
+    });
+    if (!claimed) {
+      const row = await this.deps.settlements.find(claimKey);
+      // after a take-over that lost (the database's clock saw the lease as still running), wait: never loop
+      return row
+        ? this.answerClaimed(appId, row, payload, requirements, !takeOver)
+        : this.fail(REASONS.inProgress, 'This authorization is being settled; settle again for its outcome.');
+    }
+    let hash: Hex | null = null;
+    try {
+      hash = await relayer.submit(payment.token.address, payment.authorization, payment.signature, async (h, db) => {
+        await settlementStore(db).setTransactionHash(claimKey, h, this.options.leaseMs);
+        hash = h;
+      });
+    } catch (err) {
+      // signed and recorded, but did the node take it? If it does not know the transaction, nothing was sent
+      if (!hash || !(await relayer.known(hash))) {
+        await this.deps.settlements.release(claimKey);
+        this.deps.logger.error('x402 settlement not submitted', { error: (err as Error).message });
+        return this.fail(
+          REASONS.unexpectedSettle,
+          'The transaction could not be submitted; nothing was sent.',
+          payment.payer,
+        );
+      }
+    }
+    return this.finish(appId, claimKey, hash, payment, payload, requirements);
+  }
+
+  /** Waits for the receipt of the claim's transaction and writes the outcome every settle of it answers. */
+  private async finish(
+    appId: string,
+    key: AuthorizationKey,
+    hash: Hex,
+    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'>,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+  ): Promise<SettleResponse> {
+    const relayer = this.deps.relayer!;
+    let status: 'success' | 'reverted';
+    try {
+      status = await relayer.outcome(hash, this.options.receiptTimeoutMs);
+    } catch {
+      return this.fail(
+        REASONS.inProgress,
+        'The transaction is not mined yet; settle again for its outcome.',
+        payment.payer,
+        hash,
+      );
+    }
+    void relayer.balance().then(
+      (b) => this.deps.metrics?.observeBalance(b),
+      () => undefined,
+    );
+    if (status === 'reverted') {
+      const outcome = this.fail(REASONS.transactionFailed, 'The transfer reverted on chain.', payment.payer, hash);
+      await this.deps.settlements.finish(key, outcome, null);
+      return (await this.deps.settlements.find(key))?.outcome ?? outcome;
+    }
+    let transactionId: string | null = null;
+    try {
+      const { transaction } = await this.deps.transactions.recordOnce(
+        {
+          appId,
+          type: 'pay',
+          reference: referenceOf(payload, requirements, payment.authorization.nonce),
+          transactionHash: hash,
+          status: 'pending',
+          from: payment.authorization.from.toLowerCase(),
+          to: payment.authorization.to.toLowerCase(),
+          chain: this.deps.verifier.options.chainName,
+          token: payment.token.code,
+          tokenAmount: payment.tokenAmount.toString(),
+          paymentRequestId: paymentRequestIdOf(requirements) ?? null,
+        },
+        'x402',
+      );
+      transactionId = transaction.id;
+    } catch (err) {
+      // the transfer is on chain: the answer says so; the operator sees why it was not recorded
+      this.deps.logger.error('x402 settlement not recorded as a transaction', {
+        transaction: hash,
+        app: appId,
+        error: (err as Error).message,
+      });
+    }
+    const outcome: SettleResponse = {
+      success: true,
+      payer: payment.payer,
+      transaction: hash,
+      network: this.network,
+      amount: payment.authorization.value,
+      ...(transactionId ? { extra: { transaction_id: transactionId } } : {}),
+    };
+    await this.deps.settlements.finish(key, outcome, transactionId);
+    return (await this.deps.settlements.find(key))?.outcome ?? outcome;
+  }
+
+  /** A settle of an authorization already claimed: the first outcome, once there is one. */
+  private async answerClaimed(
+    appId: string,
+    row: SettlementRow,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    mayTakeOver = true,
+  ): Promise<SettleResponse> {
+    if (row.appId !== appId)
+      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', row.payer);
+    const deadline = Date.now() + this.options.receiptTimeoutMs;
+    let current: SettlementRow | null = row;
+    while (current && !current.outcome) {
+      if (mayTakeOver && current.leaseUntil.getTime() < Date.now()) {
+        // its replica went quiet: one with a transaction is finished here (by the one settle that takes its
+        // lease); one without is settled afresh (claim takes it over, once)
+        if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
+        const parsed = this.deps.verifier.parse(payload, requirements);
+        if ('key' in parsed && (await this.deps.settlements.takeLease(current, this.options.leaseMs)))
+          return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+      }
+      if (Date.now() > deadline) break;
+      await sleep(this.options.pollMs ?? 100);
+      current = await this.deps.settlements.find(row);
+    }
+    if (current?.outcome) return current.outcome;
+    return this.fail(
+      REASONS.inProgress,
+      'This authorization is being settled; settle again for its outcome.',
+      row.payer,
+      current?.transactionHash ?? '',
+    );
+  }
+}
+
+/** payment_request_id in the requirements' extra: the payment request the payment pays. */
+function paymentRequestIdOf(requirements: PaymentRequirements): string | undefined {
+  const id = requirements.extra?.payment_request_id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The recorded transaction's reference: the payment-identifier extension's id when the buyer sent one, else
+ * x402:<nonce> followed by the resource's URL (unique per authorization; at most 200 characters).
+ */
+function referenceOf(payload: PaymentPayload, _requirements: PaymentRequirements, nonce: string): string {
+  const id = extractPaymentIdentifier(payload, true);
+  if (id) return id;
+  const resource = payload.resource?.url;
+  return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
+}

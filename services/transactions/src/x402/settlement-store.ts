@@ -1,0 +1,124 @@
+import type { Queryable } from '@attest/common';
+import type { SettleResponse } from '@x402/core/types';
+
+/** One EIP-3009 authorization: what makes it unique on chain (the token's authorizationState key, per network). */
+export interface AuthorizationKey {
+  network: string;
+  /** The token contract, lower case. */
+  token: string;
+  /** The payer (authorization.from), lower case. */
+  payer: string;
+  /** authorization.nonce, lower case. */
+  nonce: string;
+}
+
+export interface SettlementRow extends AuthorizationKey {
+  appId: string;
+  payTo: string;
+  value: string;
+  transactionHash: string | null;
+  outcome: SettleResponse | null;
+  leaseUntil: Date;
+}
+
+interface Row {
+  network: string;
+  token: string;
+  payer: string;
+  nonce: string;
+  app_id: string;
+  pay_to: string;
+  value: string;
+  transaction_hash: string | null;
+  outcome: SettleResponse | string | null;
+  lease_until: Date | string;
+}
+
+const toRow = (r: Row): SettlementRow => ({
+  network: r.network,
+  token: r.token,
+  payer: r.payer,
+  nonce: r.nonce,
+  appId: r.app_id,
+  payTo: r.pay_to,
+  value: String(r.value),
+  transactionHash: r.transaction_hash,
+  outcome: typeof r.outcome === 'string' ? (JSON.parse(r.outcome) as SettleResponse) : r.outcome,
+  leaseUntil: new Date(r.lease_until),
+});
+
+const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
+const keyParams = (k: AuthorizationKey) => [k.network, k.token, k.payer, k.nonce];
+
+/** The x402_settlements table: one row per authorization, claimed before its transaction is submitted. */
+export function settlementStore(db: Queryable) {
+  return {
+    async find(key: AuthorizationKey): Promise<SettlementRow | null> {
+      const [row] = await db.query<Row>(`SELECT * FROM x402_settlements WHERE ${KEY}`, keyParams(key));
+      return row ? toRow(row) : null;
+    },
+    /**
+     * Claims the authorization for `appId` (true), or finds it claimed (false). A claim without a transaction
+     * hash whose lease ran out (its replica stopped before submitting) is taken over.
+     */
+    async claim(
+      key: AuthorizationKey,
+      claim: { appId: string; payTo: string; value: string; leaseMs: number },
+    ): Promise<boolean> {
+      const rows = await db.query<{ nonce: string }>(
+        `INSERT INTO x402_settlements (network, token, payer, nonce, app_id, pay_to, value, lease_until)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000))
+         ON CONFLICT (network, token, payer, nonce) DO UPDATE
+           SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
+               claimed_at = now(), lease_until = EXCLUDED.lease_until
+           WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
+             AND x402_settlements.lease_until < now()
+         RETURNING nonce`,
+        [...keyParams(key), claim.appId, claim.payTo, claim.value, claim.leaseMs],
+      );
+      return rows.length === 1;
+    },
+    /** The transaction that carries the authorization, before it is broadcast. */
+    async setTransactionHash(key: AuthorizationKey, hash: string, leaseMs: number): Promise<void> {
+      await db.query(
+        `UPDATE x402_settlements SET transaction_hash = $5,
+           lease_until = now() + make_interval(secs => $6::double precision / 1000) WHERE ${KEY}`,
+        [...keyParams(key), hash, leaseMs],
+      );
+    },
+    /**
+     * Takes over an in-flight claim whose lease ran out (its replica went quiet after sending), to read its
+     * receipt; false when another settle took it first or it is finished.
+     */
+    async takeLease(key: AuthorizationKey, leaseMs: number): Promise<boolean> {
+      const rows = await db.query<{ nonce: string }>(
+        `UPDATE x402_settlements SET lease_until = now() + make_interval(secs => $5::double precision / 1000)
+         WHERE ${KEY} AND outcome IS NULL AND lease_until < now() RETURNING nonce`,
+        [...keyParams(key), leaseMs],
+      );
+      return rows.length === 1;
+    },
+    /** The outcome every later settle of the authorization answers; written once. */
+    async finish(key: AuthorizationKey, outcome: SettleResponse, transactionId: string | null): Promise<void> {
+      await db.query(
+        `UPDATE x402_settlements SET outcome = $5, transaction_id = $6, settled_at = now()
+         WHERE ${KEY} AND outcome IS NULL`,
+        [...keyParams(key), JSON.stringify(outcome), transactionId],
+      );
+    },
+    /** Gives a claim up when nothing was submitted (refused before broadcasting): the authorization may be settled later. */
+    async release(key: AuthorizationKey): Promise<void> {
+      await db.query(`DELETE FROM x402_settlements WHERE ${KEY} AND outcome IS NULL`, keyParams(key));
+    },
+    /** Claims of an app in the last `ms` (the settlements-per-minute limit). */
+    async recentClaims(appId: string, ms: number): Promise<number> {
+      const [row] = await db.query<{ n: string | number }>(
+        `SELECT count(*) AS n FROM x402_settlements
+         WHERE app_id = $1 AND claimed_at > now() - make_interval(secs => $2::double precision / 1000)`,
+        [appId, ms],
+      );
+      return Number(row.n);
+    },
+  };
+}
+export type SettlementStore = ReturnType<typeof settlementStore>;

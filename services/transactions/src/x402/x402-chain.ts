@@ -1,0 +1,243 @@
+import {
+  createPublicClient,
+  encodeFunctionData,
+  createWalletClient,
+  defineChain,
+  fallback,
+  hashTypedData,
+  http,
+  keccak256,
+  parseAbi,
+  recoverTypedDataAddress,
+  webSocket,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type TypedDataDefinition,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { authorizationTypes, eip3009ABI, type ExactEIP3009Payload } from '@x402/evm';
+import type { Db, Queryable } from '@attest/common';
+
+/** EIP-712 typed data of a TransferWithAuthorization, as the payer signed it. */
+export type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'TransferWithAuthorization'>;
+
+export type Authorization = ExactEIP3009Payload['authorization'];
+
+const ERC1271_MAGIC = '0x1626ba7e';
+const erc1271Abi = parseAbi(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
+
+/** A relayer transaction the chain refused to carry (reverted in simulation): the authorization would not settle. */
+export class SimulationFailed extends Error {}
+
+/** The typed data of an authorization for a token's EIP-712 domain on this chain. */
+export function authorizationTypedData(
+  domain: { name: string; version: string; chainId: number; token: Address },
+  a: Authorization,
+): AuthorizationTypedData {
+  return {
+    types: authorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    domain: { name: domain.name, version: domain.version, chainId: domain.chainId, verifyingContract: domain.token },
+    message: {
+      from: a.from,
+      to: a.to,
+      value: BigInt(a.value),
+      validAfter: BigInt(a.validAfter),
+      validBefore: BigInt(a.validBefore),
+      nonce: a.nonce,
+    },
+  };
+}
+
+/** The reads verify makes: the token's domain, an authorization's state, balances, the payer's signature. */
+export class X402Chain {
+  private readonly domains = new Map<string, Promise<{ name: string; version: string } | null>>();
+
+  constructor(
+    readonly client: PublicClient,
+    readonly chainId: number,
+  ) {}
+
+  /** The token's EIP-712 name and version (EIP-5267 eip712Domain), or null when it does not say; cached. */
+  tokenDomain(token: Address): Promise<{ name: string; version: string } | null> {
+    const key = token.toLowerCase();
+    let domain = this.domains.get(key);
+    if (!domain) {
+      domain = this.client.getEip712Domain({ address: token }).then(
+        ({ domain: d }) => ({ name: d.name ?? '', version: d.version ?? '' }),
+        () => null,
+      );
+      this.domains.set(key, domain);
+      // an RPC failure is not remembered: the next verify asks again
+      void domain.then((d) => d === null && this.domains.delete(key));
+    }
+    return domain;
+  }
+
+  authorizationUsed(token: Address, a: Authorization): Promise<boolean> {
+    return this.client.readContract({
+      address: token,
+      abi: eip3009ABI,
+      functionName: 'authorizationState',
+      args: [a.from, a.nonce],
+    });
+  }
+
+  balanceOf(token: Address, owner: Address): Promise<bigint> {
+    return this.client.readContract({ address: token, abi: eip3009ABI, functionName: 'balanceOf', args: [owner] });
+  }
+
+  /**
+   * Whether `signature` is the payer's over the typed data: an EOA's (recovered) or, when the payer is a contract,
+   * what its ERC-1271 isValidSignature says.
+   */
+  async signedBy(typed: AuthorizationTypedData, payer: Address, signature: Hex): Promise<boolean> {
+    try {
+      const recovered = await recoverTypedDataAddress({ ...typed, signature });
+      if (recovered.toLowerCase() === payer.toLowerCase()) return true;
+    } catch {
+      // not an ECDSA signature: a contract wallet's may still be valid
+    }
+    const code = await this.client.getCode({ address: payer });
+    if (!code || code === '0x') return false;
+    try {
+      const magic = await this.client.readContract({
+        address: payer,
+        abi: erc1271Abi,
+        functionName: 'isValidSignature',
+        args: [hashTypedData(typed), signature],
+      });
+      return magic.toLowerCase() === ERC1271_MAGIC;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * The operator's relayer account: submits transferWithAuthorization and pays its gas. Sends are serialised
+ * across replicas by a database advisory lock on the relayer's address (one account, one nonce sequence).
+ */
+export class Relayer {
+  readonly address: Address;
+  private readonly wallet;
+  private readonly chain;
+
+  constructor(
+    private readonly client: PublicClient,
+    transport: ReturnType<typeof x402Transport>,
+    privateKey: Hex,
+    chainId: number,
+    private readonly db: Db,
+  ) {
+    const account = privateKeyToAccount(privateKey);
+    this.address = account.address;
+    this.chain = defineChain({
+      id: chainId,
+      name: `eip155:${chainId}`,
+      nativeCurrency: { name: 'native', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [] } },
+    });
+    this.wallet = createWalletClient({ account, chain: this.chain, transport });
+  }
+
+  balance(): Promise<bigint> {
+    return this.client.getBalance({ address: this.address });
+  }
+
+  /**
+   * Simulates the transfer (SimulationFailed when it would revert) and returns the most it may cost in gas, with
+   * the relayer's balance. Nothing is sent.
+   */
+  async quote(token: Address, a: Authorization, signature: Hex): Promise<{ cost: bigint; balance: bigint }> {
+    let gas: bigint;
+    try {
+      gas = await this.client.estimateContractGas({
+        address: token,
+        abi: eip3009ABI,
+        functionName: 'transferWithAuthorization',
+        args: transferArgs(a, signature),
+        account: this.address,
+      });
+    } catch (err) {
+      throw new SimulationFailed((err as { shortMessage?: string }).shortMessage ?? (err as Error).message);
+    }
+    const [fees, balance] = await Promise.all([this.client.estimateFeesPerGas(), this.balance()]);
+    return { cost: gas * (fees.maxFeePerGas ?? fees.gasPrice ?? 0n), balance };
+  }
+
+  /**
+   * Signs the transfer, hands its hash to `beforeSend` (which records it, on the lock's connection: embedded
+   * Postgres has one), then broadcasts it; under the relayer's lock, so two replicas never take the same account
+   * nonce. Returns the transaction hash.
+   */
+  async submit(
+    token: Address,
+    a: Authorization,
+    signature: Hex,
+    beforeSend: (hash: Hex, db: Queryable) => Promise<void>,
+  ): Promise<Hex> {
+    return this.db.withClient(async (client) => {
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [
+        `attest:x402:relayer:${this.address.toLowerCase()}`,
+      ]);
+      try {
+        const request = await this.wallet.prepareTransactionRequest({
+          to: token,
+          data: encodeTransfer(a, signature),
+          chain: this.chain,
+        });
+        const raw = await this.wallet.signTransaction(request);
+        const hash = keccak256(raw);
+        await beforeSend(hash, client);
+        await this.wallet.sendRawTransaction({ serializedTransaction: raw });
+        return hash;
+      } finally {
+        await client
+          .query('SELECT pg_advisory_unlock(hashtext($1))', [`attest:x402:relayer:${this.address.toLowerCase()}`])
+          .catch(() => undefined);
+      }
+    });
+  }
+
+  /** Whether the node knows the transaction (pending or mined). */
+  async known(hash: Hex): Promise<boolean> {
+    try {
+      await this.client.getTransaction({ hash });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Waits for the transaction's receipt: whether it succeeded. */
+  async outcome(hash: Hex, timeoutMs: number): Promise<'success' | 'reverted'> {
+    const receipt = await this.client.waitForTransactionReceipt({ hash, timeout: timeoutMs, pollingInterval: 250 });
+    return receipt.status;
+  }
+}
+
+const transferArgs = (a: Authorization, signature: Hex) =>
+  [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature] as const;
+
+function encodeTransfer(a: Authorization, signature: Hex): Hex {
+  return encodeFunctionData({
+    abi: eip3009ABI,
+    functionName: 'transferWithAuthorization',
+    args: transferArgs(a, signature),
+  });
+}
+
+/** A transport over the RPC URLs (CHAIN_RPC_URL), failing over in order. */
+export function x402Transport(urls: readonly string[], timeoutMs: number) {
+  return fallback(
+    urls.map((url) =>
+      url.startsWith('ws') ? webSocket(url, { timeout: timeoutMs }) : http(url, { timeout: timeoutMs }),
+    ),
+  );
+}
+
+export function x402Client(transport: ReturnType<typeof x402Transport>): PublicClient {
+  return createPublicClient({ transport, cacheTime: 0 }) as PublicClient;
+}
