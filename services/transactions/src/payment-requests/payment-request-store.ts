@@ -32,6 +32,7 @@ interface Row {
   price_source: string | null;
   expires_in_seconds: number;
   expires_at: Date;
+  expired_at: Date | null;
   metadata: string | null;
   underpayment_tolerance_percent: string;
   flag_overpayment: boolean;
@@ -82,6 +83,7 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
   accepted,
   expiresInSeconds: r.expires_in_seconds,
   expiresAt: r.expires_at,
+  expiredAt: r.expired_at,
   metadata: r.metadata,
   policy: {
     underpaymentTolerancePercent: percent(r.underpayment_tolerance_percent),
@@ -210,7 +212,10 @@ export function paymentRequestStore(db: Queryable) {
         [id],
       );
     },
-    /** The new state; the caller writes its event in the same transaction. */
+    /**
+     * The new state; the caller writes its event in the same transaction. The first `expired` notes when
+     * (expired_at, the database's clock): the expiry is decided once.
+     */
     async setState(
       id: string,
       status: PaymentRequestStatus,
@@ -218,7 +223,8 @@ export function paymentRequestStore(db: Queryable) {
       amountPaid: string,
     ): Promise<PaymentRequest> {
       const [row] = await db.query<Row>(
-        `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now()
+        `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now(),
+           expired_at = CASE WHEN $2 = 'expired' THEN COALESCE(expired_at, now()) ELSE expired_at END
          WHERE id = $1 RETURNING *`,
         [id, status, reason?.code ?? null, reason?.detail ?? null, amountPaid],
       );

@@ -53,6 +53,11 @@ export interface PaymentRequest {
   accepted: AcceptedToken[];
   expiresInSeconds: number;
   expiresAt: Date;
+  /**
+   * When the request was first reported `expired` (API, webhook, page), or null: from then on any payment
+   * for it is late (the expiry is decided once).
+   */
+  expiredAt: Date | null;
   /** The metadata JSON as the app sent it (re-serialised), or null. */
   metadata: string | null;
   policy: AmountPolicy;
@@ -69,6 +74,7 @@ export type NewPaymentRequest = Omit<
   | 'amountDue'
   | 'amountPaid'
   | 'expiresAt'
+  | 'expiredAt'
   | 'policy'
   | 'createdAt'
   | 'updatedAt'

@@ -1,3 +1,4 @@
+import { isLate } from './settle';
 import type { PaymentRequest, RequestPayment } from './payment-request-types';
 
 /** A block's confirmations at `head` (the block itself is 1); null when either is unknown or the head is behind it. */
@@ -70,7 +71,7 @@ export function requestView(r: PaymentRequest, payments: RequestPayment[], head:
       block_number: p.blockNumber,
       block_time: p.blockTime?.toISOString() ?? null,
       confirmations: confirmations(p.blockNumber, head),
-      late: p.blockTime !== null && p.blockTime > r.expiresAt,
+      late: isLate(r, p),
       recorded_at: p.createdAt.toISOString(),
     })),
   };

@@ -10,9 +10,17 @@ const units = (amount: bigint) => {
 };
 
 /**
+ * A payment is late when its block came after expires_at, or when the request had already been reported
+ * expired (expired_at) and the payment did not fail: the expiry is decided once.
+ */
+export const isLate = (r: Pick<PaymentRequest, 'expiresAt' | 'expiredAt'>, p: RequestPayment): boolean =>
+  (p.blockTime !== null && p.blockTime > r.expiresAt) || (r.expiredAt !== null && p.status !== 'failed');
+
+/**
  * The state a request is in given its recorded payments and its amount policy: the sum of what the mined
  * ones received against amount_due. Reaching amount_due less the tolerance is paid (paid_over above it
- * when overpayments are flagged; paid_late when a counted payment's block came after the expiry); less is
+ * when overpayments are flagged; paid_late when the request was reported expired before, or a counted
+ * payment's block came after the expiry); less is
  * underpaid. With nothing received: failed (the failed payment's reason) when a payment failed, else the
  * state stays (pending, detected or expired).
  */
@@ -54,7 +62,17 @@ export function settle(
       },
       amountPaid: paid,
     };
-  const late = mined.find((p) => p.blockTime !== null && p.blockTime > r.expiresAt);
+  // expiry is decided once: a request already reported expired is paid late, whatever its block's whole-second time
+  if (r.expiredAt !== null)
+    return {
+      status: 'paid_late',
+      reason: {
+        code: 'paid_after_expiry',
+        detail: `Received ${units(paid)} of ${units(due)} ${token}; the request was reported expired at ${r.expiredAt.toISOString()} (expires_at ${r.expiresAt.toISOString()}) before the payment was final.`,
+      },
+      amountPaid: paid,
+    };
+  const late = mined.find((p) => isLate(r, p));
   if (late)
     return {
       status: 'paid_late',
