@@ -9,6 +9,7 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/transaction',
       '/api/v2/client/payment-requests',
       '/api/v2/client/payment-requests/{id}',
+      '/api/v2/client/payment-requests/{id}/cancel',
       '/api/v2/client/transactions',
       '/api/v2/client/webhooks',
       '/api/v2/client/webhooks/{webhook_id}',

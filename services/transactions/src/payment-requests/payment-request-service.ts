@@ -14,6 +14,8 @@ import type { Reason, Transaction } from '../kernel/transaction';
 import { writeEvent } from '../webhooks';
 import { newRequest, sameCreation, type CreateRequest } from './create-request';
 import { paymentRequestEvent } from './payment-request-events';
+import { cancelRequest } from './cancel-request';
+import { changeState } from './request-change';
 import { paymentRequestStore } from './payment-request-store';
 import type { AmountPolicy, PaymentRequest } from './payment-request-types';
 import { atHead, requestView, type PaymentRequestView } from './payment-request-view';
@@ -80,26 +82,14 @@ export class PaymentRequestService implements PaymentSettlement {
   private store = (db: Queryable = this.db) => paymentRequestStore(db);
 
   /** Writes the new state and its event (`payment_request.<status>`) in `tx`. */
-  private async change(
+  private change(
     tx: Queryable,
     r: PaymentRequest,
     status: PaymentRequestStatus,
     reason: Reason | null,
     amountPaid: bigint,
   ) {
-    const store = this.store(tx);
-    const changed = await store.setState(r.id, status, reason, amountPaid.toString());
-    const [payments, head] = await Promise.all([store.payments(r.id), store.chainHead(r.chain)]);
-    await this.outbox(
-      tx,
-      paymentRequestEvent(
-        `payment_request.${status}`,
-        changed,
-        requestView(changed, payments, head),
-        changed.updatedAt,
-      ),
-    );
-    return changed;
+    return changeState(tx, this.outbox, r, status, reason, amountPaid);
   }
 
   /**
@@ -363,6 +353,13 @@ export class PaymentRequestService implements PaymentSettlement {
     });
     await Promise.all(due.map((r) => this.views.invalidate(r.id)));
     return due.length === limit;
+  }
+
+  /** Cancels the app's pending request (404 when not the app's, 409 payment_request_not_open otherwise). */
+  async cancel(appId: string, id: string, actor: AuditActor): Promise<PaymentRequestView> {
+    await this.db.transaction((tx) => cancelRequest(tx, this.outbox, this.audit, { appId, id, actor }));
+    await this.views.invalidate(id);
+    return (await this.get(appId, id))!;
   }
 
   policy(appId: string): Promise<AmountPolicy> {

@@ -33,6 +33,7 @@ interface Row {
   expires_in_seconds: number;
   expires_at: Date;
   expired_at: Date | null;
+  canceled_at: Date | null;
   metadata: string | null;
   underpayment_tolerance_percent: string;
   flag_overpayment: boolean;
@@ -84,6 +85,7 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
   expiresInSeconds: r.expires_in_seconds,
   expiresAt: r.expires_at,
   expiredAt: r.expired_at,
+  canceledAt: r.canceled_at,
   metadata: r.metadata,
   policy: {
     underpaymentTolerancePercent: percent(r.underpayment_tolerance_percent),
@@ -224,7 +226,8 @@ export function paymentRequestStore(db: Queryable) {
     ): Promise<PaymentRequest> {
       const [row] = await db.query<Row>(
         `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now(),
-           expired_at = CASE WHEN $2 = 'expired' THEN COALESCE(expired_at, now()) ELSE expired_at END
+           expired_at = CASE WHEN $2 = 'expired' THEN COALESCE(expired_at, now()) ELSE expired_at END,
+           canceled_at = CASE WHEN $2 = 'canceled' THEN COALESCE(canceled_at, now()) ELSE canceled_at END
          WHERE id = $1 RETURNING *`,
         [id, status, reason?.code ?? null, reason?.detail ?? null, amountPaid],
       );
@@ -315,7 +318,7 @@ export function paymentRequestStore(db: Queryable) {
     /**
      * The requests a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
      * accepting it while not settled in any, not paid yet
-     * (pending, detected, underpaid, failed, expired), created before its block (to the second: block
+     * (pending, detected, underpaid, failed, expired, canceled: its payment is flagged), created before its block (to the second: block
      * times have no fraction), oldest first; at most 1,000. Locked for the caller's transaction, so two
      * transfers attached at once on two replicas never both pick the one request owed their amount.
      */
@@ -325,7 +328,7 @@ export function paymentRequestStore(db: Queryable) {
          WHERE chain = $1 AND lower(to_address) = $2
            AND (token = $3 OR (token IS NULL AND EXISTS (
              SELECT 1 FROM payment_request_tokens a WHERE a.payment_request_id = r.id AND a.token = $3)))
-           AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired')
+           AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired', 'canceled')
            AND created_at < $4::timestamptz + interval '1 second'
            AND NOT EXISTS (SELECT 1 FROM transactions p WHERE p.payment_request_id = r.id AND p.status = 'pending')
          ORDER BY created_at, id LIMIT 1000 FOR UPDATE`,

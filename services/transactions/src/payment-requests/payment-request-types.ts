@@ -58,6 +58,8 @@ export interface PaymentRequest {
    * for it is late (the expiry is decided once).
    */
   expiredAt: Date | null;
+  /** When the app canceled it, or null: a payment completing it afterwards is flagged (paid_late, paid_after_cancel). */
+  canceledAt: Date | null;
   /** The metadata JSON as the app sent it (re-serialised), or null. */
   metadata: string | null;
   policy: AmountPolicy;
@@ -75,6 +77,7 @@ export type NewPaymentRequest = Omit<
   | 'amountPaid'
   | 'expiresAt'
   | 'expiredAt'
+  | 'canceledAt'
   | 'policy'
   | 'createdAt'
   | 'updatedAt'

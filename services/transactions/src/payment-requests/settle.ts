@@ -11,10 +11,11 @@ const units = (amount: bigint) => {
 
 /**
  * A payment is late when its block came after expires_at, or when the request had already been reported
- * expired (expired_at) and the payment did not fail: the expiry is decided once.
+ * expired (expired_at: the expiry is decided once) or canceled, and the payment did not fail.
  */
-export const isLate = (r: Pick<PaymentRequest, 'expiresAt' | 'expiredAt'>, p: RequestPayment): boolean =>
-  (p.blockTime !== null && p.blockTime > r.expiresAt) || (r.expiredAt !== null && p.status !== 'failed');
+export const isLate = (r: Pick<PaymentRequest, 'expiresAt' | 'expiredAt' | 'canceledAt'>, p: RequestPayment): boolean =>
+  (p.blockTime !== null && p.blockTime > r.expiresAt) ||
+  ((r.expiredAt !== null || r.canceledAt !== null) && p.status !== 'failed');
 
 /**
  * The state a request is in given its recorded payments and its amount policy: the sum of what the mined
@@ -32,7 +33,7 @@ export function settle(
   const paid = mined.reduce((sum, p) => sum + BigInt(p.amountReceived ?? p.tokenAmount), 0n);
   if (paid === 0n || r.amountDue === null) {
     const failed = payments.filter((p) => p.status === 'failed');
-    if (failed.length > 0 && failed.length === payments.length) {
+    if (failed.length > 0 && failed.length === payments.length && r.canceledAt === null) {
       const last = failed[failed.length - 1];
       return {
         status: 'failed',
@@ -50,6 +51,16 @@ export function settle(
     };
   }
   const due = BigInt(r.amountDue);
+  // canceled: what arrives afterwards is recorded and flagged like a late payment, never paid
+  if (r.canceledAt !== null)
+    return {
+      status: 'paid_late',
+      reason: {
+        code: 'paid_after_cancel',
+        detail: `Received ${units(paid)} of ${units(due)} ${r.token ?? ''} after the request was canceled at ${r.canceledAt.toISOString()}; refund it or honour the order.`,
+      },
+      amountPaid: paid,
+    };
   const toleranceBasis = BigInt(Math.round(Number(r.policy.underpaymentTolerancePercent) * 100));
   const enough = (due * (10000n - toleranceBasis) + 9999n) / 10000n;
   const token = r.token ?? '';
