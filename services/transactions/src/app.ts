@@ -16,6 +16,7 @@ import { apiKeyStore } from './kernel/api-keys/api-key-store';
 import {
   HttpPriceSource,
   paymentPolicyAdminRoutes,
+  paymentPolicyRoute,
   PaymentRequestService,
   paymentRequestRoute,
   paymentRequestsAdminRoutes,
@@ -103,6 +104,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests });
       paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit });
       paymentRequestRoute(router, { ...auth, paymentRequests });
+      paymentPolicyRoute(router, { ...auth, paymentRequests, bodyLimit });
       transactionsListRoute(router, { ...auth, store: transactionStore(storage.db) });
       webhooksRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
       webhookActionsRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });

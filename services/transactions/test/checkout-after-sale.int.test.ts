@@ -129,4 +129,150 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
       expect((await cancel('pr_nope')).status).toBe(400);
     });
   });
+
+  describe('app_id on create and on record; token_amount optional with payment_request_id', () => {
+    const post = (path: string, body: Record<string, unknown>) => c.api('post', path).send(body);
+    const requestBody = (fields: Record<string, unknown> = {}) => ({
+      reference: `app-id-${Math.random().toString(36).slice(2)}`,
+      chain: 'worldchain',
+      token: 'USDCE',
+      to: freshAddress(),
+      token_amount: '1000000',
+      ...fields,
+    });
+
+    it('create accepts app_id when it is the key’s app, and refuses another app’s (403 invalid_app) or a malformed one (400)', async () => {
+      const own = await post('/api/v2/client/payment-requests', requestBody({ app_id: c.appId }));
+      expect(own.status).toBe(201);
+      const other = await post('/api/v2/client/payment-requests', requestBody({ app_id: `app_${'f'.repeat(32)}` }));
+      expect(other.status).toBe(403);
+      expect(other.body).toMatchObject({ code: 'invalid_app', attribute: 'app_id' });
+      const malformed = await post('/api/v2/client/payment-requests', requestBody({ app_id: 'my-app' }));
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toMatchObject({ code: 'invalid_parameter', attribute: 'app_id' });
+      const stored = await c.h.storage.db.query('SELECT 1 FROM payment_requests WHERE app_id = $1', [
+        `app_${'f'.repeat(32)}`,
+      ]);
+      expect(stored).toEqual([]);
+    });
+
+    it('record takes no app_id (the key’s app) and no token_amount with payment_request_id: the chain decides what counts', async () => {
+      const shop = freshAddress();
+      const r = await c.create(shop, { token_amount: '2000000' });
+      const hash = await c.chain.transfer(c.usdce, shop, 1500000n);
+      const recorded = await post('/api/v2/client/transaction', {
+        type: 'pay',
+        reference: `no-amount-${Math.random().toString(36).slice(2)}`,
+        transaction_hash: hash,
+        chain: 'worldchain',
+        token: 'USDCE',
+        to: shop,
+        from: c.chain.accounts[0],
+        payment_request_id: r.id,
+      });
+      expect(recorded.status).toBe(201);
+      expect(recorded.body).toMatchObject({ app_id: c.appId, token_amount: '2000000', transaction_status: 'pending' });
+      await c.watcher(1).tick();
+      expect(await c.read(r.id)).toMatchObject({
+        status: 'underpaid',
+        amount_paid: '1500000',
+        payments: [{ transaction_hash: hash, status: 'mined', amount_received: '1500000' }],
+      });
+      // without payment_request_id the amount is still required; another app's app_id is still refused
+      const noAmount = await post('/api/v2/client/transaction', {
+        type: 'pay',
+        reference: 'no-amount-no-request',
+        transaction_hash: `0x${'1'.repeat(64)}`,
+        chain: 'worldchain',
+        token: 'USDCE',
+        to: shop,
+        from: c.chain.accounts[0],
+      });
+      expect(noAmount.status).toBe(400);
+      expect(noAmount.body).toMatchObject({ code: 'required', attribute: 'token_amount' });
+      const foreign = await post('/api/v2/client/transaction', {
+        app_id: `app_${'f'.repeat(32)}`,
+        type: 'pay',
+        reference: 'foreign-app',
+        transaction_hash: `0x${'2'.repeat(64)}`,
+        chain: 'worldchain',
+        token: 'USDCE',
+        to: shop,
+        from: c.chain.accounts[0],
+        token_amount: '1000000',
+      });
+      expect(foreign.status).toBe(403);
+      expect(foreign.body).toMatchObject({ code: 'invalid_app', attribute: 'app_id' });
+    });
+  });
+
+  describe('the payment policy with the app’s API key', () => {
+    const policy = (body?: Record<string, unknown>) =>
+      body === undefined
+        ? c.api('get', '/api/v2/client/payment-policy')
+        : c.api('put', '/api/v2/client/payment-policy').send(body);
+
+    it('reads the defaults, sets fields (the others kept), refuses a bad value naming the field, and audits the change', async () => {
+      expect((await policy()).body).toEqual({
+        app_id: c.appId,
+        underpayment_tolerance_percent: '0',
+        flag_overpayment: true,
+        default_expires_in: 900,
+      });
+      const set = await policy({ default_expires_in: 120 });
+      expect(set.status).toBe(200);
+      expect(set.body).toEqual({
+        app_id: c.appId,
+        underpayment_tolerance_percent: '0',
+        flag_overpayment: true,
+        default_expires_in: 120,
+      });
+      for (const [field, value] of [
+        ['underpayment_tolerance_percent', 51],
+        ['flag_overpayment', 'maybe'],
+        ['default_expires_in', 30],
+      ] as const) {
+        const bad = await policy({ [field]: value });
+        expect(bad.status).toBe(400);
+        expect(bad.body).toMatchObject({ code: 'invalid_parameter', attribute: field });
+      }
+      expect((await policy()).body.default_expires_in).toBe(120);
+      // a request created without expires_in takes the app's default expiry
+      const r = await c.create(freshAddress());
+      expect(Date.parse(r.expires_at) - Date.parse(r.created_at as string)).toBe(120000);
+      const audited = await c.h.storage.db.query<{ actor_type: string; detail: Record<string, unknown> }>(
+        "SELECT actor_type, detail FROM audit_events WHERE type = 'payment_policy.changed' AND subject = $1 ORDER BY id",
+        [c.appId],
+      );
+      expect(audited).toEqual([
+        {
+          actor_type: 'app',
+          detail: { underpayment_tolerance_percent: '0', flag_overpayment: true, default_expires_in: 120 },
+        },
+      ]);
+      // the operator's command still sets it, and reads what the app set
+      const admin = await c.h.admin('get', `/apps/${c.appId}/payment-policy`);
+      expect(admin.body).toMatchObject({ default_expires_in: 120 });
+    });
+
+    it('a tolerance set through the API changes how a payment short of the amount settles', async () => {
+      const shop = freshAddress();
+      const before = await c.create(shop, { token_amount: '1000000' });
+      expect((await policy({ underpayment_tolerance_percent: 5 })).body.underpayment_tolerance_percent).toBe('5');
+      const after = await c.create(shop, { token_amount: '1000000' });
+      for (const r of [before, after]) {
+        const hash = await c.chain.transfer(c.usdce, shop, 960000n);
+        expect((await c.recordPayment(r.id, hash, shop, '960000')).status).toBe(201);
+      }
+      await c.watcher(1).tick();
+      // created under the old policy: underpaid; under the new one: paid within the tolerance
+      expect(await c.read(before.id)).toMatchObject({ status: 'underpaid', amount_paid: '960000' });
+      expect(await c.read(after.id)).toMatchObject({
+        status: 'paid',
+        reason: 'underpaid_within_tolerance',
+        amount_paid: '960000',
+        amount_policy: { underpayment_tolerance_percent: '5' },
+      });
+    });
+  });
 });

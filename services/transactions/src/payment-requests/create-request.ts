@@ -54,7 +54,7 @@ const SAME_REQUEST: [string, (a: Ask) => string | number | null][] = [
 ];
 
 /** What `input` asks for, in the body's terms. */
-function askOfInput(input: CreateRequest): Ask {
+function askOfInput(input: CreateRequest): Omit<Ask, 'expiresInSeconds'> & { expiresInSeconds: number | null } {
   const fiat = 'currency' in input.price ? input.price : null;
   return {
     chain: input.chain,
@@ -71,7 +71,8 @@ function askOfInput(input: CreateRequest): Ask {
 /** 409 reference_taken naming the first field in which `input` asks for another request than `existing`. */
 export function sameCreation(existing: PaymentRequest, input: CreateRequest): void {
   const stored = askOf(existing);
-  const ask = askOfInput(input);
+  // no expires_in: the app's default, whatever it was when the request was created
+  const ask = { ...askOfInput(input), expiresInSeconds: input.expiresInSeconds ?? stored.expiresInSeconds };
   let field = SAME_REQUEST.find(([, value]) => value(stored) !== value(ask))?.[0];
   if (field === 'accepted_tokens') field = input.tokensField;
   if (field)

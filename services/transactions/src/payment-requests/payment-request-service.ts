@@ -17,7 +17,7 @@ import { paymentRequestEvent } from './payment-request-events';
 import { cancelRequest } from './cancel-request';
 import { changeState } from './request-change';
 import { paymentRequestStore } from './payment-request-store';
-import type { AmountPolicy, PaymentRequest } from './payment-request-types';
+import type { PaymentPolicy, PaymentRequest } from './payment-request-types';
 import { atHead, requestView, type PaymentRequestView } from './payment-request-view';
 import { pickRequest, type TransferMatch } from './pick-request';
 import type { PriceSource } from './price-quote';
@@ -362,11 +362,12 @@ export class PaymentRequestService implements PaymentSettlement {
     return (await this.get(appId, id))!;
   }
 
-  policy(appId: string): Promise<AmountPolicy> {
+  policy(appId: string): Promise<PaymentPolicy> {
     return this.store().policy(appId);
   }
 
-  async setPolicy(appId: string, policy: AmountPolicy, actor: AuditActor): Promise<AmountPolicy> {
+  /** Sets the app's payment policy (by the operator or the app's key), audited payment_policy.changed. */
+  async setPolicy(appId: string, policy: PaymentPolicy, actor: AuditActor): Promise<PaymentPolicy> {
     return this.db.transaction(async (tx) => {
       const set = await this.store(tx).setPolicy(appId, policy);
       await this.audit?.record(
@@ -377,6 +378,7 @@ export class PaymentRequestService implements PaymentSettlement {
           detail: {
             underpayment_tolerance_percent: set.underpaymentTolerancePercent,
             flag_overpayment: set.flagOverpayment,
+            default_expires_in: set.defaultExpiresInSeconds,
           },
         },
         tx,

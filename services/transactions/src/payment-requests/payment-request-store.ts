@@ -4,10 +4,10 @@ import { listParams, listSql, type ListQuery } from '../kernel/list-query';
 import type { TransactionStatus } from '../kernel/transaction';
 import { transactionStore } from '../transactions';
 import {
-  DEFAULT_AMOUNT_POLICY,
+  DEFAULT_PAYMENT_POLICY,
   type AcceptedToken,
-  type AmountPolicy,
   type NewPaymentRequest,
+  type PaymentPolicy,
   type PaymentRequest,
   type RequestPayment,
 } from './payment-request-types';
@@ -43,6 +43,18 @@ interface Row {
 
 /** A numeric(5,2) as Postgres prints it, without trailing zeros: 2.50 → 2.5, 0.00 → 0. */
 const percent = (value: string | number) => String(Number(value));
+
+interface PolicyRow {
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  default_expires_in_seconds: number;
+}
+const POLICY_COLUMNS = 'underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds';
+const toPolicy = (row: PolicyRow): PaymentPolicy => ({
+  underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
+  flagOverpayment: row.flag_overpayment,
+  defaultExpiresInSeconds: row.default_expires_in_seconds,
+});
 
 interface TokenRow {
   payment_request_id: string;
@@ -124,8 +136,9 @@ export function paymentRequestStore(db: Queryable) {
         `INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
            fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
            expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment)
-         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-           make_interval(secs => $14::integer) + now(), $15,
+         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+           COALESCE($14::integer, p.default_expires_in_seconds, 900),
+           make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
            COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true)
          FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
          ON CONFLICT DO NOTHING RETURNING *`,
@@ -291,29 +304,23 @@ export function paymentRequestStore(db: Queryable) {
       const rows = await db.query<Row>(listSql('payment_requests'), listParams(q));
       return withTokens(db, rows);
     },
-    async policy(appId: string): Promise<AmountPolicy> {
-      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
-        'SELECT underpayment_tolerance_percent, flag_overpayment FROM payment_amount_policies WHERE app_id = $1',
+    async policy(appId: string): Promise<PaymentPolicy> {
+      const [row] = await db.query<PolicyRow>(
+        `SELECT ${POLICY_COLUMNS} FROM payment_amount_policies WHERE app_id = $1`,
         [appId],
       );
-      return row
-        ? {
-            underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
-            flagOverpayment: row.flag_overpayment,
-          }
-        : DEFAULT_AMOUNT_POLICY;
+      return row ? toPolicy(row) : DEFAULT_PAYMENT_POLICY;
     },
-    async setPolicy(appId: string, policy: AmountPolicy): Promise<AmountPolicy> {
-      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
-        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment) VALUES ($1, $2, $3)
-         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3, updated_at = now()
-         RETURNING underpayment_tolerance_percent, flag_overpayment`,
-        [appId, policy.underpaymentTolerancePercent, policy.flagOverpayment],
+    async setPolicy(appId: string, policy: PaymentPolicy): Promise<PaymentPolicy> {
+      const [row] = await db.query<PolicyRow>(
+        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds)
+         VALUES ($1, $2, $3, $4)
+         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3,
+           default_expires_in_seconds = $4, updated_at = now()
+         RETURNING ${POLICY_COLUMNS}`,
+        [appId, policy.underpaymentTolerancePercent, policy.flagOverpayment, policy.defaultExpiresInSeconds],
       );
-      return {
-        underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
-        flagOverpayment: row.flag_overpayment,
-      };
+      return toPolicy(row);
     },
     /**
      * The requests a transfer nobody recorded may pay: for its chain and recipient, settled in its token or

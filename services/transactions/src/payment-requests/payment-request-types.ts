@@ -13,6 +13,13 @@ export interface AmountPolicy {
 
 export const DEFAULT_AMOUNT_POLICY: AmountPolicy = { underpaymentTolerancePercent: '0', flagOverpayment: true };
 
+/** An app's payment policy: its amount policy and the expiry of a request created without expires_in. */
+export interface PaymentPolicy extends AmountPolicy {
+  defaultExpiresInSeconds: number;
+}
+
+export const DEFAULT_PAYMENT_POLICY: PaymentPolicy = { ...DEFAULT_AMOUNT_POLICY, defaultExpiresInSeconds: 900 };
+
 /** The token price a fiat-priced request was converted at, for one accepted token. */
 export interface TokenPrice {
   /** Fiat per token: amount × 10^-decimals. */
@@ -67,8 +74,10 @@ export interface PaymentRequest {
   updatedAt: Date;
 }
 
-export type NewPaymentRequest = Omit<
+/** expiresInSeconds null: the app's default expiry (its payment policy). */
+export type NewPaymentRequest = { expiresInSeconds: number | null } & Omit<
   PaymentRequest,
+  | 'expiresInSeconds'
   | 'status'
   | 'statusReason'
   | 'statusDetail'
