@@ -275,4 +275,47 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
       });
     });
   });
+
+  describe('one matching rule for a transfer nobody recorded', () => {
+    const outcomeOf = async (hash: Hash) =>
+      (
+        await c.h.storage.db.query<{ outcome: string | null; payment_request_id: string | null }>(
+          'SELECT outcome, payment_request_id FROM chain_transfers WHERE transaction_hash = $1',
+          [hash],
+        )
+      )[0];
+
+    it('two open requests with the same address and amount, one transfer: exactly one is paid, the oldest', async () => {
+      const shop = freshAddress();
+      const older = await c.create(shop);
+      const newer = await c.create(shop);
+      const hash = await c.chain.transfer(c.usdce, shop, 1000000n);
+      await c.chain.mine(1);
+      // two replicas scanning at once still attach it once
+      await Promise.all([c.watcher(1).scan(), c.watcher(1).scan()]);
+      expect(await outcomeOf(hash)).toEqual({ outcome: 'attached', payment_request_id: older.id });
+      const views = [await c.read(older.id), await c.read(newer.id)];
+      expect(views.map((v) => v.status)).toEqual(['paid', 'pending']);
+      expect(views[0].payments).toMatchObject([{ transaction_hash: hash }]);
+      expect(views[1].payments).toEqual([]);
+      const payments = await c.h.storage.db.query('SELECT 1 FROM transactions WHERE transaction_hash = $1', [hash]);
+      expect(payments).toHaveLength(1);
+    });
+
+    it('an open request comes before a canceled or reported-expired one owed the same amount', async () => {
+      const shop = freshAddress();
+      const canceled = await c.create(shop);
+      const expired = await c.create(shop);
+      const open = await c.create(shop);
+      expect((await c.api('post', `/api/v2/client/payment-requests/${canceled.id}/cancel`)).status).toBe(200);
+      await c.setExpiry(expired.id, "now() - interval '1 minute'");
+      expect(await c.read(expired.id)).toMatchObject({ status: 'expired' });
+      const hash = await c.chain.transfer(c.usdce, shop, 1000000n);
+      await c.scanned();
+      expect(await outcomeOf(hash)).toEqual({ outcome: 'attached', payment_request_id: open.id });
+      expect(await c.read(open.id)).toMatchObject({ status: 'paid' });
+      expect(await c.read(canceled.id)).toMatchObject({ status: 'canceled', payments: [] });
+      expect(await c.read(expired.id)).toMatchObject({ status: 'expired', payments: [] });
+    });
+  });
 });
