@@ -293,7 +293,8 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       );
       expect(paths).toEqual({
         identity: ['PathPrefix /'],
-        transactions: ['PathPrefix /api/', 'Exact /openapi.json', 'PathPrefix /docs'],
+        // /pay/: the customer's payment page (issue 44)
+        transactions: ['PathPrefix /api/', 'PathPrefix /pay/', 'Exact /openapi.json', 'PathPrefix /docs'],
         prices: ['PathPrefix /public/', 'Exact /openapi.json', 'PathPrefix /docs'],
       });
       // no admin port anywhere in the routing, by number or by name

@@ -289,6 +289,8 @@ describe('pnpm manage', () => {
       underpayment_tolerance_percent: '0',
       flag_overpayment: true,
       default_expires_in: 900,
+      display_name: null,
+      return_origins: [],
     });
     expect(
       await manage([
@@ -303,7 +305,14 @@ describe('pnpm manage', () => {
         '--default-expires-in',
         '600',
       ]),
-    ).toEqual({ app_id: id, underpayment_tolerance_percent: '2.5', flag_overpayment: false, default_expires_in: 600 });
+    ).toEqual({
+      app_id: id,
+      underpayment_tolerance_percent: '2.5',
+      flag_overpayment: false,
+      default_expires_in: 600,
+      display_name: null,
+      return_origins: [],
+    });
     expect(await manage(['app', 'payment-policy', '--app-id', id, '--underpayment-tolerance', '1'])).toMatchObject({
       underpayment_tolerance_percent: '1',
       flag_overpayment: false,

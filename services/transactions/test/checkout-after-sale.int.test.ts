@@ -218,6 +218,8 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
         underpayment_tolerance_percent: '0',
         flag_overpayment: true,
         default_expires_in: 900,
+        display_name: null,
+        return_origins: [],
       });
       const set = await policy({ default_expires_in: 120 });
       expect(set.status).toBe(200);
@@ -226,6 +228,8 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
         underpayment_tolerance_percent: '0',
         flag_overpayment: true,
         default_expires_in: 120,
+        display_name: null,
+        return_origins: [],
       });
       for (const [field, value] of [
         ['underpayment_tolerance_percent', 51],
@@ -247,7 +251,13 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
       expect(audited).toEqual([
         {
           actor_type: 'app',
-          detail: { underpayment_tolerance_percent: '0', flag_overpayment: true, default_expires_in: 120 },
+          detail: {
+            underpayment_tolerance_percent: '0',
+            flag_overpayment: true,
+            default_expires_in: 120,
+            display_name: null,
+            return_origins: [],
+          },
         },
       ]);
       // the operator's command still sets it, and reads what the app set

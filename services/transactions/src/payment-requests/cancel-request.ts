@@ -1,8 +1,7 @@
 import { errors, type AuditActor, type AuditLog, type Queryable } from '@attest/common';
-import type { OutboxWrite } from '../kernel/events';
 import { paymentRequestStore } from './payment-request-store';
 import type { PaymentRequest } from './payment-request-types';
-import { changeState } from './request-change';
+import { changeState, type StateWriter } from './request-change';
 
 /**
  * Cancels an open request in `tx`: only a `pending` one (nothing received, no payment in a block) can be; it
@@ -11,7 +10,7 @@ import { changeState } from './request-change';
  */
 export async function cancelRequest(
   tx: Queryable,
-  outbox: OutboxWrite,
+  writer: StateWriter,
   audit: Pick<AuditLog, 'record'> | undefined,
   input: { appId: string; id: string; actor: AuditActor },
 ): Promise<PaymentRequest> {
@@ -25,7 +24,7 @@ export async function cancelRequest(
     );
   const canceled = await changeState(
     tx,
-    outbox,
+    writer,
     r,
     'canceled',
     {

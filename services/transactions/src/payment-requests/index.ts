@@ -10,4 +10,6 @@ export { paymentRequestsAdminRoutes, type PaymentRequestsAdminDeps } from './pay
 export { paymentPolicyAdminRoutes, type PaymentPolicyAdminDeps } from './payment-policy-admin-routes';
 export { paymentPolicyRoute, type PaymentPolicyRouteDeps } from './payment-policy-route';
 export { PaymentRequestService, type PaymentRequestCacheOptions } from './payment-request-service';
+export { PaymentPolicyService } from './payment-policy-service';
+export type { PaymentRequestView } from './payment-request-view';
 export { HttpPriceSource, type PriceQuote, type PriceSource } from './price-quote';

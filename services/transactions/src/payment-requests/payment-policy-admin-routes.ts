@@ -8,14 +8,14 @@ import {
   paymentPolicySchema,
   policyView as view,
 } from './payment-policy-fields';
-import type { PaymentRequestService } from './payment-request-service';
+import type { PaymentPolicyService } from './payment-policy-service';
 
 /**
  * An app's amount policy for payment requests (`pnpm manage app payment-policy`). A request is settled
  * under the policy the app had when it was created.
  */
 export interface PaymentPolicyAdminDeps {
-  paymentRequests: Pick<PaymentRequestService, 'policy' | 'setPolicy'>;
+  paymentPolicies: Pick<PaymentPolicyService, 'policy' | 'setPolicy'>;
 }
 
 export function paymentPolicyAdminRoutes(router: Router, deps: PaymentPolicyAdminDeps): void {
@@ -35,7 +35,7 @@ export function paymentPolicyAdminRoutes(router: Router, deps: PaymentPolicyAdmi
     },
     async (req, res) => {
       const appId = appIdOf(req);
-      res.json(view(appId, await deps.paymentRequests.policy(appId)));
+      res.json(view(appId, await deps.paymentPolicies.policy(appId)));
     },
   );
 
@@ -58,8 +58,8 @@ export function paymentPolicyAdminRoutes(router: Router, deps: PaymentPolicyAdmi
     },
     async (req, res) => {
       const appId = appIdOf(req);
-      const current = await deps.paymentRequests.policy(appId);
-      const set = await deps.paymentRequests.setPolicy(
+      const current = await deps.paymentPolicies.policy(appId);
+      const set = await deps.paymentPolicies.setPolicy(
         appId,
         changedPolicy(current, req.body),
         operatorActor(req, res),

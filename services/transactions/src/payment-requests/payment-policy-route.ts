@@ -4,10 +4,10 @@ import { apiKeyAuthentication, appActor, verifiedKey, type ApiKeyAuthDeps } from
 import { apiKeyResponses } from '../kernel/openapi';
 import { requireJson } from '../kernel/request-fields';
 import { changedPolicy, PAYMENT_POLICY_SCHEMA, paymentPolicySchema, policyView } from './payment-policy-fields';
-import type { PaymentRequestService } from './payment-request-service';
+import type { PaymentPolicyService } from './payment-policy-service';
 
 export interface PaymentPolicyRouteDeps extends ApiKeyAuthDeps {
-  paymentRequests: Pick<PaymentRequestService, 'policy' | 'setPolicy'>;
+  paymentPolicies: Pick<PaymentPolicyService, 'policy' | 'setPolicy'>;
   bodyLimit: string;
 }
 
@@ -19,12 +19,12 @@ export interface PaymentPolicyRouteDeps extends ApiKeyAuthDeps {
 export function paymentPolicyRoute(router: Router, deps: PaymentPolicyRouteDeps): void {
   const read = async (_req: Request, res: Response) => {
     const appId = verifiedKey(res).appId;
-    res.set('Cache-Control', 'no-store').json(policyView(appId, await deps.paymentRequests.policy(appId)));
+    res.set('Cache-Control', 'no-store').json(policyView(appId, await deps.paymentPolicies.policy(appId)));
   };
   const write = async (req: Request, res: Response) => {
     const appId = verifiedKey(res).appId;
-    const next = changedPolicy(await deps.paymentRequests.policy(appId), req.body);
-    const set = await deps.paymentRequests.setPolicy(appId, next, appActor(req, res));
+    const next = changedPolicy(await deps.paymentPolicies.policy(appId), req.body);
+    const set = await deps.paymentPolicies.setPolicy(appId, next, appActor(req, res));
     res.set('Cache-Control', 'no-store').json(policyView(appId, set));
   };
   const auth = apiKeyAuthentication(deps);

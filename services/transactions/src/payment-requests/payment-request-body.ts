@@ -71,6 +71,16 @@ export const createPaymentRequestSchema = Joi.object({
       'number.min': `expires_in must be at least ${EXPIRY_MIN_SECONDS} seconds`,
       'number.max': `expires_in must be at most ${EXPIRY_MAX_SECONDS} seconds (24 h)`,
     }),
+  return_url: Joi.string()
+    .max(2000)
+    .uri({ scheme: ['https'] })
+    .description(
+      'Where the payment page returns the customer once paid: an https URL on one of your return origins (payment policy)',
+    )
+    .messages({
+      'string.uri': 'return_url must be an https URL',
+      'string.uriCustomScheme': 'return_url must be an https URL',
+    }),
   metadata: Joi.object()
     .unknown(true)
     .description(`Your own JSON object, returned as is (at most ${METADATA_MAX_BYTES} bytes)`)
@@ -99,6 +109,7 @@ export function readCreateBody(
     token_amount?: string;
     expires_in?: number;
     metadata?: Record<string, unknown>;
+    return_url?: string;
   };
   const tokens = chainTokens[body.chain];
   if (!tokens) throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(chainTokens).join(', ')}.`);
@@ -159,5 +170,6 @@ export function readCreateBody(
     tokensField,
     expiresInSeconds: body.expires_in ?? null,
     metadata,
+    returnUrl: body.return_url ?? null,
   };
 }

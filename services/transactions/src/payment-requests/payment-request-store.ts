@@ -34,6 +34,7 @@ interface Row {
   expires_at: Date;
   expired_at: Date | null;
   canceled_at: Date | null;
+  return_url: string | null;
   metadata: string | null;
   underpayment_tolerance_percent: string;
   flag_overpayment: boolean;
@@ -48,12 +49,17 @@ interface PolicyRow {
   underpayment_tolerance_percent: string;
   flag_overpayment: boolean;
   default_expires_in_seconds: number;
+  display_name: string | null;
+  return_origins: string;
 }
-const POLICY_COLUMNS = 'underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds';
+const POLICY_COLUMNS =
+  'underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds, display_name, return_origins';
 const toPolicy = (row: PolicyRow): PaymentPolicy => ({
   underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
   flagOverpayment: row.flag_overpayment,
   defaultExpiresInSeconds: row.default_expires_in_seconds,
+  displayName: row.display_name,
+  returnOrigins: JSON.parse(row.return_origins) as string[],
 });
 
 interface TokenRow {
@@ -98,6 +104,7 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
   expiresAt: r.expires_at,
   expiredAt: r.expired_at,
   canceledAt: r.canceled_at,
+  returnUrl: r.return_url,
   metadata: r.metadata,
   policy: {
     underpaymentTolerancePercent: percent(r.underpayment_tolerance_percent),
@@ -135,11 +142,11 @@ export function paymentRequestStore(db: Queryable) {
       const [row] = await db.query<Row>(
         `INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
            fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
-           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment)
+           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
          SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
            COALESCE($14::integer, p.default_expires_in_seconds, 900),
            make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
-           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true)
+           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
          FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
          ON CONFLICT DO NOTHING RETURNING *`,
         [
@@ -158,6 +165,7 @@ export function paymentRequestStore(db: Queryable) {
           only?.price?.source ?? null,
           r.expiresInSeconds,
           r.metadata,
+          r.returnUrl,
         ],
       );
       if (!row) return null;
@@ -313,12 +321,20 @@ export function paymentRequestStore(db: Queryable) {
     },
     async setPolicy(appId: string, policy: PaymentPolicy): Promise<PaymentPolicy> {
       const [row] = await db.query<PolicyRow>(
-        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds)
-         VALUES ($1, $2, $3, $4)
+        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment,
+           default_expires_in_seconds, display_name, return_origins)
+         VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3,
-           default_expires_in_seconds = $4, updated_at = now()
+           default_expires_in_seconds = $4, display_name = $5, return_origins = $6, updated_at = now()
          RETURNING ${POLICY_COLUMNS}`,
-        [appId, policy.underpaymentTolerancePercent, policy.flagOverpayment, policy.defaultExpiresInSeconds],
+        [
+          appId,
+          policy.underpaymentTolerancePercent,
+          policy.flagOverpayment,
+          policy.defaultExpiresInSeconds,
+          policy.displayName,
+          JSON.stringify(policy.returnOrigins),
+        ],
       );
       return toPolicy(row);
     },

@@ -16,9 +16,18 @@ export const DEFAULT_AMOUNT_POLICY: AmountPolicy = { underpaymentTolerancePercen
 /** An app's payment policy: its amount policy and the expiry of a request created without expires_in. */
 export interface PaymentPolicy extends AmountPolicy {
   defaultExpiresInSeconds: number;
+  /** The name the customer's page shows (null: the page shows none). */
+  displayName: string | null;
+  /** The https origins a request's return_url may point to. */
+  returnOrigins: string[];
 }
 
-export const DEFAULT_PAYMENT_POLICY: PaymentPolicy = { ...DEFAULT_AMOUNT_POLICY, defaultExpiresInSeconds: 900 };
+export const DEFAULT_PAYMENT_POLICY: PaymentPolicy = {
+  ...DEFAULT_AMOUNT_POLICY,
+  defaultExpiresInSeconds: 900,
+  displayName: null,
+  returnOrigins: [],
+};
 
 /** The token price a fiat-priced request was converted at, for one accepted token. */
 export interface TokenPrice {
@@ -67,6 +76,8 @@ export interface PaymentRequest {
   expiredAt: Date | null;
   /** When the app canceled it, or null: a payment completing it afterwards is flagged (paid_late, paid_after_cancel). */
   canceledAt: Date | null;
+  /** Where the customer's page returns once paid (https, one of the app's return origins), or null. */
+  returnUrl: string | null;
   /** The metadata JSON as the app sent it (re-serialised), or null. */
   metadata: string | null;
   policy: AmountPolicy;

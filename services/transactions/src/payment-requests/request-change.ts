@@ -4,12 +4,18 @@ import type { Reason } from '../kernel/transaction';
 import { paymentRequestEvent } from './payment-request-events';
 import { paymentRequestStore } from './payment-request-store';
 import type { PaymentRequest } from './payment-request-types';
-import { requestView } from './payment-request-view';
+import { requestView, type RequestLinks } from './payment-request-view';
 
 /** Writes a request's new state and its event (`payment_request.<status>`) to the outbox, both in `tx`. */
+/** Where a change's event goes, and the links its request's JSON carries. */
+export interface StateWriter {
+  outbox: OutboxWrite;
+  links?: RequestLinks;
+}
+
 export async function changeState(
   tx: Queryable,
-  outbox: OutboxWrite,
+  { outbox, links }: StateWriter,
   r: PaymentRequest,
   status: PaymentRequestStatus,
   reason: Reason | null,
@@ -20,7 +26,12 @@ export async function changeState(
   const [payments, head] = await Promise.all([store.payments(r.id), store.chainHead(r.chain)]);
   await outbox(
     tx,
-    paymentRequestEvent(`payment_request.${status}`, changed, requestView(changed, payments, head), changed.updatedAt),
+    paymentRequestEvent(
+      `payment_request.${status}`,
+      changed,
+      requestView(changed, payments, head, links),
+      changed.updatedAt,
+    ),
   );
   return changed;
 }
