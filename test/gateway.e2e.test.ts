@@ -162,6 +162,13 @@ describeNeeding(['/usr/sbin/nginx'], 'the nginx gateway in front of the three se
     const supported = await gw(url('api', '/x402/supported'), { headers: { authorization: `Bearer ${app.api_key}` } });
     expect(supported.status).toBe(503);
     expect(((await supported.json()) as Record<string, string>).code).toBe('x402_unavailable');
+    // the customer's payment page is the transactions service's (its JSON 404 for an unknown request, not nginx's)
+    const page = await gw(url('api', `/pay/pr_${'0'.repeat(32)}`), {});
+    expect(page.status).toBe(404);
+    expect(((await page.json()) as Record<string, string>).code).toBe('not_found');
+    const script = await gw(url('api', '/pay/assets/checkout.js'), {});
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toContain('javascript');
   });
 
   it('serves prices by host name with CORS', async () => {

@@ -293,7 +293,8 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       );
       expect(paths).toEqual({
         identity: ['PathPrefix /'],
-        transactions: ['PathPrefix /api/', 'PathPrefix /x402/', 'Exact /openapi.json', 'PathPrefix /docs'],
+        // /pay/: the customer's payment page (issue 44); /x402/: the x402 facilitator (issue 43)
+        transactions: ['PathPrefix /api/', 'PathPrefix /x402/', 'PathPrefix /pay/', 'Exact /openapi.json', 'PathPrefix /docs'],
         prices: ['PathPrefix /public/', 'Exact /openapi.json', 'PathPrefix /docs'],
       });
       // no admin port anywhere in the routing, by number or by name

@@ -57,7 +57,7 @@ const TRANSACTION_HELP: Record<(typeof TRANSACTION_FIELDS)[number], [string, str
 export const transactionCommands: Record<string, Command> = {
   'app payment-policy': {
     summary:
-      "show or set an app's amount policy for payment requests: underpayment tolerance and whether overpayments are flagged (paid_over)",
+      "show or set an app's payment policy for payment requests: underpayment tolerance, whether overpayments are flagged (paid_over), default expiry",
     options: {
       'app-id': { type: 'string', value: 'APP_ID', description: 'the app' },
       'underpayment-tolerance': {
@@ -71,13 +71,22 @@ export const transactionCommands: Record<string, Command> = {
         description:
           'true (default): an overpaid request is paid_over; false: paid (overpayments are accepted either way)',
       },
+      'default-expires-in': {
+        type: 'string',
+        value: 'SECONDS',
+        description: 'the expiry of a request created without expires_in (60-86400, default 900)',
+      },
     },
     required: ['app-id'],
     run: (client, values) => {
       const route = `/apps/${path(str(values, 'app-id')!)}/payment-policy`;
       const tolerance = str(values, 'underpayment-tolerance');
       const flag = str(values, 'flag-overpayment');
-      if (tolerance === undefined && flag === undefined) return client.call('transactions', 'GET', route);
+      const expiry = str(values, 'default-expires-in');
+      if (tolerance === undefined && flag === undefined && expiry === undefined)
+        return client.call('transactions', 'GET', route);
+      if (expiry !== undefined && !/^\d{2,5}$/.test(expiry))
+        throw new CliError('--default-expires-in must be a whole number of seconds from 60 to 86400');
       if (flag !== undefined && flag !== 'true' && flag !== 'false')
         throw new CliError('--flag-overpayment must be true or false');
       if (tolerance !== undefined && !/^\d{1,2}(\.\d{1,2})?$/.test(tolerance))
@@ -85,6 +94,7 @@ export const transactionCommands: Record<string, Command> = {
       return client.call('transactions', 'PUT', route, {
         ...(tolerance !== undefined ? { underpayment_tolerance_percent: Number(tolerance) } : {}),
         ...(flag !== undefined ? { flag_overpayment: flag === 'true' } : {}),
+        ...(expiry !== undefined ? { default_expires_in: Number(expiry) } : {}),
       });
     },
   },

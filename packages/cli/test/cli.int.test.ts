@@ -288,6 +288,9 @@ describe('pnpm manage', () => {
       app_id: id,
       underpayment_tolerance_percent: '0',
       flag_overpayment: true,
+      default_expires_in: 900,
+      display_name: null,
+      return_origins: [],
     });
     expect(
       await manage([
@@ -299,8 +302,17 @@ describe('pnpm manage', () => {
         '2.5',
         '--flag-overpayment',
         'false',
+        '--default-expires-in',
+        '600',
       ]),
-    ).toEqual({ app_id: id, underpayment_tolerance_percent: '2.5', flag_overpayment: false });
+    ).toEqual({
+      app_id: id,
+      underpayment_tolerance_percent: '2.5',
+      flag_overpayment: false,
+      default_expires_in: 600,
+      display_name: null,
+      return_origins: [],
+    });
     expect(await manage(['app', 'payment-policy', '--app-id', id, '--underpayment-tolerance', '1'])).toMatchObject({
       underpayment_tolerance_percent: '1',
       flag_overpayment: false,

@@ -17,6 +17,7 @@ export const PAYMENT_REQUEST_STATUSES = [
   'paid_late',
   'expired',
   'failed',
+  'canceled',
 ] as const;
 export type PaymentRequestStatus = (typeof PAYMENT_REQUEST_STATUSES)[number];
 

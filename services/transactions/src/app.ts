@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { transactionsAdminApi, transactionsApi } from './api-documents';
 import { apiKeysAdminRoutes } from './api-keys';
 import { ChainMetrics, startChainWatcher } from './chain';
+import { checkoutLinks, checkoutPageRoute } from './checkout-page';
 import type { TransactionsConfig } from './config';
 import { cachedApiKeyStore } from './kernel/api-keys/api-key-cache';
 import { ApiKeyService } from './kernel/api-keys/api-key-service';
@@ -17,6 +18,8 @@ import { apiKeyStore } from './kernel/api-keys/api-key-store';
 import {
   HttpPriceSource,
   paymentPolicyAdminRoutes,
+  paymentPolicyRoute,
+  PaymentPolicyService,
   PaymentRequestService,
   paymentRequestRoute,
   paymentRequestsAdminRoutes,
@@ -76,8 +79,9 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     storage.db,
     new HttpPriceSource(config.PRICES_URL, { maxAgeMs: config.PAYMENT_PRICE_MAX_AGE_SECONDS * 1000 }),
     storage.bus,
-    { audit, outbox: writeEvent },
+    { audit, outbox: writeEvent, links: checkoutLinks(config.API_URL, config.CHAIN_TOKENS, config.CHAIN_IDS) },
   );
+  const paymentPolicies = new PaymentPolicyService(storage.db, audit);
   const transactions = new TransactionService(storage.db, storage.bus, {
     audit,
     settlement: paymentRequests,
@@ -118,6 +122,8 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests, receivingAddresses });
       paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit, receivingAddresses });
       paymentRequestRoute(router, { ...auth, paymentRequests });
+      paymentPolicyRoute(router, { ...auth, paymentPolicies, bodyLimit });
+      checkoutPageRoute(router, { paymentRequests, policies: paymentPolicies, bus: storage.bus });
       transactionsListRoute(router, { ...auth, store: transactionStore(storage.db) });
       webhooksRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
       webhookActionsRoute(router, { ...auth, webhooks, audit, bodyLimit, wake: delivery.wake });
@@ -129,7 +135,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     adminRoutes: (router) => {
       apiKeysAdminRoutes(router, { apiKeys, keyStore });
       transactionsAdminRoutes(router, { transactions });
-      paymentPolicyAdminRoutes(router, { paymentRequests });
+      paymentPolicyAdminRoutes(router, { paymentPolicies });
       webhookAdminRoutes(router, { webhooks, audit, wake: delivery.wake });
       paymentRequestsAdminRoutes(router, { paymentRequests });
       eventsAdminRoute(router, { webhooks });

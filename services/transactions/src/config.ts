@@ -36,6 +36,8 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   CHAIN_CONFIRMATIONS?: number;
   CHAIN_FINALITY?: Finality;
   CHAIN_TOKENS: ChainTokens;
+  /** Chain name → EIP-155 chain id, for the EIP-681 payment URIs of payment requests. */
+  CHAIN_IDS: Readonly<Record<string, number>>;
   CHAIN_DROP_TIMEOUT_SECONDS: number;
   CHAIN_POLL_INTERVAL_MS: number;
   KEY_ENCRYPTION_KEY?: string;
@@ -121,6 +123,24 @@ const schema = {
       return typeof tokens === 'string' ? helpers.message({ custom: `{{#label}} ${tokens}` }) : tokens;
     })
     .default(DEFAULT_CHAIN_TOKENS),
+  CHAIN_IDS: Joi.string()
+    .custom((value: string, helpers) => {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(value);
+      } catch {
+        return helpers.message({ custom: '{{#label}} must be JSON such as {"worldchain":480}' });
+      }
+      const ok =
+        typeof raw === 'object' &&
+        raw !== null &&
+        !Array.isArray(raw) &&
+        Object.values(raw).every((id) => Number.isSafeInteger(id) && (id as number) > 0);
+      return ok
+        ? raw
+        : helpers.message({ custom: '{{#label}} must map chain names to chain ids, such as {"worldchain":480}' });
+    })
+    .default({ worldchain: 480 }),
   CHAIN_DROP_TIMEOUT_SECONDS: Joi.number().integer().min(1).default(1800),
   CHAIN_POLL_INTERVAL_MS: Joi.number().integer().min(100).default(5000),
   KEY_ENCRYPTION_KEY: Joi.string().min(32).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),

@@ -9,6 +9,12 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/transaction',
       '/api/v2/client/payment-requests',
       '/api/v2/client/payment-requests/{id}',
+      '/api/v2/client/payment-requests/{id}/cancel',
+      '/api/v2/client/payment-policy',
+      '/pay/{payment_request_id}',
+      '/pay/{payment_request_id}/events',
+      '/pay/assets/checkout.js',
+      '/pay/assets/checkout.css',
       '/api/v2/client/transactions',
       '/api/v2/client/webhooks',
       '/api/v2/client/webhooks/{webhook_id}',
@@ -52,9 +58,10 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
     // the joi object that validates the body, converted
     const body = record.requestBody.content['application/json'].schema;
     expect(body.additionalProperties).toBe(false);
-    expect(body.required).toEqual(
-      expect.arrayContaining(['app_id', 'type', 'reference', 'token_amount', 'from', 'to']),
-    );
+    expect(body.required).toEqual(expect.arrayContaining(['type', 'reference', 'from', 'to']));
+    // issue 44: app_id optional (the key names the app), token_amount optional with payment_request_id
+    expect(body.required).not.toContain('app_id');
+    expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['app_id', 'token_amount']));
     expect(body.properties.token_amount.pattern).toBe('^\\d{1,78}$');
     expect(Object.keys(record.responses).sort()).toEqual([
       '200',

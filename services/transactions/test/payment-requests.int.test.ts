@@ -417,7 +417,15 @@ describe('payment requests paid on a local chain (ganache)', () => {
   it('underpaid within the app’s tolerance is paid (with the reason); beyond it, underpaid with the amounts', async () => {
     const policy = await h.admin('put', `/apps/${appId}/payment-policy`).send({ underpayment_tolerance_percent: 2 });
     expect(policy.status).toBe(200);
-    expect(policy.body).toEqual({ app_id: appId, underpayment_tolerance_percent: '2', flag_overpayment: true });
+    // default_expires_in, display_name and return_origins joined the policy in issue 44 (items 5 and 6)
+    expect(policy.body).toEqual({
+      app_id: appId,
+      underpayment_tolerance_percent: '2',
+      flag_overpayment: true,
+      default_expires_in: 900,
+      display_name: null,
+      return_origins: [],
+    });
     const within = await create();
     const beyond = await create();
     await paidOnce(within.id, 985000n);

@@ -139,7 +139,8 @@ describe('POST /api/v2/client/transaction', () => {
     },
   );
 
-  it.each(['app_id', 'type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'])(
+  // app_id is optional since issue 44 (item 4): the key names the app, as on POST /api/v2/client/payment-requests
+  it.each(['type', 'reference', 'transaction_hash', 'chain', 'token', 'to', 'token_amount', 'from'])(
     '400 required when %s is missing',
     async (field) => {
       const sent: Record<string, unknown> = body();

@@ -37,7 +37,8 @@ export const listParams = (q: ListQuery) => [
 /** A page's cursor: the id of its last row, opaque to the app. */
 export const encodeCursor = (c: ListCursor) => Buffer.from(c).toString('base64url');
 
-const CURSOR_ID = /^(pr_[0-9a-f]{32}|0x[0-9a-f]{64})$/;
+/** The ids a cursor may hold: a payment request's, a transaction's, a webhook delivery's. */
+const CURSOR_ID = /^(pr_[0-9a-f]{32}|0x[0-9a-f]{64}|whd_[0-9a-f]{32})$/;
 
 export function decodeCursor(raw: string | undefined): ListCursor | undefined {
   if (raw === undefined) return undefined;
@@ -46,6 +47,23 @@ export function decodeCursor(raw: string | undefined): ListCursor | undefined {
     throw errors.invalidParameter('cursor', 'cursor must be the next_cursor of a previous page.');
   return id;
 }
+
+/** The `cursor` query parameter of every paged list of the app API. */
+export const cursorSchema = Joi.string().description('next_cursor of the previous page');
+
+/** The `limit` query parameter of every paged list of the app API: 1 to 100, 50 by default. */
+export const limitSchema = Joi.number()
+  .integer()
+  .min(1)
+  .max(100)
+  .default(50)
+  .description('Page size, 1 to 100 (default 50)')
+  .messages({
+    'number.base': 'limit must be a whole number from 1 to 100',
+    'number.min': 'limit must be a whole number from 1 to 100',
+    'number.max': 'limit must be a whole number from 1 to 100',
+    'number.integer': 'limit must be a whole number from 1 to 100',
+  });
 
 /** The query of the list endpoints (payment requests and transactions). */
 export const listQuerySchema = (statuses: readonly string[]) =>
@@ -59,13 +77,8 @@ export const listQuerySchema = (statuses: readonly string[]) =>
       'date.format': 'since must be an ISO 8601 time such as 2026-01-31T12:00:00Z',
       'date.base': 'since must be an ISO 8601 time such as 2026-01-31T12:00:00Z',
     }),
-    cursor: Joi.string().description('next_cursor of the previous page'),
-    limit: Joi.number().integer().min(1).max(100).default(50).description('Page size, 1 to 100 (default 50)').messages({
-      'number.base': 'limit must be a whole number from 1 to 100',
-      'number.min': 'limit must be a whole number from 1 to 100',
-      'number.max': 'limit must be a whole number from 1 to 100',
-      'number.integer': 'limit must be a whole number from 1 to 100',
-    }),
+    cursor: cursorSchema,
+    limit: limitSchema,
   });
 
 /** The list query as read (each parameter once). */

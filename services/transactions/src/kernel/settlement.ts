@@ -65,5 +65,5 @@ export interface PaymentRequestLookup {
   forPayment(
     appId: string,
     id: string,
-  ): Promise<{ id: string; chain: string; to: string; accepted: readonly { token: string }[] }>;
+  ): Promise<{ id: string; chain: string; to: string; accepted: readonly { token: string; amountDue: string }[] }>;
 }

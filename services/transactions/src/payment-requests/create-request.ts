@@ -26,6 +26,7 @@ interface Ask {
   tokenAmount: string | null;
   expiresInSeconds: number;
   metadata: string | null;
+  returnUrl: string | null;
 }
 
 const tokensKey = (tokens: string[]) => [...tokens].sort().join(',');
@@ -39,6 +40,7 @@ const askOf = (r: PaymentRequest): Ask => ({
   tokenAmount: r.fiat ? null : (r.accepted[0]?.amountDue ?? null),
   expiresInSeconds: r.expiresInSeconds,
   metadata: r.metadata,
+  returnUrl: r.returnUrl,
 });
 
 /** The fields that make two creations of one reference the same request (the body's names). */
@@ -51,10 +53,11 @@ const SAME_REQUEST: [string, (a: Ask) => string | number | null][] = [
   ['token_amount', (a) => a.tokenAmount],
   ['expires_in', (a) => a.expiresInSeconds],
   ['metadata', (a) => a.metadata],
+  ['return_url', (a) => a.returnUrl],
 ];
 
 /** What `input` asks for, in the body's terms. */
-function askOfInput(input: CreateRequest): Ask {
+function askOfInput(input: CreateRequest): Omit<Ask, 'expiresInSeconds'> & { expiresInSeconds: number | null } {
   const fiat = 'currency' in input.price ? input.price : null;
   return {
     chain: input.chain,
@@ -65,13 +68,27 @@ function askOfInput(input: CreateRequest): Ask {
     tokenAmount: 'tokenAmount' in input.price ? input.price.tokenAmount.toString() : null,
     expiresInSeconds: input.expiresInSeconds,
     metadata: input.metadata,
+    returnUrl: input.returnUrl,
   };
+}
+
+/** 400 naming return_url unless it is https on one of the app's return origins (its payment settings). */
+export function checkReturnUrl(returnUrl: string, origins: readonly string[]): void {
+  const origin = new URL(returnUrl).origin;
+  if (!origins.includes(origin))
+    throw errors.invalidParameter(
+      'return_url',
+      origins.length === 0
+        ? 'return_url needs your return origins first: set return_origins with PUT /api/v2/client/payment-policy.'
+        : `return_url must be on one of your return origins (${origins.join(', ')}); ${origin} is not one.`,
+    );
 }
 
 /** 409 reference_taken naming the first field in which `input` asks for another request than `existing`. */
 export function sameCreation(existing: PaymentRequest, input: CreateRequest): void {
   const stored = askOf(existing);
-  const ask = askOfInput(input);
+  // no expires_in: the app's default, whatever it was when the request was created
+  const ask = { ...askOfInput(input), expiresInSeconds: input.expiresInSeconds ?? stored.expiresInSeconds };
   let field = SAME_REQUEST.find(([, value]) => value(stored) !== value(ask))?.[0];
   if (field === 'accepted_tokens') field = input.tokensField;
   if (field)
@@ -97,6 +114,7 @@ export async function newRequest(input: CreateRequest, prices: PriceSource): Pro
     to: input.to,
     expiresInSeconds: input.expiresInSeconds,
     metadata: input.metadata,
+    returnUrl: input.returnUrl,
   };
   if (fiat) {
     // each accepted token's amount from its current price; any price that is not fresh refuses the request

@@ -12,6 +12,10 @@ export const MAX_ACCEPTED_TOKENS = 10;
 
 /** The body of POST /api/v2/client/payment-requests; each message names its field. */
 export const createPaymentRequestSchema = Joi.object({
+  app_id: Joi.string()
+    .pattern(/^app_[0-9a-f]{32}$/)
+    .description('Your app (optional: the API key names it); when given, the API key must be one of its keys')
+    .messages({ 'string.pattern.base': 'app_id must be app_ followed by 32 hexadecimal digits' }),
   reference: Joi.string()
     .trim()
     .min(1)
@@ -58,15 +62,24 @@ export const createPaymentRequestSchema = Joi.object({
     .integer()
     .min(EXPIRY_MIN_SECONDS)
     .max(EXPIRY_MAX_SECONDS)
-    .default(EXPIRY_DEFAULT_SECONDS)
     .description(
-      `Seconds until it expires: ${EXPIRY_MIN_SECONDS} to ${EXPIRY_MAX_SECONDS} (default ${EXPIRY_DEFAULT_SECONDS})`,
+      `Seconds until it expires: ${EXPIRY_MIN_SECONDS} to ${EXPIRY_MAX_SECONDS} (default: the app's payment policy's default_expires_in, ${EXPIRY_DEFAULT_SECONDS} unless set)`,
     )
     .messages({
       'number.base': 'expires_in must be a whole number of seconds',
       'number.integer': 'expires_in must be a whole number of seconds',
       'number.min': `expires_in must be at least ${EXPIRY_MIN_SECONDS} seconds`,
       'number.max': `expires_in must be at most ${EXPIRY_MAX_SECONDS} seconds (24 h)`,
+    }),
+  return_url: Joi.string()
+    .max(2000)
+    .uri({ scheme: ['https'] })
+    .description(
+      'Where the payment page returns the customer once paid: an https URL on one of your return origins (payment policy)',
+    )
+    .messages({
+      'string.uri': 'return_url must be an https URL',
+      'string.uriCustomScheme': 'return_url must be an https URL',
     }),
   metadata: Joi.object()
     .unknown(true)
@@ -80,8 +93,12 @@ export const createPaymentRequestSchema = Joi.object({
  * The body of POST /api/v2/client/payment-requests, checked (the fields, then how they go together:
  * token or accepted_tokens, a price in a fiat currency or in the token) against the chain's tokens.
  */
-export function readCreateBody(raw: unknown, chainTokens: ChainTokens): Omit<CreateRequest, 'appId'> {
+export function readCreateBody(
+  raw: unknown,
+  chainTokens: ChainTokens,
+): Omit<CreateRequest, 'appId'> & { appIdGiven?: string } {
   const body = validate(createPaymentRequestSchema, raw) as {
+    app_id?: string;
     reference: string;
     chain: string;
     token?: string;
@@ -90,8 +107,9 @@ export function readCreateBody(raw: unknown, chainTokens: ChainTokens): Omit<Cre
     amount?: string;
     currency?: string;
     token_amount?: string;
-    expires_in: number;
+    expires_in?: number;
     metadata?: Record<string, unknown>;
+    return_url?: string;
   };
   const tokens = chainTokens[body.chain];
   if (!tokens) throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(chainTokens).join(', ')}.`);
@@ -143,13 +161,15 @@ export function readCreateBody(raw: unknown, chainTokens: ChainTokens): Omit<Cre
   if (metadata !== null && Buffer.byteLength(metadata) > METADATA_MAX_BYTES)
     throw errors.invalidParameter('metadata', `metadata must be at most ${METADATA_MAX_BYTES} bytes of JSON.`);
   return {
+    ...(body.app_id !== undefined ? { appIdGiven: body.app_id } : {}),
     reference: body.reference,
     chain: body.chain,
     to: body.to,
     price,
     tokens: accepted,
     tokensField,
-    expiresInSeconds: body.expires_in,
+    expiresInSeconds: body.expires_in ?? null,
     metadata,
+    returnUrl: body.return_url ?? null,
   };
 }

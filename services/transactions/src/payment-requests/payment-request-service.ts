@@ -13,11 +13,13 @@ import type { ObservedPayment, PaymentSettlement, ScannedTransfer } from '../ker
 import type { Reason, Transaction } from '../kernel/transaction';
 import { receivingAddressStore } from '../receiving-addresses';
 import { writeEvent } from '../webhooks';
-import { newRequest, sameCreation, type CreateRequest } from './create-request';
+import { checkReturnUrl, newRequest, sameCreation, type CreateRequest } from './create-request';
 import { paymentRequestEvent } from './payment-request-events';
+import { cancelRequest } from './cancel-request';
+import { changeState, type StateWriter } from './request-change';
 import { paymentRequestStore } from './payment-request-store';
-import type { AmountPolicy, PaymentRequest } from './payment-request-types';
-import { atHead, requestView, type PaymentRequestView } from './payment-request-view';
+import type { PaymentRequest } from './payment-request-types';
+import { atHead, requestView, type PaymentRequestView, type RequestLinks } from './payment-request-view';
 import { pickRequest, type TransferMatch } from './pick-request';
 import type { PriceSource } from './price-quote';
 import { settle } from './settle';
@@ -66,41 +68,33 @@ export class PaymentRequestService implements PaymentSettlement {
       cache?: PaymentRequestCacheOptions;
       /** Where each change's payment_request.* event is written, in the change's own database transaction. */
       outbox?: OutboxWrite;
+      /** The page and EIP-681 URIs each request's JSON carries (the checkout page feature's). */
+      links?: RequestLinks;
     } = {},
   ) {
     const cache = options.cache ?? { ttlMs: 60000, max: 20000, headTtlMs: 2000 };
     this.audit = options.audit;
     this.outbox = options.outbox ?? writeEvent;
+    this.writer = { outbox: this.outbox, links: options.links };
     this.views = new LocalCache<CachedRequest>(bus, { name: 'payment-requests', ttlMs: cache.ttlMs, max: cache.max });
     this.heads = new LocalCache<string>(bus, { name: 'chain-heads', ttlMs: cache.headTtlMs, max: 64 });
   }
 
   private readonly audit?: Pick<AuditLog, 'record'>;
   private readonly outbox: OutboxWrite;
+  private readonly writer: StateWriter;
 
   private store = (db: Queryable = this.db) => paymentRequestStore(db);
 
   /** Writes the new state and its event (`payment_request.<status>`) in `tx`. */
-  private async change(
+  private change(
     tx: Queryable,
     r: PaymentRequest,
     status: PaymentRequestStatus,
     reason: Reason | null,
     amountPaid: bigint,
   ) {
-    const store = this.store(tx);
-    const changed = await store.setState(r.id, status, reason, amountPaid.toString());
-    const [payments, head] = await Promise.all([store.payments(r.id), store.chainHead(r.chain)]);
-    await this.outbox(
-      tx,
-      paymentRequestEvent(
-        `payment_request.${status}`,
-        changed,
-        requestView(changed, payments, head),
-        changed.updatedAt,
-      ),
-    );
-    return changed;
+    return changeState(tx, this.writer, r, status, reason, amountPaid);
   }
 
   /**
@@ -115,13 +109,20 @@ export class PaymentRequestService implements PaymentSettlement {
     // the same creation again answers the stored request without asking for a new price
     const stored = await this.store().findByReference(input.appId, input.reference);
     if (stored) return sameAs(stored);
+    if (input.returnUrl !== null)
+      checkReturnUrl(input.returnUrl, (await this.store().policy(input.appId)).returnOrigins);
     const request = await newRequest(input, this.prices);
     const created = await this.db.transaction(async (tx) => {
       const row = await this.store(tx).insert(request);
       if (!row) return null;
       await this.outbox(
         tx,
-        paymentRequestEvent('payment_request.created', row, requestView(row, [], null), row.createdAt),
+        paymentRequestEvent(
+          'payment_request.created',
+          row,
+          requestView(row, [], null, this.writer.links),
+          row.createdAt,
+        ),
       );
       await this.audit?.record(
         {
@@ -159,6 +160,13 @@ export class PaymentRequestService implements PaymentSettlement {
     return cached.inBlock ? atHead(cached.view, await this.head(cached.request.chain)) : cached.view;
   }
 
+  /** Any app's request by its (unguessable) id, as get answers it: the customer's page. */
+  async read(id: string): Promise<{ appId: string; view: PaymentRequestView } | null> {
+    const appId = (await this.cached(id))?.request.appId;
+    const view = appId === undefined ? null : await this.get(appId, id);
+    return appId === undefined || !view ? null : { appId, view };
+  }
+
   /** The request with its payments, from memory once warm (unknown ids too). */
   private cached(id: string): Promise<CachedRequest | null> {
     return this.views.get(id, async () => {
@@ -168,7 +176,7 @@ export class PaymentRequestService implements PaymentSettlement {
       const payments = await store.payments(id);
       return {
         request,
-        view: requestView(request, payments, null),
+        view: requestView(request, payments, null, this.writer.links),
         inBlock: payments.some((p) => p.blockNumber !== null),
       };
     });
@@ -209,7 +217,7 @@ export class PaymentRequestService implements PaymentSettlement {
     const items: PaymentRequestView[] = [];
     for (const r of page) {
       if (!heads.has(r.chain)) heads.set(r.chain, await store.chainHead(r.chain));
-      items.push(requestView(r, await store.payments(r.id), heads.get(r.chain) ?? null));
+      items.push(requestView(r, await store.payments(r.id), heads.get(r.chain) ?? null, this.writer.links));
     }
     const last = page[page.length - 1];
     return { items, next: rows.length > q.limit && last ? last.id : null };
@@ -372,26 +380,10 @@ export class PaymentRequestService implements PaymentSettlement {
     return due.length === limit;
   }
 
-  policy(appId: string): Promise<AmountPolicy> {
-    return this.store().policy(appId);
-  }
-
-  async setPolicy(appId: string, policy: AmountPolicy, actor: AuditActor): Promise<AmountPolicy> {
-    return this.db.transaction(async (tx) => {
-      const set = await this.store(tx).setPolicy(appId, policy);
-      await this.audit?.record(
-        {
-          type: 'payment_policy.changed',
-          actor,
-          subject: appId,
-          detail: {
-            underpayment_tolerance_percent: set.underpaymentTolerancePercent,
-            flag_overpayment: set.flagOverpayment,
-          },
-        },
-        tx,
-      );
-      return set;
-    });
+  /** Cancels the app's pending request (404 when not the app's, 409 payment_request_not_open otherwise). */
+  async cancel(appId: string, id: string, actor: AuditActor): Promise<PaymentRequestView> {
+    await this.db.transaction((tx) => cancelRequest(tx, this.writer, this.audit, { appId, id, actor }));
+    await this.views.invalidate(id);
+    return (await this.get(appId, id))!;
   }
 }

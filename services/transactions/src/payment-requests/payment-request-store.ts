@@ -4,10 +4,10 @@ import { listParams, listSql, type ListQuery } from '../kernel/list-query';
 import type { TransactionStatus } from '../kernel/transaction';
 import { transactionStore } from '../transactions';
 import {
-  DEFAULT_AMOUNT_POLICY,
+  DEFAULT_PAYMENT_POLICY,
   type AcceptedToken,
-  type AmountPolicy,
   type NewPaymentRequest,
+  type PaymentPolicy,
   type PaymentRequest,
   type RequestPayment,
 } from './payment-request-types';
@@ -32,6 +32,9 @@ interface Row {
   price_source: string | null;
   expires_in_seconds: number;
   expires_at: Date;
+  expired_at: Date | null;
+  canceled_at: Date | null;
+  return_url: string | null;
   metadata: string | null;
   underpayment_tolerance_percent: string;
   flag_overpayment: boolean;
@@ -41,6 +44,23 @@ interface Row {
 
 /** A numeric(5,2) as Postgres prints it, without trailing zeros: 2.50 → 2.5, 0.00 → 0. */
 const percent = (value: string | number) => String(Number(value));
+
+interface PolicyRow {
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  default_expires_in_seconds: number;
+  display_name: string | null;
+  return_origins: string;
+}
+const POLICY_COLUMNS =
+  'underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds, display_name, return_origins';
+const toPolicy = (row: PolicyRow): PaymentPolicy => ({
+  underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
+  flagOverpayment: row.flag_overpayment,
+  defaultExpiresInSeconds: row.default_expires_in_seconds,
+  displayName: row.display_name,
+  returnOrigins: JSON.parse(row.return_origins) as string[],
+});
 
 interface TokenRow {
   payment_request_id: string;
@@ -82,6 +102,9 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
   accepted,
   expiresInSeconds: r.expires_in_seconds,
   expiresAt: r.expires_at,
+  expiredAt: r.expired_at,
+  canceledAt: r.canceled_at,
+  returnUrl: r.return_url,
   metadata: r.metadata,
   policy: {
     underpaymentTolerancePercent: percent(r.underpayment_tolerance_percent),
@@ -119,10 +142,11 @@ export function paymentRequestStore(db: Queryable) {
       const [row] = await db.query<Row>(
         `INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
            fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
-           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment)
-         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-           make_interval(secs => $14::integer) + now(), $15,
-           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true)
+           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
+         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+           COALESCE($14::integer, p.default_expires_in_seconds, 900),
+           make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
+           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
          FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
          ON CONFLICT DO NOTHING RETURNING *`,
         [
@@ -141,6 +165,7 @@ export function paymentRequestStore(db: Queryable) {
           only?.price?.source ?? null,
           r.expiresInSeconds,
           r.metadata,
+          r.returnUrl,
         ],
       );
       if (!row) return null;
@@ -210,7 +235,10 @@ export function paymentRequestStore(db: Queryable) {
         [id],
       );
     },
-    /** The new state; the caller writes its event in the same transaction. */
+    /**
+     * The new state; the caller writes its event in the same transaction. The first `expired` notes when
+     * (expired_at, the database's clock): the expiry is decided once.
+     */
     async setState(
       id: string,
       status: PaymentRequestStatus,
@@ -218,7 +246,9 @@ export function paymentRequestStore(db: Queryable) {
       amountPaid: string,
     ): Promise<PaymentRequest> {
       const [row] = await db.query<Row>(
-        `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now()
+        `UPDATE payment_requests SET status = $2, status_reason = $3, status_detail = $4, amount_paid = $5, updated_at = now(),
+           expired_at = CASE WHEN $2 = 'expired' THEN COALESCE(expired_at, now()) ELSE expired_at END,
+           canceled_at = CASE WHEN $2 = 'canceled' THEN COALESCE(canceled_at, now()) ELSE canceled_at END
          WHERE id = $1 RETURNING *`,
         [id, status, reason?.code ?? null, reason?.detail ?? null, amountPaid],
       );
@@ -282,34 +312,36 @@ export function paymentRequestStore(db: Queryable) {
       const rows = await db.query<Row>(listSql('payment_requests'), listParams(q));
       return withTokens(db, rows);
     },
-    async policy(appId: string): Promise<AmountPolicy> {
-      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
-        'SELECT underpayment_tolerance_percent, flag_overpayment FROM payment_amount_policies WHERE app_id = $1',
+    async policy(appId: string): Promise<PaymentPolicy> {
+      const [row] = await db.query<PolicyRow>(
+        `SELECT ${POLICY_COLUMNS} FROM payment_amount_policies WHERE app_id = $1`,
         [appId],
       );
-      return row
-        ? {
-            underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
-            flagOverpayment: row.flag_overpayment,
-          }
-        : DEFAULT_AMOUNT_POLICY;
+      return row ? toPolicy(row) : DEFAULT_PAYMENT_POLICY;
     },
-    async setPolicy(appId: string, policy: AmountPolicy): Promise<AmountPolicy> {
-      const [row] = await db.query<{ underpayment_tolerance_percent: string; flag_overpayment: boolean }>(
-        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment) VALUES ($1, $2, $3)
-         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3, updated_at = now()
-         RETURNING underpayment_tolerance_percent, flag_overpayment`,
-        [appId, policy.underpaymentTolerancePercent, policy.flagOverpayment],
+    async setPolicy(appId: string, policy: PaymentPolicy): Promise<PaymentPolicy> {
+      const [row] = await db.query<PolicyRow>(
+        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment,
+           default_expires_in_seconds, display_name, return_origins)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3,
+           default_expires_in_seconds = $4, display_name = $5, return_origins = $6, updated_at = now()
+         RETURNING ${POLICY_COLUMNS}`,
+        [
+          appId,
+          policy.underpaymentTolerancePercent,
+          policy.flagOverpayment,
+          policy.defaultExpiresInSeconds,
+          policy.displayName,
+          JSON.stringify(policy.returnOrigins),
+        ],
       );
-      return {
-        underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
-        flagOverpayment: row.flag_overpayment,
-      };
+      return toPolicy(row);
     },
     /**
      * The requests of `appId` (the app that receives at the recipient) a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
      * accepting it while not settled in any, not paid yet
-     * (pending, detected, underpaid, failed, expired), created before its block (to the second: block
+     * (pending, detected, underpaid, failed, expired, canceled: its payment is flagged), created before its block (to the second: block
      * times have no fraction), oldest first; at most 1,000. Locked for the caller's transaction, so two
      * transfers attached at once on two replicas never both pick the one request owed their amount.
      */
@@ -322,7 +354,7 @@ export function paymentRequestStore(db: Queryable) {
          WHERE chain = $1 AND lower(to_address) = $2 AND app_id = $5
            AND (token = $3 OR (token IS NULL AND EXISTS (
              SELECT 1 FROM payment_request_tokens a WHERE a.payment_request_id = r.id AND a.token = $3)))
-           AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired')
+           AND status IN ('pending', 'detected', 'underpaid', 'failed', 'expired', 'canceled')
            AND created_at < $4::timestamptz + interval '1 second'
            AND NOT EXISTS (SELECT 1 FROM transactions p WHERE p.payment_request_id = r.id AND p.status = 'pending')
          ORDER BY created_at, id LIMIT 1000 FOR UPDATE`,

@@ -13,6 +13,22 @@ export interface AmountPolicy {
 
 export const DEFAULT_AMOUNT_POLICY: AmountPolicy = { underpaymentTolerancePercent: '0', flagOverpayment: true };
 
+/** An app's payment policy: its amount policy and the expiry of a request created without expires_in. */
+export interface PaymentPolicy extends AmountPolicy {
+  defaultExpiresInSeconds: number;
+  /** The name the customer's page shows (null: the page shows none). */
+  displayName: string | null;
+  /** The https origins a request's return_url may point to. */
+  returnOrigins: string[];
+}
+
+export const DEFAULT_PAYMENT_POLICY: PaymentPolicy = {
+  ...DEFAULT_AMOUNT_POLICY,
+  defaultExpiresInSeconds: 900,
+  displayName: null,
+  returnOrigins: [],
+};
+
 /** The token price a fiat-priced request was converted at, for one accepted token. */
 export interface TokenPrice {
   /** Fiat per token: amount × 10^-decimals. */
@@ -53,6 +69,15 @@ export interface PaymentRequest {
   accepted: AcceptedToken[];
   expiresInSeconds: number;
   expiresAt: Date;
+  /**
+   * When the request was first reported `expired` (API, webhook, page), or null: from then on any payment
+   * for it is late (the expiry is decided once).
+   */
+  expiredAt: Date | null;
+  /** When the app canceled it, or null: a payment completing it afterwards is flagged (paid_late, paid_after_cancel). */
+  canceledAt: Date | null;
+  /** Where the customer's page returns once paid (https, one of the app's return origins), or null. */
+  returnUrl: string | null;
   /** The metadata JSON as the app sent it (re-serialised), or null. */
   metadata: string | null;
   policy: AmountPolicy;
@@ -60,8 +85,10 @@ export interface PaymentRequest {
   updatedAt: Date;
 }
 
-export type NewPaymentRequest = Omit<
+/** expiresInSeconds null: the app's default expiry (its payment policy). */
+export type NewPaymentRequest = { expiresInSeconds: number | null } & Omit<
   PaymentRequest,
+  | 'expiresInSeconds'
   | 'status'
   | 'statusReason'
   | 'statusDetail'
@@ -69,6 +96,8 @@ export type NewPaymentRequest = Omit<
   | 'amountDue'
   | 'amountPaid'
   | 'expiresAt'
+  | 'expiredAt'
+  | 'canceledAt'
   | 'policy'
   | 'createdAt'
   | 'updatedAt'

@@ -1,3 +1,4 @@
+import { isLate } from './settle';
 import type { PaymentRequest, RequestPayment } from './payment-request-types';
 
 /** A block's confirmations at `head` (the block itself is 1); null when either is unknown or the head is behind it. */
@@ -12,8 +13,14 @@ export function atHead(view: PaymentRequestView, head: bigint | null): PaymentRe
   };
 }
 
+/**
+ * What a request carries to be paid (the composition root's, from the checkout page feature): its page
+ * (payment_url) and each accepted token's EIP-681 URI (payment_uri).
+ */
+export type RequestLinks = (r: PaymentRequest) => { payment_url: string; payment_uri: Record<string, string> };
+
 /** The answer of GET /api/v2/client/payment-requests/{id}, and the `data` of its events. */
-export function requestView(r: PaymentRequest, payments: RequestPayment[], head: bigint | null) {
+export function requestView(r: PaymentRequest, payments: RequestPayment[], head: bigint | null, links?: RequestLinks) {
   const due = r.amountDue === null ? null : BigInt(r.amountDue);
   const paid = BigInt(r.amountPaid);
   const settledPrice = r.accepted.find((a) => a.token === r.token)?.price ?? null;
@@ -55,6 +62,8 @@ export function requestView(r: PaymentRequest, payments: RequestPayment[], head:
       flag_overpayment: r.policy.flagOverpayment,
     },
     metadata: r.metadata === null ? null : (JSON.parse(r.metadata) as unknown),
+    return_url: r.returnUrl,
+    ...(links ? links(r) : {}),
     expires_at: r.expiresAt.toISOString(),
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
@@ -70,7 +79,7 @@ export function requestView(r: PaymentRequest, payments: RequestPayment[], head:
       block_number: p.blockNumber,
       block_time: p.blockTime?.toISOString() ?? null,
       confirmations: confirmations(p.blockNumber, head),
-      late: p.blockTime !== null && p.blockTime > r.expiresAt,
+      late: isLate(r, p),
       recorded_at: p.createdAt.toISOString(),
     })),
   };

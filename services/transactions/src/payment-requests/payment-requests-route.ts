@@ -1,6 +1,12 @@
 import type { Request, Response, Router } from 'express';
 import { bodyErrorResponses, endpoint, errorResponse, jsonBody, jsonResponse } from '@attest/common';
-import { apiKeyAuthentication, appActor, verifiedKey, type ApiKeyAuthDeps } from '../kernel/api-keys/api-key-auth';
+import {
+  apiKeyAuthentication,
+  appActor,
+  invalidApp,
+  verifiedKey,
+  type ApiKeyAuthDeps,
+} from '../kernel/api-keys/api-key-auth';
 import type { ChainTokens } from '../kernel/chain-tokens';
 import { PAYMENT_REQUEST_STATUSES } from '../kernel/events';
 import { listPage, listPageSchema, listQuery, listQuerySchema } from '../kernel/list-query';
@@ -25,8 +31,10 @@ export interface PaymentRequestsRouteDeps extends ApiKeyAuthDeps {
  */
 export function paymentRequestsRoute(router: Router, deps: PaymentRequestsRouteDeps): void {
   const create = async (req: Request, res: Response) => {
-    const body = readCreateBody(req.body, deps.tokens);
+    const { appIdGiven, ...body } = readCreateBody(req.body, deps.tokens);
     const key = verifiedKey(res);
+    // app_id is optional, as on POST /api/v2/client/transaction: the key names the app; a given one must be it
+    if (appIdGiven !== undefined && appIdGiven !== key.appId) throw invalidApp();
     await deps.receivingAddresses.requireReceivingAddress(key.appId, body.chain, body.to, 'to');
     const { request, created } = await deps.paymentRequests.create({ appId: key.appId, ...body }, appActor(req, res));
     const view = await deps.paymentRequests.get(key.appId, request.id);

@@ -7,10 +7,14 @@ export type TransferMatch = { request: PaymentRequest } | { outcome: 'unmatched'
  * The request a transfer that nobody recorded pays, among the open requests for its chain, token (settled in it,
  * or accepting it while settled in none) and
  * recipient that were created before its block (pending, detected, underpaid, failed with nothing
- * received, or expired): the only one; else, of those that are still owed exactly the transfer's amount,
- * the first not expired at the block's time, oldest first, then the oldest expired one; else none
+ * received, expired, or canceled): the only one; else, of those that are still owed exactly the transfer's amount,
+ * the first not expired at the block's time (nor reported expired, nor canceled), oldest first, then the oldest other one; else none
  * (ambiguous: several, none owed this amount; or candidates of more than one app).
  */
+/** Expired at the block's time, reported expired, or canceled: a payment for it would be flagged late. */
+const closed = (r: PaymentRequest, blockTime: Date) =>
+  r.expiresAt < blockTime || Boolean(r.expiredAt) || Boolean(r.canceledAt);
+
 export function pickRequest(candidates: PaymentRequest[], transfer: ScannedTransfer): TransferMatch {
   if (candidates.length === 0) return { outcome: 'unmatched', candidates: 0 };
   // an address named by the requests of several apps: no app's transfer is guessed onto another's request
@@ -24,7 +28,7 @@ export function pickRequest(candidates: PaymentRequest[], transfer: ScannedTrans
     .filter((r) => owed(r) === transfer.amount)
     .sort(
       (a, b) =>
-        Number(a.expiresAt < transfer.blockTime) - Number(b.expiresAt < transfer.blockTime) ||
+        Number(closed(a, transfer.blockTime)) - Number(closed(b, transfer.blockTime)) ||
         a.createdAt.getTime() - b.createdAt.getTime() ||
         (a.id < b.id ? -1 : 1),
     );

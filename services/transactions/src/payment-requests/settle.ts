@@ -10,9 +10,18 @@ const units = (amount: bigint) => {
 };
 
 /**
+ * A payment is late when its block came after expires_at, or when the request had already been reported
+ * expired (expired_at: the expiry is decided once) or canceled, and the payment did not fail.
+ */
+export const isLate = (r: Pick<PaymentRequest, 'expiresAt' | 'expiredAt' | 'canceledAt'>, p: RequestPayment): boolean =>
+  (p.blockTime !== null && p.blockTime > r.expiresAt) ||
+  ((r.expiredAt !== null || r.canceledAt !== null) && p.status !== 'failed');
+
+/**
  * The state a request is in given its recorded payments and its amount policy: the sum of what the mined
  * ones received against amount_due. Reaching amount_due less the tolerance is paid (paid_over above it
- * when overpayments are flagged; paid_late when a counted payment's block came after the expiry); less is
+ * when overpayments are flagged; paid_late when the request was reported expired before, or a counted
+ * payment's block came after the expiry); less is
  * underpaid. With nothing received: failed (the failed payment's reason) when a payment failed, else the
  * state stays (pending, detected or expired).
  */
@@ -24,7 +33,7 @@ export function settle(
   const paid = mined.reduce((sum, p) => sum + BigInt(p.amountReceived ?? p.tokenAmount), 0n);
   if (paid === 0n || r.amountDue === null) {
     const failed = payments.filter((p) => p.status === 'failed');
-    if (failed.length > 0 && failed.length === payments.length) {
+    if (failed.length > 0 && failed.length === payments.length && r.canceledAt === null) {
       const last = failed[failed.length - 1];
       return {
         status: 'failed',
@@ -42,6 +51,16 @@ export function settle(
     };
   }
   const due = BigInt(r.amountDue);
+  // canceled: what arrives afterwards is recorded and flagged like a late payment, never paid
+  if (r.canceledAt !== null)
+    return {
+      status: 'paid_late',
+      reason: {
+        code: 'paid_after_cancel',
+        detail: `Received ${units(paid)} of ${units(due)} ${r.token ?? ''} after the request was canceled at ${r.canceledAt.toISOString()}; refund it or honour the order.`,
+      },
+      amountPaid: paid,
+    };
   const toleranceBasis = BigInt(Math.round(Number(r.policy.underpaymentTolerancePercent) * 100));
   const enough = (due * (10000n - toleranceBasis) + 9999n) / 10000n;
   const token = r.token ?? '';
@@ -54,7 +73,17 @@ export function settle(
       },
       amountPaid: paid,
     };
-  const late = mined.find((p) => p.blockTime !== null && p.blockTime > r.expiresAt);
+  // expiry is decided once: a request already reported expired is paid late, whatever its block's whole-second time
+  if (r.expiredAt !== null)
+    return {
+      status: 'paid_late',
+      reason: {
+        code: 'paid_after_expiry',
+        detail: `Received ${units(paid)} of ${units(due)} ${token}; the request was reported expired at ${r.expiredAt.toISOString()} (expires_at ${r.expiresAt.toISOString()}) before the payment was final.`,
+      },
+      amountPaid: paid,
+    };
+  const late = mined.find((p) => isLate(r, p));
   if (late)
     return {
       status: 'paid_late',

@@ -35,8 +35,7 @@ export interface RecordTransactionRouteDeps extends ApiKeyAuthDeps {
 export const recordTransactionSchema = Joi.object({
   app_id: Joi.string()
     .pattern(/^app_[0-9a-f]{32}$/)
-    .required()
-    .description('Your app; the API key must be one of its keys')
+    .description('Your app (optional: the API key names it); when given, the API key must be one of its keys')
     .messages({ 'string.pattern.base': 'app_id must be app_ followed by 32 hexadecimal digits' }),
   type: Joi.string()
     .valid('pay', 'sendTransaction')
@@ -58,8 +57,11 @@ export const recordTransactionSchema = Joi.object({
   to: address('to'),
   token_amount: Joi.string()
     .pattern(/^\d{1,78}$/)
-    .required()
-    .description('Integer: the amount × 10^6, whatever the token’s decimals')
+    .when('payment_request_id', { is: Joi.exist(), otherwise: Joi.required() })
+    .description(
+      'Integer: the amount × 10^6, whatever the token’s decimals. Optional with payment_request_id (the chain decides ' +
+        'what counts; the request’s amount due in that token is recorded)',
+    )
     .messages({
       'string.pattern.base':
         'token_amount must be an integer string (the amount times 10^6), with no sign, decimal point or exponent',
@@ -86,7 +88,9 @@ export const recordTransactionSchema = Joi.object({
 export function recordTransactionRoute(router: Router, deps: RecordTransactionRouteDeps): void {
   const record = async (req: Request, res: Response) => {
     const body = validate(recordTransactionSchema, req.body);
-    if (verifiedKey(res).appId !== body.app_id) throw invalidApp();
+    // app_id is optional, as on POST /api/v2/client/payment-requests: the key names the app; a given one must be it
+    if (body.app_id !== undefined && verifiedKey(res).appId !== body.app_id) throw invalidApp();
+    const appId = verifiedKey(res).appId;
     const tokens = deps.tokens[body.chain];
     if (!tokens)
       throw errors.invalidParameter('chain', `chain must be one of: ${Object.keys(deps.tokens).join(', ')}.`);
@@ -96,14 +100,14 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         'token',
         `token must be one of ${Object.keys(tokens).join(', ')} on ${body.chain}.`,
       );
-    const amount = BigInt(body.token_amount);
-    if (!representable(amount, token.decimals))
+    let amount = BigInt(body.token_amount ?? 0);
+    if (body.token_amount !== undefined && !representable(amount, token.decimals))
       throw errors.invalidParameter(
         'token_amount',
         `token_amount is finer than ${body.token}'s ${token.decimals} decimals allow.`,
       );
     if (body.payment_request_id) {
-      const request = await deps.paymentRequests.forPayment(body.app_id, body.payment_request_id);
+      const request = await deps.paymentRequests.forPayment(appId, body.payment_request_id);
       for (const [field, recorded, asked] of [
         ['chain', body.chain, request.chain],
         ['to', body.to.toLowerCase(), request.to.toLowerCase()],
@@ -121,12 +125,15 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
           'token',
           `token must be one of the payment request's accepted tokens (${accepted.join(', ')}) to pay payment request ${request.id}.`,
         );
+      // no token_amount: the chain decides what counts; the amount due in that token is what is expected
+      if (body.token_amount === undefined)
+        amount = BigInt(request.accepted.find((a) => a.token === body.token)!.amountDue);
     }
     // a payment to another app's address (or to nobody's) is not this app's to claim
     await deps.receivingAddresses.requireReceivingAddress(body.app_id, body.chain, body.to, 'to');
     const { transaction, created } = await deps.transactions.recordOnce(
       {
-        appId: body.app_id,
+        appId,
         type: body.type as TransactionType,
         reference: body.reference,
         transactionHash: body.transaction_hash,

@@ -115,11 +115,14 @@ export function deliveryStore(db: Queryable) {
       }
       return change;
     },
-    async listDeliveries(endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    /** Newest first; with `before`, those older than that delivery of this endpoint (the next page). */
+    async listDeliveries(endpointId: string, limit: number, before?: string): Promise<WebhookDelivery[]> {
       const rows = await db.query<DeliveryRow>(
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-         WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
-        [endpointId, limit],
+         WHERE d.endpoint_id = $1 AND ($3::text IS NULL OR (d.created_at, d.id) <
+           (SELECT created_at, id FROM webhook_deliveries WHERE id = $3 AND endpoint_id = $1))
+         ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
+        [endpointId, limit, before ?? null],
       );
       return rows.map(toDelivery);
     },

@@ -1,6 +1,14 @@
 import type { Response, Router } from 'express';
 import Joi from 'joi';
-import { adminRoute, adminValidationResponse, endpoint, errorResponse, jsonResponse, validate } from '@attest/common';
+import {
+  adminRoute,
+  adminValidationResponse,
+  endpoint,
+  errorResponse,
+  errors,
+  jsonResponse,
+  validate,
+} from '@attest/common';
 import { appIdOf } from '../kernel/admin-route';
 import { appIdParams } from '../kernel/admin-params';
 import { apiKeyAuthentication, verifiedKey, type ApiKeyAuthDeps } from '../kernel/api-keys/api-key-auth';
@@ -22,11 +30,12 @@ const EVENT_ID = Joi.string()
   .pattern(/^msg_[0-9a-f]{32}$/)
   .messages({ 'string.pattern.base': '{{#label}} must be an event id: msg_ followed by 32 hexadecimal digits' });
 
-/** GET /api/v2/client/events?after=&limit=&type= */
+/** GET /api/v2/client/events?cursor=&limit=&type= (after: cursor's older name, still taken) */
 export const eventsQuery = Joi.object({
-  after: EVENT_ID.description(
-    'The last event_id you have read (next_after of the previous page); absent: from the oldest',
+  cursor: EVENT_ID.description(
+    'The last event_id you have read (next_cursor of the previous page); absent: from the oldest',
   ),
+  after: EVENT_ID.description('The older name of cursor (next_after of the previous page), still taken'),
   limit: Joi.number().integer().min(1).max(100).default(50).messages({
     'number.base': 'limit must be a whole number from 1 to 100',
     'number.integer': 'limit must be a whole number from 1 to 100',
@@ -46,9 +55,15 @@ export const eventsQuery = Joi.object({
 export async function eventsPage(
   webhooks: Pick<WebhookService, 'events'>,
   appId: string,
-  raw: { after: unknown; limit: unknown; type: unknown },
+  raw: { cursor?: unknown; after: unknown; limit: unknown; type: unknown },
 ) {
-  const query = validate(eventsQuery, raw) as { after?: string; limit: number; type?: string };
+  const query = validate(eventsQuery, raw) as { cursor?: string; after?: string; limit: number; type?: string };
+  if (query.cursor !== undefined && query.after !== undefined && query.cursor !== query.after)
+    throw errors.invalidParameter(
+      'cursor',
+      'cursor and after are the same parameter (after is its older name); give one.',
+    );
+  const after = query.cursor ?? query.after;
   const types =
     query.type === undefined
       ? null
@@ -59,9 +74,16 @@ export async function eventsPage(
             .filter(Boolean),
           'type',
         );
-  const page = await webhooks.events(appId, query.after, query.limit + 1, types);
+  const page = await webhooks.events(
+    appId,
+    after,
+    query.limit + 1,
+    types,
+    query.cursor !== undefined ? 'cursor' : 'after',
+  );
   const data = page.slice(0, query.limit).map(publicEvent);
-  return { data, has_more: page.length > query.limit, next_after: data.at(-1)?.event_id ?? query.after ?? null };
+  const next = data.at(-1)?.event_id ?? after ?? null;
+  return { data, has_more: page.length > query.limit, next_cursor: next, next_after: next };
 }
 
 const eventParams = Joi.object({ event_id: EVENT_ID.required() });
@@ -84,6 +106,7 @@ export function eventsRoute(router: Router, deps: EventsRouteDeps): void {
         async (req, res) => {
           res.set('Cache-Control', 'no-store').json(
             await eventsPage(deps.webhooks, appOf(res), {
+              cursor: req.query.cursor,
               after: req.query.after,
               limit: req.query.limit,
               type: req.query.type,
@@ -97,8 +120,8 @@ export function eventsRoute(router: Router, deps: EventsRouteDeps): void {
         summary: 'Your events, oldest first, after a cursor',
         description:
           'Every event of your app (transaction.*, webhook_endpoint.*, …) with the payload its endpoints are sent, in an ' +
-          'order that never changes: read pages with after=next_after until has_more is false, then poll with the last ' +
-          `next_after. type filters (at most ${MAX_EVENT_FILTERS}, comma-separated). Events are kept ` +
+          'order that never changes: read pages with cursor=next_cursor until has_more is false, then poll with the last ' +
+          `next_cursor (after and next_after are their older names, still taken and answered). type filters (at most ${MAX_EVENT_FILTERS}, comma-separated). Events are kept ` +
           'WEBHOOK_EVENT_RETENTION_DAYS (30 by default); test events are not listed.',
         tags: ['events'],
         security: [{ apiKey: [] }],
@@ -106,7 +129,7 @@ export function eventsRoute(router: Router, deps: EventsRouteDeps): void {
         responses: {
           200: jsonResponse('A page of events', publicSchemas.eventPage),
           400: errorResponse(
-            'invalid_parameter: after (not one of your retained events), limit, or type (an unknown event type)',
+            'invalid_parameter: cursor or after (not one of your retained events; both given and different), limit, or type (an unknown event type)',
           ),
           ...apiKeyResponses,
         },
@@ -159,13 +182,14 @@ export function eventsAdminRoute(router: Router, deps: EventsAdminDeps): void {
       query: eventsQuery,
       responses: {
         200: jsonResponse('A page of events', adminSchemas.eventPage),
-        400: adminValidationResponse('app_id, after (not one of the app’s retained events), limit or type'),
+        400: adminValidationResponse('app_id, cursor or after (not one of the app’s retained events), limit or type'),
       },
     },
     async (req, res) => {
       const appId = appIdOf(req);
       res.json(
         await eventsPage(deps.webhooks, appId as string, {
+          cursor: req.query.cursor,
           after: req.query.after,
           limit: req.query.limit,
           type: req.query.type,

@@ -1,12 +1,16 @@
 import type { Router } from 'express';
 import { endpoint, errorResponse, jsonResponse, validate } from '@attest/common';
+import Joi from 'joi';
+import { cursorSchema, decodeCursor, encodeCursor, limitSchema, listPageSchema } from '../kernel/list-query';
 import { apiKeyResponses } from '../kernel/openapi';
-import { deliveriesQuery } from './webhook-fields';
 import { publicDelivery, withLog } from './webhook-json';
 import { webhookRouteKit, type WebhookRouteKitDeps } from './webhook-route-kit';
 import { publicSchemas } from './webhooks.openapi';
 
 export type WebhookDeliveriesRouteDeps = Omit<WebhookRouteKitDeps, 'audit'>;
+
+/** GET …/deliveries?limit=&cursor=: the app API's paging convention (the admin API's log takes limit only). */
+const deliveriesPageQuery = Joi.object({ limit: limitSchema, cursor: cursorSchema });
 
 /**
  * /api/v2/client/webhooks/{webhook_id}/deliveries: the delivery log of one of the app's endpoints, and
@@ -24,21 +28,29 @@ export function webhookDeliveriesRoute(router: Router, deps: WebhookDeliveriesRo
         ...auth,
         async (req, res) => {
           const { id } = await owned(req, res);
-          const { limit } = validate(deliveriesQuery, { limit: req.query.limit }) as { limit: number };
-          answer(res, 200, (await webhooks.deliveries(id, limit)).map(withLog));
+          const q = validate(deliveriesPageQuery, { limit: req.query.limit, cursor: req.query.cursor }) as {
+            limit: number;
+            cursor?: string;
+          };
+          const page = await webhooks.deliveries(id, q.limit + 1, decodeCursor(q.cursor));
+          const data = page.slice(0, q.limit);
+          const next = page.length > q.limit ? data[data.length - 1].id : null;
+          answer(res, 200, { data: data.map(withLog), next_cursor: next ? encodeCursor(next) : null });
         },
       ],
     },
     {
       GET: {
-        summary: 'The delivery log: deliveries to this endpoint, newest first, each with its attempts',
+        summary: 'The delivery log: deliveries to this endpoint, newest first, each with its attempts, paged',
+        description:
+          'Paged like every list of the app API: limit (1 to 100, 50), and cursor = the next_cursor of the previous page.',
         tags,
         security,
         params: webhookParams,
-        query: deliveriesQuery,
+        query: deliveriesPageQuery,
         responses: {
-          200: jsonResponse('The deliveries', { type: 'array', items: publicSchemas.deliveryWithLog }),
-          400: errorResponse('invalid_parameter (webhook_id, limit)'),
+          200: jsonResponse('A page of deliveries', listPageSchema(publicSchemas.deliveryWithLog)),
+          400: errorResponse('invalid_parameter (webhook_id, limit, cursor)'),
           ...apiKeyResponses,
           404: noWebhook,
         },

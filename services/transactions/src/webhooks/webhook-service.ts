@@ -142,9 +142,10 @@ export class WebhookService {
     return { endpoint, secret };
   }
 
-  async deliveries(id: string, limit: number): Promise<DeliveryWithAttempts[]> {
+  /** The endpoint's deliveries, newest first, each with its attempts; `before`: after that delivery (a cursor). */
+  async deliveries(id: string, limit: number, before?: string): Promise<DeliveryWithAttempts[]> {
     found(await this.store.findEndpoint(id));
-    const deliveries = await this.store.listDeliveries(id, limit);
+    const deliveries = await this.store.listDeliveries(id, limit, before);
     const attempts = await this.store.attemptsOf(deliveries.map((d) => d.id));
     return deliveries.map((d) => ({ ...d, log: attempts.filter((a) => a.deliveryId === d.id) }));
   }
@@ -165,14 +166,16 @@ export class WebhookService {
     after: string | undefined,
     limit: number,
     types: string[] | null,
+    /** The query parameter the cursor came in (cursor, or its older name after), named by the error. */
+    parameter: 'cursor' | 'after' = 'after',
   ): Promise<StoredEvent[]> {
     let cursor: EventCursor | null = null;
     if (after !== undefined) {
       cursor = await this.store.eventCursor(appId, after);
       if (!cursor)
         throw errors.invalidParameter(
-          'after',
-          'after must be the id of one of your events still retained (the last event_id of the previous page).',
+          parameter,
+          `${parameter} must be the id of one of your events still retained (the last event_id of the previous page).`,
         );
     }
     return this.store.listEvents(appId, cursor, limit, types);

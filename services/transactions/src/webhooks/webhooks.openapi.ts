@@ -96,11 +96,13 @@ const EVENT_SCHEMA = object({
 /** A page of the events list. */
 const EVENT_PAGE = object({
   data: { type: 'array', items: ref('Event'), description: 'Oldest first' },
-  has_more: { type: 'boolean', description: 'More events follow: ask again with after=next_after' },
-  next_after: {
+  has_more: { type: 'boolean', description: 'More events follow: ask again with cursor=next_cursor' },
+  next_cursor: {
     type: ['string', 'null'],
-    description: 'The cursor of the next page: the last event_id of this one (the given after when empty)',
+    description:
+      'The cursor of the next page: the last event_id of this one (the given cursor when empty; kept for polling at the end)',
   },
+  next_after: { type: ['string', 'null'], description: 'The same as next_cursor, under its older name' },
 });
 
 /** The public document's schemas of webhook endpoints, deliveries and events. */
