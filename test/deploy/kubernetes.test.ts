@@ -294,7 +294,13 @@ describeNeeding(['kubectl'], 'kubernetes manifests', () => {
       expect(paths).toEqual({
         identity: ['PathPrefix /'],
         // /pay/: the customer's payment page (issue 44); /x402/: the x402 facilitator (issue 43)
-        transactions: ['PathPrefix /api/', 'PathPrefix /x402/', 'PathPrefix /pay/', 'Exact /openapi.json', 'PathPrefix /docs'],
+        transactions: [
+          'PathPrefix /api/',
+          'PathPrefix /x402/',
+          'PathPrefix /pay/',
+          'Exact /openapi.json',
+          'PathPrefix /docs',
+        ],
         prices: ['PathPrefix /public/', 'Exact /openapi.json', 'PathPrefix /docs'],
       });
       // no admin port anywhere in the routing, by number or by name

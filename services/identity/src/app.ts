@@ -81,7 +81,18 @@ export async function buildApp(
       discoveryRoute(router, { config });
       authorizationServerRoute(router, { config });
       jwksRoute(router, { keys });
-      authorizeRoute(router, { apps, cache, config, users, sessions, tokens, clientKeys, pushedRequests, flow, resources });
+      authorizeRoute(router, {
+        apps,
+        cache,
+        config,
+        users,
+        sessions,
+        tokens,
+        clientKeys,
+        pushedRequests,
+        flow,
+        resources,
+      });
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
