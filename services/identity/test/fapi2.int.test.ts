@@ -321,16 +321,16 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
     });
 
     it('a client assertion whose aud is the token endpoint (FAPI 2.0: the issuer only; issue 40, item 4)', async () => {
-      const assertionFor = (aud: string) =>
+      const assertionFor = (aud: string, lifetime = '60s') =>
         new jose.SignJWT({ jti: crypto.randomUUID() })
           .setProtectedHeader({ alg: 'PS256', kid: 'fapi-ps256' })
           .setIssuer(fapi.app_id)
           .setSubject(fapi.app_id)
           .setAudience(aud)
           .setIssuedAt()
-          .setExpirationTime('60s')
+          .setExpirationTime(lifetime)
           .sign(keys.privateKey);
-      const push = async (aud: string) =>
+      const push = async (aud: string, lifetime?: string) =>
         request(h.publicApp)
           .post('/par')
           .type('form')
@@ -342,7 +342,7 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
             code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
             code_challenge_method: 'S256',
             client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-            client_assertion: await assertionFor(aud),
+            client_assertion: await assertionFor(aud, lifetime),
           });
       const toToken = await push(`${h.config.issuer}/token`);
       expect(toToken.status).toBe(401);
@@ -351,6 +351,10 @@ describe('the fapi2 profile (FAPI 2.0): PAR, private_key_jwt, DPoP, PKCE S256', 
         error_description: `Invalid client_assertion: aud must be the issuer (${h.config.issuer}).`,
       });
       expect((await push(h.config.issuer)).status).toBe(201);
+      // a fapi2 app's assertions live five minutes at most (other apps': an hour, Authlib's default)
+      const hour = await push(h.config.issuer, '1h');
+      expect(hour.status).toBe(401);
+      expect(hour.body.error_description).toBe('Invalid client_assertion: exp must be at most 300 seconds ahead.');
     });
 
     it('client secret authentication at /par and /token: invalid_client (the app has no secret)', async () => {

@@ -56,8 +56,12 @@ export async function verifyClient(
 
 /** RFC 7523 §2.2: the client_assertion_type of private_key_jwt. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-/** The longest life accepted for a client assertion (its jti is remembered that long). */
-export const CLIENT_ASSERTION_MAX_SECONDS = 300;
+/**
+ * The longest life accepted for a client assertion (its jti is remembered that long): an hour, the lifetime
+ * Authlib's PrivateKeyJWT gives its assertions by default; five minutes for an app of the FAPI 2.0 profile.
+ */
+export const CLIENT_ASSERTION_MAX_SECONDS = 3600;
+export const FAPI2_CLIENT_ASSERTION_MAX_SECONDS = 300;
 
 /**
  * private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): a JWT the app signed with one of its keys
@@ -93,7 +97,8 @@ export async function verifyClientAssertion(
           // FAPI 2.0 (§5.3.2.1): the issuer only; other apps may name the token endpoint, as Core §9 says
           audiences: app.profile === 'fapi2' ? [ctx.config.issuer] : [ctx.config.issuer, `${ctx.config.issuer}/token`],
           nowSeconds,
-          maxLifetimeSeconds: CLIENT_ASSERTION_MAX_SECONDS,
+          maxLifetimeSeconds:
+            app.profile === 'fapi2' ? FAPI2_CLIENT_ASSERTION_MAX_SECONDS : CLIENT_ASSERTION_MAX_SECONDS,
           requireJti: true,
         });
     return problem === null;
