@@ -115,6 +115,32 @@ describe('tokens bound to a resource (RFC 8707, RFC 9068)', () => {
     await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${res.body.access_token}`).expect(401);
   });
 
+  it('asks the person again for a resource, or a scope of it, they have not approved for the app', async () => {
+    const person = await createUser(h);
+    const agent = request.agent(h.publicApp);
+    // signed in to the app (openid approved), no resource
+    expect((await code({ scope: 'openid', resource: '' }, person, agent)).code).toEqual(expect.any(String));
+    const consentFirst = async (extra: Record<string, string>) => {
+      const res = await agent.get('/authorize').query(query(extra));
+      expect(res.status).toBe(302);
+      return res.headers.location as string;
+    };
+    // the resource's scope was never approved: the consent page, not a silent code (failed before: a code)
+    expect(await consentFirst({ scope: 'openid tools:read' })).toMatch(/^\/consent\?interaction=/);
+    const silent = await agent.get('/authorize').query(query({ scope: 'openid tools:read', prompt: 'none' }));
+    expect(new URL(silent.headers.location as string).searchParams.get('error')).toBe('consent_required');
+    // approved once: then silent for that scope, asked again for a wider one and for another resource
+    expect((await code({ scope: 'openid tools:read' }, person, agent)).code).toEqual(expect.any(String));
+    expect(await consentFirst({ scope: 'openid tools:read' })).toMatch(/^https?:/);
+    expect(await consentFirst({ scope: 'openid tools:write' })).toMatch(/^\/consent\?interaction=/);
+    expect(await consentFirst({ scope: 'openid vault:read', resource: VAULT })).toMatch(/^\/consent\?interaction=/);
+    // what was approved is recorded resource by resource
+    const shown = (await admin('get', `/admin/users/${person.user_id}`).expect(200)).body;
+    const consent = (shown.consents as { app_id: string; scopes: string[] }[]).find((c) => c.app_id === app.app_id);
+    expect(consent?.scopes).toEqual(expect.arrayContaining(['openid', TOOLS, `${TOOLS}#tools:read`]));
+    expect(consent?.scopes).not.toContain(`${TOOLS}#tools:write`);
+  });
+
   it('without resource at /token, the authorization request’s; another resource is invalid_target', async () => {
     const first = await code();
     const res = await token({ code: first.code }).expect(200);

@@ -12,6 +12,17 @@ export interface InteractionProgress {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/**
+ * What a person consents to for a request: its OpenID Connect scopes and, with RFC 8707 `resource`, the
+ * resource (its uri) and each scope asked of it as `<uri>#<scope>`: approving an app's sign-in, or one
+ * resource's scopes, approves no other resource's and no wider scope of it.
+ */
+export function consentScopes(request: Pick<AuthorizationRequest, 'scopes' | 'resource'>): string[] {
+  const { resource } = request;
+  if (!resource) return request.scopes;
+  return [...request.scopes, resource.uri, ...resource.scopes.map((s) => `${resource.uri}#${s}`)];
+}
+
 function needsSignIn(
   request: AuthorizationRequest,
   progress: InteractionProgress,
@@ -34,7 +45,7 @@ export function nextStep(
 ): AuthorizationStep {
   const silent = request.prompt.includes('none');
   if (needsSignIn(request, progress, session)) return silent ? 'login_required' : 'signin';
-  const missing = request.scopes.some((s) => !granted.includes(s));
+  const missing = consentScopes(request).some((s) => !granted.includes(s));
   if (missing || (request.prompt.includes('consent') && !progress.consented))
     return silent ? 'consent_required' : 'consent';
   return 'finish';

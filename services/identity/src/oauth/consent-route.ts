@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import cookieParser from 'cookie-parser';
 import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from './oauth-error';
+import { consentScopes } from './authorization-step';
 import { consentKey } from '../kernel/revocations';
 import { consentPage, errorPage } from '../kernel/pages';
 import {
@@ -73,12 +74,13 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
       consentKey(current.session.userId, interaction.request.clientId),
       ctx.tokens.now,
     );
-    await ctx.consents.grant(current.session.userId, interaction.request.clientId, interaction.request.scopes);
+    const scopes = consentScopes(interaction.request);
+    await ctx.consents.grant(current.session.userId, interaction.request.clientId, scopes);
     await ctx.audit.record({
       type: 'consent.granted',
       actor: requestActor(req, 'user', current.session.userId),
       subject: current.session.userId,
-      detail: { app_id: interaction.request.clientId, scopes: interaction.request.scopes },
+      detail: { app_id: interaction.request.clientId, scopes },
     });
     const updated = { ...interaction, consented: true };
     await ctx.interactions.update(id, updated);
