@@ -285,17 +285,26 @@ describe('trust review: ending sessions, consents and keys ends their tokens', (
     expect(rotated.body.retired).toBe(oldKid);
     expect(rotated.body.revoked).toContain(oldKid);
 
+    // every algorithm's key is replaced at once (issue 40, item 2: a key per advertised algorithm): the new
+    // RS256 key and one new PS256 and ES256 key are published, none of the revoked ones
     const jwks = await request(h.publicApp).get('/jwks.json');
-    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([rotated.body.kid]);
-    expect((await admin(h, 'get', '/admin/keys')).body.keys.map((k: { kid: string }) => k.kid)).toEqual([
-      rotated.body.kid,
-    ]);
+    const published = jwks.body.keys as { kid: string; alg: string }[];
+    expect(published.map((k) => k.alg).sort()).toEqual(['ES256', 'PS256', 'RS256']);
+    expect(published.find((k) => k.alg === 'RS256')!.kid).toBe(rotated.body.kid);
+    for (const kid of rotated.body.revoked as string[]) expect(published.map((k) => k.kid)).not.toContain(kid);
+    expect(((await admin(h, 'get', '/admin/keys')).body.keys as { kid: string }[]).map((k) => k.kid).sort()).toEqual(
+      published.map((k) => k.kid).sort(),
+    );
     expect(await works(h, app, access)).toBe(false);
     const audited = async (type: string) =>
       ((await admin(h, 'get', `/admin/audit?type=${type}&limit=1000`)).body.events as Record<string, unknown>[]).find(
         (e) => e.subject === (type === 'signing_key.revoked' ? oldKid : rotated.body.kid),
       );
-    expect(await audited('signing_key.rotated')).toMatchObject({ detail: { retired: oldKid, revoked: [oldKid] } });
+    // every algorithm's previous key is revoked with it (a key per advertised algorithm, issue 40 item 2)
+    const rotatedEvent = await audited('signing_key.rotated');
+    expect(rotatedEvent).toMatchObject({ detail: { retired: oldKid } });
+    expect((rotatedEvent!.detail as { revoked: string[] }).revoked).toContain(oldKid);
+    expect((rotatedEvent!.detail as { revoked: string[] }).revoked).toEqual(rotated.body.revoked);
     expect(await audited('signing_key.revoked')).toMatchObject({ detail: { replaced_by: rotated.body.kid } });
 
     // a new sign-in is signed with the new key and works

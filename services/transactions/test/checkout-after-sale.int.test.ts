@@ -1,4 +1,5 @@
 import type { Hash } from 'viem';
+import { receiveAt } from './support';
 import { checkoutChain, freshAddress, type CheckoutChain } from './support/checkout-chain';
 
 describe('payment requests after the sale (issue 44): expiry decided once, cancel (ganache)', () => {
@@ -132,11 +133,14 @@ describe('payment requests after the sale (issue 44): expiry decided once, cance
 
   describe('app_id on create and on record; token_amount optional with payment_request_id', () => {
     const post = (path: string, body: Record<string, unknown>) => c.api('post', path).send(body);
+    // one of the app's receiving addresses, as every payment request's `to` must be
+    const shopAddress = freshAddress();
+    beforeAll(() => receiveAt(c.h, c.appId, shopAddress));
     const requestBody = (fields: Record<string, unknown> = {}) => ({
       reference: `app-id-${Math.random().toString(36).slice(2)}`,
       chain: 'worldchain',
       token: 'USDCE',
-      to: freshAddress(),
+      to: shopAddress,
       token_amount: '1000000',
       ...fields,
     });

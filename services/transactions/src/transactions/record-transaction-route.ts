@@ -130,7 +130,7 @@ export function recordTransactionRoute(router: Router, deps: RecordTransactionRo
         amount = BigInt(request.accepted.find((a) => a.token === body.token)!.amountDue);
     }
     // a payment to another app's address (or to nobody's) is not this app's to claim
-    await deps.receivingAddresses.requireReceivingAddress(body.app_id, body.chain, body.to, 'to');
+    await deps.receivingAddresses.requireReceivingAddress(appId, body.chain, body.to, 'to');
     const { transaction, created } = await deps.transactions.recordOnce(
       {
         appId,

@@ -11,7 +11,14 @@ import { PaymentRequestService } from '../../src/payment-requests/payment-reques
 import { HttpPriceSource } from '../../src/payment-requests/price-quote';
 import { TransactionService } from '../../src/transactions/transaction-service';
 import { transactionStore } from '../../src/transactions/transaction-store';
-import { apiKeyFor, newAppId, postTransaction, transactionsHarness, type TransactionsHarness } from '../support';
+import {
+  apiKeyFor,
+  newAppId,
+  postTransaction,
+  receiveAt,
+  transactionsHarness,
+  type TransactionsHarness,
+} from '../support';
 import { localChain, type Address, type LocalChain } from './local-chain';
 import { PriceStub } from './price-stub';
 
@@ -89,6 +96,8 @@ export async function checkoutChain(env: Record<string, string> = {}) {
 
   let orders = 0;
   async function create(to: Address, fields: Record<string, unknown> = {}): Promise<RequestView> {
+    // the app receives at `to` (one of its receiving addresses, as every payment request needs)
+    await receiveAt(h, appId, to);
     const res = await api('post', '/api/v2/client/payment-requests').send({
       reference: `checkout-order-${++orders}-${randomHex(4)}`,
       chain: 'worldchain',
