@@ -54,6 +54,9 @@ const parsedByHand: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
   ['par', 'POST', 'body', par.PAR_FORM],
 ];
 
+/** JSON documents, not forms: RFC 7591 client metadata, checked field by field by registration/. */
+const jsonDocuments: [string, 'POST', 'body'][] = [['register', 'POST', 'body']];
+
 describe('identity request schemas', () => {
   it.each(checked)('%s %s: the document shows the %s schema the route checks', (route, method, where, schema) => {
     expect(documented(route, method, where)).toBe(schema);
@@ -61,6 +64,14 @@ describe('identity request schemas', () => {
 
   it.each(parsedByHand)('%s %s: the document shows the shared %s schema', (route, method, where, schema) => {
     expect(documented(route, method, where)).toBe(schema);
+  });
+
+  it('documents /register’s body as RFC 7591 client metadata (JSON)', () => {
+    const schema = documented('register', 'POST', 'body') as { type: string; properties: Record<string, unknown> };
+    expect(schema.type).toBe('object');
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(['redirect_uris', 'token_endpoint_auth_method', 'client_name']),
+    );
   });
 
   it('every documented form and query string is one of those', () => {
@@ -71,7 +82,9 @@ describe('identity request schemas', () => {
           .map((where) => `${route} ${method} ${where}`),
       ),
     );
-    const listed = [...checked, ...parsedByHand].map(([route, method, where]) => `${route} ${method} ${where}`);
+    const listed = [...checked, ...parsedByHand, ...jsonDocuments].map(
+      ([route, method, where]) => `${route} ${method} ${where}`,
+    );
     expect(all.sort()).toEqual(listed.sort());
   });
 

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { getAddress } from 'viem';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
 import { CHROMIUM, launchChromium } from '../../../packages/common/test/support/chromium';
+import { receiveAt } from './support';
 import { checkoutChain, freshAddress, type CheckoutChain } from './support/checkout-chain';
 
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -43,12 +44,14 @@ describeNeeding([CHROMIUM], 'the customer’s payment page (issue 44, item 6) in
   });
 
   it('return_url must be https on one of the app’s return origins', async () => {
+    const to = freshAddress();
+    await receiveAt(c.h, c.appId, to);
     for (const url of ['http://shop.example/done', 'https://elsewhere.example/done']) {
       const res = await c.api('post', '/api/v2/client/payment-requests').send({
         reference: `bad-return-${url}`,
         chain: 'worldchain',
         token: 'USDCE',
-        to: freshAddress(),
+        to,
         token_amount: '1000000',
         return_url: url,
       });

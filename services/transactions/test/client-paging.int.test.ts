@@ -1,5 +1,12 @@
 import request from 'supertest';
-import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
+import {
+  apiKeyFor,
+  newAppId,
+  receiveAt,
+  recordTransaction,
+  transactionsHarness,
+  type TransactionsHarness,
+} from './support';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 
 /** Issue 44, item 3: every list of the app API pages with limit and cursor → next_cursor. */
@@ -26,6 +33,8 @@ describe('one paging convention for every list of the app API', () => {
       .send({ url: receiver.url, enabled_events: ['transaction.created'] });
     expect(hook.status).toBe(201);
     webhookId = hook.body.webhook_id;
+    // the app receives at the requests' address (one of its receiving addresses)
+    await receiveAt(h, appId, `0x${'c'.repeat(40)}`);
     for (let i = 0; i < 5; i++) {
       await recordTransaction(h, appId);
       const created = await request(h.publicApp)

@@ -105,7 +105,7 @@ describe('webhook delivery attempts: status, duration and bodies', () => {
       .get(`/api/v2/client/webhooks/${id}/deliveries`)
       .set('Authorization', `Bearer ${key.api_key}`)
       .expect(200);
-    expect((own.body as Delivery[])[0].log).toEqual(delivery.log);
+    expect((own.body as { data: Delivery[] }).data[0].log).toEqual(delivery.log);
   });
 
   it('an attempt with no answer (nothing listens) has no response body; an empty answer an empty one', async () => {
