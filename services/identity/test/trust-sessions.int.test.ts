@@ -355,7 +355,11 @@ const redisUrl = process.env.TEST_REDIS_URL;
     const rotated = await admin(one, 'post', '/admin/keys/rotate').send({ revoke_previous: true });
     expect(rotated.status).toBe(200);
     await waitFor(async () => !(await works(two, app, access)));
+    // the other replica publishes the new key set (a key per advertised algorithm), none of the revoked keys
     const jwks = await request(two.publicApp).get('/jwks.json');
-    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([rotated.body.kid]);
+    const published = jwks.body.keys as { kid: string; alg: string }[];
+    expect(published.map((k) => k.alg).sort()).toEqual(['ES256', 'PS256', 'RS256']);
+    expect(published.find((k) => k.alg === 'RS256')!.kid).toBe(rotated.body.kid);
+    for (const kid of rotated.body.revoked as string[]) expect(published.map((k) => k.kid)).not.toContain(kid);
   });
 });
