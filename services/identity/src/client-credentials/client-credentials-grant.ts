@@ -1,28 +1,15 @@
 import type { Request, Response } from 'express';
 import { AppError, sendJson } from '@attest/common';
 import type { App } from '../kernel/app-store';
-import { repeatedField } from '../kernel/form-check';
 import type { TokenService } from '../kernel/tokens';
-import { DpopError, dpopAlgorithmsOf, dpopHeader, type DpopProofs } from '../oauth';
+import { grantField, tokenDpopJkt, type TokenGrantDeps } from '../oauth';
 import { RESERVED_SCOPES, type ResourceDirectory } from '../resources';
 
 /** What grant_type=client_credentials at /token uses. */
-export interface ClientCredentialsDeps {
-  config: { issuer: string };
-  dpop: Pick<DpopProofs, 'nonce' | 'verify'>;
+export interface ClientCredentialsDeps extends TokenGrantDeps {
   tokens: Pick<TokenService, 'accessToken' | 'accessTokenTtl'>;
   resources: Pick<ResourceDirectory, 'findByUri'>;
 }
-
-const one = (req: Request, name: string): string | undefined => {
-  const value = (req.body as Record<string, unknown>)[name];
-  if (Array.isArray(value)) {
-    if (name === 'resource')
-      throw new AppError('invalid_target', 400, 'Send one resource per request (RFC 8707).', 'resource');
-    throw repeatedField(name);
-  }
-  return typeof value === 'string' && value !== '' ? value : undefined;
-};
 
 /**
  * POST /token grant_type=client_credentials (RFC 6749 §4.4; issue 41): a confidential app acting as itself,
@@ -40,7 +27,7 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
         'A public client cannot use client_credentials: it has no credentials of its own.',
         'grant_type',
       );
-    const uri = one(req, 'resource');
+    const uri = grantField(req, 'resource');
     if (!uri)
       throw new AppError(
         'invalid_target',
@@ -58,7 +45,7 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
           'client_credentials has no person.',
         'resource',
       );
-    const scope = one(req, 'scope');
+    const scope = grantField(req, 'scope');
     const asked = scope === undefined ? resource.scopes : [...new Set(scope.split(' ').filter(Boolean))];
     const unknown = asked.find((s) => RESERVED_SCOPES.includes(s) || !resource.scopes.includes(s));
     if (unknown !== undefined)
@@ -69,26 +56,7 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
           (resource.scopes.length ? ` (it offers: ${resource.scopes.join(' ')}).` : ' (it offers none).'),
         'scope',
       );
-    let jkt: string | undefined;
-    const header = dpopHeader(req);
-    if (header !== undefined) {
-      res.set('DPoP-Nonce', deps.dpop.nonce());
-      try {
-        // a fapi2 app's proofs are PS256, ES256 or EdDSA only (FAPI 2.0 §5.4), as at its other endpoints
-        jkt = (
-          await deps.dpop.verify(header, { htm: 'POST', htu: `${deps.config.issuer}/token`, ...dpopAlgorithmsOf(app) })
-        ).jkt;
-      } catch (err) {
-        if (!(err instanceof DpopError)) throw err;
-        throw new AppError(err.error, 400, err.description, 'DPoP');
-      }
-    } else if (app.dpopBoundAccessTokens)
-      throw new AppError(
-        'invalid_request',
-        400,
-        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
-        'DPoP',
-      );
+    const jkt = await tokenDpopJkt(deps, req, res, app);
     const { token, claims } = await deps.tokens.accessToken({
       sub: app.id,
       clientId: app.id,

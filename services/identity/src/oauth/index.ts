@@ -26,6 +26,7 @@ export { parRoute } from './par-route';
 export { PushedRequests } from './pushed-requests';
 export { revokeRoute } from './revoke-route';
 export { tokenRoute } from './token-route';
+export { grantField, tokenDpopJkt, type TokenGrantDeps } from './token-grant';
 export { userinfoRoute } from './userinfo-route';
 export type { OAuthServices } from './services';
 // OpenAPI fragments, each beside its route (the document is assembled in ../api-documents.ts)

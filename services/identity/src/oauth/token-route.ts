@@ -10,7 +10,7 @@ import {
   toAppError,
   tooManyFailures,
 } from '@attest/common';
-import { DpopError, dpopAlgorithmsOf, dpopHeader } from './dpop';
+import { grantField, tokenDpopJkt } from './token-grant';
 import { APP_ID } from '../kernel/ids';
 import type { OAuthServices } from './services';
 import type { ClientAuthDeps } from './client-authentication';
@@ -20,7 +20,6 @@ import { refuseBlockedClient, refuseBlockedCodes } from '../kernel/failure-limit
 import { authenticateApp, authenticatedApp, field, parseForm } from './client-authentication';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
 import { tokenDocs } from './token-route.openapi';
-import { oneResourceOnly } from '../resources';
 
 export { TOKEN_FORM };
 
@@ -88,49 +87,15 @@ const preflight = (ctx: TokenRouteDeps) => async (req: Request, res: Response) =
   res.status(204).end();
 };
 
-/** RFC 8707's resource at /token: once (a token has one audience). */
-const resourceField = (req: Request): string | undefined => {
-  const value = (req.body as Record<string, unknown>).resource;
-  if (Array.isArray(value)) throw new AppError('invalid_target', 400, oneResourceOnly().description, 'resource');
-  return typeof value === 'string' && value !== '' ? value : undefined;
-};
-
 /** A public client proves itself with the PKCE verifier: without one there is nothing to check. */
 const requirePublicClientVerifier = (req: Request, res: Response, next: NextFunction) => {
   next(authenticatedApp(res).public && !field(req, 'code_verifier') ? errors.required('code_verifier') : undefined);
 };
 
-/**
- * DPoP (RFC 9449 §5): a proof in the DPoP header binds the tokens to its key (res.locals.dpopJkt); an app
- * with dpop_bound_access_tokens must send one. Every answer to a request with a proof carries a fresh
- * DPoP-Nonce; use_dpop_nonce when a nonce is required (DPOP_NONCE_REQUIRED) or the one sent is stale.
- */
+/** DPoP (RFC 9449 §5): a proof binds the tokens to its key (res.locals.dpopJkt); see token-grant.ts. */
 const dpopProof = (ctx: TokenRouteDeps) => async (req: Request, res: Response, next: NextFunction) => {
-  const header = dpopHeader(req);
-  if (header === undefined) {
-    if (!authenticatedApp(res).dpopBoundAccessTokens) return next();
-    return next(
-      new AppError(
-        'invalid_request',
-        400,
-        'This app requires a DPoP proof (DPoP header) at the token endpoint.',
-        'DPoP',
-      ),
-    );
-  }
-  res.set('DPoP-Nonce', ctx.dpop.nonce());
-  try {
-    const proof = await ctx.dpop.verify(header, {
-      htm: 'POST',
-      htu: `${ctx.config.issuer}/token`,
-      ...dpopAlgorithmsOf(authenticatedApp(res)),
-    });
-    res.locals.dpopJkt = proof.jkt;
-    next();
-  } catch (err) {
-    if (!(err instanceof DpopError)) throw err;
-    next(new AppError(err.error, 400, err.description, 'DPoP'));
-  }
+  res.locals.dpopJkt = await tokenDpopJkt(ctx, req, res, authenticatedApp(res));
+  next();
 };
 
 /**
@@ -164,7 +129,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
       redirectUri: field(req, 'redirect_uri')!,
       codeVerifier: field(req, 'code_verifier'),
       dpopJkt: res.locals.dpopJkt as string | undefined,
-      resource: resourceField(req),
+      resource: grantField(req, 'resource'),
       // the app's access token algorithm (PS256 or ES256 for a fapi2 app; issue 40, item 5)
       accessTokenAlg: authenticatedApp(res).accessTokenSignedResponseAlg,
       actor: requestActor(req, 'anonymous', null),
