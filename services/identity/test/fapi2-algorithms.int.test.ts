@@ -80,7 +80,7 @@ describe('the fapi2 profile’s algorithms (issue 40, item 5)', () => {
     await h?.close();
   });
 
-  const push = async (appId: string, clientAlg: 'RS256' | 'PS256' | 'ES256', dpop?: KeyPair) => {
+  const push = async (appId: string, clientAlg: 'RS256' | 'PS256' | 'ES256', dpop?: KeyPair, scope = 'openid') => {
     const verifier = oauth.generateRandomCodeVerifier();
     const client: Client = { client_id: appId };
     const res = await oauth.pushedAuthorizationRequest(
@@ -90,7 +90,7 @@ describe('the fapi2 profile’s algorithms (issue 40, item 5)', () => {
       {
         response_type: 'code',
         redirect_uri: REDIRECT_URI,
-        scope: 'openid',
+        scope,
         code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
       },
@@ -100,8 +100,8 @@ describe('the fapi2 profile’s algorithms (issue 40, item 5)', () => {
   };
 
   /** A pushed sign-in's code (PS256 assertion, no DPoP at /par), for the token requests. */
-  const code = async (appId: string) => {
-    const { res, verifier, client } = await push(appId, 'PS256');
+  const code = async (appId: string, scope?: string) => {
+    const { res, verifier, client } = await push(appId, 'PS256', undefined, scope);
     expect(res.status).toBe(201);
     const { request_uri } = (await res.json()) as { request_uri: string };
     const url = new URL(as.authorization_endpoint!);
@@ -200,6 +200,42 @@ describe('the fapi2 profile’s algorithms (issue 40, item 5)', () => {
     // an app outside the profile still takes an RS256 proof
     const other = await push(plain.app_id, 'RS256', rsPair);
     expect(other.res.status).toBe(201);
+  });
+
+  it('refuses an RS256 DPoP proof of a fapi2 app at the refresh_token grant too, and takes its PS256 key', async () => {
+    const { params, verifier, client } = await code(fapi.app_id, 'openid offline_access');
+    const psPair = await oauth.generateKeyPair('PS256');
+    const issued = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      auth('ES256'),
+      params,
+      REDIRECT_URI,
+      verifier,
+      {
+        DPoP: oauth.DPoP(client, psPair),
+        ...insecure(),
+      },
+    );
+    expect(issued.status).toBe(200);
+    const { refresh_token } = (await issued.json()) as { refresh_token?: string };
+    expect(refresh_token).toEqual(expect.any(String));
+    const rsPair = await oauth.generateKeyPair('RS256');
+    const refused = await oauth.refreshTokenGrantRequest(as, client, auth('ES256'), refresh_token!, {
+      DPoP: oauth.DPoP(client, rsPair),
+      ...insecure(),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: 'invalid_dpop_proof',
+      error_description: expect.stringContaining('for this app (FAPI 2.0 profile); RS256 is refused'),
+    });
+    // refused before the token was looked at: the family goes on with the key it is bound to
+    const refreshed = await oauth.refreshTokenGrantRequest(as, client, auth('ES256'), refresh_token!, {
+      DPoP: oauth.DPoP(client, psPair),
+      ...insecure(),
+    });
+    expect(refreshed.status).toBe(200);
   });
 
   it('signs a fapi2 app’s access tokens PS256, or ES256 once chosen (openid-client); /userinfo and /introspect take them', async () => {
