@@ -186,6 +186,36 @@ describe('refresh tokens', () => {
     expect((await introspect(again.access_token).expect(200)).body.active).toBe(true);
   });
 
+  it('the same token sent twice at once: one answer rotates it, the other is refused (a confidential app’s family goes on)', async () => {
+    const { tokens } = await signIn(app);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => refreshRaw(app, { refresh_token: tokens.refresh_token! })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400]);
+    for (const refused of answers.filter((a) => a.status === 400)) expect(refused.body.error).toBe('invalid_grant');
+    const winner = answers.find((a) => a.status === 200)!.body as { refresh_token: string; access_token: string };
+    const rows = await h.storage.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM refresh_tokens WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE used_at IS NOT NULL ORDER BY used_at DESC LIMIT 1)',
+    );
+    expect(rows[0]!.n).toBe(2); // the used token and the one rotation issued, not one per request
+    expect((await refreshRaw(app, { refresh_token: winner.refresh_token }).expect(200)).body.refresh_token).toEqual(
+      expect.any(String),
+    );
+  });
+
+  it('a public client’s token sent twice at once ends the family: the winner’s new token is refused too', async () => {
+    const { tokens } = await signIn(publicApp);
+    const answers = await Promise.all(
+      Array.from({ length: 2 }, () => refreshRaw(publicApp, { refresh_token: tokens.refresh_token! })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const winner = answers.find((a) => a.status === 200)!.body as { refresh_token: string; access_token: string };
+    const late = await refreshRaw(publicApp, { refresh_token: winner.refresh_token }).expect(400);
+    expect(late.body.error).toBe('invalid_grant');
+    const userinfo = await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${winner.access_token}`);
+    expect(userinfo.status).toBe(401);
+  });
+
   it('narrows scope, never widens it (invalid_scope)', async () => {
     const { tokens } = await signIn(app);
     const narrow = await refreshRaw(app, { refresh_token: tokens.refresh_token!, scope: 'openid' }).expect(200);

@@ -77,11 +77,31 @@ export function refreshStore(db: Queryable) {
       const [row] = await db.query<RefreshRow>('SELECT * FROM refresh_tokens WHERE token_hash = $1', [tokenHash]);
       return row ? toRecord(row) : null;
     },
-    /** Marks the token used; false when it was used already (by a request that won the race, or a thief). */
-    async use(tokenHash: string): Promise<boolean> {
+    /**
+     * Rotation in one statement: marks the used token used and stores its successor, or does neither and
+     * answers false when it was used already (by a request that won the race, or a thief). Being one
+     * statement, the row lock of the used token orders racing rotations: the loser sees the winner's
+     * successor stored, so ending the family (endFamily) ends the successor too.
+     */
+    async rotate(usedHash: string, next: Omit<RefreshRecord, 'usedAt'>): Promise<boolean> {
       const rows = await db.query(
-        'UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING 1',
-        [tokenHash],
+        `WITH used AS (
+           UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING family_id
+         )
+         INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at)
+         SELECT $2, family_id, $3, $4, $5, $6, $7, $8, $9 FROM used
+         RETURNING 1`,
+        [
+          usedHash,
+          next.tokenHash,
+          next.clientId,
+          next.userId,
+          JSON.stringify(next.grant),
+          next.sid,
+          next.jkt,
+          next.accessJti,
+          next.expiresAt,
+        ],
       );
       return rows.length === 1;
     },

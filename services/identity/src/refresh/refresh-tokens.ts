@@ -113,10 +113,6 @@ export class RefreshTokens {
       );
     const resource = boundAtToken(grant.resource, input.resource);
     const scopes = narrowed(resource ? resource.scopes : grant.scopes, input.scope);
-    if (!(await this.store.use(hash))) {
-      if (input.app.public) await this.endFamily(record.familyId, input.app.id, input.actor);
-      throw invalidGrant('This refresh token was used already.');
-    }
     const jkt = record.jkt ?? input.dpopJkt;
     const { token, claims } = await this.deps.tokens.accessToken({
       sub: grant.sub,
@@ -129,7 +125,10 @@ export class RefreshTokens {
       // the app's access token algorithm, as at the code exchange (PS256 or ES256 for a fapi2 app)
       alg: input.app.accessTokenSignedResponseAlg,
     });
-    const refreshToken = await this.insert({
+    // the access token is signed first (its jti is stored with the successor); a lost race discards it unsent
+    const refreshToken = newOpaqueId();
+    const rotated = await this.store.rotate(hash, {
+      tokenHash: sha256(refreshToken),
       familyId: record.familyId,
       clientId: record.clientId,
       userId: record.userId,
@@ -139,6 +138,10 @@ export class RefreshTokens {
       expiresAt: record.expiresAt,
       grant,
     });
+    if (!rotated) {
+      if (input.app.public) await this.endFamily(record.familyId, input.app.id, input.actor);
+      throw invalidGrant('This refresh token was used already.');
+    }
     return {
       access_token: token,
       token_type: jkt ? 'DPoP' : 'Bearer',
