@@ -252,6 +252,53 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     expect(tokens.body.access_token).toBeTruthy();
   });
 
+  it('RFC 7592 delete ends what the client was given: its refresh token, its access token, its rows', async () => {
+    const reg = (await register({ client_name: 'Gone soon', redirect_uris: [REDIRECT_URI] })).body;
+    const user = await createUser(h);
+    const { verifier, challenge } = pkce();
+    const query = {
+      client_id: reg.client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      state: 's2',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
+    const done = await browserFlow(request.agent(h.publicApp), query, user);
+    const tokens = await request(h.publicApp)
+      .post('/token')
+      .type('form')
+      .send({
+        grant_type: 'authorization_code',
+        code: callbackParams(done).code,
+        redirect_uri: REDIRECT_URI,
+        client_id: reg.client_id,
+        code_verifier: verifier,
+      })
+      .expect(200);
+    expect(tokens.body.refresh_token).toEqual(expect.any(String));
+    await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.body.access_token}`).expect(200);
+
+    await request(h.publicApp)
+      .delete(`/register/${reg.client_id}`)
+      .set('Authorization', `Bearer ${reg.registration_access_token}`)
+      .expect(204);
+
+    const refreshed = await request(h.publicApp)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: reg.client_id });
+    expect(refreshed.status).toBe(401);
+    expect(refreshed.body.error).toBe('invalid_client');
+    const userinfo = await request(h.publicApp)
+      .get('/userinfo')
+      .set('Authorization', `Bearer ${tokens.body.access_token}`);
+    expect(userinfo.status).toBe(401);
+    const rows = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE client_id = $1', [reg.client_id]);
+    expect(rows).toHaveLength(0);
+  });
+
   it('deletes open registrations nobody signed in to after REGISTRATION_UNUSED_HOURS, and keeps used ones', async () => {
     const unused = (await register({ redirect_uris: ['https://unused.example/cb'] })).body;
     const [used] = await h.storage.db.query<{ id: string }>(

@@ -105,10 +105,15 @@ export function registrationStore(db: Queryable) {
       );
       return toApp(row);
     },
+    /** The app and, in the same statement, its refresh tokens (which have no foreign key to apps). */
     async deleteDynamic(id: string): Promise<boolean> {
-      return (
-        (await db.query("DELETE FROM apps WHERE id = $1 AND registration = 'dynamic' RETURNING id", [id])).length > 0
+      const rows = await db.query(
+        `WITH gone AS (DELETE FROM apps WHERE id = $1 AND registration = 'dynamic' RETURNING id),
+              tokens AS (DELETE FROM refresh_tokens WHERE client_id IN (SELECT id FROM gone))
+         SELECT id FROM gone`,
+        [id],
       );
+      return rows.length > 0;
     },
     /**
      * Open registrations (no initial access token) made before `before` that no person ever signed in to (no
