@@ -156,13 +156,36 @@ export class PriceStream {
           headers: { 'Retry-After': '30' },
         },
       );
+    // the slot is taken, and given back on close, before anything is awaited: a client gone during a read
+    // neither keeps its slot nor gets past the limits by arriving many at once
+    this.connections++;
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     const key = `${query.tokens.join(',')}|${query.fiats.join(',')}|${query.change ? 1 : 0}`;
-    const missed = await this.missed(query, req.get('last-event-id'));
-    let c = this.channels.get(key);
-    const first = c ? null : await this.event(query);
-    c = this.channels.get(key); // another subscriber may have opened it meanwhile
-    if (!c) this.channels.set(key, (c = { ...query, subscribers: new Set(), lastTag: first!.tag }));
-    const current = first ?? (await this.event(c));
+    const subscriber = { res, address };
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const channel = this.channels.get(key);
+      if (channel?.subscribers.delete(subscriber) && channel.subscribers.size === 0) this.channels.delete(key);
+      this.connections--;
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
+    };
+    res.on('close', release);
+    let missed: Awaited<ReturnType<PriceStream['missed']>>;
+    let current: { tag: string; bytes: Buffer };
+    try {
+      missed = await this.missed(query, req.get('last-event-id'));
+      current = await this.event(query);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (released || res.destroyed) return release();
+    let c = this.channels.get(key); // looked up after the reads: another subscriber may have opened or left it
+    if (!c) this.channels.set(key, (c = { ...query, subscribers: new Set(), lastTag: current.tag }));
     c.lastTag = current.tag;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -173,20 +196,8 @@ export class PriceStream {
     res.write('retry: 3000\n\n');
     for (const bytes of missed.frames) res.write(bytes);
     if (missed.tag !== current.tag) res.write(current.bytes);
-    const subscriber = { res, address };
     c.subscribers.add(subscriber);
-    this.connections++;
-    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
-    const channel = c;
     req.socket.setTimeout(0);
-    res.on('close', () => {
-      channel.subscribers.delete(subscriber);
-      if (channel.subscribers.size === 0) this.channels.delete(key);
-      this.connections--;
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left) this.perAddress.set(address, left);
-      else this.perAddress.delete(address);
-    });
   }
 
   /** Ends every stream (shutdown): clients reconnect to another replica with their Last-Event-ID. */
