@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { MemoryBus, noopLogger } from '@attest/common';
+import { createLogger, MemoryBus } from '@attest/common';
 import { PriceStream } from '../src/stream/price-stream';
 
 /**
@@ -40,7 +40,7 @@ describe('price stream: slots are taken before reading and given back by clients
         latestAsOf: async () => ({ fx: [], quotes: [] }),
       } as never,
       bus: new MemoryBus(),
-      logger: noopLogger,
+      logger: createLogger('prices', 'silent'),
     });
     const app = express();
     app.get('/s', (req, res) => {
