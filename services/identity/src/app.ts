@@ -111,7 +111,7 @@ export async function buildApp(
       introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
-      revokeRoute(router, { ...clientAuth, logger, revocations });
+      revokeRoute(router, { ...clientAuth, logger, revocations, refreshTokens: services.refresh.refresh });
       registerRoute(router, { config, registrations: services.registration.registrations });
       if (config.portal.enabled)
         portalRoutes(router, { config, logger, cache, audit, apps, users, subjects, keys, teams, portal });

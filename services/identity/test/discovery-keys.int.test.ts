@@ -44,7 +44,7 @@ describe('discovery, JWKS and signing keys', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
       introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       revocation_endpoint: `${b}/revoke`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt', 'none'],
       revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       pushed_authorization_request_endpoint: `${b}/par`,
       require_pushed_authorization_requests: false,

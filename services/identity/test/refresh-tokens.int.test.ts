@@ -216,6 +216,37 @@ describe('refresh tokens', () => {
     expect(userinfo.status).toBe(401);
   });
 
+  it('/revoke (RFC 7009) of a refresh token ends its family and the access tokens it gave; another app’s try changes nothing', async () => {
+    const { config, tokens } = await signIn(app);
+    const next = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    // another app cannot revoke it: 200 and nothing changes (RFC 7009 §2.1)
+    await request(h.publicApp)
+      .post('/revoke')
+      .type('form')
+      .send({ token: next.refresh_token!, client_id: publicApp.app_id })
+      .expect(200);
+    expect((await introspect(next.access_token).expect(200)).body.active).toBe(true);
+
+    await oidc.tokenRevocation(config, next.refresh_token!, { token_type_hint: 'refresh_token' });
+    expect(await oauthError(oidc.refreshTokenGrant(config, next.refresh_token!))).toBe('invalid_grant');
+    expect((await introspect(next.access_token).expect(200)).body.active).toBe(false);
+    expect((await introspect(tokens.access_token).expect(200)).body.active).toBe(false);
+    const [event] = await h.ctx.kernel.audit.list({ types: ['token.revoked'], limit: 1 });
+    expect(event).toMatchObject({
+      subject: app.app_id,
+      actor: app.app_id,
+      detail: { reason: 'refresh_token_revoked' },
+    });
+  });
+
+  it('a public client revokes its own refresh token with its client_id (RFC 7009 §2.1)', async () => {
+    const { config, tokens } = await signIn(publicApp);
+    await oidc.tokenRevocation(config, tokens.refresh_token!);
+    expect(await oauthError(oidc.refreshTokenGrant(config, tokens.refresh_token!))).toBe('invalid_grant');
+    const userinfo = await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`);
+    expect(userinfo.status).toBe(401);
+  });
+
   it('narrows scope, never widens it (invalid_scope)', async () => {
     const { tokens } = await signIn(app);
     const narrow = await refreshRaw(app, { refresh_token: tokens.refresh_token!, scope: 'openid' }).expect(200);

@@ -62,7 +62,7 @@ describe('POST /revoke (RFC 7009)', () => {
     const res = await request(h.publicApp).get('/.well-known/openid-configuration');
     expect(res.body).toMatchObject({
       revocation_endpoint: `${BASE_URL}/revoke`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt', 'none'],
     });
   });
 

@@ -228,14 +228,19 @@ const requireAuthorizationHeader = (req: Request, _res: Response, next: NextFunc
 /**
  * The steps in front of POST /introspect and POST /revoke, which authenticate the app alike: no-store →
  * form content type → the form → its token → the Authorization header (or a client assertion) → failure
- * limits → credentials (never client_secret_post).
+ * limits → credentials (never client_secret_post). With `allowPublic` (/revoke: RFC 7009 §2.1 lets a public
+ * client revoke its own tokens), a public client's client_id in the form is enough.
  */
-export const appAuthenticatedTokenForm = (ctx: ClientAuthDeps, form: Joi.ObjectSchema): RequestHandler[] => [
+export const appAuthenticatedTokenForm = (
+  ctx: ClientAuthDeps,
+  form: Joi.ObjectSchema,
+  options: { allowPublic?: boolean } = {},
+): RequestHandler[] => [
   noStore,
   requireFormContentType,
   parseForm(ctx.config.BODY_LIMIT),
   checkForm(form, ['token']),
-  requireAuthorizationHeader,
+  ...(options.allowPublic ? [] : [requireAuthorizationHeader]),
   refuseBlockedClient(ctx.limits),
-  authenticateApp(ctx, { allowPost: false }),
+  authenticateApp(ctx, { allowPost: false, allowPublic: options.allowPublic }),
 ];

@@ -42,7 +42,7 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
     introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     revocation_endpoint: `${base}/revoke`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt', 'none'],
     revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     // RFC 9126: per app (require_pushed_authorization_requests), never for every app
     pushed_authorization_request_endpoint: `${base}/par`,

@@ -151,6 +151,19 @@ export class RefreshTokens {
     } as TokenResponse;
   }
 
+  /**
+   * RFC 7009 at /revoke: a refresh token of this app ends its whole family (every token rotated from the same
+   * grant, and the access tokens they gave, RFC 7009 §2.1); true when it was one. Another app's token, an
+   * unknown or malformed one: false, and nothing changes.
+   */
+  readonly revoke = async (token: string, app: Pick<App, 'id'>, actor: AuditActor): Promise<boolean> => {
+    if (!REFRESH_TOKEN.test(token)) return false;
+    const record = await this.store.find(sha256(token));
+    if (!record || record.clientId !== app.id) return false;
+    await this.endFamily(record.familyId, app.id, actor, 'refresh_token_revoked');
+    return true;
+  };
+
   /** Sessions ended: their families end (in the caller's transaction, through refreshStore(tx)). */
   static endForSids(store: RefreshStore, sids: string[]): Promise<number> {
     return store.endForSids(sids);
@@ -176,14 +189,19 @@ export class RefreshTokens {
     return token;
   }
 
-  private async endFamily(familyId: string, clientId: string, actor: AuditActor): Promise<void> {
+  private async endFamily(
+    familyId: string,
+    clientId: string,
+    actor: AuditActor,
+    reason: 'refresh_token_reused' | 'refresh_token_revoked' = 'refresh_token_reused',
+  ): Promise<void> {
     const jtis = await this.store.endFamily(familyId);
     await this.deps.revocations.revoke(jtis, new Date(this.options.now() + this.deps.tokens.accessTokenTtl * 1000));
     await this.deps.audit.record({
       type: 'token.revoked',
       actor,
       subject: clientId,
-      detail: { reason: 'refresh_token_reused', token_ids: jtis },
+      detail: { reason, token_ids: jtis },
     });
   }
 
