@@ -48,6 +48,7 @@ export async function buildApp(
   audit.start();
   sessions.start();
   services.refresh.refresh.start();
+  services.registration.registrations.start();
   backChannelLogout.start();
   // the authorization request's way: /authorize begins it; sign-in and consent move it on
   const proceeding = { apps, config, consents, users, sessions, grants, interactions };
@@ -134,6 +135,7 @@ export async function buildApp(
       revocations.stop();
       sessions.stop();
       services.refresh.refresh.stop();
+      services.registration.registrations.stop();
       await backChannelLogout.stop();
       await audit.stop();
     },

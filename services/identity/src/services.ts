@@ -92,6 +92,11 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     logger,
     audit,
     now,
+    firstFetches: {
+      cache,
+      perAddress: config.REGISTRATIONS_PER_ADDRESS,
+      windowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    },
   });
   const apps = new AppDirectory(appStore(db), bus, metadataDocuments, now);
   const users = new UserDirectory(userStore(db), bus);

@@ -239,6 +239,31 @@ describe('Client ID Metadata Documents', () => {
     expect(token.body.error).toBe('invalid_client');
   });
 
+  it('tells what the client’s server answered, never what the network said (no oracle of internal names or ports)', async () => {
+    const closed = await freePort(); // nothing listens there
+    const page = await authorize(authorizeQuery(`http://127.0.0.1:${closed}/doc.json`, pkce().challenge));
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('could not be fetched (no usable answer).');
+    expect(page.text).not.toMatch(/ECONNREFUSED|connect|127\.0\.0\.1:\d+ /);
+  });
+
+  it('deletes document clients nobody signed in to after REGISTRATION_UNUSED_HOURS (named again, fetched again)', async () => {
+    const unused = host.publish('/unused.json');
+    expect((await authorize(authorizeQuery(unused, pkce().challenge))).status).toBe(302);
+    offsetMs = 25 * 3600 * 1000;
+    const removed = await h.ctx.registration.registrations.sweep().finally(() => (offsetMs = 0));
+    expect(removed).toContain(unused);
+    const [row] = await h.storage.db.query('SELECT 1 FROM apps WHERE id = $1', [unused]);
+    expect(row).toBeUndefined();
+    const [event] = (await h.ctx.kernel.audit.list({ types: ['app.deleted'], limit: 50 })).filter(
+      (e) => e.subject === unused,
+    );
+    expect(event).toMatchObject({ detail: { registration: 'metadata_document', reason: 'unused' } });
+    const fetches = host.fetched.filter((f) => f === '/unused.json').length;
+    expect((await authorize(authorizeQuery(unused, pkce().challenge))).status).toBe(302);
+    expect(host.fetched.filter((f) => f === '/unused.json').length).toBe(fetches + 1);
+  });
+
   it('an operator disables one by its URL', async () => {
     const clientId = host.publish('/disabled.json');
     const { challenge } = pkce();
@@ -279,6 +304,37 @@ describe('Client ID Metadata Documents through the outbound guard', () => {
     expect(host.fetched).toEqual([]);
     const metadata = await request(off.publicApp).get('/.well-known/oauth-authorization-server');
     expect(metadata.body.client_id_metadata_document_supported).toBe(false);
+  });
+});
+
+describe('Client ID Metadata Documents: first fetches per address', () => {
+  const host = new DocumentHost();
+  let h: IdentityHarness;
+  beforeAll(async () => {
+    await host.start();
+    h = await identityHarness({ REGISTRATIONS_PER_ADDRESS: '3' });
+  }, 120000);
+  afterAll(async () => {
+    await h?.close();
+    await host.stop();
+  });
+
+  it('an address may name REGISTRATIONS_PER_ADDRESS new documents in the window, then 429: no fetch, no app row', async () => {
+    const ids = [1, 2, 3, 4].map((n) => host.publish(`/new-${n}.json`));
+    for (const id of ids.slice(0, 3))
+      expect((await request(h.publicApp).get('/authorize').query(authorizeQuery(id, pkce().challenge))).status).toBe(
+        302,
+      );
+    const fourth = await request(h.publicApp).get('/authorize').query(authorizeQuery(ids[3], pkce().challenge));
+    expect(fourth.status).toBe(429);
+    expect(fourth.headers['retry-after']).toEqual(expect.any(String));
+    expect(fourth.text).toContain('Too many new client_id metadata documents were named from this address');
+    expect(host.fetched).not.toContain('/new-4.json');
+    expect(await h.storage.db.query('SELECT 1 FROM apps WHERE id = $1', [ids[3]])).toHaveLength(0);
+    // a document already known goes on working: its row is used, no slot is taken
+    expect((await request(h.publicApp).get('/authorize').query(authorizeQuery(ids[0], pkce().challenge))).status).toBe(
+      302,
+    );
   });
 });
 

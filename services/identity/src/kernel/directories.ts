@@ -19,8 +19,11 @@ const TTL_MS = 30000;
  */
 export interface ExternalClients {
   handles(id: string): boolean;
-  /** The app as its document says now (the row written), or null; `known` is the row held until now. */
-  resolve(id: string, known: App | null): Promise<App | null>;
+  /**
+   * The app as its document says now (the row written), or null; `known` is the row held until now; `from`,
+   * the address of the request that named it (a first fetch is limited per address).
+   */
+  resolve(id: string, known: App | null, from?: string): Promise<App | null>;
 }
 
 /** Apps by client id, frozen: the parsed client record every request shares. */
@@ -36,12 +39,13 @@ export class AppDirectory {
     this.cache = new LocalCache(bus, { name: 'apps', ttlMs: TTL_MS, max: 10000 });
   }
 
-  async find(id: string): Promise<App | null> {
+  /** `from`: the address of the anonymous request that named the client, when there is one. */
+  async find(id: string, from?: string): Promise<App | null> {
     if (!this.external?.handles(id)) return this.stored(id);
     const known = await this.stored(id);
     if (known && (known.disabledAt || (known.metadataExpiresAt && known.metadataExpiresAt.getTime() > this.now())))
       return known;
-    const resolved = await this.external.resolve(id, known);
+    const resolved = await this.external.resolve(id, known, from);
     await this.cache.invalidate(id);
     return resolved && this.stored(id);
   }

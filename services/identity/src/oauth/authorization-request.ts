@@ -111,13 +111,14 @@ export const pageError = {
 /** Step 1: the client and redirect URI. Failures here are shown on a page, never redirected. */
 export async function identifyClient(
   params: Params,
-  apps: { find(id: string): Promise<App | null> },
+  apps: { find(id: string, from?: string): Promise<App | null> },
+  from?: string,
 ): Promise<{ app: App; redirectUri: string }> {
   const clientId = params.client_id;
   const redirectUri = params.redirect_uri;
   if (refused('client_id', clientId)) throw pageError.required('client_id');
   if (refused('redirect_uri', redirectUri)) throw pageError.required('redirect_uri');
-  const app = isClientId(clientId!) ? await apps.find(clientId!) : null;
+  const app = isClientId(clientId!) ? await apps.find(clientId!, from) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
   if (!app.redirectUris.includes(redirectUri!)) throw pageError.invalidRedirectUri();
   return { app, redirectUri: redirectUri! };

@@ -38,10 +38,14 @@ const unknownRequestUri = () =>
  * request object (request, RFC 9101 §6.3): they replace whatever else was sent but client_id. Failures
  * are shown on a page: the redirect URI they would go to is not trusted yet.
  */
-async function resolveRequest(ctx: AuthorizeRouteDeps, sent: Params): Promise<{ params: Params; pushed: boolean }> {
+async function resolveRequest(
+  ctx: AuthorizeRouteDeps,
+  sent: Params,
+  from: string,
+): Promise<{ params: Params; pushed: boolean }> {
   const clientId = sent.client_id;
   if (!clientId) throw pageError.required('client_id');
-  const app = isClientId(clientId) ? await ctx.apps.find(clientId) : null;
+  const app = isClientId(clientId) ? await ctx.apps.find(clientId, from) : null;
   if (!app || app.disabledAt) throw pageError.invalidClient();
   if (sent.request_uri !== undefined) {
     if (sent.request !== undefined)
@@ -78,10 +82,10 @@ export function authorizeRoute(router: Router, ctx: AuthorizeRouteDeps): void {
       if (duplicate && ['client_id', 'redirect_uri', 'request', 'request_uri'].includes(duplicate))
         throw pageError.duplicate(duplicate);
       if (params.request_uri !== undefined || params.request !== undefined) {
-        ({ params, pushed } = await resolveRequest(ctx, params));
+        ({ params, pushed } = await resolveRequest(ctx, params, clientAddress(req)));
         duplicate = undefined;
       }
-      client = await identifyClient(params, ctx.apps);
+      client = await identifyClient(params, ctx.apps, clientAddress(req));
     } catch (err) {
       if (err instanceof AppError && err.status < 500) return showPageError(req, res, err);
       throw err;

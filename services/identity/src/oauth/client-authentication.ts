@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError, checkCredential, constantTimeEqual, errors, formBody } from '@attest/common';
+import { AppError, checkCredential, clientAddress, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret, isClientId } from '../kernel/ids';
 import { clientJwtProblem, decodeClientJwt } from './client-jwt';
 import { sha256 } from '../kernel/crypto';
@@ -115,9 +115,9 @@ export async function verifyClientAssertion(
 }
 
 /** A public client (token_endpoint_auth_method none) identifies itself by client_id alone. */
-async function publicClient(ctx: Pick<KernelServices, 'apps'>, clientId: string): Promise<App | null> {
+async function publicClient(ctx: Pick<KernelServices, 'apps'>, clientId: string, from: string): Promise<App | null> {
   // a metadata document that cannot be used is an unknown client here (/authorize's page says why)
-  const app = isClientId(clientId) ? await ctx.apps.find(clientId).catch(() => null) : null;
+  const app = isClientId(clientId) ? await ctx.apps.find(clientId, from).catch(() => null) : null;
   return app && app.public && !app.disabledAt ? app : null;
 }
 
@@ -196,7 +196,7 @@ export function authenticateApp(
     const clientId = field(req, 'client_id');
     const secret = field(req, 'client_secret');
     if (options.allowPublic && clientId && !secret) {
-      const app = await publicClient(ctx, clientId);
+      const app = await publicClient(ctx, clientId, clientAddress(req));
       if (!app) return next(missingAppCredentials());
       res.locals.app = app;
       return next();

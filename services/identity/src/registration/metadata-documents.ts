@@ -1,8 +1,12 @@
 import {
   AppError,
+  FailureLimiter,
   getFromTarget,
+  outboundUrlProblem,
+  refusalFields,
   resolveTarget,
   type AuditLog,
+  type Cache,
   type Logger,
   type OutboundPolicy,
 } from '@attest/common';
@@ -64,7 +68,16 @@ export interface MetadataDocumentOptions {
   audit: Pick<AuditLog, 'record'>;
   now: () => number;
   timeoutMs?: number;
+  /**
+   * First fetches of a client_id never seen before, per address of the request that named it, in a window
+   * (REGISTRATIONS_PER_ADDRESS in AUTH_FAILURE_WINDOW_SECONDS, as for registrations): each writes an app
+   * row and makes an outbound request, so an anonymous caller may not make them without end.
+   */
+  firstFetches: { cache: Cache; perAddress: number; windowSeconds: number };
 }
+
+/** Why a fetch failed, in words safe to show anyone: its HTTP status or a bad body; nothing of the network. */
+const shownReason = (why: string) => (/^(answered \d{3}|is not JSON)$/.test(why) ? why : 'no usable answer');
 
 /**
  * Client ID Metadata Documents (issue 41): a client_id that is an https URL is the address of the client's
@@ -76,28 +89,41 @@ export interface MetadataDocumentOptions {
  */
 export class MetadataDocuments implements ExternalClients {
   private readonly pending = new Map<string, Promise<App | null>>();
+  private readonly limiter: FailureLimiter;
 
   constructor(
     private readonly store: RegistrationStore,
     private readonly options: MetadataDocumentOptions,
-  ) {}
+  ) {
+    this.limiter = new FailureLimiter(options.firstFetches.cache, 'metadata-documents', [
+      {
+        name: 'first-fetches-per-address',
+        limit: options.firstFetches.perAddress,
+        windowSeconds: options.firstFetches.windowSeconds,
+      },
+    ]);
+  }
 
   handles(id: string): boolean {
     return this.options.enabled && isClientIdUrl(id);
   }
 
-  resolve(id: string, known: App | null): Promise<App | null> {
+  resolve(id: string, known: App | null, from?: string): Promise<App | null> {
     let running = this.pending.get(id);
     if (!running) {
-      running = this.load(id, known).finally(() => this.pending.delete(id));
+      running = this.load(id, known, from).finally(() => this.pending.delete(id));
       this.pending.set(id, running);
     }
     return running;
   }
 
-  private async load(clientId: string, known: App | null): Promise<App | null> {
+  private async load(clientId: string, known: App | null, from: string | undefined): Promise<App | null> {
     const problem = clientIdUrlProblem(clientId, this.options.policy);
     if (problem) throw refused(clientId, problem);
+    // what the URL itself says (an address literal that is not public) is told; what the network says is not
+    const unsafe = outboundUrlProblem(clientId, 'client_id', this.options.policy);
+    if (unsafe) throw new AppError('invalid_client', 400, unsafe, 'client_id');
+    if (!known) await this.takeSlot(from ?? 'unknown');
     const now = this.options.now();
     let body: unknown;
     let seconds: number;
@@ -125,7 +151,9 @@ export class MetadataDocuments implements ExternalClients {
         await this.store.extendDocumentApp(clientId, new Date(now + METADATA_CACHE_SECONDS.min * 1000));
         return known;
       }
-      throw refused(clientId, `could not be fetched (${why}).`);
+      // the network's own words (a blocked address, a refused connection) stay in the log: shown to an
+      // anonymous caller they would tell how internal names resolve and which ports answer
+      throw refused(clientId, `could not be fetched (${shownReason(why)}).`);
     }
     const metadata = this.check(clientId, body);
     const { app, inserted, previous } = await this.store.upsertDocumentApp({
@@ -143,6 +171,20 @@ export class MetadataDocuments implements ExternalClients {
         detail: { registration: 'metadata_document', name: app.name, redirect_uris: app.redirectUris },
       });
     return app;
+  }
+
+  private async takeSlot(address: string): Promise<void> {
+    const keys = { 'first-fetches-per-address': address };
+    const blocked = this.limiter.blocked(keys) ?? (await this.limiter.recordFailure(keys)).exceeded;
+    if (!blocked) return;
+    const headers = refusalFields(blocked);
+    throw new AppError(
+      'too_many_requests',
+      429,
+      `Too many new client_id metadata documents were named from this address; try again in ${headers['Retry-After']} seconds.`,
+      'client_id',
+      { headers },
+    );
   }
 
   /** The document's metadata, or the refusal naming what is wrong with it. */

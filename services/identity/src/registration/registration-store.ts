@@ -116,16 +116,18 @@ export function registrationStore(db: Queryable) {
       return rows.length > 0;
     },
     /**
-     * Open registrations (no initial access token) made before `before` that no person ever signed in to (no
-     * pairwise subject): deleted; their ids.
+     * Open registrations (no initial access token) and metadata-document clients, made before `before`, that
+     * no person ever signed in to (no pairwise subject): deleted; their ids and kinds. (A document client
+     * named again is fetched again.)
      */
-    async deleteUnused(before: Date): Promise<string[]> {
-      const rows = await db.query<{ id: string }>(
-        `DELETE FROM apps WHERE registration = 'dynamic' AND registered_with IS NULL AND created_at < $1
-           AND NOT EXISTS (SELECT 1 FROM subjects WHERE subjects.app_id = apps.id) RETURNING id`,
+    async deleteUnused(before: Date): Promise<{ id: string; registration: 'dynamic' | 'metadata_document' }[]> {
+      return db.query<{ id: string; registration: 'dynamic' | 'metadata_document' }>(
+        `DELETE FROM apps
+         WHERE ((registration = 'dynamic' AND registered_with IS NULL) OR registration = 'metadata_document')
+           AND created_at < $1 AND NOT EXISTS (SELECT 1 FROM subjects WHERE subjects.app_id = apps.id)
+         RETURNING id, registration`,
         [before],
       );
-      return rows.map((r) => r.id);
     },
     /** A metadata document's app, as the document says now; `inserted` when it was seen for the first time. */
     async upsertDocumentApp(input: {

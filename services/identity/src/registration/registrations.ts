@@ -40,6 +40,9 @@ export const invalidRegistrationToken = (detail: string) =>
     extra: { error: 'invalid_token', error_description: detail },
   });
 
+/** How often unused registrations and metadata-document clients are looked for. */
+const SWEEP_EVERY_MS = 15 * 60 * 1000;
+
 export interface RegistrationsDeps {
   config: Pick<
     IdentityConfig,
@@ -68,6 +71,7 @@ export interface RegistrationsDeps {
  */
 export class Registrations {
   private readonly limiter: FailureLimiter;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: RegistrationsDeps) {
     this.limiter = new FailureLimiter(deps.cache, 'registrations', [
@@ -209,20 +213,38 @@ export class Registrations {
     await this.deps.audit.record({ type: 'app.deleted', actor, subject: id, detail: { registration: 'dynamic' } });
   }
 
-  /** Open registrations nobody signed in to within REGISTRATION_UNUSED_HOURS: deleted, each audited. */
+  /**
+   * Open registrations and metadata-document clients nobody signed in to within REGISTRATION_UNUSED_HOURS:
+   * deleted, each audited. Run at each open registration and every SWEEP_EVERY_MS (start()).
+   */
   async sweep(): Promise<string[]> {
     const before = new Date(this.deps.now() - this.deps.config.REGISTRATION_UNUSED_HOURS * 3600 * 1000);
     const removed = await this.deps.store.deleteUnused(before);
-    for (const id of removed) {
+    for (const { id, registration } of removed) {
       await this.deps.apps.invalidate(id);
       await this.deps.audit.record({
         type: 'app.deleted',
         actor: { type: 'system', id: 'registration-expiry' },
         subject: id,
-        detail: { registration: 'dynamic', reason: 'unused' },
+        detail: { registration, reason: 'unused' },
       });
     }
-    return removed;
+    return removed.map((r) => r.id);
+  }
+
+  /** The periodic sweep (stop() ends it); a failed run is logged and tried again at the next. */
+  start(): void {
+    this.sweeper ??= setInterval(() => {
+      this.sweep().catch((err: unknown) =>
+        this.deps.logger.warn('unused clients not swept', { error: (err as Error).message }),
+      );
+    }, SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   private async takeSlot(address: string): Promise<void> {
