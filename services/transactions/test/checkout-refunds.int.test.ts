@@ -145,6 +145,31 @@ describe('refunds (issue 44): recorded, verified on the local chain, claimed onc
     expect(await stored(r.id)).toEqual({ status: 'refunded', amount_refunded: '1000000' });
   });
 
+  it('an underpaid request can be refunded, and stays partially_refunded when a later payment becomes final', async () => {
+    const r = await c.create(shop, { token_amount: '2000000' });
+    const first = await c.chain.transfer(c.usdce, shop, 1000000n);
+    expect((await c.recordPayment(r.id, first, shop, '1000000')).status).toBe(201);
+    await c.watcher(1).tick();
+    expect(await c.read(r.id)).toMatchObject({ status: 'underpaid', amount_paid: '1000000' });
+    const back = await c.chain.transfer(c.usdce, payer, 500000n, shop);
+    expect((await refund(r.id, { transaction_hash: back })).status).toBe(201);
+    expect(await stored(r.id)).toEqual({ status: 'partially_refunded', amount_refunded: '500000' });
+    // the customer pays the rest: counted, and the request stays refunded in part
+    const rest = await c.chain.transfer(c.usdce, shop, 1000000n);
+    expect((await c.recordPayment(r.id, rest, shop, '1000000')).status).toBe(201);
+    await c.watcher(1).tick();
+    const after = await c.read(r.id);
+    expect(after).toMatchObject({
+      status: 'partially_refunded',
+      amount_paid: '2000000',
+      amount_refunded: '500000',
+      refunds: [{ transaction_hash: back.toLowerCase(), amount: '500000' }],
+    });
+    const last = (await c.events(r.id)).pop()!;
+    expect(last).toMatchObject({ type: 'payment_request.partially_refunded', data: { amount_paid: '2000000' } });
+    expect(last.data.refunds).toHaveLength(1);
+  });
+
   it('a refund from an address that is not one of the app’s receiving addresses is refused (403), nothing stored', async () => {
     const r = await paidRequest();
     const hash = await c.chain.transfer(c.usdce, payer, 500000n, stranger);
@@ -212,5 +237,44 @@ describe('refunds (issue 44): recorded, verified on the local chain, claimed onc
     // another app's key does not see the request
     const other = await c.h.admin('post', `/apps/app_${'e'.repeat(32)}/api-keys`).send({ name: 'other' });
     expect((await refund(r.id, { transaction_hash: some }, other.body.api_key)).status).toBe(404);
+  });
+});
+
+describe('refunds wait for finality: one not final yet is refused, then recorded once final (ganache)', () => {
+  let c: CheckoutChain;
+  beforeAll(async () => {
+    c = await checkoutChain((chain) => ({
+      CHAIN_RPC_URL: chain.url,
+      CHAIN_FINALITY: '3',
+      CHAIN_POLL_INTERVAL_MS: '3600000',
+    }));
+  }, 60000);
+  afterAll(() => c.close());
+
+  it('409 refund_not_final with Retry-After and nothing stored, until the block is final', async () => {
+    const [payer, shop] = c.chain.accounts;
+    const r = await c.create(shop);
+    const paid = await c.chain.transfer(c.usdce, shop, 1000000n);
+    expect((await c.recordPayment(r.id, paid, shop)).status).toBe(201);
+    await c.chain.mine(2);
+    await c.watcher(3).tick();
+    expect(await c.read(r.id)).toMatchObject({ status: 'paid' });
+
+    const hash = await c.chain.transfer(c.usdce, payer, 1000000n, shop);
+    const early = await c
+      .api('post', `/api/v2/client/payment-requests/${r.id}/refunds`)
+      .send({ transaction_hash: hash });
+    expect(early.status).toBe(409);
+    expect(early.body).toMatchObject({ code: 'refund_not_final', attribute: 'transaction_hash' });
+    expect(early.headers['retry-after']).toBe('15');
+    expect(await c.h.storage.db.query('SELECT 1 FROM refunds WHERE payment_request_id = $1', [r.id])).toEqual([]);
+    expect(await c.read(r.id)).toMatchObject({ status: 'paid', amount_refunded: '0', refunds: [] });
+
+    await c.chain.mine(2);
+    const final = await c
+      .api('post', `/api/v2/client/payment-requests/${r.id}/refunds`)
+      .send({ transaction_hash: hash });
+    expect(final.status).toBe(201);
+    expect(final.body).toMatchObject({ amount: '1000000', payment_request: { status: 'refunded' } });
   });
 });
