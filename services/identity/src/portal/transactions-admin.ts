@@ -86,6 +86,8 @@ export interface PaymentRequestView {
   amount_paid: string;
   amount_remaining: string;
   amount_over: string;
+  /** What the app's recorded refunds add up to (issue 44); absent from a service that predates refunds. */
+  amount_refunded?: string;
   price: { amount: string; currency: string; observed_at: string; source: string } | null;
   expires_at: string;
   created_at: string;
