@@ -18,10 +18,14 @@ export const PAYMENT_REQUEST_STATUSES = [
   'expired',
   'failed',
   'canceled',
+  'partially_refunded',
+  'refunded',
 ] as const;
 export type PaymentRequestStatus = (typeof PAYMENT_REQUEST_STATUSES)[number];
 
-/** payment_request.pending: a detected payment's block was reorganised away (reason `reorganised`). */
+/**
+ * payment_request.partially_refunded / .refunded: the app recorded a refund (data.refund), partial or reaching
+ * what was paid. payment_request.pending: a detected payment's block was reorganised away (reason `reorganised`). */
 export type PaymentRequestEventType = `payment_request.${PaymentRequestStatus | 'created'}`;
 export const PAYMENT_REQUEST_EVENT_TYPES: PaymentRequestEventType[] = [
   'payment_request.created',

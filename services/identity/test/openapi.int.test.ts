@@ -42,6 +42,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/portal/apps/{id}/addresses',
       '/portal/apps/{id}/addresses/challenge',
       '/portal/apps/{id}/addresses/remove',
+      '/portal/apps/{id}/payment-policy',
       '/portal/apps/{id}/settings',
       '/portal/apps/{id}/rotate-secret',
       '/portal/apps/{id}/disable',

@@ -301,6 +301,27 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     await expectAccessible(page);
     await shoot(page, 'api-keys');
 
+    // the payment policy (issue 44): set by the owner; a refused value is named, the field marked, and accessible
+    await page.click('nav.tabs >> text=Payment policy');
+    await page.waitForSelector('#policy-form');
+    await expectAccessible(page);
+    await page.fill('#policy-underpayment-tolerance-percent', '80');
+    await page.click('#save-policy');
+    await page.waitForSelector('#portal-error');
+    expect(await page.getAttribute('#policy-underpayment-tolerance-percent', 'aria-invalid')).toBe('true');
+    await expectAccessible(page);
+    await shoot(page, 'payment-policy-refused');
+    await page.fill('#policy-underpayment-tolerance-percent', '1.5');
+    await page.fill('#policy-return-origins', 'https://shop.example');
+    await page.click('#save-policy');
+    await page.waitForSelector('text=Payment policy saved');
+    expect((await tx.admin('get', `/apps/${appId}/payment-policy`)).body).toMatchObject({
+      underpayment_tolerance_percent: '1.5',
+      return_origins: ['https://shop.example'],
+    });
+    await expectAccessible(page);
+    await shoot(page, 'payment-policy');
+
     await page.click('nav.tabs >> text=Sign-in insight');
     await page.waitForSelector('#signins-total');
     await expectAccessible(page);

@@ -442,6 +442,96 @@ describe('developer portal', () => {
     expect(gone).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
   });
 
+  it('lets an owner read and set the app’s payment policy; a refused field is named on the page; audited; others only read (issue 44)', async () => {
+    const base = `/portal/apps/${shop.app_id}/payment-policy`;
+    const agent = await signIn(owner);
+    const shown = await agent.get(base);
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain(`href="${base}" aria-current="page"`);
+    expect(shown.text).toMatch(/id="policy-underpayment-tolerance-percent"[^>]*value="0"/);
+    expect(shown.text).toMatch(/id="policy-default-expires-in"[^>]*value="900"/);
+    const csrf = hidden(shown.text, 'csrf');
+    const form = {
+      csrf,
+      underpayment_tolerance_percent: '2.5',
+      flag_overpayment: 'false',
+      default_expires_in: '1800',
+      display_name: 'Alice’s shop',
+      return_origins: 'https://shop.example\r\nhttps://shop.example:8443\r\n',
+    };
+    const saved = await agent.post(base).type('form').send(form);
+    expect(saved.status).toBe(200);
+    expect(saved.text).toContain('Payment policy saved');
+    expect(saved.text).toMatch(/id="policy-underpayment-tolerance-percent"[^>]*value="2.5"/);
+    expect((await tx.admin('get', `/apps/${shop.app_id}/payment-policy`)).body).toEqual({
+      app_id: shop.app_id,
+      underpayment_tolerance_percent: '2.5',
+      flag_overpayment: false,
+      default_expires_in: 1800,
+      display_name: 'Alice’s shop',
+      return_origins: ['https://shop.example', 'https://shop.example:8443'],
+    });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['payment_policy.changed'], limit: 1 });
+    expect(event).toMatchObject({ actor: owner.user_id, subject: shop.app_id });
+    expect(event.detail).toMatchObject({
+      via: 'portal',
+      username: owner.username,
+      underpayment_tolerance_percent: '2.5',
+    });
+
+    // a value the service refuses: 400, the field named and marked, what was typed kept, nothing changed
+    const refused = await agent
+      .post(base)
+      .type('form')
+      .send({ ...form, underpayment_tolerance_percent: '75', display_name: 'Changed' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('id="portal-error"');
+    expect(refused.text).toContain('underpayment_tolerance_percent must be a number from 0 to 50');
+    expect(refused.text).toMatch(/id="policy-underpayment-tolerance-percent"[^>]*value="75"[^>]*aria-invalid="true"/);
+    const origins = await agent
+      .post(base)
+      .type('form')
+      .send({ ...form, return_origins: 'http://shop.example' });
+    expect(origins.status).toBe(400);
+    expect(origins.text).toContain('return_origins must list https origins');
+    expect((await tx.admin('get', `/apps/${shop.app_id}/payment-policy`)).body).toMatchObject({
+      underpayment_tolerance_percent: '2.5',
+      display_name: 'Alice’s shop',
+    });
+    // without the session's CSRF token nothing is set
+    const forged = await agent
+      .post(base)
+      .type('form')
+      .send({ ...form, csrf: 'forged', default_expires_in: '60' });
+    expect(forged.status).toBe(403);
+    expect((await tx.admin('get', `/apps/${shop.app_id}/payment-policy`)).body).toMatchObject({
+      default_expires_in: 1800,
+    });
+
+    // a developer or a viewer reads it, and the server refuses their change
+    for (const person of [developer, viewer]) {
+      const theirs = await signIn(person);
+      const page = await theirs.get(base);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('id="policy-values"');
+      expect(page.text).toContain('2.5 %');
+      expect(page.text).toContain('<code>https://shop.example:8443</code>');
+      expect(page.text).toContain('id="read-only"');
+      expect(page.text).not.toContain('id="save-policy"');
+      const theirCsrf = hidden(page.text, 'csrf');
+      const change = await theirs
+        .post(base)
+        .type('form')
+        .send({ ...form, csrf: theirCsrf, default_expires_in: '60' });
+      expect(change.status).toBe(403);
+    }
+    expect((await tx.admin('get', `/apps/${shop.app_id}/payment-policy`)).body).toMatchObject({
+      default_expires_in: 1800,
+    });
+    // an outsider sees nothing of it
+    expect((await (await signIn(outsider)).get(base)).status).toBe(404);
+  });
+
   it('lets an owner manage the team, never leaving the app without an owner', async () => {
     const agent = await signIn(owner);
     const csrf = await csrfOf(agent, `/portal/apps/${shop.app_id}`);

@@ -24,6 +24,8 @@ import {
   paymentRequestRoute,
   paymentRequestsAdminRoutes,
   paymentRequestsRoute,
+  RefundService,
+  refundsRoute,
 } from './payment-requests';
 import {
   ReceivingAddressService,
@@ -74,12 +76,13 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     { audit, chains: Object.keys(config.CHAIN_TOKENS) },
   );
   const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
+  const links = checkoutLinks(config.API_URL, config.CHAIN_TOKENS, config.CHAIN_IDS);
   // the payment requests and the transactions write their events to the webhook outbox, each in its change's transaction
   const paymentRequests = new PaymentRequestService(
     storage.db,
     new HttpPriceSource(config.PRICES_URL, { maxAgeMs: config.PAYMENT_PRICE_MAX_AGE_SECONDS * 1000 }),
     storage.bus,
-    { audit, outbox: writeEvent, links: checkoutLinks(config.API_URL, config.CHAIN_TOKENS, config.CHAIN_IDS) },
+    { audit, outbox: writeEvent, links },
   );
   const paymentPolicies = new PaymentPolicyService(storage.db, audit);
   const transactions = new TransactionService(storage.db, storage.bus, {
@@ -106,6 +109,14 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     ? await startChainWatcher(config, storage.db, transactions, chainMetrics, logger)
     : undefined;
   if (chain) deps.readiness.checks.push(chain.readiness);
+  // refunds are verified on chain when recorded, through the watcher's RPCs, finality and quorum
+  const refunds = new RefundService(storage.db, {
+    chains: chain ? [chain.finalTransactions] : [],
+    outbox: writeEvent,
+    links,
+    audit,
+    changed: (id) => paymentRequests.changed(id),
+  });
   const x402 = x402Facilitator(deps, { transactions, paymentRequests, receiving: receivingAddresses });
   const auth = { apiKeys, failures };
   const tokens = config.CHAIN_TOKENS;
@@ -122,6 +133,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
       recordTransactionRoute(router, { ...auth, transactions, tokens, bodyLimit, paymentRequests, receivingAddresses });
       paymentRequestsRoute(router, { ...auth, paymentRequests, tokens, bodyLimit, receivingAddresses });
       paymentRequestRoute(router, { ...auth, paymentRequests });
+      refundsRoute(router, { ...auth, refunds, paymentRequests, bodyLimit });
       paymentPolicyRoute(router, { ...auth, paymentPolicies, bodyLimit });
       checkoutPageRoute(router, { paymentRequests, policies: paymentPolicies, bus: storage.bus });
       transactionsListRoute(router, { ...auth, store: transactionStore(storage.db) });

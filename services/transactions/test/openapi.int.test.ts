@@ -10,6 +10,7 @@ it('transactions serves an OpenAPI document whose paths are its routes', () =>
       '/api/v2/client/payment-requests',
       '/api/v2/client/payment-requests/{id}',
       '/api/v2/client/payment-requests/{id}/cancel',
+      '/api/v2/client/payment-requests/{id}/refunds',
       '/api/v2/client/payment-policy',
       '/pay/{payment_request_id}',
       '/pay/{payment_request_id}/events',

@@ -105,12 +105,12 @@ export function appsPage(
 /** The tabs of an app's pages. */
 export function appNav(
   app: App,
-  current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight' | 'addresses',
+  current: 'app' | 'keys' | 'webhooks' | 'payments' | 'events' | 'insight' | 'addresses' | 'policy',
 ): Html {
   const tab = (key: typeof current, href: string, label: string) =>
     html`<a href="${href}"${current === key ? html` aria-current="page"` : ''}>${label}</a>`;
   const base = `/portal/apps/${app.id}`;
-  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('addresses', `${base}/addresses`, 'Receiving addresses')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
+  return html`<nav class="tabs" aria-label="${app.name}">${tab('app', base, 'Settings')}${tab('keys', `${base}/keys`, 'API keys')}${tab('webhooks', `${base}/webhooks`, 'Webhooks')}${tab('payments', `${base}/payments`, 'Payments')}${tab('addresses', `${base}/addresses`, 'Receiving addresses')}${tab('policy', `${base}/payment-policy`, 'Payment policy')}${tab('events', `${base}/events`, 'Events')}${tab('insight', `${base}/insight`, 'Sign-in insight')}</nav>`;
 }
 
 /** The heading of an app's pages: where it is, its name and state, the person's role. */

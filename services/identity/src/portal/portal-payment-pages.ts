@@ -127,6 +127,7 @@ ${fact('Amount due', `${tokenUnits(r.amount_due)} ${r.token}`)}
 ${fact('Paid', `${tokenUnits(r.amount_paid)} ${r.token}`, 'request-paid')}
 ${r.amount_remaining !== '0' ? fact('Remaining', `${tokenUnits(r.amount_remaining)} ${r.token}`) : ''}
 ${r.amount_over !== '0' ? fact('Over', `${tokenUnits(r.amount_over)} ${r.token}`) : ''}
+${r.amount_refunded && r.amount_refunded !== '0' ? fact('Refunded', `${tokenUnits(r.amount_refunded)} ${r.token}`) : ''}
 ${r.price ? fact('Price', html`${r.price.amount} ${r.price.currency} <span class="muted">(converted at the ${r.price.source} price of ${when(r.price.observed_at)})</span>`) : ''}
 ${fact('To', html`<code>${r.to}</code> on ${r.chain}`)}
 ${fact('ID', html`<code class="copy">${r.id}</code>`)}

@@ -12,6 +12,7 @@ import { portalAppRoutes } from './portal-apps-route';
 import { portalSignInDocs as docs } from './portal-route.openapi';
 import type { PortalDeps } from './portal-deps';
 import { portalAddressRoutes } from './portal-addresses-route';
+import { portalPolicyRoutes } from './portal-policy-route';
 import { portalKeyRoutes } from './portal-keys-route';
 import { portalPaymentRoutes } from './portal-payments-route';
 import { portalWebhookRoutes } from './portal-webhooks-route';
@@ -129,5 +130,6 @@ export function portalRoutes(router: Router, deps: PortalDeps): void {
   portalWebhookRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   portalPaymentRoutes(router, { config, logger, apps, teams, transactionsAdmin }, form);
   portalAddressRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
+  portalPolicyRoutes(router, { config, logger, apps, audit, teams, transactionsAdmin }, form);
   usePageErrors(router, '/portal');
 }

@@ -86,6 +86,8 @@ export interface PaymentRequestView {
   amount_paid: string;
   amount_remaining: string;
   amount_over: string;
+  /** What the app's recorded refunds add up to (issue 44); absent from a service that predates refunds. */
+  amount_refunded?: string;
   price: { amount: string; currency: string; observed_at: string; source: string } | null;
   expires_at: string;
   created_at: string;
@@ -157,7 +159,11 @@ export class TransactionsAdmin {
     return this.token !== null;
   }
 
-  private async call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', route: string, body?: unknown): Promise<T> {
+  private async call<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    route: string,
+    body?: unknown,
+  ): Promise<T> {
     if (!this.token)
       throw new AppError(
         'transactions_unavailable',
@@ -182,12 +188,17 @@ export class TransactionsAdmin {
         'The transactions service cannot be reached (TRANSACTIONS_ADMIN_URL). Try again in a moment.',
       );
     }
-    const parsed = (await response.json().catch(() => ({}))) as T & { detail?: string; code?: string };
+    const parsed = (await response.json().catch(() => ({}))) as T & {
+      detail?: string;
+      code?: string;
+      attribute?: string | null;
+    };
     if (!response.ok)
       throw new AppError(
         parsed.code ?? 'transactions_error',
         response.status >= 500 ? 503 : response.status,
         parsed.detail ?? `The transactions service answered ${response.status}.`,
+        parsed.attribute ?? null,
       );
     return parsed;
   }
@@ -296,6 +307,35 @@ export class TransactionsAdmin {
   removeReceivingAddress(appId: string, chain: string, address: string): Promise<ReceivingAddressView> {
     return this.call('DELETE', `/apps/${seg(appId)}/receiving-addresses/${seg(chain)}/${seg(address)}`);
   }
+
+  /** The app's payment policy (the defaults when never set). */
+  paymentPolicy(appId: string): Promise<PaymentPolicyView> {
+    return this.call('GET', `/apps/${seg(appId)}/payment-policy`);
+  }
+
+  /** Sets the fields given (the service checks them: 400 naming the field); the policy now. */
+  setPaymentPolicy(appId: string, fields: PaymentPolicyFields): Promise<PaymentPolicyView> {
+    return this.call('PUT', `/apps/${seg(appId)}/payment-policy`, fields);
+  }
+}
+
+/** What PUT …/payment-policy takes: strings as the form sent them, the service converts and checks them. */
+export interface PaymentPolicyFields {
+  underpayment_tolerance_percent?: string;
+  flag_overpayment?: boolean;
+  default_expires_in?: string;
+  display_name?: string | null;
+  return_origins?: string[];
+}
+
+/** An app's payment policy (issue 44): how its payment requests are settled, expire and return. */
+export interface PaymentPolicyView {
+  app_id: string;
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  default_expires_in: number;
+  display_name: string | null;
+  return_origins: string[];
 }
 
 /** An address an app receives payments at, and how it was added (issue 40, item 1). */

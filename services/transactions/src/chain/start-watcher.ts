@@ -1,10 +1,12 @@
 import { createPublicClient, http, webSocket, type PublicClient } from 'viem';
 import type { Db, Logger, ReadinessCheck } from '@attest/common';
 import type { ChainTokens } from '../kernel/chain-tokens';
+import type { FinalTransactions } from '../kernel/chain-transfer';
 import { transactionStore, type TransactionService } from '../transactions';
 import type { ChainMetrics } from './chain-metrics';
 import { chainWatchStore } from './chain-watch-store';
 import { ChainWatcher } from './chain-watcher';
+import { FinalTransactionReader } from './final-transactions';
 import { RpcPool, rpcLabel, type RpcPoolOptions } from './rpc-pool';
 import { TransferScanner } from './transfer-scanner';
 import type { Finality } from './verify-transfer';
@@ -38,6 +40,8 @@ export interface StartedChainWatcher {
   watcher: ChainWatcher;
   /** /readyz's `chain` check: the lag, and whether it is beyond CHAIN_MAX_LAG_BLOCKS. */
   readiness: ReadinessCheck;
+  /** Final transactions read as the watcher decides them (same RPCs, finality and quorum): refunds are verified with it. */
+  finalTransactions: FinalTransactions;
 }
 
 /** The settings the watcher runs with (TransactionsConfig's CHAIN_* and what config.ts derives from them). */
@@ -98,5 +102,9 @@ export async function startChainWatcher(
     rpcs: pool.endpoints.map((e) => e.label).join(' '),
     quorum: config.CHAIN_RPC_QUORUM,
   });
-  return { watcher, readiness: watcher.readinessCheck(config.CHAIN_MAX_LAG_BLOCKS) };
+  return {
+    watcher,
+    readiness: watcher.readinessCheck(config.CHAIN_MAX_LAG_BLOCKS),
+    finalTransactions: new FinalTransactionReader(pool, { chain, tokens, finality: config.chainFinality }),
+  };
 }

@@ -26,7 +26,7 @@ export const units = (amount: string) => {
 };
 
 const PAID = ['paid', 'paid_over', 'paid_late'];
-const FINAL = [...PAID, 'expired', 'canceled', 'failed'];
+const FINAL = [...PAID, 'expired', 'canceled', 'failed', 'partially_refunded', 'refunded'];
 
 /** The status as the page says it, and what the live update needs. */
 export function pageStatus(r: PageRequest) {
@@ -40,6 +40,8 @@ export function pageStatus(r: PageRequest) {
     expired: 'Expired',
     canceled: 'Canceled',
     failed: 'Payment failed',
+    partially_refunded: 'Paid, partly refunded',
+    refunded: 'Refunded',
   };
   const remaining =
     r.status === 'underpaid' && r.amount_remaining !== null && r.token

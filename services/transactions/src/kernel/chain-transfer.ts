@@ -59,3 +59,30 @@ export const toTransfer = (r: TransferRow): StoredTransfer => ({
   paymentRequestId: r.payment_request_id,
   transactionId: r.transaction_id,
 });
+
+/** A value transfer in a final transaction: an ERC-20 Transfer log of a configured token, or the native value. */
+export interface FinalTransferLog {
+  /** The token code (CHAIN_TOKENS) it moved. */
+  token: string;
+  from: string;
+  to: string;
+  /** In the token's base units. */
+  value: bigint;
+  /** In 6 decimals (rounded down), as amounts are kept. */
+  amount: bigint;
+  /** The Transfer log's index; null for the native value. */
+  logIndex: number | null;
+}
+
+/** What the chain holds for a transaction hash, decided on final blocks only (the watcher's finality and RPC quorum). */
+export type FinalTransaction =
+  | { state: 'unknown' }
+  | { state: 'not_final'; blockNumber: bigint | null; finalBlock: bigint }
+  | { state: 'reverted'; blockNumber: bigint }
+  | { state: 'final'; blockNumber: bigint; blockTime: Date; transfers: FinalTransferLog[] };
+
+/** Reads final transactions of one chain (the chain feature's; handed over by the composition root). */
+export interface FinalTransactions {
+  chain: string;
+  read(transactionHash: string): Promise<FinalTransaction>;
+}

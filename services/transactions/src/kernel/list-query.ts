@@ -37,8 +37,8 @@ export const listParams = (q: ListQuery) => [
 /** A page's cursor: the id of its last row, opaque to the app. */
 export const encodeCursor = (c: ListCursor) => Buffer.from(c).toString('base64url');
 
-/** The ids a cursor may hold: a payment request's, a transaction's, a webhook delivery's. */
-const CURSOR_ID = /^(pr_[0-9a-f]{32}|0x[0-9a-f]{64}|whd_[0-9a-f]{32})$/;
+/** The ids a cursor may hold: a payment request's, a transaction's, a webhook delivery's, a refund's. */
+const CURSOR_ID = /^(pr_[0-9a-f]{32}|rf_[0-9a-f]{32}|0x[0-9a-f]{64}|whd_[0-9a-f]{32})$/;
 
 export function decodeCursor(raw: string | undefined): ListCursor | undefined {
   if (raw === undefined) return undefined;

@@ -13,3 +13,5 @@ export { PaymentRequestService, type PaymentRequestCacheOptions } from './paymen
 export { PaymentPolicyService } from './payment-policy-service';
 export type { PaymentRequestView } from './payment-request-view';
 export { HttpPriceSource, type PriceQuote, type PriceSource } from './price-quote';
+export { refundsRoute, type RefundsRouteDeps } from './refunds-route';
+export { RefundService } from './refund-service';

@@ -25,7 +25,7 @@ export function paymentPolicyAdminRoutes(router: Router, deps: PaymentPolicyAdmi
     'GET',
     '/apps/:app_id/payment-policy',
     {
-      summary: 'An app’s amount policy for payment requests (the defaults when never set)',
+      summary: 'An app’s payment policy for payment requests (the defaults when never set)',
       tags,
       params: appIdParams,
       responses: {
@@ -44,15 +44,18 @@ export function paymentPolicyAdminRoutes(router: Router, deps: PaymentPolicyAdmi
     'PUT',
     '/apps/:app_id/payment-policy',
     {
-      summary: 'Set an app’s amount policy for the payment requests it creates from now on',
-      description: 'Fields left out keep their value. Audited (payment_policy.changed).',
+      summary: 'Set an app’s payment policy for the payment requests it creates from now on',
+      description:
+        'The same fields as PUT /api/v2/client/payment-policy (the app’s key) — underpayment_tolerance_percent, flag_overpayment, ' +
+        'default_expires_in, display_name, return_origins — which the developer portal’s payment policy page sets for an app’s owners. ' +
+        'Fields left out keep their value. Audited (payment_policy.changed).',
       tags,
       params: appIdParams,
       body: { contentType: 'application/json', schema: paymentPolicySchema },
       responses: {
         200: jsonResponse('The policy now', POLICY),
         400: adminValidationResponse(
-          'app_id, underpayment_tolerance_percent (0 to 50), flag_overpayment or default_expires_in (60 to 86400)',
+          'app_id, underpayment_tolerance_percent (0 to 50), flag_overpayment, default_expires_in (60 to 86400), display_name (1 to 100 characters or null) or return_origins (up to 10 https origins)',
         ),
       },
     },

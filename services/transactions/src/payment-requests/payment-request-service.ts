@@ -23,6 +23,7 @@ import { atHead, requestView, type PaymentRequestView, type RequestLinks } from 
 import { pickRequest, type TransferMatch } from './pick-request';
 import type { PriceSource } from './price-quote';
 import { settle } from './settle';
+import { refundsOf } from './refund-store';
 
 /** A change the chain watcher made: the audit trail's actor. */
 const WATCHER: AuditActor = { type: 'system', id: 'chain' };
@@ -176,7 +177,7 @@ export class PaymentRequestService implements PaymentSettlement {
       const payments = await store.payments(id);
       return {
         request,
-        view: requestView(request, payments, null, this.writer.links),
+        view: requestView(request, payments, null, this.writer.links, await refundsOf(this.db, request)),
         inBlock: payments.some((p) => p.blockNumber !== null),
       };
     });
@@ -217,7 +218,8 @@ export class PaymentRequestService implements PaymentSettlement {
     const items: PaymentRequestView[] = [];
     for (const r of page) {
       if (!heads.has(r.chain)) heads.set(r.chain, await store.chainHead(r.chain));
-      items.push(requestView(r, await store.payments(r.id), heads.get(r.chain) ?? null, this.writer.links));
+      const [payments, refunds] = [await store.payments(r.id), await refundsOf(this.db, r)];
+      items.push(requestView(r, payments, heads.get(r.chain) ?? null, this.writer.links, refunds));
     }
     const last = page[page.length - 1];
     return { items, next: rows.length > q.limit && last ? last.id : null };

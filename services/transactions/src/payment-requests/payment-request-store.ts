@@ -24,6 +24,7 @@ interface Row {
   to_address: string;
   amount_due: string | null;
   amount_paid: string;
+  amount_refunded: string;
   fiat_amount: string | null;
   fiat_currency: string | null;
   price_amount: string | null;
@@ -98,6 +99,7 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
   to: r.to_address,
   amountDue: r.amount_due === null ? null : String(r.amount_due),
   amountPaid: String(r.amount_paid),
+  amountRefunded: String(r.amount_refunded),
   fiat: r.fiat_amount && r.fiat_currency ? { amount: r.fiat_amount, currency: r.fiat_currency } : null,
   accepted,
   expiresInSeconds: r.expires_in_seconds,

@@ -63,6 +63,8 @@ export interface PaymentRequest {
   /** In `token`, 6 decimals as token_amount; null with token. */
   amountDue: string | null;
   amountPaid: string;
+  /** What the app's recorded refunds add up to (6 decimals); 0 when none. */
+  amountRefunded: string;
   /** The fiat price it was asked in, or null (priced in a token). */
   fiat: { amount: string; currency: string } | null;
   /** The tokens it accepts, in the order the app listed them (at least one). */
@@ -95,6 +97,7 @@ export type NewPaymentRequest = { expiresInSeconds: number | null } & Omit<
   | 'token'
   | 'amountDue'
   | 'amountPaid'
+  | 'amountRefunded'
   | 'expiresAt'
   | 'expiredAt'
   | 'canceledAt'
@@ -116,5 +119,23 @@ export interface RequestPayment {
   amountReceived: string | null;
   blockNumber: string | null;
   blockTime: Date | null;
+  createdAt: Date;
+}
+
+/** A refund the app recorded: a final transfer from one of its receiving addresses to the address that paid. */
+export interface Refund {
+  id: string;
+  paymentRequestId: string;
+  appId: string;
+  chain: string;
+  transactionHash: string;
+  logIndex: number | null;
+  token: string;
+  from: string;
+  to: string;
+  /** 6 decimals, as amount_paid. */
+  amount: string;
+  blockNumber: string;
+  blockTime: Date;
   createdAt: Date;
 }

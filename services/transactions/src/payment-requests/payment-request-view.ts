@@ -1,5 +1,6 @@
 import { isLate } from './settle';
-import type { PaymentRequest, RequestPayment } from './payment-request-types';
+import type { PaymentRequest, Refund, RequestPayment } from './payment-request-types';
+import { refundView } from './refund-view';
 
 /** A block's confirmations at `head` (the block itself is 1); null when either is unknown or the head is behind it. */
 const confirmations = (blockNumber: string | null, head: bigint | null): number | null =>
@@ -19,8 +20,14 @@ export function atHead(view: PaymentRequestView, head: bigint | null): PaymentRe
  */
 export type RequestLinks = (r: PaymentRequest) => { payment_url: string; payment_uri: Record<string, string> };
 
-/** The answer of GET /api/v2/client/payment-requests/{id}, and the `data` of its events. */
-export function requestView(r: PaymentRequest, payments: RequestPayment[], head: bigint | null, links?: RequestLinks) {
+/** The answer of GET /api/v2/client/payment-requests/{id}, and the `data` of its events; `refunds` oldest first. */
+export function requestView(
+  r: PaymentRequest,
+  payments: RequestPayment[],
+  head: bigint | null,
+  links?: RequestLinks,
+  refunds: Refund[] = [],
+) {
   const due = r.amountDue === null ? null : BigInt(r.amountDue);
   const paid = BigInt(r.amountPaid);
   const settledPrice = r.accepted.find((a) => a.token === r.token)?.price ?? null;
@@ -48,6 +55,7 @@ export function requestView(r: PaymentRequest, payments: RequestPayment[], head:
     amount_paid: r.amountPaid,
     amount_remaining: due === null ? null : (due > paid ? due - paid : 0n).toString(),
     amount_over: (due !== null && paid > due ? paid - due : 0n).toString(),
+    amount_refunded: r.amountRefunded,
     price: r.fiat
       ? {
           amount: r.fiat.amount,
@@ -82,6 +90,7 @@ export function requestView(r: PaymentRequest, payments: RequestPayment[], head:
       late: isLate(r, p),
       recorded_at: p.createdAt.toISOString(),
     })),
+    refunds: refunds.map(refundView),
   };
 }
 export type PaymentRequestView = ReturnType<typeof requestView>;

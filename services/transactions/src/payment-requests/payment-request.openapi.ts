@@ -1,4 +1,5 @@
 import { PAYMENT_REQUEST_STATUSES } from '../kernel/events';
+import { REFUND_SCHEMA } from './refund.openapi';
 
 /** A payment request as GET /api/v2/client/payment-requests/{id} answers it (and the admin API, and its events' data). */
 
@@ -52,7 +53,7 @@ export const PAYMENT_REQUEST_SCHEMA = {
     reason: {
       type: ['string', 'null'],
       description:
-        'in_block (detected), reorganised (pending again: the block of a detected payment was reorganised away), underpaid, underpaid_within_tolerance (paid), overpaid (paid_over), paid_after_expiry (paid_late), expired, or a failed payment’s reason (failed)',
+        'in_block (detected), reorganised (pending again: the block of a detected payment was reorganised away), underpaid, underpaid_within_tolerance (paid), overpaid (paid_over), paid_after_expiry (paid_late), paid_after_cancel (paid_late), partially_refunded, refunded, expired, or a failed payment’s reason (failed)',
     },
     reason_detail: { type: ['string', 'null'], description: 'A sentence with the amounts' },
     chain: { type: 'string' },
@@ -92,6 +93,12 @@ export const PAYMENT_REQUEST_SCHEMA = {
     amount_paid: { type: 'string', pattern: '^\\d+$', description: 'What the mined payments received, × 10^6' },
     amount_remaining: { type: ['string', 'null'], pattern: '^\\d+$', description: 'null with token' },
     amount_over: { type: 'string', pattern: '^\\d+$' },
+    amount_refunded: {
+      type: 'string',
+      pattern: '^\\d+$',
+      description:
+        'What the refunds you recorded add up to, × 10^6 (partially_refunded below amount_paid, refunded at it)',
+    },
     price: {
       type: ['object', 'null'],
       description:
@@ -117,5 +124,6 @@ export const PAYMENT_REQUEST_SCHEMA = {
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
     payments: { type: 'array', items: PAYMENT },
+    refunds: { type: 'array', items: REFUND_SCHEMA, description: 'The refunds you recorded, oldest first' },
   },
 };

@@ -25,10 +25,31 @@ export const isLate = (r: Pick<PaymentRequest, 'expiresAt' | 'expiredAt' | 'canc
  * underpaid. With nothing received: failed (the failed payment's reason) when a payment failed, else the
  * state stays (pending, detected or expired).
  */
-export function settle(
-  r: PaymentRequest,
-  payments: RequestPayment[],
-): { status: PaymentRequestStatus; reason: Reason | null; amountPaid: bigint } {
+export function settle(r: PaymentRequest, payments: RequestPayment[]): Settled {
+  return refundedState(r, settlePayments(r, payments));
+}
+
+type Settled = { status: PaymentRequestStatus; reason: Reason | null; amountPaid: bigint };
+
+/**
+ * A request the app refunded (amount_refunded above 0) stays refunded when its payments are settled again
+ * (a payment recorded earlier becoming final): partially_refunded below what was paid, refunded at it.
+ */
+export function refundedState(r: Pick<PaymentRequest, 'amountRefunded' | 'token'>, settled: Settled): Settled {
+  const refunded = BigInt(r.amountRefunded);
+  if (refunded === 0n || settled.amountPaid === 0n) return settled;
+  const full = refunded >= settled.amountPaid;
+  return {
+    status: full ? 'refunded' : 'partially_refunded',
+    reason: {
+      code: full ? 'refunded' : 'partially_refunded',
+      detail: `Refunded ${units(refunded)} of the ${units(settled.amountPaid)} ${r.token ?? ''} received.`,
+    },
+    amountPaid: settled.amountPaid,
+  };
+}
+
+function settlePayments(r: PaymentRequest, payments: RequestPayment[]): Settled {
   const mined = payments.filter((p) => p.status === 'mined');
   const paid = mined.reduce((sum, p) => sum + BigInt(p.amountReceived ?? p.tokenAmount), 0n);
   if (paid === 0n || r.amountDue === null) {

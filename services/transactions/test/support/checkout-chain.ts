@@ -51,7 +51,9 @@ export const freshAddress = () => `0x${randomHex(20)}` as Address;
  * The transactions service with a ganache chain holding a 6-decimal USDCE, an app and its API key, and the
  * chain watcher as the service runs it (payment requests settled, transfers nobody recorded scanned).
  */
-export async function checkoutChain(env: Record<string, string> = {}) {
+export async function checkoutChain(
+  env: Record<string, string> | ((chain: LocalChain) => Record<string, string>) = {},
+) {
   const chain: LocalChain = await localChain();
   const usdce = await chain.deployToken(6);
   const prices = new PriceStub();
@@ -60,7 +62,7 @@ export async function checkoutChain(env: Record<string, string> = {}) {
     CHAIN_TOKENS: JSON.stringify({ worldchain: { USDCE: { address: usdce, decimals: 6 } } }),
     PRICES_URL: await prices.listen(),
     PAYMENT_REQUEST_SWEEP_INTERVAL_MS: '3600000',
-    ...env,
+    ...(typeof env === 'function' ? env(chain) : env),
   });
   const appId = newAppId();
   const apiKey = (await apiKeyFor(h, appId)).api_key;

@@ -14,7 +14,8 @@ export interface LocalChain {
   rpc(method: string, params?: unknown[]): Promise<unknown>;
   mine(blocks?: number): Promise<void>;
   deployToken(decimals: number): Promise<Address>;
-  transfer(token: Address, to: Address, value: bigint): Promise<Hash>;
+  /** A transfer of the test token, from accounts[0] unless `from` (another of the node's unlocked accounts). */
+  transfer(token: Address, to: Address, value: bigint, from?: Address): Promise<Hash>;
   close(): Promise<void>;
 }
 
@@ -33,13 +34,13 @@ export async function localChain(): Promise<LocalChain> {
   const accounts = (await wallet.getAddresses()) as Address[];
   const rpc = (method: string, params: unknown[] = []) =>
     wallet.request({ method: method as 'eth_accounts', params: params as never });
-  const write = (address: Address, functionName: 'mint' | 'transfer', args: [Address, bigint]) =>
+  const write = (address: Address, functionName: 'mint' | 'transfer', args: [Address, bigint], from = accounts[0]) =>
     wallet.writeContract({
       address,
       abi: TEST_TOKEN_ABI,
       functionName,
       args,
-      account: accounts[0],
+      account: from,
       chain: null,
       gas: 100000n,
     });
@@ -63,7 +64,7 @@ export async function localChain(): Promise<LocalChain> {
       await write(receipt.contractAddress, 'mint', [accounts[0], 10n ** 30n]);
       return receipt.contractAddress;
     },
-    transfer: (token, to, value) => write(token, 'transfer', [to, value]),
+    transfer: (token, to, value, from) => write(token, 'transfer', [to, value], from),
     close: () => server.close(),
   };
 }
