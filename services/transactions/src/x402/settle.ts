@@ -1,4 +1,4 @@
-import type { Hex } from 'viem';
+import { getAddress, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
 import { AppError, type Logger } from '@attest/common';
@@ -189,6 +189,18 @@ export class X402Settler {
     try {
       status = await relayer.outcome(hash, this.options.receiptTimeoutMs);
     } catch {
+      if (await relayer.neverLands(hash, payment.token.address, payment.authorization)) {
+        // signed and recorded but never broadcast (its replica stopped in between) or dropped, and now expired
+        const outcome = this.fail(
+          REASONS.validBefore,
+          `Transaction ${hash} never reached the chain and the authorization expired; nothing moved.`,
+          payment.payer,
+        );
+        await this.deps.settlements.finish(key, outcome, null);
+        return (await this.deps.settlements.find(key))?.outcome ?? outcome;
+      }
+      // nobody waits for the receipt any more: the next settle of the authorization takes the claim and reads it
+      await this.deps.settlements.releaseLease(key);
       return this.fail(
         REASONS.inProgress,
         'The transaction is not mined yet; settle again for its outcome.',
@@ -253,7 +265,7 @@ export class X402Settler {
     mayTakeOver = true,
   ): Promise<SettleResponse> {
     if (row.appId !== appId)
-      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', row.payer);
+      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', getAddress(row.payer));
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
@@ -273,7 +285,7 @@ export class X402Settler {
     return this.fail(
       REASONS.inProgress,
       'This authorization is being settled; settle again for its outcome.',
-      row.payer,
+      getAddress(row.payer),
       current?.transactionHash ?? '',
     );
   }
