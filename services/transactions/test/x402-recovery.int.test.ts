@@ -234,6 +234,64 @@ describe('x402 settle recovery (ganache)', () => {
     }
   });
 
+  it('a settle that finishes another one’s transaction may name only a payment request a first settle could', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const payment = await signedPayment(buyer, asks);
+    const receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
+    const paymentRequest = async (app: string, key: string) => {
+      const to = newAccount().address;
+      await receiving.addByOperator(app, 'worldchain', to, operator);
+      const res = await request(h.publicApp)
+        .post('/api/v2/client/payment-requests')
+        .set('Authorization', `Bearer ${key}`)
+        .send({
+          reference: `x402-${randomBytes(6).toString('hex')}`,
+          chain: 'worldchain',
+          token: 'USDC',
+          to,
+          token_amount: '1000000',
+        });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const otherApp = newAppId();
+    const theirRequest = await paymentRequest(otherApp, (await apiKeyFor(h, otherApp)).api_key);
+    const ownElsewhere = await paymentRequest(appId, apiKey);
+    const naming = (id: string) => ({ ...asks, extra: { ...asks.extra, payment_request_id: id } });
+    const sentBefore = await sentWithPending();
+    await chain.rpc('miner_stop');
+    try {
+      const first = await settle(payment, asks);
+      expect(first.body).toMatchObject({ success: false, errorReason: 'settlement_in_progress' });
+      const hash = (first.body as SettleResponse).transaction;
+      await chain.rpc('evm_mine');
+      // another app's request, and the app's own request to another address: refused, the claim left as it was
+      for (const id of [theirRequest, ownElsewhere]) {
+        const refused = await settle(payment, naming(id));
+        expect(refused.body).toMatchObject({
+          success: false,
+          errorReason: 'invalid_payment_requirements',
+          transaction: hash,
+          payer: buyer.address,
+        });
+        expect(await settlementStore(h.storage.db).find(claimKeyOf(payment))).toMatchObject({ outcome: null });
+        expect(await recorded(hash)).toEqual([]);
+      }
+      const done = await settle(payment, asks);
+      expect(done.body).toMatchObject({ success: true, transaction: hash });
+      const rows = await h.storage.db.query<{ payment_request_id: string | null }>(
+        'SELECT payment_request_id FROM transactions WHERE transaction_hash = $1',
+        [hash],
+      );
+      expect(rows).toEqual([{ payment_request_id: null }]);
+      expect(await sentWithPending()).toBe(sentBefore + 1);
+    } finally {
+      await chain.rpc('miner_start');
+    }
+  });
+
   it('a stored hash that never reached the chain holds the authorization until it expires, then ends: nothing moved', async () => {
     const store = settlementStore(h.storage.db);
     const buyer = newAccount();

@@ -97,28 +97,8 @@ export class X402Settler {
         `This app settled ${this.options.perMinute} x402 payments in the last minute (X402_SETTLEMENTS_PER_MINUTE); try again shortly.`,
         payment.payer,
       );
-    const requestId = paymentRequestIdOf(requirements);
-    if (requestId) {
-      try {
-        const request = await this.deps.paymentRequests.forPayment(appId, requestId);
-        const chainName = this.deps.verifier.options.chainName;
-        if (request.chain !== chainName || request.to.toLowerCase() !== requirements.payTo.toLowerCase())
-          return this.fail(
-            REASONS.requirements,
-            `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
-            payment.payer,
-          );
-        if (!request.accepted.some((t) => t.token === payment.token.code))
-          return this.fail(
-            REASONS.requirements,
-            `Payment request ${requestId} does not accept ${payment.token.code}.`,
-            payment.payer,
-          );
-      } catch (err) {
-        if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
-        throw err;
-      }
-    }
+    const requestRefused = await this.requestRefusal(appId, requirements, payment);
+    if (requestRefused) return requestRefused;
     let quote: { cost: bigint; balance: bigint };
     try {
       quote = await relayer.quote(payment.token.address, payment.authorization, payment.signature);
@@ -256,6 +236,44 @@ export class X402Settler {
     return (await this.deps.settlements.find(key))?.outcome ?? outcome;
   }
 
+  /**
+   * Why the payment request the requirements name (extra.payment_request_id) may not be paid by this payment,
+   * as a refusal; null when they name none or it may: the app's own request, on this chain, to the
+   * authorization's `to` (= payTo), accepting its token.
+   */
+  private async requestRefusal(
+    appId: string,
+    requirements: PaymentRequirements,
+    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token'>,
+  ): Promise<SettleResponse | null> {
+    const requestId = paymentRequestIdOf(requirements);
+    if (!requestId) return null;
+    try {
+      const request = await this.deps.paymentRequests.forPayment(appId, requestId);
+      const to = payment.authorization.to.toLowerCase();
+      if (
+        request.chain !== this.deps.verifier.options.chainName ||
+        request.to.toLowerCase() !== to ||
+        requirements.payTo.toLowerCase() !== to
+      )
+        return this.fail(
+          REASONS.requirements,
+          `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
+          payment.payer,
+        );
+      if (!request.accepted.some((t) => t.token === payment.token.code))
+        return this.fail(
+          REASONS.requirements,
+          `Payment request ${requestId} does not accept ${payment.token.code}.`,
+          payment.payer,
+        );
+      return null;
+    } catch (err) {
+      if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
+      throw err;
+    }
+  }
+
   /** A settle of an authorization already claimed: the first outcome, once there is one. */
   private async answerClaimed(
     appId: string,
@@ -274,8 +292,13 @@ export class X402Settler {
         // lease); one without is settled afresh (claim takes it over, once)
         if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
         const parsed = this.deps.verifier.parse(payload, requirements);
-        if ('key' in parsed && (await this.deps.settlements.takeLease(current, this.options.leaseMs)))
-          return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+        if ('key' in parsed) {
+          // the payment request it will be recorded for passes the checks a first settle makes
+          const refused = await this.requestRefusal(appId, requirements, parsed.payment);
+          if (refused) return { ...refused, transaction: current.transactionHash };
+          if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
+            return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+        }
       }
       if (Date.now() > deadline) break;
       await sleep(this.options.pollMs ?? 100);
