@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -214,6 +215,36 @@ describe('x402 settle (ganache)', () => {
       .set('Authorization', `Bearer ${apiKey}`)
       .send({ x402Version: 2, paymentPayload: payment, paymentRequirements: asks });
     expect(verified.body).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used' });
+  });
+
+  it('records a payment-identifier as x402:id:<id>; another authorization with the same id is refused, nothing sent', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 3_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const id = `pay_${randomBytes(12).toString('hex')}`;
+    const identified = async () => ({
+      ...(await signedPayment(buyer, asks)),
+      extensions: { 'payment-identifier': { info: { required: false, id } } },
+    });
+    const relayer = privateKeyToAccount(relayerKey).address;
+    const sentBefore = await x402.sent(relayer);
+    const first = await settle(await identified(), asks);
+    expect(first.body).toMatchObject({ success: true, payer: buyer.address });
+    expect(await recorded((first.body as SettleResponse).transaction)).toEqual([
+      expect.objectContaining({ app_id: appId, reference: `x402:id:${id}`, token_amount: '1000000' }),
+    ]);
+    // a new authorization (another nonce) carrying the same payment-identifier: the buyer is not charged twice
+    const second = await settle(await identified(), asks);
+    expect(second.body).toEqual({
+      success: false,
+      errorReason: 'payment_identifier_already_used',
+      errorMessage: expect.stringContaining(`x402:id:${id}`),
+      transaction: '',
+      network: 'eip155:1337',
+      payer: buyer.address,
+    });
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+    expect(await x402.balanceOf(buyer.address)).toBe(2_000_000n);
   });
 
   it('refuses to settle what verify refuses, submitting nothing', async () => {

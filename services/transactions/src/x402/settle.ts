@@ -25,7 +25,7 @@ export interface SettlerDeps {
   verifier: X402Verifier;
   relayer: Relayer | null;
   settlements: SettlementStore;
-  transactions: Pick<TransactionService, 'recordOnce'>;
+  transactions: Pick<TransactionService, 'recordOnce' | 'findByReference'>;
   paymentRequests: PaymentRequestLookup;
   metrics: X402Metrics | null;
   logger: Logger;
@@ -84,6 +84,14 @@ export class X402Settler {
         verdict.response.payer,
       );
     const payment = verdict.payment;
+    // a payment-identifier names one payment: another authorization with it would move funds it cannot record
+    const reference = referenceOf(payload, requirements, payment.authorization.nonce);
+    if (await this.deps.transactions.findByReference(appId, reference))
+      return this.fail(
+        REASONS.paymentIdUsed,
+        `This app already recorded a payment with reference ${reference} (the payment-identifier names another payment); nothing was submitted.`,
+        payment.payer,
+      );
     const relayer = this.deps.relayer;
     if (!relayer)
       return this.fail(
@@ -321,12 +329,13 @@ function paymentRequestIdOf(requirements: PaymentRequirements): string | undefin
 }
 
 /**
- * The recorded transaction's reference: the payment-identifier extension's id when the buyer sent one, else
- * x402:<nonce> followed by the resource's URL (unique per authorization; at most 200 characters).
+ * The recorded transaction's reference: x402:id: and the payment-identifier extension's id when the buyer sent
+ * one (prefixed, so a buyer never picks one of the seller's own references), else x402:<nonce> followed by the
+ * resource's URL (unique per authorization; at most 200 characters).
  */
 function referenceOf(payload: PaymentPayload, _requirements: PaymentRequirements, nonce: string): string {
   const id = extractPaymentIdentifier(payload, true);
-  if (id) return id;
+  if (id) return `x402:id:${id}`;
   const resource = payload.resource?.url;
   return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
 }
