@@ -188,11 +188,6 @@ export class TransactionService {
     return (await this.store().paymentRequestOf(holder.id)) === input.paymentRequestId ? holder : null;
   }
 
-  /** The app's transaction recorded with this reference, or null. */
-  async findByReference(appId: string, reference: string): Promise<Transaction | null> {
-    return this.store().findByReference(appId, reference);
-  }
-
   /** The transaction as last committed, from memory once warm. */
   async get(id: string): Promise<Transaction | null> {
     const cached = await this.rows.get(id, async () => {

@@ -25,7 +25,7 @@ export interface SettlerDeps {
   verifier: X402Verifier;
   relayer: Relayer | null;
   settlements: SettlementStore;
-  transactions: Pick<TransactionService, 'recordOnce' | 'findByReference'>;
+  transactions: Pick<TransactionService, 'recordOnce' | 'list'>;
   paymentRequests: PaymentRequestLookup;
   metrics: X402Metrics | null;
   logger: Logger;
@@ -86,7 +86,7 @@ export class X402Settler {
     const payment = verdict.payment;
     // a payment-identifier names one payment: another authorization with it would move funds it cannot record
     const reference = referenceOf(payload, requirements, payment.authorization.nonce);
-    if (await this.deps.transactions.findByReference(appId, reference))
+    if ((await this.deps.transactions.list({ appId, reference, limit: 1 })).length > 0)
       return this.fail(
         REASONS.paymentIdUsed,
         `This app already recorded a payment with reference ${reference} (the payment-identifier names another payment); nothing was submitted.`,
