@@ -37,6 +37,8 @@ const operator = { type: 'operator' as const, id: 'test' };
 describe('x402 settle (ganache)', () => {
   let chain: LocalChain;
   let x402: X402Chain;
+  /** A second EIP-3009 token, of 18 decimals (same EIP-712 name and version: only the contract tells them apart). */
+  let wld: X402Chain;
   let h: TransactionsHarness;
   let attest: http.Server;
   let attestUrl: string;
@@ -47,7 +49,9 @@ describe('x402 settle (ganache)', () => {
   const seller = newAccount().address;
   const env = () => ({
     CHAIN_RPC_URL: chain.url,
-    CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
+    CHAIN_TOKENS: JSON.stringify({
+      worldchain: { USDC: { address: x402.token, decimals: 6 }, WLD: { address: wld.token, decimals: 18 } },
+    }),
     CHAIN_FINALITY: '1',
     CHAIN_POLL_INTERVAL_MS: '100',
     KEY_ENCRYPTION_KEY,
@@ -61,6 +65,7 @@ describe('x402 settle (ganache)', () => {
     relayerKey = generatePrivateKey();
     chain = await localChain();
     x402 = await deployX402Token(chain);
+    wld = await deployX402Token(chain, 18);
     await x402.fund(privateKeyToAccount(relayerKey).address, ETH);
     h = await transactionsHarness(env());
     attest = http.createServer(h.publicApp);
@@ -245,6 +250,37 @@ describe('x402 settle (ganache)', () => {
     });
     expect(await x402.sent(relayer)).toBe(sentBefore + 1);
     expect(await x402.balanceOf(buyer.address)).toBe(2_000_000n);
+  });
+
+  it('binds the asset and the amount: a token is paid only by an authorization signed for it, in its decimals', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 5_000_000n);
+    await wld.mint(buyer.address, 5n * 10n ** 18n);
+    const relayer = privateKeyToAccount(relayerKey).address;
+    const sentBefore = await x402.sent(relayer);
+    const inUsdc = requirementsFor(x402.token, seller, 1_000_000n);
+    const inWld = requirementsFor(wld.token, seller, 10n ** 18n);
+    // signed for USDC, presented as WLD (or the other way round): not the payer's signature over that token
+    const usdcPayment = await signedPayment(buyer, inUsdc, { value: 10n ** 18n });
+    const asWld = await settle({ ...usdcPayment, accepted: inWld }, inWld);
+    expect(asWld.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature', transaction: '' });
+    const wldPayment = await signedPayment(buyer, inWld, { value: 1_000_000n });
+    const asUsdc = await settle({ ...wldPayment, accepted: inUsdc }, inUsdc);
+    expect(asUsdc.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature', transaction: '' });
+    // 1 WLD and one base unit (of 18 decimals) is finer than the 6 decimals a payment records: refused
+    const fine = await settle(await signedPayment(buyer, inWld, { value: 10n ** 18n + 1n }), inWld);
+    expect(fine.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_authorization_value' });
+    expect(await x402.sent(relayer)).toBe(sentBefore);
+
+    // 1 WLD: moved in its base units, recorded as WLD 1.000000
+    const paid = await settle(await signedPayment(buyer, inWld), inWld);
+    expect(paid.body).toMatchObject({ success: true, amount: '1000000000000000000', payer: buyer.address });
+    expect(await recorded((paid.body as SettleResponse).transaction)).toEqual([
+      expect.objectContaining({ app_id: appId, token: 'WLD', token_amount: '1000000', to: seller.toLowerCase() }),
+    ]);
+    expect(await wld.balanceOf(seller)).toBe(10n ** 18n);
+    expect(await x402.balanceOf(buyer.address)).toBe(5_000_000n);
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
   });
 
   it('refuses to settle what verify refuses, submitting nothing', async () => {
