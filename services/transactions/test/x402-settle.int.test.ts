@@ -203,6 +203,19 @@ describe('x402 settle (ganache)', () => {
     });
     const again = await settle(payment, asks);
     expect(again.body).toEqual(first.body);
+    // the same app's other address, or a higher price: not a retry of this payment, so not its outcome
+    const secondShop = newAccount().address;
+    await receiving.addByOperator(appId, 'worldchain', secondShop, operator);
+    const elsewhere = await settle(payment, { ...asks, payTo: secondShop });
+    expect(elsewhere.body).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_recipient_mismatch',
+      transaction: '',
+      payer: buyer.address,
+    });
+    const dearer = await settle(payment, { ...asks, amount: '2000001' });
+    expect(dearer.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_authorization_value' });
+    expect((await settle(payment, asks)).body).toEqual(first.body);
 
     const otherApp = newAppId();
     const otherKey = (await apiKeyFor(h, otherApp)).api_key;

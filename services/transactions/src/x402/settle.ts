@@ -292,6 +292,19 @@ export class X402Settler {
   ): Promise<SettleResponse> {
     if (row.appId !== appId)
       return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', getAddress(row.payer));
+    // its outcome answers a retry of the same payment, never requirements the authorization does not meet
+    if (requirements.payTo.toLowerCase() !== row.payTo)
+      return this.fail(
+        REASONS.recipientMismatch,
+        'This authorization pays another address than paymentRequirements.payTo.',
+        getAddress(row.payer),
+      );
+    if (BigInt(requirements.amount) > BigInt(row.value))
+      return this.fail(
+        REASONS.value,
+        `This authorization carries ${row.value}, less than the ${requirements.amount} required.`,
+        getAddress(row.payer),
+      );
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
