@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -36,6 +37,8 @@ const operator = { type: 'operator' as const, id: 'test' };
 describe('x402 settle (ganache)', () => {
   let chain: LocalChain;
   let x402: X402Chain;
+  /** A second EIP-3009 token, of 18 decimals (same EIP-712 name and version: only the contract tells them apart). */
+  let wld: X402Chain;
   let h: TransactionsHarness;
   let attest: http.Server;
   let attestUrl: string;
@@ -46,7 +49,9 @@ describe('x402 settle (ganache)', () => {
   const seller = newAccount().address;
   const env = () => ({
     CHAIN_RPC_URL: chain.url,
-    CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
+    CHAIN_TOKENS: JSON.stringify({
+      worldchain: { USDC: { address: x402.token, decimals: 6 }, WLD: { address: wld.token, decimals: 18 } },
+    }),
     CHAIN_FINALITY: '1',
     CHAIN_POLL_INTERVAL_MS: '100',
     KEY_ENCRYPTION_KEY,
@@ -60,6 +65,7 @@ describe('x402 settle (ganache)', () => {
     relayerKey = generatePrivateKey();
     chain = await localChain();
     x402 = await deployX402Token(chain);
+    wld = await deployX402Token(chain, 18);
     await x402.fund(privateKeyToAccount(relayerKey).address, ETH);
     h = await transactionsHarness(env());
     attest = http.createServer(h.publicApp);
@@ -197,6 +203,19 @@ describe('x402 settle (ganache)', () => {
     });
     const again = await settle(payment, asks);
     expect(again.body).toEqual(first.body);
+    // the same app's other address, or a higher price: not a retry of this payment, so not its outcome
+    const secondShop = newAccount().address;
+    await receiving.addByOperator(appId, 'worldchain', secondShop, operator);
+    const elsewhere = await settle(payment, { ...asks, payTo: secondShop });
+    expect(elsewhere.body).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_evm_recipient_mismatch',
+      transaction: '',
+      payer: buyer.address,
+    });
+    const dearer = await settle(payment, { ...asks, amount: '2000001' });
+    expect(dearer.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_authorization_value' });
+    expect((await settle(payment, asks)).body).toEqual(first.body);
 
     const otherApp = newAppId();
     const otherKey = (await apiKeyFor(h, otherApp)).api_key;
@@ -214,6 +233,67 @@ describe('x402 settle (ganache)', () => {
       .set('Authorization', `Bearer ${apiKey}`)
       .send({ x402Version: 2, paymentPayload: payment, paymentRequirements: asks });
     expect(verified.body).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used' });
+  });
+
+  it('records a payment-identifier as x402:id:<id>; another authorization with the same id is refused, nothing sent', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 3_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const id = `pay_${randomBytes(12).toString('hex')}`;
+    const identified = async () => ({
+      ...(await signedPayment(buyer, asks)),
+      extensions: { 'payment-identifier': { info: { required: false, id } } },
+    });
+    const relayer = privateKeyToAccount(relayerKey).address;
+    const sentBefore = await x402.sent(relayer);
+    const first = await settle(await identified(), asks);
+    expect(first.body).toMatchObject({ success: true, payer: buyer.address });
+    expect(await recorded((first.body as SettleResponse).transaction)).toEqual([
+      expect.objectContaining({ app_id: appId, reference: `x402:id:${id}`, token_amount: '1000000' }),
+    ]);
+    // a new authorization (another nonce) carrying the same payment-identifier: the buyer is not charged twice
+    const second = await settle(await identified(), asks);
+    expect(second.body).toEqual({
+      success: false,
+      errorReason: 'payment_identifier_already_used',
+      errorMessage: expect.stringContaining(`x402:id:${id}`),
+      transaction: '',
+      network: 'eip155:1337',
+      payer: buyer.address,
+    });
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+    expect(await x402.balanceOf(buyer.address)).toBe(2_000_000n);
+  });
+
+  it('binds the asset and the amount: a token is paid only by an authorization signed for it, in its decimals', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 5_000_000n);
+    await wld.mint(buyer.address, 5n * 10n ** 18n);
+    const relayer = privateKeyToAccount(relayerKey).address;
+    const sentBefore = await x402.sent(relayer);
+    const inUsdc = requirementsFor(x402.token, seller, 1_000_000n);
+    const inWld = requirementsFor(wld.token, seller, 10n ** 18n);
+    // signed for USDC, presented as WLD (or the other way round): not the payer's signature over that token
+    const usdcPayment = await signedPayment(buyer, inUsdc, { value: 10n ** 18n });
+    const asWld = await settle({ ...usdcPayment, accepted: inWld }, inWld);
+    expect(asWld.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature', transaction: '' });
+    const wldPayment = await signedPayment(buyer, inWld, { value: 1_000_000n });
+    const asUsdc = await settle({ ...wldPayment, accepted: inUsdc }, inUsdc);
+    expect(asUsdc.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_signature', transaction: '' });
+    // 1 WLD and one base unit (of 18 decimals) is finer than the 6 decimals a payment records: refused
+    const fine = await settle(await signedPayment(buyer, inWld, { value: 10n ** 18n + 1n }), inWld);
+    expect(fine.body).toMatchObject({ success: false, errorReason: 'invalid_exact_evm_authorization_value' });
+    expect(await x402.sent(relayer)).toBe(sentBefore);
+
+    // 1 WLD: moved in its base units, recorded as WLD 1.000000
+    const paid = await settle(await signedPayment(buyer, inWld), inWld);
+    expect(paid.body).toMatchObject({ success: true, amount: '1000000000000000000', payer: buyer.address });
+    expect(await recorded((paid.body as SettleResponse).transaction)).toEqual([
+      expect.objectContaining({ app_id: appId, token: 'WLD', token_amount: '1000000', to: seller.toLowerCase() }),
+    ]);
+    expect(await wld.balanceOf(seller)).toBe(10n ** 18n);
+    expect(await x402.balanceOf(buyer.address)).toBe(5_000_000n);
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
   });
 
   it('refuses to settle what verify refuses, submitting nothing', async () => {

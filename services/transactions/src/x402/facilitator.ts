@@ -36,7 +36,7 @@ export interface X402Facilitator {
 
 export interface X402Deps {
   db: Db;
-  transactions: Pick<TransactionService, 'recordOnce'>;
+  transactions: Pick<TransactionService, 'recordOnce' | 'list'>;
   paymentRequests: PaymentRequestLookup;
   receiving: ReceivingAddressCheck;
   logger: Logger;

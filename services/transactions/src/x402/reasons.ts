@@ -36,6 +36,7 @@ export const REASONS = {
   inProgress: 'settlement_in_progress',
   otherApp: 'settled_by_another_app',
   noRelayer: 'settlement_not_configured',
+  paymentIdUsed: 'payment_identifier_already_used',
 } as const;
 
 export type Reason = (typeof REASONS)[keyof typeof REASONS];

@@ -1,4 +1,4 @@
-import type { Hex } from 'viem';
+import { getAddress, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
 import { AppError, type Logger } from '@attest/common';
@@ -25,7 +25,7 @@ export interface SettlerDeps {
   verifier: X402Verifier;
   relayer: Relayer | null;
   settlements: SettlementStore;
-  transactions: Pick<TransactionService, 'recordOnce'>;
+  transactions: Pick<TransactionService, 'recordOnce' | 'list'>;
   paymentRequests: PaymentRequestLookup;
   metrics: X402Metrics | null;
   logger: Logger;
@@ -84,6 +84,14 @@ export class X402Settler {
         verdict.response.payer,
       );
     const payment = verdict.payment;
+    // a payment-identifier names one payment: another authorization with it would move funds it cannot record
+    const reference = referenceOf(payload, requirements, payment.authorization.nonce);
+    if ((await this.deps.transactions.list({ appId, reference, limit: 1 })).length > 0)
+      return this.fail(
+        REASONS.paymentIdUsed,
+        `This app already recorded a payment with reference ${reference} (the payment-identifier names another payment); nothing was submitted.`,
+        payment.payer,
+      );
     const relayer = this.deps.relayer;
     if (!relayer)
       return this.fail(
@@ -97,28 +105,8 @@ export class X402Settler {
         `This app settled ${this.options.perMinute} x402 payments in the last minute (X402_SETTLEMENTS_PER_MINUTE); try again shortly.`,
         payment.payer,
       );
-    const requestId = paymentRequestIdOf(requirements);
-    if (requestId) {
-      try {
-        const request = await this.deps.paymentRequests.forPayment(appId, requestId);
-        const chainName = this.deps.verifier.options.chainName;
-        if (request.chain !== chainName || request.to.toLowerCase() !== requirements.payTo.toLowerCase())
-          return this.fail(
-            REASONS.requirements,
-            `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
-            payment.payer,
-          );
-        if (!request.accepted.some((t) => t.token === payment.token.code))
-          return this.fail(
-            REASONS.requirements,
-            `Payment request ${requestId} does not accept ${payment.token.code}.`,
-            payment.payer,
-          );
-      } catch (err) {
-        if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
-        throw err;
-      }
-    }
+    const requestRefused = await this.requestRefusal(appId, requirements, payment);
+    if (requestRefused) return requestRefused;
     let quote: { cost: bigint; balance: bigint };
     try {
       quote = await relayer.quote(payment.token.address, payment.authorization, payment.signature);
@@ -189,6 +177,18 @@ export class X402Settler {
     try {
       status = await relayer.outcome(hash, this.options.receiptTimeoutMs);
     } catch {
+      if (await relayer.neverLands(hash, payment.token.address, payment.authorization)) {
+        // signed and recorded but never broadcast (its replica stopped in between) or dropped, and now expired
+        const outcome = this.fail(
+          REASONS.validBefore,
+          `Transaction ${hash} never reached the chain and the authorization expired; nothing moved.`,
+          payment.payer,
+        );
+        await this.deps.settlements.finish(key, outcome, null);
+        return (await this.deps.settlements.find(key))?.outcome ?? outcome;
+      }
+      // nobody waits for the receipt any more: the next settle of the authorization takes the claim and reads it
+      await this.deps.settlements.releaseLease(key);
       return this.fail(
         REASONS.inProgress,
         'The transaction is not mined yet; settle again for its outcome.',
@@ -244,6 +244,44 @@ export class X402Settler {
     return (await this.deps.settlements.find(key))?.outcome ?? outcome;
   }
 
+  /**
+   * Why the payment request the requirements name (extra.payment_request_id) may not be paid by this payment,
+   * as a refusal; null when they name none or it may: the app's own request, on this chain, to the
+   * authorization's `to` (= payTo), accepting its token.
+   */
+  private async requestRefusal(
+    appId: string,
+    requirements: PaymentRequirements,
+    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token'>,
+  ): Promise<SettleResponse | null> {
+    const requestId = paymentRequestIdOf(requirements);
+    if (!requestId) return null;
+    try {
+      const request = await this.deps.paymentRequests.forPayment(appId, requestId);
+      const to = payment.authorization.to.toLowerCase();
+      if (
+        request.chain !== this.deps.verifier.options.chainName ||
+        request.to.toLowerCase() !== to ||
+        requirements.payTo.toLowerCase() !== to
+      )
+        return this.fail(
+          REASONS.requirements,
+          `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
+          payment.payer,
+        );
+      if (!request.accepted.some((t) => t.token === payment.token.code))
+        return this.fail(
+          REASONS.requirements,
+          `Payment request ${requestId} does not accept ${payment.token.code}.`,
+          payment.payer,
+        );
+      return null;
+    } catch (err) {
+      if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
+      throw err;
+    }
+  }
+
   /** A settle of an authorization already claimed: the first outcome, once there is one. */
   private async answerClaimed(
     appId: string,
@@ -253,7 +291,20 @@ export class X402Settler {
     mayTakeOver = true,
   ): Promise<SettleResponse> {
     if (row.appId !== appId)
-      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', row.payer);
+      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', getAddress(row.payer));
+    // its outcome answers a retry of the same payment, never requirements the authorization does not meet
+    if (requirements.payTo.toLowerCase() !== row.payTo)
+      return this.fail(
+        REASONS.recipientMismatch,
+        'This authorization pays another address than paymentRequirements.payTo.',
+        getAddress(row.payer),
+      );
+    if (BigInt(requirements.amount) > BigInt(row.value))
+      return this.fail(
+        REASONS.value,
+        `This authorization carries ${row.value}, less than the ${requirements.amount} required.`,
+        getAddress(row.payer),
+      );
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
@@ -262,8 +313,13 @@ export class X402Settler {
         // lease); one without is settled afresh (claim takes it over, once)
         if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
         const parsed = this.deps.verifier.parse(payload, requirements);
-        if ('key' in parsed && (await this.deps.settlements.takeLease(current, this.options.leaseMs)))
-          return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+        if ('key' in parsed) {
+          // the payment request it will be recorded for passes the checks a first settle makes
+          const refused = await this.requestRefusal(appId, requirements, parsed.payment);
+          if (refused) return { ...refused, transaction: current.transactionHash };
+          if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
+            return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+        }
       }
       if (Date.now() > deadline) break;
       await sleep(this.options.pollMs ?? 100);
@@ -273,7 +329,7 @@ export class X402Settler {
     return this.fail(
       REASONS.inProgress,
       'This authorization is being settled; settle again for its outcome.',
-      row.payer,
+      getAddress(row.payer),
       current?.transactionHash ?? '',
     );
   }
@@ -286,12 +342,13 @@ function paymentRequestIdOf(requirements: PaymentRequirements): string | undefin
 }
 
 /**
- * The recorded transaction's reference: the payment-identifier extension's id when the buyer sent one, else
- * x402:<nonce> followed by the resource's URL (unique per authorization; at most 200 characters).
+ * The recorded transaction's reference: x402:id: and the payment-identifier extension's id when the buyer sent
+ * one (prefixed, so a buyer never picks one of the seller's own references), else x402:<nonce> followed by the
+ * resource's URL (unique per authorization; at most 200 characters).
  */
 function referenceOf(payload: PaymentPayload, _requirements: PaymentRequirements, nonce: string): string {
   const id = extractPaymentIdentifier(payload, true);
-  if (id) return id;
+  if (id) return `x402:id:${id}`;
   const resource = payload.resource?.url;
   return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
 }

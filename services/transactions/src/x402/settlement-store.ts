@@ -98,6 +98,17 @@ export function settlementStore(db: Queryable) {
       );
       return rows.length === 1;
     },
+    /**
+     * Gives up the lease of an in-flight claim whose receipt did not come in time: the next settle of the
+     * authorization takes it (takeLease) and reads the receipt, rather than waiting for a lease nobody uses.
+     */
+    async releaseLease(key: AuthorizationKey): Promise<void> {
+      await db.query(
+        `UPDATE x402_settlements SET lease_until = now() - interval '1 millisecond'
+         WHERE ${KEY} AND outcome IS NULL AND lease_until > now()`,
+        keyParams(key),
+      );
+    },
     /** The outcome every later settle of the authorization answers; written once. */
     async finish(key: AuthorizationKey, outcome: SettleResponse, transactionId: string | null): Promise<void> {
       await db.query(

@@ -211,6 +211,29 @@ export class Relayer {
     }
   }
 
+  /**
+   * Whether a transaction of the authorization that has no receipt will never carry it: the node does not know
+   * the transaction, the authorization is unused on chain and the latest block is at or past its validBefore
+   * (the token refuses it from then on, so nothing can move any more). False when unsure (an RPC failure).
+   */
+  async neverLands(hash: Hex, token: Address, a: Authorization): Promise<boolean> {
+    try {
+      if (await this.known(hash)) return false;
+      const [used, block] = await Promise.all([
+        this.client.readContract({
+          address: token,
+          abi: eip3009ABI,
+          functionName: 'authorizationState',
+          args: [a.from, a.nonce],
+        }),
+        this.client.getBlock({ blockTag: 'latest' }),
+      ]);
+      return !used && block.timestamp >= BigInt(a.validBefore);
+    } catch {
+      return false;
+    }
+  }
+
   /** Waits for the transaction's receipt: whether it succeeded. */
   async outcome(hash: Hex, timeoutMs: number): Promise<'success' | 'reverted'> {
     const receipt = await this.client.waitForTransactionReceipt({ hash, timeout: timeoutMs, pollingInterval: 250 });

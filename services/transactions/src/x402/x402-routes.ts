@@ -135,9 +135,11 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
         summary: 'x402: settle a verified payment on chain',
         description:
           'Verifies, then submits transferWithAuthorization from the relayer, waits for the receipt and answers the ' +
-          'transaction hash; the payment is recorded as a `pay` transaction of your app (reference: the payment-identifier ' +
+          'transaction hash; the payment is recorded as a `pay` transaction of your app (reference: x402:id: and the payment-identifier ' +
           'extension’s id, else x402:<nonce> and the resource URL; payment_request_id from the requirements’ extra). One ' +
-          'authorization settles once: every settle of it answers the first outcome.',
+          'authorization settles once: every settle of it answers the first outcome. A receipt not seen within ' +
+          'X402_RECEIPT_TIMEOUT_SECONDS answers settlement_in_progress with the hash: settle again for the outcome (nothing ' +
+          'is sent twice).',
         tags: tag,
         security,
         body: { contentType: 'application/json', schema: x402RequestSchema },

@@ -23,7 +23,8 @@ export interface X402Chain {
   sent(account: Address): Promise<number>;
 }
 
-export async function deployX402Token(chain: LocalChain): Promise<X402Chain> {
+/** Deploys the EIP-3009 token (TOKEN_NAME, TOKEN_VERSION) with `decimals`, and a contract wallet's bytecode. */
+export async function deployX402Token(chain: LocalChain, decimals = 6): Promise<X402Chain> {
   const { token: compiled, wallet: walletContract } = compileEip3009Token();
   const wallet = createWalletClient({ transport: viemHttp(chain.url) });
   const from = chain.accounts[0];
@@ -33,7 +34,7 @@ export async function deployX402Token(chain: LocalChain): Promise<X402Chain> {
     await wallet.deployContract({
       abi: compiled.abi,
       bytecode: compiled.bytecode,
-      args: [TOKEN_NAME, TOKEN_VERSION, 6],
+      args: [TOKEN_NAME, TOKEN_VERSION, decimals],
       account: from,
       chain: null,
       gas: 3000000n,
