@@ -60,6 +60,8 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   X402_SETTLEMENTS_PER_MINUTE: number;
   /** The largest amount one x402 payment may carry, in 6 decimals (as token_amount); no limit when unset. */
   X402_MAX_AMOUNT?: string;
+  /** The smallest x402 payment settled (6 decimals): each costs the relayer gas. */
+  X402_MIN_AMOUNT: string;
   /** How long a settle waits for its transaction's receipt. */
   X402_RECEIPT_TIMEOUT_SECONDS: number;
 }
@@ -171,6 +173,12 @@ const schema = {
   X402_SETTLEMENTS_PER_MINUTE: Joi.number().integer().min(1).max(100000).default(60),
   X402_MAX_AMOUNT: Joi.string()
     .pattern(/^[1-9]\d{0,77}$/)
+    .messages({
+      'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount',
+    }),
+  X402_MIN_AMOUNT: Joi.string()
+    .pattern(/^[1-9]\d{0,77}$/)
+    .default('1000')
     .messages({
       'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount',
     }),

@@ -178,5 +178,29 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
         .send({ x402Version: 2, paymentPayload: await signedPayment(buyer, asks), paymentRequirements: asks });
       expect(res.body).toMatchObject({ isValid: false, invalidReason: 'amount_over_limit', payer: buyer.address });
     });
+
+    it('refuses a payment of nothing, or under X402_MIN_AMOUNT (1000: 0.001), in verify and settle: the relayer pays no gas for it', async () => {
+      const { key, seller } = await seat(h);
+      const buyer = newAccount(); // an empty wallet: a zero-value authorization needs no balance
+      for (const amount of [0n, 999n]) {
+        const asks = requirementsFor(x402.token, seller, amount);
+        const payment = await signedPayment(buyer, asks);
+        const verified = await request(h.publicApp)
+          .post('/x402/verify')
+          .set('Authorization', `Bearer ${key}`)
+          .send({ x402Version: 2, paymentPayload: payment, paymentRequirements: asks });
+        expect(verified.body).toMatchObject({
+          isValid: false,
+          invalidReason: 'amount_under_limit',
+          invalidMessage: expect.stringContaining('X402_MIN_AMOUNT'),
+          payer: buyer.address,
+        });
+        const settled = await settle(h, key, payment, asks);
+        expect(settled.body).toMatchObject({ success: false, errorReason: 'amount_under_limit', transaction: '' });
+      }
+      expect(
+        await h.storage.db.query('SELECT * FROM x402_settlements WHERE lower(payer) = lower($1)', [buyer.address]),
+      ).toEqual([]);
+    });
   });
 });

@@ -21,6 +21,7 @@ export interface X402Config {
   X402_RELAYER_MIN_BALANCE: string;
   X402_SETTLEMENTS_PER_MINUTE: number;
   X402_MAX_AMOUNT?: string;
+  X402_MIN_AMOUNT: string;
   X402_RECEIPT_TIMEOUT_SECONDS: number;
   keyEncryptionKey: string;
 }
@@ -64,6 +65,7 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
       chainName: config.CHAIN_NAME,
       tokens,
       maxAmount: config.X402_MAX_AMOUNT === undefined ? undefined : BigInt(config.X402_MAX_AMOUNT),
+      minAmount: BigInt(config.X402_MIN_AMOUNT),
     },
   );
   let relayer: Relayer | null = null;

@@ -31,6 +31,7 @@ export const REASONS = {
   // Attest's
   notRegistered: 'recipient_not_registered',
   amountOverLimit: 'amount_over_limit',
+  amountUnderLimit: 'amount_under_limit',
   rateLimited: 'settlement_rate_limited',
   relayerOutOfGas: 'relayer_insufficient_gas',
   inProgress: 'settlement_in_progress',

@@ -27,6 +27,11 @@ export interface VerifierOptions {
   tokens: ReadonlyMap<string, X402Token>;
   /** X402_MAX_AMOUNT: the largest amount one payment may carry, 6 decimals (as token_amount); none when unset. */
   maxAmount?: bigint;
+  /**
+   * X402_MIN_AMOUNT: the smallest amount one payment may carry, 6 decimals. Every settlement costs the
+   * relayer gas: a payment of nothing (or next to nothing) would make the operator pay for the seller's calls.
+   */
+  minAmount: bigint;
   now?: () => number;
 }
 
@@ -162,6 +167,11 @@ export class X402Verifier {
       return invalid(
         REASONS.amountOverLimit,
         'authorization.value is more than one x402 payment may carry here (X402_MAX_AMOUNT).',
+      );
+    if (payment.tokenAmount < this.options.minAmount)
+      return invalid(
+        REASONS.amountUnderLimit,
+        `authorization.value is less than the smallest x402 payment settled here: ${this.options.minAmount} in 6 decimals (X402_MIN_AMOUNT).`,
       );
 
     const [used, claim, balance] = await Promise.all([

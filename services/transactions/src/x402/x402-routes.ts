@@ -100,7 +100,7 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
           'Checks the EIP-3009 authorization against the requirements: the payer’s EIP-712 signature (EOA, or ERC-1271 ' +
           'for a contract wallet), the network and token of this service’s chain configuration, `to` equal to `payTo` and ' +
           'an address your app registered as its own, the amount, the validity window, the nonce unused on chain and not ' +
-          'being settled, the payer’s balance, X402_MAX_AMOUNT.',
+          'being settled, the payer’s balance, X402_MIN_AMOUNT and X402_MAX_AMOUNT.',
         tags: tag,
         security,
         body: { contentType: 'application/json', schema: x402RequestSchema },
