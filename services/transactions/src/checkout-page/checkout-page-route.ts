@@ -1,6 +1,8 @@
 import type { Request, Response, Router } from 'express';
 import Joi from 'joi';
 import {
+  AppError,
+  clientAddress,
   endpoint,
   errorResponse,
   errors,
@@ -17,6 +19,8 @@ import { pageHtml, pageStatus, type PageRequest } from './page-html';
 const REQUEST_CHANGES = 'cache:payment-requests';
 /** Open status streams per replica: beyond it, 503 (the page still works, without the live update). */
 const MAX_STREAMS = 2000;
+/** Open status streams from one address per replica: beyond it, 429 (a customer has one page open, or a few). */
+const MAX_STREAMS_PER_ADDRESS = 20;
 const HEARTBEAT_MS = 15000;
 
 /** No script but /pay/assets/, no inline script or style; the page talks to its own origin only. */
@@ -64,10 +68,42 @@ export function checkoutPageRoute(router: Router, deps: CheckoutPageDeps): void 
   };
 
   let streams = 0;
+  const perAddress = new Map<string, number>();
   const stream = async (req: Request, res: Response) => {
-    const { view } = await load(req);
-    const id = view.id;
+    const address = clientAddress(req);
+    if ((perAddress.get(address) ?? 0) >= MAX_STREAMS_PER_ADDRESS)
+      throw new AppError(
+        'too_many_requests',
+        429,
+        `At most ${MAX_STREAMS_PER_ADDRESS} payment status streams may be open from one address; close a page.`,
+        null,
+        { headers: { 'Retry-After': '30' } },
+      );
     if (streams >= MAX_STREAMS) throw errors.unavailable('payment page status stream');
+    // the slot is taken, and given back on close, before the read: a client gone meanwhile keeps nothing
+    streams++;
+    perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
+    let closed = false;
+    const cleanups: (() => void)[] = [];
+    const release = () => {
+      if (closed) return;
+      closed = true;
+      streams--;
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left) perAddress.set(address, left);
+      else perAddress.delete(address);
+      for (const cleanup of cleanups) cleanup();
+    };
+    res.on('close', release);
+    let view: PageRequest;
+    try {
+      view = (await load(req)).view as PageRequest;
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (closed || res.destroyed) return release();
+    const id = view.id;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -82,7 +118,7 @@ export function checkoutPageRoute(router: Router, deps: CheckoutPageDeps): void 
       last = data;
       res.write(`event: status\ndata: ${data}\n\n`);
     };
-    send(view as PageRequest);
+    send(view);
     let reading = Promise.resolve();
     // re-read after the change's commit (the read cache drops the request on the same message first)
     const again = () => {
@@ -99,13 +135,8 @@ export function checkoutPageRoute(router: Router, deps: CheckoutPageDeps): void 
       res.write(': heartbeat\n\n');
       again();
     }, HEARTBEAT_MS);
-    streams++;
+    cleanups.push(() => clearInterval(heartbeat), unsubscribe);
     req.socket.setTimeout(0);
-    res.on('close', () => {
-      streams--;
-      clearInterval(heartbeat);
-      unsubscribe();
-    });
   };
 
   const asset = (body: string, type: string) => (_req: Request, res: Response) => {
