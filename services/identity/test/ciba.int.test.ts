@@ -8,7 +8,11 @@ type Agent = ReturnType<typeof request.agent>;
 type Client = { app_id: string; client_secret: string };
 
 const PAYMENT = { type: 'payment', amount: '42.50', currency: 'EUR', payee: 'Acme Travel', reference: 'INV-2026-7' };
-const ACTION = { type: 'action', description: 'Cancel the hotel booking', resource: 'https://hotel.example/bookings/77' };
+const ACTION = {
+  type: 'action',
+  description: 'Cancel the hotel booking',
+  resource: 'https://hotel.example/bookings/77',
+};
 
 /**
  * Approval of one action (issue 42): CIBA Core 1.0 (poll and ping) with RFC 9396 authorization_details,
@@ -112,12 +116,15 @@ describe('CIBA: approval of one action', () => {
   async function signedIn(): Promise<Agent> {
     const agent = request.agent(h.publicApp);
     const page = await agent.get('/signin?next=account');
-    const posted = await agent.post('/signin').type('form').send({
-      next: 'account',
-      csrf: hidden(page.text, 'csrf'),
-      username: person.username,
-      password: person.password,
-    });
+    const posted = await agent
+      .post('/signin')
+      .type('form')
+      .send({
+        next: 'account',
+        csrf: hidden(page.text, 'csrf'),
+        username: person.username,
+        password: person.password,
+      });
     expect(posted.headers.location).toBe('/account');
     return agent;
   }
@@ -164,9 +171,7 @@ describe('CIBA: approval of one action', () => {
     expect(page).toContain('id="pending-approvals"');
     expect(page).toContain('<strong>Travel agent</strong> asks you to approve:');
     expect(page).toContain('<strong data-binding-message>TRIP-7</strong>');
-    expect(page).toContain(
-      '<li data-detail-type="payment">Pay 42.50 EUR to Acme Travel (reference: INV-2026-7)</li>',
-    );
+    expect(page).toContain('<li data-detail-type="payment">Pay 42.50 EUR to Acme Travel (reference: INV-2026-7)</li>');
 
     // a wrong password approves nothing
     const wrong = await approveWithPassword(agent, csrf, requestId, 'not the password').expect(400);
@@ -261,7 +266,10 @@ describe('CIBA: approval of one action', () => {
     const unknownType = await send({
       authorization_details: JSON.stringify([{ type: 'wire_transfer', amount: '1' }]),
     }).expect(400);
-    expect(unknownType.body).toMatchObject({ error: 'invalid_authorization_details', attribute: 'authorization_details' });
+    expect(unknownType.body).toMatchObject({
+      error: 'invalid_authorization_details',
+      attribute: 'authorization_details',
+    });
     expect(unknownType.body.error_description).toContain('"wire_transfer" is not a type this server understands');
     await oidc
       .initiateBackchannelAuthentication(await configFor(app), {
@@ -281,7 +289,10 @@ describe('CIBA: approval of one action', () => {
     // a sub of another app is nobody for this one (pairwise)
     const otherSub = await h.ctx.oauth.grants.subjectFor(pingApp.app_id, person.user_id);
     expect((await send({ login_hint: otherSub }).expect(400)).body.error).toBe('unknown_user_id');
-    expect((await send({ scope: 'profile' }).expect(400)).body).toMatchObject({ error: 'invalid_request', attribute: 'scope' });
+    expect((await send({ scope: 'profile' }).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      attribute: 'scope',
+    });
     expect((await send({ binding_message: 'x'.repeat(101) }).expect(400)).body.error).toBe('invalid_binding_message');
     expect((await send({ requested_expiry: '5' }).expect(400)).body.attribute).toBe('requested_expiry');
     expect((await send({ login_hint_token: 'eyJ' }).expect(400)).body).toMatchObject({
@@ -293,7 +304,9 @@ describe('CIBA: approval of one action', () => {
     expect((await send({ login_hint: pingSub }, pingApp).expect(400)).body.attribute).toBe('client_notification_token');
     // an app without a CIBA mode
     const plain = (
-      await admin('post', '/admin/apps').send({ name: 'No CIBA', redirect_uris: [REDIRECT_URI] }).expect(201)
+      await admin('post', '/admin/apps')
+        .send({ name: 'No CIBA', redirect_uris: [REDIRECT_URI] })
+        .expect(201)
     ).body as Client;
     expect((await send({}, plain).expect(400)).body.error).toBe('unauthorized_client');
     // wrong credentials
