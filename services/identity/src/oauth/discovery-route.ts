@@ -91,6 +91,8 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
       'family_name',
       `${base}/v1`,
       `${base}/beta`,
+      // RFC 9396 §9.1 (issue 42): what a person approved, in a CIBA grant's tokens
+      'authorization_details',
     ],
   };
 }
