@@ -209,8 +209,15 @@ describe('CIBA: approval of one action', () => {
     });
     // the approval's time: the moment the person proved themselves, in the last minute
     expect(Math.abs((idClaims.auth_time as number) - Date.now() / 1000)).toBeLessThan(60);
-    // the token works at /userinfo: the approval granted the scopes asked
+    // the token works at /userinfo (the approval granted the scopes asked); /introspect shows what was approved
     await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    const introspected = await request(h.publicApp)
+      .post('/introspect')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ token: tokens.access_token })
+      .expect(200);
+    expect(introspected.body).toMatchObject({ active: true, sub, authorization_details: [PAYMENT], acr: idClaims.acr });
 
     // an approval is used once
     const reused = await poll(app, asked.auth_req_id).expect(400);
@@ -221,6 +228,16 @@ describe('CIBA: approval of one action', () => {
     ).filter((e) => e.detail.request_id === requestId);
     expect(events.map((e) => e.type).sort()).toEqual(['ciba.approved', 'ciba.redeemed', 'ciba.requested']);
     expect(events.every((e) => e.subject === person.user_id)).toBe(true);
+
+    // the person withdraws the app on the account page: the approval's token stops at once
+    await agent.post('/account/consents/withdraw').type('form').send({ csrf, app_id: app.app_id }).expect(303);
+    const ended = await request(h.publicApp)
+      .post('/introspect')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ token: tokens.access_token })
+      .expect(200);
+    expect(ended.body).toEqual({ active: false });
   });
 
   it('another app cannot redeem the auth_req_id (invalid_grant)', async () => {
