@@ -331,6 +331,25 @@ describe('CIBA: approval of one action', () => {
     expect(wrongSecret.body.error).toBe('invalid_client');
   });
 
+  it('at most five requests of one app wait for one person', async () => {
+    for (let i = 0; i < 5; i++) await ask(app);
+    const sixth = await request(h.publicApp)
+      .post('/bc-authorize')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ scope: 'openid', login_hint: sub })
+      .expect(429);
+    expect(sixth.body).toMatchObject({ code: 'too_many_requests', error: 'temporarily_unavailable' });
+    // another app may still ask
+    const otherSub = await h.ctx.oauth.grants.subjectFor(other.app_id, person.user_id);
+    await request(h.publicApp)
+      .post('/bc-authorize')
+      .type('form')
+      .set('Authorization', basic(other.app_id, other.client_secret))
+      .send({ scope: 'openid', login_hint: otherSub })
+      .expect(200);
+  });
+
   it('ping mode: the decision is announced to the registered endpoint, with the client_notification_token', async () => {
     const config = await configFor(pingApp);
     const token = 'notify-me-0123456789';

@@ -12,6 +12,8 @@ export const POLL_INTERVAL_SECONDS = 5;
 export const DEFAULT_EXPIRY_SECONDS = 300;
 export const MIN_EXPIRY_SECONDS = 30;
 export const MAX_EXPIRY_SECONDS = 1800;
+/** The most requests of one app that may wait for one person: a flood of asks never buries the account page. */
+export const MAX_PENDING_PER_APP = 5;
 /** An expired request is kept this long (so a late poll answers expired_token), then pruned. */
 const KEPT_AFTER_EXPIRY_MS = 86_400_000;
 
@@ -58,8 +60,16 @@ export class BackchannelRequests {
     expiresIn: number;
     notificationToken: string | null;
   }): Promise<{ authReqId: string; expiresIn: number; interval: number }> {
-    const authReqId = newOpaqueId();
     const created = this.now();
+    if ((await this.store.countPending(input.userId, created, input.app.id)) >= MAX_PENDING_PER_APP)
+      throw new AppError(
+        'too_many_requests',
+        429,
+        `${MAX_PENDING_PER_APP} requests of this app already wait for this person: wait until they decide or expire.`,
+        'login_hint',
+        { headers: { 'Retry-After': String(POLL_INTERVAL_SECONDS) } },
+      );
+    const authReqId = newOpaqueId();
     const ping = input.app.backchannelTokenDeliveryMode === 'ping' && input.notificationToken !== null;
     const id = `bcr_${newOpaqueId().slice(0, 32)}`;
     await this.store.insert({

@@ -101,10 +101,12 @@ export function backchannelStore(db: Queryable) {
       );
       return rows.map(toRequest);
     },
-    async countPending(userId: string, now: Date): Promise<number> {
+    /** How many of the person's requests wait (of one app, when given). */
+    async countPending(userId: string, now: Date, appId: string | null = null): Promise<number> {
       const [row] = await db.query<{ n: number | string }>(
-        `SELECT count(*) AS n FROM backchannel_requests WHERE user_id = $1 AND status = 'pending' AND expires_at > $2`,
-        [userId, now],
+        `SELECT count(*) AS n FROM backchannel_requests
+         WHERE user_id = $1 AND status = 'pending' AND expires_at > $2 AND ($3::text IS NULL OR app_id = $3)`,
+        [userId, now, appId],
       );
       return Number(row?.n ?? 0);
     },

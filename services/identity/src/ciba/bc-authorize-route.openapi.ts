@@ -33,6 +33,13 @@ export const bcAuthorizeDocs = {
       ),
       ...credentialErrors(' (OAuth error invalid_client): wrong or missing secret or client_assertion'),
       403: errorResponse('access_denied: the person meets none of acr_values'),
+      429: {
+        ...errorResponse(
+          'too_many_requests (OAuth error temporarily_unavailable): five requests of this app already wait for ' +
+            'this person (Retry-After), or too many wrong client credentials (Retry-After and the RateLimit fields)',
+        ),
+        headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+      },
     },
   },
 } satisfies EndpointDocs;
