@@ -1,5 +1,5 @@
 import { CliError, queryString, type AdminClient } from './admin-client';
-import { assuranceFields, assuranceOptions, levelOption, logoutOptions } from './app-options';
+import { assuranceFields, assuranceOptions, cibaFields, cibaOptions, levelOption, logoutOptions } from './app-options';
 import { nullable, pageOptions, path, str, type Command } from './command';
 
 const appId = ['APP_ID'];
@@ -60,6 +60,7 @@ export const appCommands: Record<string, Command> = {
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
+      ...cibaOptions,
     },
     required: ['name', 'redirect-uri'],
     async run(client, values) {
@@ -67,6 +68,7 @@ export const appCommands: Record<string, Command> = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
         ...assuranceFields(values),
+        ...cibaFields(values),
         ...(values.public ? { token_endpoint_auth_method: 'none' } : {}),
         ...(values['web-origin'] ? { web_origins: values['web-origin'] } : {}),
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
@@ -121,7 +123,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, high-assurance settings or profile (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, high-assurance settings, profile or CIBA settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -144,6 +146,7 @@ export const appCommands: Record<string, Command> = {
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
+      ...cibaOptions,
     },
     positionals: appId,
     run: (client, values, [id]) => {
@@ -159,12 +162,13 @@ export const appCommands: Record<string, Command> = {
         dpop_bound_access_tokens: dpop,
         min_verification_level: str(values, 'min-verification-level'),
         ...assuranceFields(values),
+        ...cibaFields(values),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
           'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
             '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
-            '--require-par, --no-require-par, --id-token-alg or --profile.',
+            '--require-par, --no-require-par, --id-token-alg, --profile, --ciba-mode or --ciba-notification-endpoint.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -93,3 +93,28 @@ export const levelOption = {
     description: 'sign-in refuses people below this level (unmet_authentication_requirements); none: no minimum',
   },
 } as const;
+
+/** CIBA (issue 42): approval of one action by the person, POST /bc-authorize. */
+export const cibaOptions = {
+  'ciba-mode': {
+    type: 'string',
+    value: 'poll|ping',
+    description:
+      "CIBA (POST /bc-authorize): poll, the app asks /token until the person decided; ping, its --ciba-notification-endpoint is told first ('' turns CIBA off on update)",
+  },
+  'ciba-notification-endpoint': {
+    type: 'string',
+    value: 'URL',
+    description:
+      "CIBA ping mode: where {auth_req_id} is POSTed with the request's client_notification_token, https ('' clears on update)",
+  },
+} as const;
+
+/** The admin API fields of the CIBA options given (absent ones stay out). */
+export function cibaFields(values: Values): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    backchannel_token_delivery_mode: nullable(values, 'ciba-mode'),
+    backchannel_client_notification_endpoint: nullable(values, 'ciba-notification-endpoint'),
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}

@@ -12,6 +12,7 @@ import {
   tokenSchemas,
   userinfoDocs,
 } from './oauth';
+import { approvalDocs, bcAuthorizeDocs } from './ciba';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
 
@@ -64,4 +65,7 @@ export const identityDocs = {
   userinfo: userinfoDocs,
   logout: logoutDocs,
   logoutConfirm: logoutConfirmDocs,
+  bcAuthorize: bcAuthorizeDocs,
+  approve: approvalDocs.approve,
+  deny: approvalDocs.deny,
 };

@@ -23,6 +23,14 @@ import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
 import { buildServices, type IdentityServices } from './services';
+import {
+  approvalRoute,
+  approvalSection,
+  bcAuthorizeRoute,
+  CIBA_GRANT_TYPE,
+  cibaGrant,
+  pendingApprovalsNotice,
+} from './ciba';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
 export { buildServices, type IdentityServices, type ServiceOptions } from './services';
@@ -49,6 +57,8 @@ export async function buildApp(
   sessions.start();
   services.refresh.refresh.start();
   services.registration.registrations.start();
+  const { ciba } = services.ciba;
+  ciba.start();
   backChannelLogout.start();
   // the authorization request's way: /authorize begins it; sign-in and consent move it on
   const proceeding = { apps, config, consents, users, sessions, grants, interactions };
@@ -79,6 +89,8 @@ export async function buildApp(
     publicApi: identityApi(deps.config.issuer),
     adminApi: identityAdminApi(),
     publicRoutes(router) {
+      // pending approvals (issue 42): a notice at the top of these pages for a signed-in person
+      router.use(['/account', '/signin', '/consent'], pendingApprovalsNotice({ config, users, sessions, ciba }));
       discoveryRoute(router, { config });
       authorizationServerRoute(router, { config });
       jwksRoute(router, { keys });
@@ -97,7 +109,11 @@ export async function buildApp(
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
-      accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys });
+      accountRoute(router, {
+        ...{ audit, config, consents, limits, logger, users, sessions, passkeys },
+        sections: [approvalSection({ apps, passkeys, ciba })],
+      });
+      approvalRoute(router, { audit, config, consents, limits, users, sessions, passkeys, ciba });
       assetsRoute(router);
       tokenRoute(router, {
         ...clientAuth,
@@ -106,8 +122,10 @@ export async function buildApp(
         grantTypes: {
           refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }),
           client_credentials: clientCredentialsGrant({ config, dpop, tokens, resources }),
+          [CIBA_GRANT_TYPE]: cibaGrant({ config, dpop, tokens, users, ciba, audit }),
         },
       });
+      bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
       introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
@@ -136,6 +154,8 @@ export async function buildApp(
       sessions.stop();
       services.refresh.refresh.stop();
       services.registration.registrations.stop();
+      ciba.stop();
+      await services.ciba.ping.settled();
       await backChannelLogout.stop();
       await audit.stop();
     },

@@ -41,6 +41,7 @@ import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 import { ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
+import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -76,6 +77,8 @@ export interface IdentityServices {
   resources: { resources: ResourceDirectory };
   /** Refresh tokens (issue 41). */
   refresh: { refresh: RefreshTokens };
+  /** Backchannel authentication requests: approval of one action (CIBA, issue 42). */
+  ciba: { ciba: BackchannelRequests; ping: PingNotifier };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -140,6 +143,8 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     { tokens, revocations, users, consents, audit, logger },
     { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
   );
+  // CIBA ping mode (issue 42): notifications through the outbound guard, as back-channel logouts
+  const ping = new PingNotifier(apps, { targets: config.outbound, logger });
   const backChannelLogout = new BackChannelLogout(logoutDeliveryStore(db), tokens, logger, {
     secret: config.secret,
     intervalMs: 5000,
@@ -244,5 +249,13 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
     refresh: { refresh },
+    ciba: {
+      ciba: new BackchannelRequests(
+        backchannelStore(db),
+        { cache, audit, logger, ping },
+        { keyEncryptionKey: config.keyEncryptionKey, now },
+      ),
+      ping,
+    },
   };
 }

@@ -113,6 +113,9 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         dpop_bound_access_tokens: false,
         min_verification_level: null,
         profile: 'none',
+        // issue 42: no CIBA unless the operator sets a mode
+        backchannel_token_delivery_mode: null,
+        backchannel_client_notification_endpoint: null,
         created_at: expect.any(String),
         disabled: false,
         disabled_at: null,

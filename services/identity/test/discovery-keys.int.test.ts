@@ -32,7 +32,14 @@ describe('discovery, JWKS and signing keys', () => {
         'code token',
         'code id_token token',
       ],
-      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+      grant_types_supported: [
+        'authorization_code',
+        'implicit',
+        'refresh_token',
+        'client_credentials',
+        // issue 42: CIBA
+        'urn:openid:params:grant-type:ciba',
+      ],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
@@ -57,6 +64,11 @@ describe('discovery, JWKS and signing keys', () => {
       backchannel_logout_session_supported: true,
       frontchannel_logout_supported: false,
       acr_values_supported: ['urn:attest:loa:orb', 'urn:attest:loa:device'],
+      // issue 42: CIBA (poll, ping) and the RFC 9396 types it understands
+      backchannel_authentication_endpoint: `${b}/bc-authorize`,
+      backchannel_token_delivery_modes_supported: ['poll', 'ping'],
+      backchannel_user_code_parameter_supported: false,
+      authorization_details_types_supported: ['payment', 'action'],
       claims_parameter_supported: true,
       claims_supported: expect.arrayContaining([
         'sub',

@@ -29,6 +29,10 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/account/password',
       '/account/sessions/end',
       '/account/sessions/end-others',
+      // issue 42: CIBA's endpoint and the account page's approval forms
+      '/bc-authorize',
+      '/account/approvals/approve',
+      '/account/approvals/deny',
       '/portal',
       '/portal/signin',
       '/portal/callback',

@@ -2,7 +2,10 @@ import type Joi from 'joi';
 import { form, PASSKEY_FIELDS, str } from '../kernel/form-schemas';
 
 /** GET /account. */
-export const ACCOUNT_QUERY = form({ notice: str('What the last form did') });
+export const ACCOUNT_QUERY = form({
+  notice: str('What the last form did'),
+  approval: str('What the last approval form did: approved or denied (issue 42)'),
+});
 
 const accountForm = (fields: Record<string, Joi.Schema>) =>
   form({ csrf: str('The page’s CSRF token').required(), ...fields });

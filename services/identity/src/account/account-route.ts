@@ -9,6 +9,7 @@ import { commonPasswordMessage, isCommonPassword } from '../kernel/passwords';
 import type { Session } from '../kernel/sessions';
 import type { User } from '../kernel/user-store';
 import { accountPage } from './account-page';
+import type { Html } from '../kernel/html';
 import { errorPage } from '../kernel/pages';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import { checkedValue } from '../kernel/form-check';
@@ -58,7 +59,17 @@ const signed = (res: Response) => res.locals.account as Signed;
 export type AccountRouteDeps = Pick<KernelServices, 'audit' | 'config' | 'consents' | 'limits' | 'logger' | 'users'> &
   Pick<TokenServices, 'sessions'> & {
     passkeys: Passkeys;
+    /** Sections other features add at the top of the page (issue 42: approvals waiting), bound in app.ts. */
+    sections?: AccountSection[];
   };
+
+/** A section of the account page another feature renders: for this request, person, session and CSRF token. */
+export type AccountSection = (input: {
+  req: Request;
+  user: User;
+  sessionId: string;
+  csrf: string;
+}) => Promise<Html | ''>;
 
 export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
   const recentSeconds = ctx.config.ACCOUNT_REAUTH_SECONDS;
@@ -94,11 +105,13 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
   ) => {
     const { user } = signed(res);
     const csrf = csrfOf(req, res);
-    const [consents, passkeys, addPasskey, sessions] = await Promise.all([
+    const sessionId = signed(res).session.id;
+    const [consents, passkeys, addPasskey, sessions, sections] = await Promise.all([
       ctx.consents.listForUser(user.id),
       ctx.passkeys.listForUser(user.id),
       ctx.passkeys.registrationOptions('add', csrf, { userId: user.id, username: user.username, name: user.name }),
       ctx.sessions.listForUser(user.id),
+      Promise.all((ctx.sections ?? []).map((section) => section({ req, user, sessionId, csrf }))),
     ]);
     const current = signed(res).session.id;
     const listed = sessions.map((s) => ({
@@ -112,7 +125,7 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
     const reauth = ctx.sessions.authenticatedWithin(signed(res).session, recentSeconds) ? undefined : window;
     accountPage(
       res.set(headers),
-      { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, ...extra },
+      { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, sections, ...extra },
       status,
     );
   };

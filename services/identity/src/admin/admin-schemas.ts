@@ -104,6 +104,20 @@ const profile = Joi.string()
       'settings not given are set to what it requires, and one given against it is refused. none: each setting as set',
   );
 
+/** CIBA (issue 42, CIBA Core §4 client metadata): how the app learns a backchannel request's outcome. */
+const cibaSettings = {
+  backchannel_token_delivery_mode: Joi.string()
+    .valid('poll', 'ping')
+    .allow(null)
+    .description(
+      'CIBA: poll (the app asks /token) or ping (a POST to its notification endpoint, then /token); null: no CIBA',
+    ),
+  backchannel_client_notification_endpoint: Joi.string()
+    .max(2000)
+    .allow(null)
+    .description('CIBA ping mode: where {auth_req_id} is POSTed once the person decided (https; the outbound guard)'),
+};
+
 export const createAppSchema = Joi.object({
   name: appName.required(),
   redirect_uris: redirectUris.required(),
@@ -117,6 +131,7 @@ export const createAppSchema = Joi.object({
   profile: profile.default('none'),
   ...logoutSettings,
   ...assuranceSettings,
+  ...cibaSettings,
 }).oxor('jwks', 'jwks_uri');
 
 /** PATCH /admin/apps/{id}: any of these; a field added to apps is one line here and one in app-store. */
@@ -130,6 +145,7 @@ export const updateAppSchema = Joi.object({
   ...logoutSettings,
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'client_secret_post', 'private_key_jwt'),
   ...assuranceSettings,
+  ...cibaSettings,
 }).min(1);
 
 const password = Joi.string().min(8).max(1024).messages({ 'string.min': 'password must be at least 8 characters' });

@@ -23,6 +23,7 @@ import {
   createApp,
   rotateAppSecret,
   securitySettingsJson,
+  cibaSettingsJson,
   setAppDisabled,
   updateApp,
   type AppAdminDeps,
@@ -82,6 +83,15 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
       'fapi2: the FAPI 2.0 Security Profile (PAR, PKCE S256, response_type=code, DPoP, private_key_jwt, codes ' +
       'living at most 60 s, https redirect URIs or http on a loopback IP, a PS256 or ES256 id_token); none: each setting as set',
   },
+  backchannel_token_delivery_mode: {
+    enum: ['poll', 'ping', null],
+    description:
+      'CIBA (POST /bc-authorize): poll, the app asks /token; ping, its notification endpoint is told first; null: no CIBA',
+  },
+  backchannel_client_notification_endpoint: {
+    type: ['string', 'null'],
+    description: 'CIBA ping mode: where {auth_req_id} is POSTed with the client_notification_token as a bearer token',
+  },
   created_at: DATE_TIME,
   disabled: { type: 'boolean' },
   disabled_at: NULLABLE_DATE_TIME,
@@ -116,6 +126,7 @@ export const appJson = (app: App) => ({
   jwks: app.jwks,
   jwks_uri: app.jwksUri,
   ...securitySettingsJson(app),
+  ...cibaSettingsJson(app),
   ...lifecycleJson(app),
 });
 

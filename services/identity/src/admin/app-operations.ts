@@ -4,7 +4,14 @@ import type { AppDirectory } from '../kernel/directories';
 import { settingsUnderProfile, type AppProfile, type ProfileSettings } from '../kernel/app-profile';
 import { clientJwksProblem } from '../oauth';
 import { hashClientSecret, newAppId, newClientSecret } from '../kernel/ids';
-import type { App, AppUpdate, ClientJwks, SigningAlg, TokenEndpointAuthMethod } from '../kernel/app-store';
+import type {
+  App,
+  AppUpdate,
+  BackchannelDeliveryMode,
+  ClientJwks,
+  SigningAlg,
+  TokenEndpointAuthMethod,
+} from '../kernel/app-store';
 import type { VerificationLevel } from '../kernel/user-store';
 import { createAppSchema, updateAppSchema } from './admin-schemas';
 
@@ -40,6 +47,30 @@ const noApp = () => errors.notFound('No app with this app_id.', 'app_id');
 function checkBackchannelUri(deps: AppAdminDeps, uri: string | null | undefined): void {
   const problem = uri ? outboundUrlProblem(uri, 'backchannel_logout_uri', deps.config.outbound) : null;
   if (problem) throw errors.invalidParameter('backchannel_logout_uri', problem);
+}
+
+/**
+ * CIBA (issue 42): the notification endpoint through the outbound guard, as backchannel_logout_uri; the ping
+ * mode needs one, and a public client cannot use CIBA (it has no credentials to authenticate /bc-authorize).
+ */
+function checkCiba(
+  deps: AppAdminDeps,
+  settings: { mode: string | null; endpoint: string | null; public: boolean },
+): void {
+  const problem = settings.endpoint
+    ? outboundUrlProblem(settings.endpoint, 'backchannel_client_notification_endpoint', deps.config.outbound)
+    : null;
+  if (problem) throw errors.invalidParameter('backchannel_client_notification_endpoint', problem);
+  if (settings.mode === 'ping' && !settings.endpoint)
+    throw errors.invalidParameter(
+      'backchannel_client_notification_endpoint',
+      'The ping mode needs backchannel_client_notification_endpoint: where the outcome is announced.',
+    );
+  if (settings.mode && settings.public)
+    throw errors.invalidParameter(
+      'backchannel_token_delivery_mode',
+      'A public client (token_endpoint_auth_method none) cannot use CIBA: it cannot authenticate at /bc-authorize.',
+    );
 }
 
 const SECRET_METHODS: TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
@@ -135,6 +166,11 @@ export async function createApp(
   });
   const method = settings.tokenEndpointAuthMethod;
   checkKeys(deps, method, { jwks: body.jwks as ClientJwks | null | undefined, jwksUri: body.jwks_uri });
+  const ciba = {
+    mode: (body.backchannel_token_delivery_mode ?? null) as BackchannelDeliveryMode | null,
+    endpoint: (body.backchannel_client_notification_endpoint ?? null) as string | null,
+  };
+  checkCiba(deps, { ...ciba, public: method === 'none' });
   const secret = SECRET_METHODS.includes(method) ? newClientSecret() : null;
   const app = await deps.apps.insert({
     id: newAppId(),
@@ -153,6 +189,8 @@ export async function createApp(
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
     minVerificationLevel: minLevel(body.min_verification_level),
     profile,
+    backchannelTokenDeliveryMode: ciba.mode,
+    backchannelClientNotificationEndpoint: ciba.endpoint,
   });
   deps.logger.info('app created', { app_id: app.id, public: app.public });
   await deps.audit.record({
@@ -168,10 +206,17 @@ export async function createApp(
       token_endpoint_auth_method: app.tokenEndpointAuthMethod,
       jwks_uri: app.jwksUri,
       ...securitySettingsJson(app),
+      ...cibaSettingsJson(app),
     },
   });
   return { app, secret };
 }
+
+/** An app's CIBA settings as the admin API and the audit trail show them (issue 42). */
+export const cibaSettingsJson = (app: App) => ({
+  backchannel_token_delivery_mode: app.backchannelTokenDeliveryMode,
+  backchannel_client_notification_endpoint: app.backchannelClientNotificationEndpoint,
+});
 
 /** Changes an app from an admin API body (updateAppSchema); a new secret when the change made one. */
 export async function updateApp(
@@ -202,6 +247,22 @@ export async function updateApp(
       ? {}
       : { minVerificationLevel: minLevel(body.min_verification_level) }),
   };
+  if (
+    body.backchannel_token_delivery_mode !== undefined ||
+    body.backchannel_client_notification_endpoint !== undefined
+  ) {
+    const current = await deps.apps.find(id);
+    if (!current) throw noApp();
+    const mode = body.backchannel_token_delivery_mode;
+    const endpoint = body.backchannel_client_notification_endpoint;
+    checkCiba(deps, {
+      mode: mode === undefined ? current.backchannelTokenDeliveryMode : (mode as BackchannelDeliveryMode | null),
+      endpoint: endpoint === undefined ? current.backchannelClientNotificationEndpoint : endpoint,
+      public: current.public,
+    });
+    if (mode !== undefined) changes.backchannelTokenDeliveryMode = mode as BackchannelDeliveryMode | null;
+    if (endpoint !== undefined) changes.backchannelClientNotificationEndpoint = endpoint;
+  }
   let secret: string | null = null;
   const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;
   if (keySettings || PROFILE_FIELDS.some((f) => body[f] !== undefined)) {

@@ -29,6 +29,9 @@ export interface ClientJwks {
   keys: ClientJwk[];
 }
 
+/** CIBA Core §5: the token delivery modes Attest offers (push is not offered). */
+export type BackchannelDeliveryMode = 'poll' | 'ping';
+
 export interface App {
   id: string;
   name: string;
@@ -65,6 +68,10 @@ export interface App {
   registration: AppRegistration;
   /** A metadata document's app: when the document is fetched again; null for every other app. */
   metadataExpiresAt: Date | null;
+  /** CIBA (issue 42): how the app learns a backchannel request's outcome, poll or ping; null: no CIBA. */
+  backchannelTokenDeliveryMode: BackchannelDeliveryMode | null;
+  /** CIBA ping mode: where {auth_req_id} is POSTed once the person decided (through the outbound guard). */
+  backchannelClientNotificationEndpoint: string | null;
   createdAt: Date;
   disabledAt: Date | null;
 }
@@ -93,6 +100,8 @@ export type AppUpdate = Partial<
     | 'dpopBoundAccessTokens'
     | 'minVerificationLevel'
     | 'profile'
+    | 'backchannelTokenDeliveryMode'
+    | 'backchannelClientNotificationEndpoint'
   >
 >;
 
@@ -113,6 +122,8 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
   profile: 'profile',
+  backchannelTokenDeliveryMode: 'backchannel_token_delivery_mode',
+  backchannelClientNotificationEndpoint: 'backchannel_client_notification_endpoint',
 };
 
 /** An apps row as the database returns it (the registration feature reads and writes its own columns). */
@@ -135,6 +146,8 @@ export interface AppRow {
   profile: AppProfile;
   registration?: AppRegistration;
   metadata_expires_at?: Date | null;
+  backchannel_token_delivery_mode?: BackchannelDeliveryMode | null;
+  backchannel_client_notification_endpoint?: string | null;
   created_at: Date;
   disabled_at: Date | null;
 }
@@ -159,6 +172,8 @@ export const toApp = (r: AppRow): App => ({
   profile: r.profile,
   registration: r.registration ?? 'operator',
   metadataExpiresAt: r.metadata_expires_at ?? null,
+  backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode ?? null,
+  backchannelClientNotificationEndpoint: r.backchannel_client_notification_endpoint ?? null,
   createdAt: r.created_at,
   disabledAt: r.disabled_at,
 });
@@ -179,6 +194,8 @@ export interface NewApp {
   dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
   profile?: AppProfile;
+  backchannelTokenDeliveryMode?: BackchannelDeliveryMode | null;
+  backchannelClientNotificationEndpoint?: string | null;
 }
 
 export function appStore(db: Queryable) {
@@ -187,8 +204,9 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
-                           dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+                           dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg,
+                           backchannel_token_delivery_mode, backchannel_client_notification_endpoint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING *`,
         [
           app.id,
           app.name,
@@ -206,6 +224,8 @@ export function appStore(db: Queryable) {
           app.minVerificationLevel ?? null,
           app.profile ?? 'none',
           app.accessTokenSignedResponseAlg ?? 'RS256',
+          app.backchannelTokenDeliveryMode ?? null,
+          app.backchannelClientNotificationEndpoint ?? null,
         ],
       );
       return toApp(row);

@@ -37,6 +37,11 @@ export interface PageOptions {
   scripts?: (nonce: string) => Html;
 }
 
+const withNotice = (res: Response, body: Html): Html => {
+  const notice: unknown = res.locals[PAGE_NOTICE];
+  return notice instanceof Html ? new Html(notice.value + body.value) : body;
+};
+
 export const newNonce = () => randomBytes(16).toString('base64');
 
 /** The developer portal's script: its copy buttons (everything else works without it). */
@@ -53,6 +58,12 @@ export function page(title: string, body: Html, scripts: Html | '' = '', wide = 
 <body><main${wide ? ' class="wide"' : ''}>${body.value}</main>${scripts ? scripts.value : ''}</body></html>`;
 }
 
+/**
+ * res.locals key of a notice a feature puts at the top of whatever page answers the request (issue 42: pending
+ * approvals); an Html, or absent.
+ */
+export const PAGE_NOTICE = 'pageNotice';
+
 /** Pages are never cached, never framed, send no referrer, and may only post back to us. */
 export function sendPage(res: Response, status: number, title: string, body: Html, options: PageOptions = {}): void {
   const { formAction = "'self'", scriptNonce, wide, scripts = passkeyScripts } = options;
@@ -68,5 +79,5 @@ export function sendPage(res: Response, status: number, title: string, body: Htm
       'Referrer-Policy': 'no-referrer',
       'Content-Security-Policy': `default-src 'none'; style-src 'self'; img-src 'self'; ${script}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     })
-    .send(page(title, body, scriptNonce ? scripts(scriptNonce) : '', wide));
+    .send(page(title, withNotice(res, body), scriptNonce ? scripts(scriptNonce) : '', wide));
 }

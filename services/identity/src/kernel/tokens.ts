@@ -60,6 +60,8 @@ export class TokenService {
     aud?: string;
     /** The app's access_token_signed_response_alg: RS256 unless it set PS256 or ES256 (a fapi2 app). */
     alg?: KeyAlg;
+    /** RFC 9396 §9.1: the authorization details the person approved (CIBA, issue 42). */
+    authorizationDetails?: Record<string, unknown>[];
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -81,6 +83,7 @@ export class TokenService {
           }
         : {}),
       ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
+      ...(input.authorizationDetails ? { authorization_details: input.authorizationDetails } : {}),
     };
     const alg = input.alg ?? 'RS256';
     const key = await this.keys.signingKey(alg);

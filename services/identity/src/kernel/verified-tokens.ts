@@ -19,6 +19,8 @@ export interface AccessTokenClaims {
   auth_time?: number;
   /** The sign-in claims the claims parameter asked /userinfo for (acr, amr, auth_time). */
   userinfo_claims?: string[];
+  /** RFC 9396: what the person approved (CIBA, issue 42), as the app asked for it. */
+  authorization_details?: Record<string, unknown>[];
 }
 
 /**

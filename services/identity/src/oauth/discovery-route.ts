@@ -30,7 +30,13 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     // offline_access (issue 41): the code's exchange gives a refresh token
     scopes_supported: [...SUPPORTED_SCOPES, 'offline_access'],
     response_types_supported: [...RESPONSE_TYPES],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'authorization_code',
+      'implicit',
+      'refresh_token',
+      'client_credentials',
+      'urn:openid:params:grant-type:ciba',
+    ],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],
@@ -59,6 +65,12 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     backchannel_logout_session_supported: true,
     frontchannel_logout_supported: false,
     acr_values_supported: ACR_VALUES_SUPPORTED,
+    // CIBA Core 1.0 (issue 42): poll and ping, login_hint or id_token_hint, no user_code, no signed requests
+    backchannel_authentication_endpoint: `${base}/bc-authorize`,
+    backchannel_token_delivery_modes_supported: ['poll', 'ping'],
+    backchannel_user_code_parameter_supported: false,
+    // RFC 9396: the types /bc-authorize understands and shows the person in words
+    authorization_details_types_supported: ['payment', 'action'],
     claims_parameter_supported: true,
     claims_supported: [
       'sub',
@@ -79,6 +91,8 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
       'family_name',
       `${base}/v1`,
       `${base}/beta`,
+      // RFC 9396 §9.1 (issue 42): what a person approved, in a CIBA grant's tokens
+      'authorization_details',
     ],
   };
 }

@@ -10,8 +10,12 @@ export {
   type ProceedDeps,
 } from './authorization-flow';
 export { grantHolder } from './active-grant';
+// what other grants and endpoints of an authenticated app reuse (CIBA, issue 42)
+export { ACR_VALUES_SUPPORTED, acrOf, satisfies } from './assurance';
+export { userClaims } from './claims';
+export { authenticateApp, authenticatedApp, field, parseForm, type ClientAuthDeps } from './client-authentication';
 export { singleParams, type Params } from './authorization-request';
-export { CORS_PREFLIGHT } from './oauth-openapi';
+export { basicAuth, CORS_PREFLIGHT, credentialErrors } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';

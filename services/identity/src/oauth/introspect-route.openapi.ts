@@ -34,6 +34,11 @@ const INTROSPECTION = {
         },
         amr: { type: 'array', items: { type: 'string' }, description: 'RFC 8176 methods, e.g. pwd, hwk, user' },
         auth_time: { type: 'integer', description: 'When the person signed in (seconds since the epoch)' },
+        authorization_details: {
+          type: 'array',
+          items: { type: 'object' },
+          description: 'RFC 9396 §9.2: what the person approved (a CIBA grant’s token; issue 42)',
+        },
       },
     },
     {

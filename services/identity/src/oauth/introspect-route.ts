@@ -70,6 +70,8 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
       ...(claims.acr === undefined ? {} : { acr: claims.acr }),
       ...(claims.amr === undefined ? {} : { amr: claims.amr }),
       ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
+      // RFC 9396 §9.2: what the person approved (CIBA, issue 42)
+      ...(claims.authorization_details ? { authorization_details: claims.authorization_details } : {}),
     });
   };
   endpoint(

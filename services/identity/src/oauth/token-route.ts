@@ -42,6 +42,11 @@ const OAUTH_ERROR: Record<string, string> = {
   invalid_scope: 'invalid_scope',
   invalid_dpop_proof: 'invalid_dpop_proof',
   use_dpop_nonce: 'use_dpop_nonce',
+  // CIBA Core §11 (issue 42; the device grant's RFC 8628 §3.5 answers are the same names)
+  authorization_pending: 'authorization_pending',
+  slow_down: 'slow_down',
+  expired_token: 'expired_token',
+  access_denied: 'access_denied',
   // RFC 6749 names no error for this; clients treat it as "try again later"
   too_many_requests: 'temporarily_unavailable',
 };

@@ -8,7 +8,7 @@ export { logoutDeliveryStore } from './logout-delivery-store';
 export { logoutRoute } from './logout-route';
 export { passkeyMessage } from './passkey-messages';
 export { passkeyStore, removePasskeyKeepingOne } from './passkey-store';
-export { parseCredential, PasskeyCeremonies, Passkeys } from './passkeys';
+export { parseCredential, passkeyAmr, PasskeyCeremonies, Passkeys } from './passkeys';
 export { signInRoute } from './signin-route';
 export { signUpRoute } from './signup-route';
 export type { SignInServices } from './services';

@@ -1,0 +1,396 @@
+import http, { type IncomingMessage, type Server } from 'node:http';
+import request from 'supertest';
+import { freePort } from '../../../packages/common/test/support/throwaway';
+import { ADMIN_TOKEN, basic, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+
+type OpenIdClient = typeof import('openid-client');
+type Agent = ReturnType<typeof request.agent>;
+type Client = { app_id: string; client_secret: string };
+
+const PAYMENT = { type: 'payment', amount: '42.50', currency: 'EUR', payee: 'Acme Travel', reference: 'INV-2026-7' };
+const ACTION = {
+  type: 'action',
+  description: 'Cancel the hotel booking',
+  resource: 'https://hotel.example/bookings/77',
+};
+
+/**
+ * Approval of one action (issue 42): CIBA Core 1.0 (poll and ping) with RFC 9396 authorization_details,
+ * through openid-client's initiateBackchannelAuthentication and pollBackchannelAuthenticationGrant. The person
+ * decides on the account page (its forms, posted with the password here; the passkey in ciba.browser.int.test.ts).
+ */
+describe('CIBA: approval of one action', () => {
+  let oidc: OpenIdClient;
+  let h: IdentityHarness;
+  let server: Server;
+  let issuer: string;
+  let app: Client;
+  let other: Client;
+  let pingApp: Client;
+  let person: { username: string; password: string; user_id: string };
+  let sub: string;
+  let offsetMs = 0;
+  // the ping receiver: what it was sent
+  let receiver: Server;
+  let receiverUrl: string;
+  const pings: { authorization?: string; body: string }[] = [];
+  let pinged: () => void = () => undefined;
+
+  const admin = (method: 'post' | 'patch', path: string) =>
+    request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  beforeAll(async () => {
+    oidc = await import('openid-client');
+    receiver = http.createServer((req: IncomingMessage, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        pings.push({ authorization: req.headers.authorization, body });
+        res.writeHead(204).end();
+        pinged();
+      });
+    });
+    const receiverPort = await freePort();
+    await new Promise<void>((resolve) => receiver.listen(receiverPort, '127.0.0.1', () => resolve()));
+    receiverUrl = `http://localhost:${receiverPort}/ciba-ping`;
+    const port = await freePort();
+    issuer = `http://localhost:${port}`;
+    h = await identityHarness({ BASE_URL: issuer }, {}, { now: () => Date.now() + offsetMs });
+    await new Promise<void>((resolve) => {
+      server = h.publicApp.listen(port, '127.0.0.1', () => resolve());
+    });
+    const create = async (name: string, extra: Record<string, unknown>) =>
+      (
+        await admin('post', '/admin/apps')
+          .send({ name, redirect_uris: [REDIRECT_URI], ...extra })
+          .expect(201)
+      ).body as Client & Record<string, unknown>;
+    const created = await create('Travel agent', { backchannel_token_delivery_mode: 'poll' });
+    expect(created.backchannel_token_delivery_mode).toBe('poll');
+    expect(created.backchannel_client_notification_endpoint).toBeNull();
+    app = created;
+    other = await create('Other agent', { backchannel_token_delivery_mode: 'poll' });
+    pingApp = await create('Ping agent', {
+      backchannel_token_delivery_mode: 'ping',
+      backchannel_client_notification_endpoint: receiverUrl,
+    });
+  });
+  // a person of their own for each test (what waits on their account page is that test's alone)
+  beforeEach(async () => {
+    person = await createUser(h);
+    // the person signed in to the app once: it knows their pairwise sub (login_hint)
+    sub = await h.ctx.oauth.grants.subjectFor(app.app_id, person.user_id);
+  });
+  afterAll(async () => {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+    receiver?.closeAllConnections();
+    await new Promise((r) => receiver?.close(r));
+    await h?.close();
+  });
+  afterEach(() => {
+    offsetMs = 0;
+  });
+
+  const configFor = (client: Client) =>
+    oidc.discovery(new URL(issuer), client.app_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+  const ask = async (client: Client, extra: Record<string, string> = {}) =>
+    oidc.initiateBackchannelAuthentication(await configFor(client), {
+      scope: 'openid profile',
+      login_hint: client === app ? sub : await h.ctx.oauth.grants.subjectFor(client.app_id, person.user_id),
+      binding_message: 'TRIP-7',
+      authorization_details: JSON.stringify([PAYMENT]),
+      ...extra,
+    });
+  const poll = (client: Client, authReqId: string) =>
+    request(h.publicApp)
+      .post('/token')
+      .type('form')
+      .set('Authorization', basic(client.app_id, client.client_secret))
+      .send({ grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: authReqId });
+
+  async function signedIn(): Promise<Agent> {
+    const agent = request.agent(h.publicApp);
+    const page = await agent.get('/signin?next=account');
+    const posted = await agent
+      .post('/signin')
+      .type('form')
+      .send({
+        next: 'account',
+        csrf: hidden(page.text, 'csrf'),
+        username: person.username,
+        password: person.password,
+      });
+    expect(posted.headers.location).toBe('/account');
+    return agent;
+  }
+  /** The account page's form fields of one pending request. */
+  async function pendingOnPage(agent: Agent, requestCount = 1) {
+    const page = await agent.get('/account').expect(200);
+    const items = [...page.text.matchAll(/<li data-approval="(bcr_[0-9a-f]{32})">/g)].map((m) => m[1]);
+    expect(items).toHaveLength(requestCount);
+    return { page: page.text, requestId: items[items.length - 1], csrf: hidden(page.text, 'csrf') };
+  }
+  const approveWithPassword = (agent: Agent, csrf: string, requestId: string, password = person.password) =>
+    agent.post('/account/approvals/approve').type('form').send({ csrf, request_id: requestId, password });
+
+  it('advertises CIBA and the detail types in discovery', async () => {
+    const res = await request(h.publicApp).get('/.well-known/openid-configuration').expect(200);
+    expect(res.body).toMatchObject({
+      backchannel_authentication_endpoint: `${issuer}/bc-authorize`,
+      backchannel_token_delivery_modes_supported: ['poll', 'ping'],
+      backchannel_user_code_parameter_supported: false,
+      authorization_details_types_supported: ['payment', 'action'],
+    });
+    expect(res.body.grant_types_supported).toContain('urn:openid:params:grant-type:ciba');
+    expect(res.body).not.toHaveProperty('backchannel_authentication_request_signing_alg_values_supported');
+  });
+
+  it('a payment approved on the account page with the password: the tokens carry the detail, acr and the approval time, once', async () => {
+    const config = await configFor(app);
+    const asked = await ask(app);
+    expect(asked.expires_in).toBe(300);
+    expect(asked.interval).toBe(5);
+    expect(asked.auth_req_id).toMatch(/^[0-9a-f]{64}$/);
+
+    // before the person decides: authorization_pending, then slow_down for a poll sooner than the interval
+    const pending = await poll(app, asked.auth_req_id).expect(400);
+    expect(pending.body.error).toBe('authorization_pending');
+    const fast = await poll(app, asked.auth_req_id).expect(400);
+    expect(fast.body.error).toBe('slow_down');
+
+    const agent = await signedIn();
+    // the notice on the sign-in landing, and the request in plain words on the account page
+    const landing = await agent.get('/signin?next=account');
+    expect(landing.text).toContain('id="pending-approvals"');
+    const { page, requestId, csrf } = await pendingOnPage(agent);
+    expect(page).toContain('id="pending-approvals"');
+    expect(page).toContain('<strong>Travel agent</strong> asks you to approve:');
+    expect(page).toContain('<strong data-binding-message>TRIP-7</strong>');
+    expect(page).toContain('<li data-detail-type="payment">Pay 42.50 EUR to Acme Travel (reference: INV-2026-7)</li>');
+
+    // a wrong password approves nothing
+    const wrong = await approveWithPassword(agent, csrf, requestId, 'not the password').expect(400);
+    expect(wrong.text).toContain('<code id="error-code">invalid_password</code>');
+    expect((await poll(app, asked.auth_req_id)).body.error).toMatch(/authorization_pending|slow_down/);
+
+    const approved = await approveWithPassword(agent, csrf, requestId).expect(303);
+    expect(approved.headers.location).toBe('/account?approval=approved#approvals');
+    const after = await agent.get('/account?approval=approved').expect(200);
+    expect(after.text).toContain('id="approval-notice"');
+    expect(after.text).not.toContain('data-approval=');
+    expect(after.text).not.toContain('id="pending-approvals"');
+    // approving again: the request is no longer waiting
+    const twice = await approveWithPassword(agent, csrf, requestId).expect(404);
+    expect(twice.text).toContain('<code id="error-code">not_found</code>');
+
+    const tokens = await oidc.pollBackchannelAuthenticationGrant(config, { ...asked, interval: 0 });
+    const idClaims = tokens.claims()!;
+    expect(idClaims.sub).toBe(sub);
+    expect(idClaims.acr).toBe('urn:attest:loa:orb');
+    expect(idClaims.authorization_details).toEqual([PAYMENT]);
+    expect(idClaims.amr).toEqual(['pwd']);
+    expect(tokens.authorization_details).toEqual([PAYMENT]);
+    const access = JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    expect(access).toMatchObject({
+      sub,
+      client_id: app.app_id,
+      scope: 'openid profile',
+      acr: idClaims.acr,
+      auth_time: idClaims.auth_time,
+      authorization_details: [PAYMENT],
+    });
+    // the approval's time: the moment the person proved themselves, in the last minute
+    expect(Math.abs((idClaims.auth_time as number) - Date.now() / 1000)).toBeLessThan(60);
+    // the token works at /userinfo (the approval granted the scopes asked); /introspect shows what was approved
+    await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`).expect(200);
+    const introspected = await request(h.publicApp)
+      .post('/introspect')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ token: tokens.access_token })
+      .expect(200);
+    expect(introspected.body).toMatchObject({ active: true, sub, authorization_details: [PAYMENT], acr: idClaims.acr });
+
+    // an approval is used once
+    const reused = await poll(app, asked.auth_req_id).expect(400);
+    expect(reused.body.error).toBe('invalid_grant');
+    // audited: asked, approved, redeemed
+    const events = (
+      await h.ctx.kernel.audit.list({ types: ['ciba.requested', 'ciba.approved', 'ciba.redeemed'], limit: 1000 })
+    ).filter((e) => e.detail.request_id === requestId);
+    expect(events.map((e) => e.type).sort()).toEqual(['ciba.approved', 'ciba.redeemed', 'ciba.requested']);
+    expect(events.every((e) => e.subject === person.user_id)).toBe(true);
+
+    // the person withdraws the app on the account page: the approval's token stops at once
+    await agent.post('/account/consents/withdraw').type('form').send({ csrf, app_id: app.app_id }).expect(303);
+    const ended = await request(h.publicApp)
+      .post('/introspect')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ token: tokens.access_token })
+      .expect(200);
+    expect(ended.body).toEqual({ active: false });
+  });
+
+  it('another app cannot redeem the auth_req_id (invalid_grant)', async () => {
+    const asked = await ask(app);
+    const res = await poll(other, asked.auth_req_id).expect(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+
+  it('a denied request answers access_denied', async () => {
+    const config = await configFor(app);
+    const asked = await ask(app, { authorization_details: JSON.stringify([ACTION]) });
+    const agent = await signedIn();
+    const { page, requestId, csrf } = await pendingOnPage(agent);
+    expect(page).toContain(
+      '<li data-detail-type="action">Cancel the hotel booking — on https://hotel.example/bookings/77</li>',
+    );
+    const denied = await agent.post('/account/approvals/deny').type('form').send({ csrf, request_id: requestId });
+    expect(denied.status).toBe(303);
+    expect(denied.headers.location).toBe('/account?approval=denied#approvals');
+    await expect(oidc.pollBackchannelAuthenticationGrant(config, { ...asked, interval: 0 })).rejects.toMatchObject({
+      error: 'access_denied',
+    });
+  });
+
+  it('an expired request answers expired_token, and is no longer shown', async () => {
+    const asked = await ask(app, { requested_expiry: '60' });
+    expect(asked.expires_in).toBe(60);
+    offsetMs = 61_000;
+    const res = await poll(app, asked.auth_req_id).expect(400);
+    expect(res.body.error).toBe('expired_token');
+    const agent = await signedIn();
+    const page = await agent.get('/account').expect(200);
+    expect(page.text).not.toContain('data-approval=');
+  });
+
+  it('refuses what it does not understand, in CIBA Core §13 terms', async () => {
+    const send = (form: Record<string, string>, client: Client = app) =>
+      request(h.publicApp)
+        .post('/bc-authorize')
+        .type('form')
+        .set('Authorization', basic(client.app_id, client.client_secret))
+        .send({ scope: 'openid', login_hint: sub, ...form });
+    const unknownType = await send({
+      authorization_details: JSON.stringify([{ type: 'wire_transfer', amount: '1' }]),
+    }).expect(400);
+    expect(unknownType.body).toMatchObject({
+      error: 'invalid_authorization_details',
+      attribute: 'authorization_details',
+    });
+    expect(unknownType.body.error_description).toContain('"wire_transfer" is not a type this server understands');
+    await oidc
+      .initiateBackchannelAuthentication(await configFor(app), {
+        scope: 'openid',
+        login_hint: sub,
+        authorization_details: JSON.stringify([{ type: 'payment', amount: 12.5, currency: 'EUR', payee: 'x' }]),
+      })
+      .then(
+        () => {
+          throw new Error('accepted a float amount');
+        },
+        (err: { error?: string }) => expect(err.error).toBe('invalid_authorization_details'),
+      );
+    const extraField = await send({ authorization_details: JSON.stringify([{ ...ACTION, privileges: ['all'] }]) });
+    expect(extraField.body.error).toBe('invalid_authorization_details');
+    expect((await send({ login_hint: 'nobody-this-app-knows' }).expect(400)).body.error).toBe('unknown_user_id');
+    // a sub of another app is nobody for this one (pairwise)
+    const otherSub = await h.ctx.oauth.grants.subjectFor(pingApp.app_id, person.user_id);
+    expect((await send({ login_hint: otherSub }).expect(400)).body.error).toBe('unknown_user_id');
+    expect((await send({ scope: 'profile' }).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      attribute: 'scope',
+    });
+    expect((await send({ binding_message: 'x'.repeat(101) }).expect(400)).body.error).toBe('invalid_binding_message');
+    expect((await send({ requested_expiry: '5' }).expect(400)).body.attribute).toBe('requested_expiry');
+    expect((await send({ login_hint_token: 'eyJ' }).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      attribute: 'login_hint_token',
+    });
+    // a ping app must send its client_notification_token
+    const pingSub = await h.ctx.oauth.grants.subjectFor(pingApp.app_id, person.user_id);
+    expect((await send({ login_hint: pingSub }, pingApp).expect(400)).body.attribute).toBe('client_notification_token');
+    // an app without a CIBA mode
+    const plain = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'No CIBA', redirect_uris: [REDIRECT_URI] })
+        .expect(201)
+    ).body as Client;
+    expect((await send({}, plain).expect(400)).body.error).toBe('unauthorized_client');
+    // wrong credentials
+    const wrongSecret = await send({}, { ...app, client_secret: 'sk_wrong' }).expect(401);
+    expect(wrongSecret.body.error).toBe('invalid_client');
+  });
+
+  it('at most five requests of one app wait for one person', async () => {
+    for (let i = 0; i < 5; i++) await ask(app);
+    const sixth = await request(h.publicApp)
+      .post('/bc-authorize')
+      .type('form')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .send({ scope: 'openid', login_hint: sub })
+      .expect(429);
+    expect(sixth.body).toMatchObject({ code: 'too_many_requests', error: 'temporarily_unavailable' });
+    // another app may still ask
+    const otherSub = await h.ctx.oauth.grants.subjectFor(other.app_id, person.user_id);
+    await request(h.publicApp)
+      .post('/bc-authorize')
+      .type('form')
+      .set('Authorization', basic(other.app_id, other.client_secret))
+      .send({ scope: 'openid', login_hint: otherSub })
+      .expect(200);
+  });
+
+  it('ping mode: the decision is announced to the registered endpoint, with the client_notification_token', async () => {
+    const config = await configFor(pingApp);
+    const token = 'notify-me-0123456789';
+    const asked = await ask(pingApp, { client_notification_token: token });
+    const agent = await signedIn();
+    const { requestId, csrf } = await pendingOnPage(agent);
+    const delivered = new Promise<void>((resolve) => (pinged = resolve));
+    await approveWithPassword(agent, csrf, requestId).expect(303);
+    await delivered;
+    expect(pings).toHaveLength(1);
+    expect(pings[0].authorization).toBe(`Bearer ${token}`);
+    expect(JSON.parse(pings[0].body)).toEqual({ auth_req_id: asked.auth_req_id });
+    // the token is stored sealed, never in clear
+    const rows = await h.storage.db.query<{ notification_token: string }>(
+      'SELECT notification_token FROM backchannel_requests WHERE id = $1',
+      [requestId],
+    );
+    expect(rows[0].notification_token).not.toContain(token);
+    const tokens = await oidc.pollBackchannelAuthenticationGrant(config, { ...asked, interval: 0 });
+    expect(tokens.claims()!.authorization_details).toEqual([PAYMENT]);
+  });
+
+  it('the app settings: ping needs an endpoint, through the outbound guard', async () => {
+    const noEndpoint = await admin('patch', `/admin/apps/${app.app_id}`)
+      .send({ backchannel_token_delivery_mode: 'ping' })
+      .expect(400);
+    expect(noEndpoint.body.attribute).toBe('backchannel_client_notification_endpoint');
+    const notHttps = await admin('patch', `/admin/apps/${app.app_id}`)
+      .send({ backchannel_token_delivery_mode: 'ping', backchannel_client_notification_endpoint: 'ftp://x.example' })
+      .expect(400);
+    expect(notHttps.body.attribute).toBe('backchannel_client_notification_endpoint');
+    const set = await admin('patch', `/admin/apps/${other.app_id}`)
+      .send({ backchannel_token_delivery_mode: 'ping', backchannel_client_notification_endpoint: receiverUrl })
+      .expect(200);
+    expect(set.body).toMatchObject({
+      backchannel_token_delivery_mode: 'ping',
+      backchannel_client_notification_endpoint: receiverUrl,
+    });
+    const off = await admin('patch', `/admin/apps/${other.app_id}`)
+      .send({ backchannel_token_delivery_mode: null })
+      .expect(200);
+    expect(off.body.backchannel_token_delivery_mode).toBeNull();
+  });
+});
