@@ -14,6 +14,7 @@ import {
 } from './oauth';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
+import { deviceAuthorizationDocs, deviceDocs } from './device';
 
 // The public OpenAPI document: its info and shared components here; each endpoint's operations are a
 // fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
@@ -62,6 +63,8 @@ export const identityDocs = {
   register: registerDocs,
   registrationClient: registrationClientDocs,
   userinfo: userinfoDocs,
+  deviceAuthorization: deviceAuthorizationDocs,
+  device: deviceDocs,
   logout: logoutDocs,
   logoutConfirm: logoutConfirmDocs,
 };

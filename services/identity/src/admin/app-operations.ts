@@ -85,6 +85,7 @@ export const securitySettingsJson = (app: App) => ({
   access_token_signed_response_alg: app.accessTokenSignedResponseAlg,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
+  device_authorization_grant: app.deviceAuthorizationGrant,
   profile: app.profile,
 });
 
@@ -152,6 +153,7 @@ export async function createApp(
     accessTokenSignedResponseAlg: settings.accessTokenSignedResponseAlg,
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
     minVerificationLevel: minLevel(body.min_verification_level),
+    deviceAuthorizationGrant: body.device_authorization_grant,
     profile,
   });
   deps.logger.info('app created', { app_id: app.id, public: app.public });
@@ -198,6 +200,9 @@ export async function updateApp(
       ? {}
       : { idTokenSignedResponseAlg: body.id_token_signed_response_alg }),
     ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
+    ...(body.device_authorization_grant === undefined
+      ? {}
+      : { deviceAuthorizationGrant: body.device_authorization_grant }),
     ...(body.min_verification_level === undefined
       ? {}
       : { minVerificationLevel: minLevel(body.min_verification_level) }),

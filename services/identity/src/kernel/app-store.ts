@@ -61,6 +61,11 @@ export interface App {
   minVerificationLevel: VerificationLevel | null;
   /** fapi2: the FAPI 2.0 Security Profile (app-profile.ts); none: each setting as set. */
   profile: AppProfile;
+  /**
+   * RFC 8628 (issue 41): the app may use the Device Authorization Grant (/device_authorization, then
+   * grant_type urn:ietf:params:oauth:grant-type:device_code at /token). Off unless enabled.
+   */
+  deviceAuthorizationGrant: boolean;
   /** Who made it: an operator, or the client itself (dynamic, metadata_document: not reviewed by an operator). */
   registration: AppRegistration;
   /** A metadata document's app: when the document is fetched again; null for every other app. */
@@ -93,6 +98,7 @@ export type AppUpdate = Partial<
     | 'dpopBoundAccessTokens'
     | 'minVerificationLevel'
     | 'profile'
+    | 'deviceAuthorizationGrant'
   >
 >;
 
@@ -113,6 +119,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
   minVerificationLevel: 'min_verification_level',
   profile: 'profile',
+  deviceAuthorizationGrant: 'device_authorization_grant',
 };
 
 /** An apps row as the database returns it (the registration feature reads and writes its own columns). */
@@ -133,6 +140,7 @@ export interface AppRow {
   dpop_bound_access_tokens: boolean;
   min_verification_level: VerificationLevel | null;
   profile: AppProfile;
+  device_authorization_grant?: boolean;
   registration?: AppRegistration;
   metadata_expires_at?: Date | null;
   created_at: Date;
@@ -157,6 +165,7 @@ export const toApp = (r: AppRow): App => ({
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   minVerificationLevel: r.min_verification_level ?? null,
   profile: r.profile,
+  deviceAuthorizationGrant: r.device_authorization_grant ?? false,
   registration: r.registration ?? 'operator',
   metadataExpiresAt: r.metadata_expires_at ?? null,
   createdAt: r.created_at,
@@ -179,6 +188,7 @@ export interface NewApp {
   dpopBoundAccessTokens?: boolean;
   minVerificationLevel?: VerificationLevel | null;
   profile?: AppProfile;
+  deviceAuthorizationGrant?: boolean;
 }
 
 export function appStore(db: Queryable) {
@@ -187,8 +197,9 @@ export function appStore(db: Queryable) {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
-                           dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+                           dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg,
+                           device_authorization_grant)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
         [
           app.id,
           app.name,
@@ -206,6 +217,7 @@ export function appStore(db: Queryable) {
           app.minVerificationLevel ?? null,
           app.profile ?? 'none',
           app.accessTokenSignedResponseAlg ?? 'RS256',
+          app.deviceAuthorizationGrant ?? false,
         ],
       );
       return toApp(row);

@@ -25,7 +25,7 @@ export interface ConsentClient {
  * The asking client in plain words: a metadata document's client by the host of its address (the one thing
  * about it that is checked), a self-registered one named and marked as not reviewed by the operator.
  */
-function whoAsks(client: ConsentClient): { title: Html | string; note: Html | string } {
+export function whoAsks(client: ConsentClient): { title: Html | string; note: Html | string } {
   if (client.registration === 'metadata_document') {
     const host = new URL(client.id).host;
     return {

@@ -30,7 +30,14 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     // offline_access (issue 41): the code's exchange gives a refresh token
     scopes_supported: [...SUPPORTED_SCOPES, 'offline_access'],
     response_types_supported: [...RESPONSE_TYPES],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'authorization_code',
+      'implicit',
+      'refresh_token',
+      'client_credentials',
+      // RFC 8628 (issue 41): for apps it is enabled for (device_authorization_grant)
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],
@@ -42,6 +49,7 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
     introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     revocation_endpoint: `${base}/revoke`,
+    device_authorization_endpoint: `${base}/device_authorization`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
     revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     // RFC 9126: per app (require_pushed_authorization_requests), never for every app

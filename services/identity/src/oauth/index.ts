@@ -10,14 +10,32 @@ export {
   type ProceedDeps,
 } from './authorization-flow';
 export { grantHolder } from './active-grant';
+export {
+  acrOf,
+  essentialAcr,
+  parseClaimsParameter,
+  unmetDemand,
+  userinfoSignInClaims,
+  type ClaimsRequest,
+} from './assurance';
+export { consentScopes } from './authorization-step';
+export { authenticateApp, authenticatedApp, parseForm, type ClientAuthDeps } from './client-authentication';
+export { RedirectError } from './oauth-error';
 export { singleParams, type Params } from './authorization-request';
-export { CORS_PREFLIGHT } from './oauth-openapi';
+export { basicAuth, CORS_PREFLIGHT, credentialErrors } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
 export { discoveryMetadata, discoveryRoute } from './discovery-route';
 export { DpopError, dpopAlgorithmsOf, dpopHeader, DpopProofs } from './dpop';
-export { boundAtToken, Grants, type ExchangedGrant, type RefreshIssuer, type TokenResponse } from './grants';
+export {
+  boundAtToken,
+  Grants,
+  type ApprovedGrant,
+  type ExchangedGrant,
+  type RefreshIssuer,
+  type TokenResponse,
+} from './grants';
 export { InteractionLimit } from './interaction-limit';
 export { InteractionStore, type Interaction } from './interactions';
 export { introspectRoute } from './introspect-route';
@@ -25,7 +43,7 @@ export { jwksRoute } from './jwks-route';
 export { parRoute } from './par-route';
 export { PushedRequests } from './pushed-requests';
 export { revokeRoute } from './revoke-route';
-export { tokenRoute } from './token-route';
+export { OAUTH_TOKEN_ERRORS, tokenRoute } from './token-route';
 export { grantField, tokenDpopJkt, type TokenGrantDeps } from './token-grant';
 export { userinfoRoute } from './userinfo-route';
 export type { OAuthServices } from './services';
