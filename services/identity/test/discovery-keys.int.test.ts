@@ -32,7 +32,14 @@ describe('discovery, JWKS and signing keys', () => {
         'code token',
         'code id_token token',
       ],
-      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+      grant_types_supported: [
+        'authorization_code',
+        'implicit',
+        'refresh_token',
+        'client_credentials',
+        // issue 41: the device flow (RFC 8628)
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
@@ -44,6 +51,7 @@ describe('discovery, JWKS and signing keys', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
       introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       revocation_endpoint: `${b}/revoke`,
+      device_authorization_endpoint: `${b}/device_authorization`,
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
       revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       pushed_authorization_request_endpoint: `${b}/par`,
