@@ -1,20 +1,11 @@
-import fs from 'node:fs';
 import http from 'node:http';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { CHROMIUM, launchChromium, submitSignIn } from '../../../packages/common/test/support/chromium';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
 import { freePort } from '@attest/testing';
+import { expectAccessible } from './axe';
 import { ADMIN_TOKEN, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
-
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 jest.setTimeout(180_000);
 
@@ -62,17 +53,6 @@ describeNeeding([CHROMIUM], 'the device page in Chromium', () => {
     }
     await h?.close();
   });
-
-  /** axe-core (WCAG 2.x A and AA and best practices) on the page as it is: no serious or critical violation. */
-  async function expectAccessible(page: Page): Promise<void> {
-    // evaluated through the DevTools protocol, which the page's CSP (script-src 'none') does not govern
-    await page.evaluate(AXE_SOURCE);
-    const violations = (await page.evaluate(
-      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
-    )) as AxeViolation[];
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect([page.url(), serious]).toEqual([page.url(), []]);
-  }
 
   it('a person types the code, signs in and allows the device; every page is accessible', async () => {
     const person = await createUser(h);

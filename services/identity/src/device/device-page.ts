@@ -1,7 +1,6 @@
 import type { Response } from 'express';
 import { html, sendPage } from '../kernel/html';
-import { whoAsks, type ConsentClient } from '../kernel/pages';
-import { SCOPE_DESCRIPTIONS, type Scope } from '../kernel/scopes';
+import { askedFor, whoAsks, type ConsentClient } from '../kernel/pages';
 
 /** Step 1: the person types the code their device shows (pre-filled from verification_uri_complete). */
 export function enterCodePage(
@@ -48,8 +47,7 @@ export function approvalPage(
     'Allow a device',
     html`<h1>${who.title} wants to</h1>
 ${who.note}
-${input.resource ? html`<p id="resource">Access <strong>${input.resource}</strong> as you, and:</p>` : ''}
-<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`}</li>`)}</ul>
+${askedFor(input.scopes, input.resource)}
 <p>Allow only if your device shows the code <strong id="user-code">${input.userCode}</strong>.</p>
 <p class="muted">Signed in as <strong id="signed-in-as">${input.username}</strong>. <a href="${input.switchUrl}" id="switch-account">Not you? Sign in with another account</a></p>
 <form method="post" action="/device">
