@@ -266,6 +266,24 @@ describe('the device flow', () => {
     expect(tokens.id_token).toBeDefined();
   });
 
+  it('single use under concurrent polls: of parallel polls after the approval, exactly one gets the tokens', async () => {
+    const started = (await start(backend, { scope: 'openid' }).expect(200)).body;
+    const agent = request.agent(h.publicApp);
+    const page = await signInAt(agent, started.user_code, orbPerson);
+    expect((await decide(agent, page, started.user_code, 'approve')).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => poll(backend, started.device_code)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status !== 200).map(pollError)).toEqual(
+      Array.from({ length: 5 }, () => [400, 'invalid_grant']),
+    );
+    const [row] = await h.storage.db.query<{ redeemed_at: Date | null; status: string }>(
+      'SELECT redeemed_at, status FROM device_authorizations WHERE client_id = $1 ORDER BY created_at DESC LIMIT 1',
+      [backend.app_id],
+    );
+    expect(row.status).toBe('approved');
+    expect(row.redeemed_at).not.toBeNull();
+  });
+
   it('slow_down: polled sooner than the interval, the interval grows by 5 s and is remembered', async () => {
     const started = (await start(cli, { scope: 'openid' }).expect(200)).body;
     expect(pollError(await poll(cli, started.device_code))).toEqual([400, 'authorization_pending']);
