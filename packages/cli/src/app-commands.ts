@@ -11,8 +11,13 @@ interface AppCreated {
   token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   web_origins: string[];
   min_verification_level: 'orb' | 'device' | null;
+  device_authorization_grant: boolean;
   profile: 'none' | 'fapi2';
 }
+
+const DEVICE_FLOW =
+  'the device flow (RFC 8628, device_authorization_grant): /device_authorization, then the person types a code at ' +
+  '/device; for a CLI or a device without a browser (public or confidential)';
 
 /**
  * Disables or enables an app in both services that know it: identity (its sign-in and tokens), then
@@ -57,6 +62,7 @@ export const appCommands: Record<string, Command> = {
         type: 'boolean',
         description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
       },
+      'device-flow': { type: 'boolean', description: `allow ${DEVICE_FLOW}` },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -74,6 +80,7 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
         ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
+        ...(values['device-flow'] ? { device_authorization_grant: true } : {}),
         min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
@@ -92,6 +99,7 @@ export const appCommands: Record<string, Command> = {
       const level = {
         ...(app.min_verification_level ? { min_verification_level: app.min_verification_level } : {}),
         ...(app.profile === 'fapi2' ? { profile: app.profile } : {}),
+        ...(app.device_authorization_grant ? { device_authorization_grant: true } : {}),
       };
       return client_secret
         ? {
@@ -123,7 +131,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, high-assurance settings, profile or CIBA settings (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, device flow, high-assurance settings, profile or CIBA settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -143,6 +151,11 @@ export const appCommands: Record<string, Command> = {
         description: 'require DPoP proofs at /token: every access token becomes DPoP-bound (dpop_bound_access_tokens)',
       },
       'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
+      'device-flow': { type: 'boolean', description: `allow ${DEVICE_FLOW}` },
+      'no-device-flow': {
+        type: 'boolean',
+        description: 'refuse the device flow again (codes not yet redeemed stop working)',
+      },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -153,6 +166,9 @@ export const appCommands: Record<string, Command> = {
       if (values['dpop-required'] && values['no-dpop-required'])
         throw new CliError('Give --dpop-required or --no-dpop-required, not both.');
       const dpop = values['dpop-required'] ? true : values['no-dpop-required'] ? false : undefined;
+      if (values['device-flow'] && values['no-device-flow'])
+        throw new CliError('Give --device-flow or --no-device-flow, not both.');
+      const deviceFlow = values['device-flow'] ? true : values['no-device-flow'] ? false : undefined;
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
@@ -160,6 +176,7 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
         dpop_bound_access_tokens: dpop,
+        device_authorization_grant: deviceFlow,
         min_verification_level: str(values, 'min-verification-level'),
         ...assuranceFields(values),
         ...cibaFields(values),
@@ -167,7 +184,7 @@ export const appCommands: Record<string, Command> = {
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
           'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
-            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
+            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --device-flow, --no-device-flow, --auth-method, --jwks-file, --jwks-uri, ' +
             '--require-par, --no-require-par, --id-token-alg, --profile, --ciba-mode or --ciba-notification-endpoint.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);

@@ -145,6 +145,38 @@ describe('pnpm manage', () => {
     expect((await manage(['app', 'show', plain.app_id])).dpop_bound_access_tokens).toBe(false);
   });
 
+  it('apps: --device-flow at create and update (device_authorization_grant, issue 41), shown in --help', async () => {
+    expect(((await runCli(['app', 'create', '--help'], {})) as HelpText).text).toMatch(
+      /--device-flow\s+allow the device flow/,
+    );
+    expect(((await runCli(['app', 'update', '--help'], {})) as HelpText).text).toContain('--no-device-flow');
+    const created = await manage([
+      'app',
+      'create',
+      '--name',
+      'Terminal',
+      '--redirect-uri',
+      'https://terminal.example/cb',
+      '--public',
+      '--device-flow',
+    ]);
+    expect(created.device_authorization_grant).toBe(true);
+    const id = created.app_id as string;
+    expect((await manage(['app', 'show', id])).device_authorization_grant).toBe(true);
+    expect((await manage(['app', 'update', id, '--no-device-flow'])).device_authorization_grant).toBe(false);
+    expect((await manage(['app', 'update', id, '--device-flow'])).device_authorization_grant).toBe(true);
+    expect(await failure(['app', 'update', id, '--device-flow', '--no-device-flow'])).toMatch(/not both/);
+    const plain = await manage([
+      'app',
+      'create',
+      '--name',
+      'No device',
+      '--redirect-uri',
+      'https://nodevice.example/cb',
+    ]);
+    expect((await manage(['app', 'show', plain.app_id])).device_authorization_grant).toBe(false);
+  });
+
   it('apps: --profile fapi2 at create and update sets what FAPI 2.0 requires, none lifts it; shown in --help', async () => {
     for (const command of ['create', 'update'])
       expect(((await runCli(['app', command, '--help'], {})) as HelpText).text).toMatch(

@@ -15,6 +15,7 @@ import {
 import { approvalDocs, bcAuthorizeDocs } from './ciba';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
+import { deviceAuthorizationDocs, deviceDocs } from './device';
 
 // The public OpenAPI document: its info and shared components here; each endpoint's operations are a
 // fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
@@ -63,6 +64,8 @@ export const identityDocs = {
   register: registerDocs,
   registrationClient: registrationClientDocs,
   userinfo: userinfoDocs,
+  deviceAuthorization: deviceAuthorizationDocs,
+  device: deviceDocs,
   logout: logoutDocs,
   logoutConfirm: logoutConfirmDocs,
   bcAuthorize: bcAuthorizeDocs,

@@ -22,6 +22,7 @@ import { ensurePortalClient, portalRoutes } from './portal';
 import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
+import { DEVICE_CODE_GRANT, deviceAuthorizationRoute, deviceCodeGrant, deviceRoute } from './device';
 import { buildServices, type IdentityServices } from './services';
 import {
   approvalRoute,
@@ -59,6 +60,7 @@ export async function buildApp(
   services.registration.registrations.start();
   const { ciba } = services.ciba;
   ciba.start();
+  services.device.device.start();
   backChannelLogout.start();
   // the authorization request's way: /authorize begins it; sign-in and consent move it on
   const proceeding = { apps, config, consents, users, sessions, grants, interactions };
@@ -66,6 +68,7 @@ export async function buildApp(
   const signIn = signInFlow(proceeding);
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
   const { resources } = services.resources;
+  const { device } = services.device;
   const holders = { consents, subjects, users, revocations };
   // a token for a resource is active while its grant holds: its session, its app, the person, the consent
   const resourceServers = resourceIntrospection({
@@ -123,9 +126,12 @@ export async function buildApp(
           refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }),
           client_credentials: clientCredentialsGrant({ config, dpop, tokens, resources }),
           [CIBA_GRANT_TYPE]: cibaGrant({ config, dpop, tokens, users, ciba, audit }),
+          [DEVICE_CODE_GRANT]: deviceCodeGrant({ config, dpop, device }),
         },
       });
       bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba });
+      deviceAuthorizationRoute(router, { ...clientAuth, device });
+      deviceRoute(router, { apps, config, limits, users, sessions, device });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
       introspectRoute(router, { ...clientAuth, holders, resourceServers });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
@@ -156,6 +162,7 @@ export async function buildApp(
       services.registration.registrations.stop();
       ciba.stop();
       await services.ciba.ping.settled();
+      services.device.device.stop();
       await backChannelLogout.stop();
       await audit.stop();
     },

@@ -45,6 +45,10 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   ACCOUNT_REAUTH_SECONDS: number;
   /** The absolute lifetime of a refresh token family (issue 41): rotation never extends it. */
   REFRESH_TOKEN_TTL_SECONDS: number;
+  /** RFC 8628 (issue 41): how long a device code and its user code wait for the person (expires_in). */
+  DEVICE_CODE_TTL_SECONDS: number;
+  /** Wrong user codes typed at /device per client address per window (AUTH_FAILURE_WINDOW_SECONDS). */
+  DEVICE_CODE_FAILURES_PER_ADDRESS: number;
   /** WebAuthn user verification at passkey sign-in and registration: required (default) or preferred. */
   PASSKEY_USER_VERIFICATION: 'required' | 'preferred';
   /** scrypt cost of new password hashes, as log2 N (17: N = 2^17). */
@@ -142,6 +146,8 @@ const schema = {
   PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
   ACCOUNT_REAUTH_SECONDS: Joi.number().integer().min(30).max(86400).default(300),
   REFRESH_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(31536000).default(2592000),
+  DEVICE_CODE_TTL_SECONDS: Joi.number().integer().min(60).max(1800).default(600),
+  DEVICE_CODE_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
   PASSKEY_USER_VERIFICATION: Joi.string().valid('required', 'preferred').default('required'),
   PASSWORD_HASH_COST: Joi.number()
     .integer()

@@ -42,6 +42,7 @@ import { MetadataDocuments, Registrations, registrationStore, type RegistrationS
 import { ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
 import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
+import { DeviceFlow, deviceStore } from './device';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -79,6 +80,8 @@ export interface IdentityServices {
   refresh: { refresh: RefreshTokens };
   /** Backchannel authentication requests: approval of one action (CIBA, issue 42). */
   ciba: { ciba: BackchannelRequests; ping: PingNotifier };
+  /** The Device Authorization Grant (issue 41, RFC 8628). */
+  device: { device: DeviceFlow };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -182,6 +185,27 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     logger,
     now,
   );
+  const grants = new Grants(
+    cache,
+    tokens,
+    users,
+    subjects,
+    revocations,
+    {
+      issuer: config.issuer,
+      emailDomain: config.emailDomain,
+      secret: config.secret,
+      codeTtlSeconds: config.CODE_TTL_SECONDS,
+    },
+    audit,
+    refresh.issue,
+  );
+  const resources = new ResourceDirectory(resourceStore(db), bus);
+  // the Device Authorization Grant (RFC 8628, issue 41)
+  const device = new DeviceFlow(
+    { store: deviceStore(db), grants, users, consents, sessions, revocations, resources, audit, logger },
+    { issuer: config.issuer, secret: config.secret, ttlSeconds: config.DEVICE_CODE_TTL_SECONDS, now },
+  );
   return {
     kernel: {
       config,
@@ -198,21 +222,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     tokens: { keys, tokens, revocations, sessions },
     oauth: {
-      grants: new Grants(
-        cache,
-        tokens,
-        users,
-        subjects,
-        revocations,
-        {
-          issuer: config.issuer,
-          emailDomain: config.emailDomain,
-          secret: config.secret,
-          codeTtlSeconds: config.CODE_TTL_SECONDS,
-        },
-        audit,
-        refresh.issue,
-      ),
+      grants,
       clientKeys: new ClientKeys(config.outbound, logger, { now }),
       pushedRequests: new PushedRequests(cache, now),
       // embedded: the proofs' jti records live in a store of their own, so a flood of DPoP requests can fill
@@ -247,7 +257,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       metadataDocuments,
       store: registrations,
     },
-    resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
+    resources: { resources },
     refresh: { refresh },
     ciba: {
       ciba: new BackchannelRequests(
@@ -257,5 +267,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       ),
       ping,
     },
+    device: { device },
   };
 }

@@ -112,6 +112,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         access_token_signed_response_alg: 'RS256',
         dpop_bound_access_tokens: false,
         min_verification_level: null,
+        // issue 41: the device flow, off unless enabled
+        device_authorization_grant: false,
         profile: 'none',
         // issue 42: no CIBA unless the operator sets a mode
         backchannel_token_delivery_mode: null,

@@ -39,6 +39,8 @@ describe('discovery, JWKS and signing keys', () => {
         'client_credentials',
         // issue 42: CIBA
         'urn:openid:params:grant-type:ciba',
+        // issue 41: the device flow (RFC 8628)
+        'urn:ietf:params:oauth:grant-type:device_code',
       ],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
@@ -51,6 +53,7 @@ describe('discovery, JWKS and signing keys', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
       introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       revocation_endpoint: `${b}/revoke`,
+      device_authorization_endpoint: `${b}/device_authorization`,
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt', 'none'],
       revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       pushed_authorization_request_endpoint: `${b}/par`,

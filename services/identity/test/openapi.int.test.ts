@@ -22,6 +22,8 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/signin',
       '/signup',
       '/consent',
+      '/device',
+      '/device_authorization',
       '/account',
       '/account/consents/withdraw',
       '/account/passkeys',

@@ -9,6 +9,7 @@ import { freePort } from '@attest/testing';
 import { describeNeeding } from '../../../packages/common/test/support/binaries';
 import { receiveAt, transactionsHarness, type TransactionsHarness } from '../../transactions/test/support';
 import { WebhookReceiver } from '../../transactions/test/support/webhook-receiver';
+import { expectAccessible } from './axe';
 import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
 
 /**
@@ -25,7 +26,6 @@ import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from './support';
  * (settings, security, team, danger zone), each loading and its form landing back on it.
  */
 const SCREENSHOTS = path.join(__dirname, '..', '..', '..', 'docs', 'portal');
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'correct horse battery';
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -38,13 +38,6 @@ const close = (server: http.Server) => {
   server.closeAllConnections();
   return new Promise<void>((r) => server.close(() => r()));
 };
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 // each test signs in, runs axe on several pages and takes screenshots: more than the default 60 s on a
 // loaded two-core machine
@@ -113,17 +106,6 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     });
     return seen;
   };
-
-  /** axe-core (WCAG 2.x A and AA and best practices) on the page as it is: no serious or critical violation. */
-  async function expectAccessible(page: Page): Promise<void> {
-    // evaluated through the DevTools protocol, which the page's CSP (script-src 'none') does not govern
-    await page.evaluate(AXE_SOURCE);
-    const violations = (await page.evaluate(
-      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
-    )) as AxeViolation[];
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect([page.url(), serious]).toEqual([page.url(), []]);
-  }
 
   /**
    * A value shown once (issue 40, item 13): the whole of it is visible at the page's width (its text is the

@@ -126,6 +126,42 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     expect(res.body.error_description).toContain(attribute);
   });
 
+  it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const res = await register({
+      client_name: 'Terminal agent',
+      redirect_uris: ['http://127.0.0.1:33419/callback'],
+      grant_types: ['authorization_code', deviceGrant],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.grant_types).toEqual(['authorization_code', deviceGrant]);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
+    expect(started.body.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    // RFC 7592: registered again without it, the device flow is off
+    const updated = await request(h.publicApp)
+      .put(`/register/${res.body.client_id}`)
+      .set('Authorization', `Bearer ${res.body.registration_access_token}`)
+      .send({
+        client_id: res.body.client_id,
+        client_name: 'Terminal agent',
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        token_endpoint_auth_method: 'none',
+      });
+    expect(updated.status).toBe(200);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(false);
+    const refused = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client']);
+  });
+
   it('refuses a body that is not JSON', async () => {
     const res = await request(h.publicApp)
       .post('/register')

@@ -95,6 +95,14 @@ const minVerificationLevel = Joi.string()
   .allow(null)
   .description('orb or device: /authorize refuses people below it (unmet_authentication_requirements); none clears it');
 
+/** RFC 8628 (issue 41): the app may use the device flow (/device_authorization, the device_code grant). */
+const deviceAuthorizationGrant = Joi.boolean()
+  .strict()
+  .description(
+    'The Device Authorization Grant (RFC 8628): /device_authorization and grant_type ' +
+      'urn:ietf:params:oauth:grant-type:device_code at /token, for a public or a confidential app; off by default',
+  );
+
 /** A bundle of settings the app keeps consistent, and what the flows enforce beyond them (app-profile.ts). */
 const profile = Joi.string()
   .valid('none', 'fapi2')
@@ -128,6 +136,7 @@ export const createAppSchema = Joi.object({
   web_origins: webOrigins.default([]),
   dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
   min_verification_level: minVerificationLevel,
+  device_authorization_grant: deviceAuthorizationGrant.default(false),
   profile: profile.default('none'),
   ...logoutSettings,
   ...assuranceSettings,
@@ -141,6 +150,7 @@ export const updateAppSchema = Joi.object({
   web_origins: webOrigins,
   dpop_bound_access_tokens: dpopBoundAccessTokens,
   min_verification_level: minVerificationLevel,
+  device_authorization_grant: deviceAuthorizationGrant,
   profile,
   ...logoutSettings,
   token_endpoint_auth_method: Joi.string().valid('client_secret_basic', 'client_secret_post', 'private_key_jwt'),

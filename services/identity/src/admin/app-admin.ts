@@ -77,6 +77,12 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
     description:
       'The lowest verification level /authorize lets through (unmet_authentication_requirements below it); null: none',
   },
+  device_authorization_grant: {
+    type: 'boolean',
+    description:
+      'The app may use the Device Authorization Grant (RFC 8628): /device_authorization, then grant_type ' +
+      'urn:ietf:params:oauth:grant-type:device_code at /token',
+  },
   profile: {
     enum: ['none', 'fapi2'],
     description:

@@ -116,6 +116,7 @@ export const securitySettingsJson = (app: App) => ({
   access_token_signed_response_alg: app.accessTokenSignedResponseAlg,
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
+  device_authorization_grant: app.deviceAuthorizationGrant,
   profile: app.profile,
 });
 
@@ -188,6 +189,7 @@ export async function createApp(
     accessTokenSignedResponseAlg: settings.accessTokenSignedResponseAlg,
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
     minVerificationLevel: minLevel(body.min_verification_level),
+    deviceAuthorizationGrant: body.device_authorization_grant,
     profile,
     backchannelTokenDeliveryMode: ciba.mode,
     backchannelClientNotificationEndpoint: ciba.endpoint,
@@ -243,6 +245,9 @@ export async function updateApp(
       ? {}
       : { idTokenSignedResponseAlg: body.id_token_signed_response_alg }),
     ...(body.dpop_bound_access_tokens === undefined ? {} : { dpopBoundAccessTokens: body.dpop_bound_access_tokens }),
+    ...(body.device_authorization_grant === undefined
+      ? {}
+      : { deviceAuthorizationGrant: body.device_authorization_grant }),
     ...(body.min_verification_level === undefined
       ? {}
       : { minVerificationLevel: minLevel(body.min_verification_level) }),

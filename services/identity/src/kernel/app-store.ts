@@ -64,6 +64,11 @@ export interface App {
   minVerificationLevel: VerificationLevel | null;
   /** fapi2: the FAPI 2.0 Security Profile (app-profile.ts); none: each setting as set. */
   profile: AppProfile;
+  /**
+   * RFC 8628 (issue 41): the app may use the Device Authorization Grant (/device_authorization, then
+   * grant_type urn:ietf:params:oauth:grant-type:device_code at /token). Off unless enabled.
+   */
+  deviceAuthorizationGrant: boolean;
   /** Who made it: an operator, or the client itself (dynamic, metadata_document: not reviewed by an operator). */
   registration: AppRegistration;
   /** A metadata document's app: when the document is fetched again; null for every other app. */
@@ -102,6 +107,7 @@ export type AppUpdate = Partial<
     | 'profile'
     | 'backchannelTokenDeliveryMode'
     | 'backchannelClientNotificationEndpoint'
+    | 'deviceAuthorizationGrant'
   >
 >;
 
@@ -124,6 +130,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   profile: 'profile',
   backchannelTokenDeliveryMode: 'backchannel_token_delivery_mode',
   backchannelClientNotificationEndpoint: 'backchannel_client_notification_endpoint',
+  deviceAuthorizationGrant: 'device_authorization_grant',
 };
 
 /** An apps row as the database returns it (the registration feature reads and writes its own columns). */
@@ -144,6 +151,7 @@ export interface AppRow {
   dpop_bound_access_tokens: boolean;
   min_verification_level: VerificationLevel | null;
   profile: AppProfile;
+  device_authorization_grant?: boolean;
   registration?: AppRegistration;
   metadata_expires_at?: Date | null;
   backchannel_token_delivery_mode?: BackchannelDeliveryMode | null;
@@ -170,6 +178,7 @@ export const toApp = (r: AppRow): App => ({
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
   minVerificationLevel: r.min_verification_level ?? null,
   profile: r.profile,
+  deviceAuthorizationGrant: r.device_authorization_grant ?? false,
   registration: r.registration ?? 'operator',
   metadataExpiresAt: r.metadata_expires_at ?? null,
   backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode ?? null,
@@ -196,6 +205,7 @@ export interface NewApp {
   profile?: AppProfile;
   backchannelTokenDeliveryMode?: BackchannelDeliveryMode | null;
   backchannelClientNotificationEndpoint?: string | null;
+  deviceAuthorizationGrant?: boolean;
 }
 
 export function appStore(db: Queryable) {
@@ -205,8 +215,8 @@ export function appStore(db: Queryable) {
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
                            dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg,
-                           backchannel_token_delivery_mode, backchannel_client_notification_endpoint)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING *`,
+                           backchannel_token_delivery_mode, backchannel_client_notification_endpoint, device_authorization_grant)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING *`,
         [
           app.id,
           app.name,
@@ -226,6 +236,7 @@ export function appStore(db: Queryable) {
           app.accessTokenSignedResponseAlg ?? 'RS256',
           app.backchannelTokenDeliveryMode ?? null,
           app.backchannelClientNotificationEndpoint ?? null,
+          app.deviceAuthorizationGrant ?? false,
         ],
       );
       return toApp(row);

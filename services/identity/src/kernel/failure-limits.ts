@@ -27,6 +27,8 @@ export interface IdentityLimits {
   passkeys: FailureLimiter;
   /** Sign-ups started at /signup (a username checked, whatever the answer), per address. */
   signUps: FailureLimiter;
+  /** Wrong user codes at /device (RFC 8628 §5.1: a short code is guessable), per address. */
+  userCodes: FailureLimiter;
 }
 
 export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLimits {
@@ -51,6 +53,9 @@ export function identityLimits(cache: Cache, config: IdentityConfig): IdentityLi
     ]),
     signUps: new FailureLimiter(cache, 'signup', [
       { name: 'per-address-signups', limit: config.SIGNUP_ATTEMPTS_PER_ADDRESS, windowSeconds },
+    ]),
+    userCodes: new FailureLimiter(cache, 'user-codes', [
+      { name: 'per-address-user-codes', limit: config.DEVICE_CODE_FAILURES_PER_ADDRESS, windowSeconds },
     ]),
   };
 }

@@ -44,6 +44,11 @@ operator</strong> of this sign-in service. Continue only if you trust it.</p>`,
   return { title: client.name, note: '' };
 }
 
+/** What a client asks for, as the consent and device pages list it: the resource by name, then each scope. */
+export const askedFor = (scopes: readonly string[], resource: string | undefined): Html =>
+  html`${resource ? html`<p id="resource">Access <strong>${resource}</strong> as you, and:</p>` : ''}
+<ul>${scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`}</li>`)}</ul>`;
+
 export function consentPage(
   res: Response,
   input: {
@@ -63,8 +68,7 @@ export function consentPage(
     'Allow access',
     html`<h1>${who.title} wants to</h1>
 ${who.note}
-${input.resource ? html`<p id="resource">Access <strong>${input.resource}</strong> as you, and:</p>` : ''}
-<ul>${input.scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`}</li>`)}</ul>
+${askedFor(input.scopes, input.resource)}
 <form method="post" action="/consent">
 <input type="hidden" name="interaction" value="${input.interaction}">
 <input type="hidden" name="csrf" value="${input.csrf}">

@@ -36,6 +36,8 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
       'refresh_token',
       'client_credentials',
       'urn:openid:params:grant-type:ciba',
+      // RFC 8628 (issue 41): for apps it is enabled for (device_authorization_grant)
+      'urn:ietf:params:oauth:grant-type:device_code',
     ],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
@@ -48,6 +50,7 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
     introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     revocation_endpoint: `${base}/revoke`,
+    device_authorization_endpoint: `${base}/device_authorization`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt', 'none'],
     revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_SIGNING_ALGS],
     // RFC 9126: per app (require_pushed_authorization_requests), never for every app

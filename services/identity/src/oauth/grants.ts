@@ -14,32 +14,40 @@ import type { Session } from '../kernel/sessions';
 import type { TokenService } from '../kernel/tokens';
 import { ResourceIndicatorError, resourceAtToken, type BoundResource } from '../resources';
 
-interface CodeRecord {
+/**
+ * What a person approved for an app, as the tokens are made from it: by the code exchange (a code's record)
+ * and by the device flow (issue 41, RFC 8628: the device/ feature keeps it until the device polls).
+ */
+export interface ApprovedGrant {
   clientId: string;
   userId: string;
   sub: string;
-  redirectUri: string;
+  /** The OpenID Connect scopes; openid among them gives an id_token. */
   scopes: string[];
   nonce?: string;
-  codeChallenge?: string;
   authTime: number;
   amr?: string[];
-  /** The person's verification level as acr, when the code was issued. */
+  /** The person's verification level as acr, when the grant was approved. */
   acr?: string;
   /** The sign-in claims the claims parameter asked /userinfo for. */
   userinfoClaims?: string[];
   /** The session's sid for this app. */
   sid?: string;
-  /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
-  jtis: string[];
   /** The app's id_token algorithm, when not RS256. */
   idTokenAlg?: 'PS256' | 'ES256';
-  /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
-  dpopJkt?: string;
   /** RFC 8707: the resource its access token is for, and the scopes granted for it. */
   resource?: BoundResource;
-  /** offline_access was asked for: the exchange gives a refresh token too. */
+  /** offline_access was asked for: the tokens include a refresh token. */
   offlineAccess?: true;
+}
+
+interface CodeRecord extends ApprovedGrant {
+  redirectUri: string;
+  codeChallenge?: string;
+  /** Access tokens issued with the code at /authorize (hybrid flows): revoked too on replay. */
+  jtis: string[];
+  /** The authorization request's dpop_jkt: the code is redeemed only with a proof by that key. */
+  dpopJkt?: string;
 }
 
 /** A code exchanged, as a refresh token family begins from it (issue 41). */
@@ -76,7 +84,8 @@ export interface TokenResponse {
   token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
-  id_token: string;
+  /** When openid was granted (always for a code; the device flow may be without it). */
+  id_token?: string;
   /** offline_access (issue 41): rotated on every use. */
   refresh_token?: string;
 }
@@ -245,7 +254,38 @@ export class Grants {
     // its tokens would be inactive, and its id_token would sign someone in whose session was ended
     if (record.sid !== undefined && (await this.revocations.isRevoked('', record.sid)))
       throw invalidGrant('Invalid authorization code.');
-    // a code issued before acr existed (a rolling upgrade) states the level the person has now
+    return this.issue(record, user, {
+      resource,
+      dpopJkt: input.dpopJkt,
+      accessTokenAlg: input.accessTokenAlg,
+      // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
+      beforeRelease: (claims) =>
+        this.revocations.recordUsedCode(key, {
+          jtis: [...record.jtis, claims.jti],
+          expiresAt: new Date(claims.exp * 1000),
+        }),
+    });
+  }
+
+  /**
+   * The tokens of an approved grant, once it was redeemed (a code exchanged, a device code polled): an
+   * access token (for its resource when it has one, bound to the DPoP key when a proof came), an id_token
+   * when openid was granted, a refresh token when offline_access was. The caller has checked the person
+   * and the session are still there. `beforeRelease` runs before the tokens are returned.
+   */
+  async issue(
+    record: ApprovedGrant,
+    user: User,
+    input: {
+      /** The resource of the token (the grant's, checked against the one asked for at /token). */
+      resource: BoundResource | undefined;
+      dpopJkt?: string;
+      accessTokenAlg?: SigningAlg;
+      beforeRelease?: (claims: { jti: string; exp: number }) => Promise<void>;
+    },
+  ): Promise<TokenResponse> {
+    const { resource } = input;
+    // a grant made before acr existed (a rolling upgrade) states the level the person has now
     const signIn: SignInClaims = {
       acr: record.acr ?? acrOf(user.verificationLevel),
       authTime: record.authTime,
@@ -263,22 +303,20 @@ export class Grants {
         : { scopes: record.scopes, userinfoClaims: record.userinfoClaims }),
       alg: input.accessTokenAlg,
     });
-    // Durable before the tokens leave: a replay after a cache loss must still find what to revoke.
     const [, idToken] = await Promise.all([
-      this.revocations.recordUsedCode(key, {
-        jtis: [...record.jtis, claims.jti],
-        expiresAt: new Date(claims.exp * 1000),
-      }),
-      this.idToken(
-        user,
-        record.sub,
-        record.clientId,
-        record.scopes,
-        signIn,
-        record.nonce,
-        { at_hash: halfHash(token) },
-        record.idTokenAlg,
-      ),
+      input.beforeRelease?.(claims),
+      record.scopes.includes('openid')
+        ? this.idToken(
+            user,
+            record.sub,
+            record.clientId,
+            record.scopes,
+            signIn,
+            record.nonce,
+            { at_hash: halfHash(token) },
+            record.idTokenAlg,
+          )
+        : undefined,
     ]);
     const refreshToken = await this.refresh?.({
       clientId: record.clientId,
@@ -299,7 +337,7 @@ export class Grants {
       token_type: input.dpopJkt ? 'DPoP' : 'Bearer',
       expires_in: this.tokens.accessTokenTtl,
       scope: claims.scope,
-      id_token: idToken,
+      ...(idToken ? { id_token: idToken } : {}),
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
     };
   }

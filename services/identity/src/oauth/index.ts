@@ -10,10 +10,21 @@ export {
   type ProceedDeps,
 } from './authorization-flow';
 export { grantHolder } from './active-grant';
-// what other grants and endpoints of an authenticated app reuse (CIBA, issue 42)
-export { ACR_VALUES_SUPPORTED, acrOf, satisfies } from './assurance';
+// what other grants and endpoints of an authenticated app reuse (CIBA, issue 42; the device flow, issue 41)
+export {
+  ACR_VALUES_SUPPORTED,
+  acrOf,
+  essentialAcr,
+  parseClaimsParameter,
+  satisfies,
+  unmetDemand,
+  userinfoSignInClaims,
+  type ClaimsRequest,
+} from './assurance';
+export { consentScopes } from './authorization-step';
 export { userClaims } from './claims';
 export { authenticateApp, authenticatedApp, field, parseForm, type ClientAuthDeps } from './client-authentication';
+export { RedirectError } from './oauth-error';
 export { singleParams, type Params } from './authorization-request';
 export { basicAuth, CORS_PREFLIGHT, credentialErrors } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
@@ -21,7 +32,14 @@ export { clientJwksProblem, ClientKeys } from './client-keys';
 export { consentRoute } from './consent-route';
 export { discoveryMetadata, discoveryRoute } from './discovery-route';
 export { DpopError, dpopAlgorithmsOf, dpopHeader, DpopProofs } from './dpop';
-export { boundAtToken, Grants, type ExchangedGrant, type RefreshIssuer, type TokenResponse } from './grants';
+export {
+  boundAtToken,
+  Grants,
+  type ApprovedGrant,
+  type ExchangedGrant,
+  type RefreshIssuer,
+  type TokenResponse,
+} from './grants';
 export { InteractionLimit } from './interaction-limit';
 export { InteractionStore, type Interaction } from './interactions';
 export { introspectRoute } from './introspect-route';
@@ -29,7 +47,7 @@ export { jwksRoute } from './jwks-route';
 export { parRoute } from './par-route';
 export { PushedRequests } from './pushed-requests';
 export { revokeRoute } from './revoke-route';
-export { tokenRoute } from './token-route';
+export { OAUTH_TOKEN_ERRORS, tokenRoute } from './token-route';
 export { grantField, tokenDpopJkt, type TokenGrantDeps } from './token-grant';
 export { userinfoRoute } from './userinfo-route';
 export type { OAuthServices } from './services';

@@ -29,11 +29,13 @@ export const TOKEN_FORM = form({
     .valid('authorization_code')
     .required()
     .description(
-      'authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri); client_credentials (with resource, optionally scope)',
+      'authorization_code; refresh_token (issue 41: with refresh_token, not code and redirect_uri); client_credentials (with resource, optionally scope); ' +
+        'urn:ietf:params:oauth:grant-type:device_code (RFC 8628: with device_code)',
     ),
   code: str().required(),
   redirect_uri: str().required(),
   refresh_token: str('grant_type refresh_token: the latest refresh token of the family'),
+  device_code: str('grant_type urn:ietf:params:oauth:grant-type:device_code: the device_code of /device_authorization'),
   scope: str(
     'refresh_token: a narrower scope (never wider: invalid_scope); client_credentials: scopes the resource offers',
   ),

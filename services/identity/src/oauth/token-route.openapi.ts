@@ -35,11 +35,13 @@ export const tokenSchemas = {
 
 export const tokenDocs = {
   POST: {
-    summary: 'Exchange an authorization code, or a refresh token',
+    summary: 'Exchange an authorization code, a refresh token or a device code; client_credentials',
     description:
       'grant_type authorization_code: code, redirect_uri, code_verifier, resource (RFC 8707). grant_type refresh_token ' +
       '(issue 41): refresh_token, and optionally a narrower scope or the grant’s resource; a DPoP-bound grant needs a ' +
-      'proof by its key; invalid_scope and invalid_target when they would widen the grant.',
+      'proof by its key; invalid_scope and invalid_target when they would widen the grant. grant_type ' +
+      'urn:ietf:params:oauth:grant-type:device_code (RFC 8628): device_code, polled every `interval` seconds until the ' +
+      'person decides at /device; the tokens are answered once.',
     tags: ['oidc'],
     security: [...basicAuth, {}],
     parameters: [
@@ -59,7 +61,8 @@ export const tokenDocs = {
         'invalid_content_type, invalid_grant_type, required, invalid_grant, invalid_target, invalid_scope, ' +
           'invalid_request (a parameter given twice, ' +
           'or no DPoP proof from an app that requires DPoP), invalid_body (a body that cannot be read), ' +
-          'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); all with OAuth error / error_description',
+          'invalid_dpop_proof, use_dpop_nonce (with a DPoP-Nonce header); the device flow’s authorization_pending, ' +
+          'slow_down, access_denied, expired_token; all with OAuth error / error_description',
       ),
       401: countedErrorResponse('unauthenticated'),
       429: tooManyRequestsResponse(

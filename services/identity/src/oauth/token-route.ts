@@ -24,7 +24,7 @@ import { tokenDocs } from './token-route.openapi';
 export { TOKEN_FORM };
 
 /** The OAuth 2.0 `error` name for each of our codes, so standard clients understand /token errors. */
-const OAUTH_ERROR: Record<string, string> = {
+export const OAUTH_TOKEN_ERRORS: Record<string, string> = {
   method_not_allowed: 'invalid_request',
   invalid_content_type: 'invalid_request',
   required: 'invalid_request',
@@ -57,7 +57,7 @@ const grantTypeError = (failure: FieldFailure) =>
     ? new AppError(
         'invalid_grant_type',
         400,
-        'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials.',
+        'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
         'grant_type',
       )
     : fieldError(failure);
@@ -180,7 +180,7 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
     res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
     const appError = toAppError(err, req);
     // any other client error is a malformed request in OAuth terms (RFC 6749 §5.2)
-    const error = OAUTH_ERROR[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
+    const error = OAUTH_TOKEN_ERRORS[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
     if (!error) return next(err);
     next(appError.withExtra({ error, error_description: appError.detail }));
   });

@@ -14,8 +14,15 @@ const invalidMetadata = (field: string, problem: string) =>
 
 export type AuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
 
-/** The grant and response types a registered client may have: the code flow (and refresh tokens). */
-export const REGISTRABLE_GRANT_TYPES = ['authorization_code', 'refresh_token'];
+/**
+ * The grant and response types a registered client may have: the code flow (and refresh tokens), and the
+ * device flow (RFC 8628: the app's device_authorization_grant is set from it).
+ */
+export const REGISTRABLE_GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:device_code',
+];
 const NAME_MAX = 200;
 const URI_MAX = 2000;
 
@@ -83,10 +90,7 @@ export function checkClientMetadata(input: unknown, allowed: AuthMethod[]): Regi
   const grantTypes = stringList(body, 'grant_types', ['authorization_code']);
   const unknownGrant = grantTypes.find((g) => !REGISTRABLE_GRANT_TYPES.includes(g));
   if (unknownGrant)
-    throw invalidMetadata(
-      'grant_types',
-      `may hold only ${REGISTRABLE_GRANT_TYPES.join(' and ')} (not ${unknownGrant}).`,
-    );
+    throw invalidMetadata('grant_types', `may hold only ${REGISTRABLE_GRANT_TYPES.join(', ')} (not ${unknownGrant}).`);
   if (!grantTypes.includes('authorization_code'))
     throw invalidMetadata('grant_types', 'must include authorization_code.');
   const responseTypes = stringList(body, 'response_types', ['code']);

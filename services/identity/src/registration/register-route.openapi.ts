@@ -19,7 +19,11 @@ const METADATA: Record<string, JsonSchema> = {
     enum: ['none', 'client_secret_basic', 'client_secret_post'],
     description: 'none (default): a public client with PKCE; the others only with CLIENT_REGISTRATION=token',
   },
-  grant_types: { type: 'array', items: { enum: ['authorization_code', 'refresh_token'] } },
+  grant_types: {
+    type: 'array',
+    items: { enum: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] },
+    description: 'urn:ietf:params:oauth:grant-type:device_code: the client may use the device flow (RFC 8628)',
+  },
   response_types: { type: 'array', items: { enum: ['code'] } },
   client_name: { type: 'string', maxLength: 200 },
   client_uri: { type: 'string' },

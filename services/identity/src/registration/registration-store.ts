@@ -52,6 +52,10 @@ const toToken = (r: TokenRow): RegistrationToken => ({
 });
 
 /** The apps table's registration columns (020_client_registration.sql) and the initial access tokens. */
+/** RFC 8628: a client that registers this grant type may use the device flow (the app's device_authorization_grant). */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+const deviceFlowOf = (metadata: RegisteredMetadata) => metadata.grant_types.includes(DEVICE_CODE_GRANT_TYPE);
+
 export function registrationStore(db: Queryable) {
   return {
     async insertDynamic(input: {
@@ -66,8 +70,8 @@ export function registrationStore(db: Queryable) {
     }): Promise<App> {
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, registration,
-                           registration_token_hash, registered_with, registered_metadata)
-         VALUES ($1, $2, $3, $4, $5, 'dynamic', $6, $7, $8) RETURNING *`,
+                           registration_token_hash, registered_with, registered_metadata, device_authorization_grant)
+         VALUES ($1, $2, $3, $4, $5, 'dynamic', $6, $7, $8, $9) RETURNING *`,
         [
           input.id,
           input.name,
@@ -77,6 +81,7 @@ export function registrationStore(db: Queryable) {
           input.registrationTokenHash,
           input.registeredWith,
           input.metadata,
+          deviceFlowOf(input.metadata),
         ],
       );
       return toApp(row);
@@ -99,9 +104,9 @@ export function registrationStore(db: Queryable) {
     /** RFC 7592 §2.2: the registration as sent again (its name, redirect URIs and metadata). */
     async updateDynamic(id: string, name: string, redirectUris: string[], metadata: RegisteredMetadata): Promise<App> {
       const [row] = await db.query<AppRow>(
-        `UPDATE apps SET name = $2, redirect_uris = $3, registered_metadata = $4
+        `UPDATE apps SET name = $2, redirect_uris = $3, registered_metadata = $4, device_authorization_grant = $5
          WHERE id = $1 AND registration = 'dynamic' RETURNING *`,
-        [id, name, redirectUris, metadata],
+        [id, name, redirectUris, metadata, deviceFlowOf(metadata)],
       );
       return toApp(row);
     },
@@ -142,13 +147,14 @@ export function registrationStore(db: Queryable) {
       ]);
       const [row] = await db.query<AppRow>(
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, registration,
-                           metadata_expires_at, registered_metadata)
-         VALUES ($1, $2, NULL, 'none', $3, 'metadata_document', $4, $5)
+                           metadata_expires_at, registered_metadata, device_authorization_grant)
+         VALUES ($1, $2, NULL, 'none', $3, 'metadata_document', $4, $5, $6)
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris,
-           metadata_expires_at = EXCLUDED.metadata_expires_at, registered_metadata = EXCLUDED.registered_metadata
+           metadata_expires_at = EXCLUDED.metadata_expires_at, registered_metadata = EXCLUDED.registered_metadata,
+           device_authorization_grant = EXCLUDED.device_authorization_grant
          WHERE apps.registration = 'metadata_document'
          RETURNING *`,
-        [input.id, input.name, input.redirectUris, input.expiresAt, input.metadata],
+        [input.id, input.name, input.redirectUris, input.expiresAt, input.metadata, deviceFlowOf(input.metadata)],
       );
       return { app: toApp(row), inserted: !before, previous: before?.redirect_uris ?? null };
     },

@@ -5,7 +5,11 @@ import { type Interaction, proceed, type ProceedDeps } from '../oauth';
 import { sessionCookieOf, setSessionCookie } from '../kernel/session-cookie';
 
 /** Where a sign-in continues: the authorization request it belongs to, or the account page (no app). */
-export type AfterSignIn = { interactionId: string; interaction: Interaction } | { account: true };
+export type AfterSignIn =
+  | { interactionId: string; interaction: Interaction }
+  | { account: true }
+  /** The device page (RFC 8628), back to the code the person typed. */
+  | { device: string };
 
 export type SignedIn = AfterSignIn & {
   userId: string;
@@ -29,6 +33,8 @@ export async function completeSignIn(ctx: ProceedDeps, req: Request, res: Respon
   });
   setSessionCookie(ctx, res, cookie);
   if ('account' in signedIn) return res.redirect(303, '/account');
+  if ('device' in signedIn)
+    return res.redirect(303, `/device?${new URLSearchParams({ user_code: signedIn.device }).toString()}`);
   const updated = { ...signedIn.interaction, signedIn: true };
   await ctx.interactions.update(signedIn.interactionId, updated);
   await proceed(ctx, res, signedIn.interactionId, updated, session, 303);

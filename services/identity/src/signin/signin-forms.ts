@@ -22,7 +22,12 @@ export const LOGOUT_CONFIRM_FORM = form({
 
 const TARGET_FIELDS = {
   interaction: str('The sign-in in progress (from /authorize)'),
-  next: Joi.string().valid('account').description('Sign in to the account page rather than to an app'),
+  next: Joi.string()
+    .valid('account', 'device')
+    .description(
+      'Sign in to the account page (account), or to allow a device (device, with user_code), rather than to an app',
+    ),
+  user_code: str('With next=device: the code the device shows (RFC 8628), for /device once signed in'),
 };
 
 /** GET /signin and /signup: the sign-in in progress, or the account page (signin-target.ts). */

@@ -33,7 +33,7 @@ export type SignInRouteDeps = Pick<KernelServices, 'apps' | 'audit' | 'config' |
 
 export function signInRoute(router: Router, ctx: SignInRouteDeps): void {
   const appName = async (t: SignInTarget) => {
-    if (t.kind === 'account') return null;
+    if (t.kind !== 'interaction') return null;
     return (await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId;
   };
 
@@ -51,7 +51,7 @@ export function signInRoute(router: Router, ctx: SignInRouteDeps): void {
     const page = {
       fields: { ...targetFields(t), csrf },
       appName: await appName(t),
-      formAction: t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri),
+      formAction: t.kind !== 'interaction' ? "'self'" : formAction(t.interaction.request.redirectUri),
       passkey,
       signupUrl: ctx.config.signupEnabled ? `/signup?${targetQuery(t)}` : null,
       username: extra.username ?? (t.kind === 'interaction' ? t.interaction.request.loginHint : undefined),

@@ -12,18 +12,33 @@ import type { AfterSignIn } from './sign-in-service';
  * page (`next=account`), which needs a signed-in user but no app. The pages carry it from form to form;
  * completeSignIn (sign-in-service.ts) takes it on from `afterSignIn`.
  */
-export type SignInTarget = { kind: 'interaction'; id: string; interaction: Interaction } | { kind: 'account' };
+export type SignInTarget =
+  | { kind: 'interaction'; id: string; interaction: Interaction }
+  | { kind: 'account' }
+  | { kind: 'device'; userCode: string };
 
 /** The form fields and query string that carry a target from page to page. */
 export const targetFields = (t: SignInTarget): Record<string, string> =>
-  t.kind === 'account' ? { next: 'account' } : { interaction: t.id };
+  t.kind === 'account'
+    ? { next: 'account' }
+    : t.kind === 'device'
+      ? { next: 'device', user_code: t.userCode }
+      : { interaction: t.id };
 export const targetQuery = (t: SignInTarget) => new URLSearchParams(targetFields(t)).toString();
 
 /** Where completeSignIn sends the browser once the user is known. */
 export const afterSignIn = (t: SignInTarget): AfterSignIn =>
-  t.kind === 'account' ? { account: true } : { interactionId: t.id, interaction: t.interaction };
+  t.kind === 'account'
+    ? { account: true }
+    : t.kind === 'device'
+      ? { device: t.userCode }
+      : { interactionId: t.id, interaction: t.interaction };
 
-const purpose = (t: SignInTarget) => (t.kind === 'account' ? 'account-signin' : t.id);
+const purpose = (t: SignInTarget) =>
+  t.kind === 'account' ? 'account-signin' : t.kind === 'device' ? 'device-signin' : t.id;
+
+/** A user code as /device reads it (letters, spaces, dashes): /device checks it, and counts a wrong one. */
+const USER_CODE_SHAPE = /^[A-Za-z0-9 -]{1,40}$/;
 
 /** The page's CSRF token; passkey ceremonies are bound to it too (this browser, this target). */
 export const targetCsrf = (ctx: Pick<KernelServices, 'config'>, req: Request, res: Response, t: SignInTarget) =>
@@ -41,8 +56,12 @@ export async function readTarget(
   source: Record<string, unknown>,
   schema: Joi.ObjectSchema,
 ): Promise<SignInTarget | null> {
-  if (checkedValue(schema, source, 'next') === 'account' && source.interaction === undefined)
-    return { kind: 'account' };
+  const next = checkedValue(schema, source, 'next');
+  if (next === 'account' && source.interaction === undefined) return { kind: 'account' };
+  // the device flow (RFC 8628): back to /device with the code once signed in
+  const userCode = checkedValue(schema, source, 'user_code');
+  if (next === 'device' && source.interaction === undefined && userCode && USER_CODE_SHAPE.test(userCode))
+    return { kind: 'device', userCode };
   const id = checkedValue(schema, source, 'interaction') ?? '';
   const interaction = await ctx.interactions.find(id, interactionBinding(ctx, req, res));
   if (!interaction) {

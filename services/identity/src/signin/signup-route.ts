@@ -32,11 +32,11 @@ export type SignUpRouteDeps = Pick<KernelServices, 'apps' | 'audit' | 'config' |
 
 export function signUpRoute(router: Router, ctx: SignUpRouteDeps): void {
   const appName = async (t: SignInTarget) =>
-    t.kind === 'account'
+    t.kind !== 'interaction'
       ? null
       : ((await ctx.apps.find(t.interaction.request.clientId))?.name ?? t.interaction.request.clientId);
   const formActionOf = (t: SignInTarget) =>
-    t.kind === 'account' ? "'self'" : formAction(t.interaction.request.redirectUri);
+    t.kind !== 'interaction' ? "'self'" : formAction(t.interaction.request.redirectUri);
 
   const enabled = (_req: Request, res: Response, next: (err?: unknown) => void) => {
     if (ctx.config.signupEnabled) return next();
