@@ -12,6 +12,7 @@ interface AppCreated {
   web_origins: string[];
   min_verification_level: 'orb' | 'device' | null;
   profile: 'none' | 'fapi2';
+  may_act_for_users: boolean;
 }
 
 /**
@@ -57,6 +58,11 @@ export const appCommands: Record<string, Command> = {
         type: 'boolean',
         description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
       },
+      'may-act-for-users': {
+        type: 'boolean',
+        description:
+          "an agent: it may exchange a person's access token another app got for a short-lived token acting for that person (RFC 8693 token exchange; may_act_for_users)",
+      },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -72,6 +78,7 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
         ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
+        ...(values['may-act-for-users'] ? { may_act_for_users: true } : {}),
         min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
@@ -88,6 +95,7 @@ export const appCommands: Record<string, Command> = {
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
       const level = {
+        ...(app.may_act_for_users ? { may_act_for_users: true } : {}),
         ...(app.min_verification_level ? { min_verification_level: app.min_verification_level } : {}),
         ...(app.profile === 'fapi2' ? { profile: app.profile } : {}),
       };
@@ -121,7 +129,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, high-assurance settings or profile (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, acting for people, high-assurance settings or profile (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -141,6 +149,15 @@ export const appCommands: Record<string, Command> = {
         description: 'require DPoP proofs at /token: every access token becomes DPoP-bound (dpop_bound_access_tokens)',
       },
       'no-dpop-required': { type: 'boolean', description: 'accept token requests without a DPoP proof again' },
+      'may-act-for-users': {
+        type: 'boolean',
+        description:
+          "let the app (an agent) act for people: exchange a person's access token another app got (RFC 8693; may_act_for_users)",
+      },
+      'no-may-act-for-users': {
+        type: 'boolean',
+        description: 'stop it: only tokens the person gave the app itself can be exchanged',
+      },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -150,6 +167,9 @@ export const appCommands: Record<string, Command> = {
       if (values['dpop-required'] && values['no-dpop-required'])
         throw new CliError('Give --dpop-required or --no-dpop-required, not both.');
       const dpop = values['dpop-required'] ? true : values['no-dpop-required'] ? false : undefined;
+      if (values['may-act-for-users'] && values['no-may-act-for-users'])
+        throw new CliError('Give --may-act-for-users or --no-may-act-for-users, not both.');
+      const mayAct = values['may-act-for-users'] ? true : values['no-may-act-for-users'] ? false : undefined;
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
@@ -157,13 +177,14 @@ export const appCommands: Record<string, Command> = {
         post_logout_redirect_uris: values['post-logout-redirect-uri'],
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
         dpop_bound_access_tokens: dpop,
+        may_act_for_users: mayAct,
         min_verification_level: str(values, 'min-verification-level'),
         ...assuranceFields(values),
       };
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
           'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
-            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --auth-method, --jwks-file, --jwks-uri, ' +
+            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --may-act-for-users, --no-may-act-for-users, --auth-method, --jwks-file, --jwks-uri, ' +
             '--require-par, --no-require-par, --id-token-alg or --profile.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);

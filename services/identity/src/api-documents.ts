@@ -14,6 +14,7 @@ import {
 } from './oauth';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
+import { endAgentDocs } from './delegation';
 
 // The public OpenAPI document: its info and shared components here; each endpoint's operations are a
 // fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
@@ -55,6 +56,7 @@ export const identityDocs = {
   consent: consentDocs,
   account: accountDocs,
   ...accountFormDocs,
+  endAgent: endAgentDocs,
   token: tokenDocs,
   par: parDocs,
   introspect: introspectDocs,

@@ -22,6 +22,7 @@ import { ensurePortalClient, portalRoutes } from './portal';
 import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
+import { delegationSection, TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './delegation';
 import { buildServices, type IdentityServices } from './services';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
 
@@ -55,6 +56,7 @@ export async function buildApp(
   const signIn = signInFlow(proceeding);
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
   const { resources } = services.resources;
+  const { delegations } = services.delegation;
   const holders = { consents, subjects, users, revocations };
   // a token for a resource is active while its grant holds: its session, its app, the person, the consent
   const resourceServers = resourceIntrospection({
@@ -63,6 +65,8 @@ export async function buildApp(
     tokens,
     resources,
     active: async (claims) => {
+      // an agent acting for a person (issue 42): while the person has not ended it
+      if (claims.act) return delegations.holds(claims);
       // an app acting as itself (client_credentials): while the token is not revoked and the app is enabled
       if (isClientToken(claims)) {
         const app = await apps.find(claims.client_id);
@@ -96,7 +100,8 @@ export async function buildApp(
       signInRoute(router, { apps, audit, config, limits, logger, users, passkeys, flow: signIn });
       consentRoute(router, { ...proceeding, audit, revocations, tokens });
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
-      accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys });
+      const sections = [delegationSection(delegations)];
+      accountRoute(router, { audit, config, consents, limits, logger, users, sessions, passkeys, sections });
       assetsRoute(router);
       tokenRoute(router, {
         ...clientAuth,
@@ -105,10 +110,11 @@ export async function buildApp(
         grantTypes: {
           refresh_token: refreshTokenGrant({ config, dpop, refresh: services.refresh.refresh }),
           client_credentials: clientCredentialsGrant({ config, dpop, tokens, resources }),
+          [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant({ config, dpop, delegations }),
         },
       });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
-      introspectRoute(router, { ...clientAuth, holders, resourceServers });
+      introspectRoute(router, { ...clientAuth, holders, resourceServers, delegatedHolds: delegations.holds });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations });

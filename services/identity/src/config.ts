@@ -45,6 +45,8 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   ACCOUNT_REAUTH_SECONDS: number;
   /** The absolute lifetime of a refresh token family (issue 41): rotation never extends it. */
   REFRESH_TOKEN_TTL_SECONDS: number;
+  /** The lifetime of a token an agent gets by token exchange (issue 42), never past its subject token's. */
+  TOKEN_EXCHANGE_TTL_SECONDS: number;
   /** WebAuthn user verification at passkey sign-in and registration: required (default) or preferred. */
   PASSKEY_USER_VERIFICATION: 'required' | 'preferred';
   /** scrypt cost of new password hashes, as log2 N (17: N = 2^17). */
@@ -142,6 +144,7 @@ const schema = {
   PASSKEY_CHALLENGE_TTL_SECONDS: Joi.number().integer().min(30).max(600).default(300),
   ACCOUNT_REAUTH_SECONDS: Joi.number().integer().min(30).max(86400).default(300),
   REFRESH_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(31536000).default(2592000),
+  TOKEN_EXCHANGE_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(900),
   PASSKEY_USER_VERIFICATION: Joi.string().valid('required', 'preferred').default('required'),
   PASSWORD_HASH_COST: Joi.number()
     .integer()

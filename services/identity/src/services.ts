@@ -41,6 +41,7 @@ import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 import { ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
+import { Delegations, delegationStore } from './delegation';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -76,6 +77,8 @@ export interface IdentityServices {
   resources: { resources: ResourceDirectory };
   /** Refresh tokens (issue 41). */
   refresh: { refresh: RefreshTokens };
+  /** Agents acting for people (issue 42: token exchange). */
+  delegation: { delegations: Delegations };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -172,6 +175,18 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     logger,
     now,
   );
+  const resources = new ResourceDirectory(resourceStore(db), bus);
+  const delegations = new Delegations(
+    { store: delegationStore(db), tokens, revocations, apps, subjects, users, consents, resources, refresh, audit },
+    {
+      issuer: config.issuer,
+      secret: config.secret,
+      ttlSeconds: config.TOKEN_EXCHANGE_TTL_SECONDS,
+      // an end stops what it must for as long as any token it stops may live
+      endRememberedSeconds:
+        config.CODE_TTL_SECONDS + Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.TOKEN_EXCHANGE_TTL_SECONDS),
+    },
+  );
   return {
     kernel: {
       config,
@@ -237,7 +252,8 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       metadataDocuments,
       store: registrations,
     },
-    resources: { resources: new ResourceDirectory(resourceStore(db), bus) },
+    resources: { resources },
     refresh: { refresh },
+    delegation: { delegations },
   };
 }

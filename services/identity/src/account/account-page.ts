@@ -11,6 +11,8 @@ export interface AccountPageInput {
   passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }[];
   addPasskey: { ceremony: string; options: unknown };
   sessions: AccountSession[];
+  /** What other features add after the approved apps (issue 42: agents acting for you). */
+  sections?: Html[];
   /** The sign-in is too old to change passkeys: offer to sign in again first (the window, in words). */
   reauth?: string;
   notice?: string;
@@ -81,6 +83,7 @@ ${
       )}</ul>
 <p class="muted">Withdrawing stops the app's tokens at once; it must ask you again.</p>`
 }
+${input.sections ?? ''}
 ${sessionsSection(input.sessions, csrf)}
 <h2 id="passkeys">Passkeys</h2>
 ${

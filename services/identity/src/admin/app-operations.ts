@@ -86,6 +86,7 @@ export const securitySettingsJson = (app: App) => ({
   dpop_bound_access_tokens: app.dpopBoundAccessTokens,
   min_verification_level: app.minVerificationLevel,
   profile: app.profile,
+  may_act_for_users: app.mayActForUsers,
 });
 
 /** What a profile set on an app decided, for the audit trail. */
@@ -151,6 +152,7 @@ export async function createApp(
     idTokenSignedResponseAlg: settings.idTokenSignedResponseAlg,
     accessTokenSignedResponseAlg: settings.accessTokenSignedResponseAlg,
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
+    mayActForUsers: body.may_act_for_users,
     minVerificationLevel: minLevel(body.min_verification_level),
     profile,
   });
@@ -201,6 +203,7 @@ export async function updateApp(
     ...(body.min_verification_level === undefined
       ? {}
       : { minVerificationLevel: minLevel(body.min_verification_level) }),
+    ...(body.may_act_for_users === undefined ? {} : { mayActForUsers: body.may_act_for_users }),
   };
   let secret: string | null = null;
   const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
 
+/** RFC 8693 §4.1: who acts for the subject (an agent's client id), and who acted before it in a chain. */
+export interface ActorClaim {
+  sub: string;
+  act?: ActorClaim;
+}
+
 export interface AccessTokenClaims {
   iss: string;
   aud: string;
@@ -19,6 +25,8 @@ export interface AccessTokenClaims {
   auth_time?: number;
   /** The sign-in claims the claims parameter asked /userinfo for (acr, amr, auth_time). */
   userinfo_claims?: string[];
+  /** A delegated token (issue 42, RFC 8693 token exchange): the agent acting for `sub`. */
+  act?: ActorClaim;
 }
 
 /**

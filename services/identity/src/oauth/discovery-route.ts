@@ -30,7 +30,14 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
     // offline_access (issue 41): the code's exchange gives a refresh token
     scopes_supported: [...SUPPORTED_SCOPES, 'offline_access'],
     response_types_supported: [...RESPONSE_TYPES],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+    grant_types_supported: [
+      'authorization_code',
+      'implicit',
+      'refresh_token',
+      'client_credentials',
+      // RFC 8693 (issue 42): an agent acting for a person; the RFC defines no metadata of its own
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
     response_modes_supported: [...RESPONSE_MODES],

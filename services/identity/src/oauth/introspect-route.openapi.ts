@@ -34,6 +34,7 @@ const INTROSPECTION = {
         },
         amr: { type: 'array', items: { type: 'string' }, description: 'RFC 8176 methods, e.g. pwd, hwk, user' },
         auth_time: { type: 'integer', description: 'When the person signed in (seconds since the epoch)' },
+        act: { $ref: '#/components/schemas/Actor' },
       },
     },
     {
@@ -57,7 +58,8 @@ export const introspectDocs = {
     body: { contentType: FORM, schema: INTROSPECT_FORM },
     responses: {
       200: jsonResponse(
-        '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
+        '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, cnf for a DPoP-bound token, ' +
+          'act for a delegated one (token exchange)}, ' +
           'or {active: false} for a revoked token or another app’s; a resource server also gets iss, aud and jti, ' +
           'and {active: false} for every token that is not an active one for it',
         INTROSPECTION,
