@@ -113,6 +113,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         dpop_bound_access_tokens: false,
         min_verification_level: null,
         profile: 'none',
+        // issue 42: the operator's leave to act for people (token exchange), off unless given
+        may_act_for_users: false,
         created_at: expect.any(String),
         disabled: false,
         disabled_at: null,

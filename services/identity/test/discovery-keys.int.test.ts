@@ -32,7 +32,14 @@ describe('discovery, JWKS and signing keys', () => {
         'code token',
         'code id_token token',
       ],
-      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials'],
+      grant_types_supported: [
+        'authorization_code',
+        'implicit',
+        'refresh_token',
+        'client_credentials',
+        // issue 42: RFC 8693 token exchange
+        'urn:ietf:params:oauth:grant-type:token-exchange',
+      ],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],
       response_modes_supported: ['query', 'fragment', 'form_post'],

@@ -23,6 +23,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/signup',
       '/consent',
       '/account',
+      '/account/agents/end',
       '/account/consents/withdraw',
       '/account/passkeys',
       '/account/passkeys/remove',
