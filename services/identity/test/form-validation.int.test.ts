@@ -44,7 +44,9 @@ describe('form fields: the errors and their order', () => {
   const required = (attribute: string) => ({ code: 'required', detail: 'This attribute is required.', attribute });
   const grantType = {
     code: 'invalid_grant_type',
-    detail: 'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials.',
+    detail:
+      'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, ' +
+      'urn:ietf:params:oauth:grant-type:token-exchange.',
     attribute: 'grant_type',
   };
   /** An HTML error page as the fields it shows. */
