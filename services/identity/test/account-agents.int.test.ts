@@ -1,26 +1,11 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
-import {
-  ADMIN_TOKEN,
-  basic,
-  browserFlow,
-  callbackParams,
-  createUser,
-  hidden,
-  identityHarness,
-  REDIRECT_URI,
-  type IdentityHarness,
-} from './support';
+import { ADMIN_TOKEN, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
+import { delegationClient, TOOLS, type Client, type Resource } from './delegation-support';
 
 type OpenIdClient = typeof import('openid-client');
-type Client = { app_id: string; client_secret: string };
-type Resource = { resource_id: string; uri: string; introspection_secret: string };
 type Agent = ReturnType<typeof request.agent>;
-
-const TOOLS = 'https://tools.example.com/mcp';
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 
 /**
  * The account page's "Agents acting for you" (issue 42): which agent, for which resources and scopes, since
@@ -75,69 +60,18 @@ describe('account page: agents acting for you', () => {
     await h?.close();
   });
 
-  const configFor = (client: Client) =>
-    oidc.discovery(new URL(issuer), client.app_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
-
-  /** The person signs in to `client` for the resource; the code exchanged with openid-client. */
-  async function signIn(client: Client, scope: string) {
-    const config = await configFor(client);
-    const verifier = oidc.randomPKCECodeVerifier();
-    const res = await browserFlow(
-      request.agent(h.publicApp),
-      {
-        response_type: 'code',
-        client_id: client.app_id,
-        redirect_uri: REDIRECT_URI,
-        scope,
-        resource: TOOLS,
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        state: 'st',
-      },
-      user,
-    );
-    const callback = new URL(`${REDIRECT_URI}?${new URLSearchParams(callbackParams(res)).toString()}`);
-    return oidc.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier: verifier, expectedState: 'st' },
-      { resource: TOOLS },
-    );
-  }
-  const exchange = async (subjectToken: string, scope?: string) =>
-    oidc.genericGrantRequest(await configFor(agent), TOKEN_EXCHANGE, {
-      subject_token: subjectToken,
-      subject_token_type: ACCESS_TOKEN,
-      ...(scope ? { scope } : {}),
-    });
-  const oauthError = async (promise: Promise<unknown>) => {
-    const err = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(oidc.ResponseBodyError);
-    return (err as InstanceType<OpenIdClient['ResponseBodyError']>).error;
-  };
+  const te = () => delegationClient(oidc, () => ({ h, issuer, user }));
+  const configFor = (client: Client) => te().configFor(client);
+  const signIn = (client: Client, scope: string) => te().signIn(client, scope);
+  const exchange = (subjectToken: string, scope?: string) => te().exchange(agent, subjectToken, scope ? { scope } : {});
+  const oauthError = (promise: Promise<unknown>) => te().oauthError(promise);
   const atResource = async (token: string) =>
-    (
-      await request(h.publicApp)
-        .post('/introspect')
-        .set('Authorization', basic(tools.resource_id, tools.introspection_secret))
-        .type('form')
-        .send({ token })
-        .expect(200)
-    ).body as { active: boolean; act?: unknown };
+    (await te().introspectAs(tools.resource_id, tools.introspection_secret, token).expect(200)).body as {
+      active: boolean;
+      act?: unknown;
+    };
   const atAgent = async (token: string) =>
-    (
-      await request(h.publicApp)
-        .post('/introspect')
-        .set('Authorization', basic(agent.app_id, agent.client_secret))
-        .type('form')
-        .send({ token })
-        .expect(200)
-    ).body as { active: boolean };
+    (await te().introspectAs(agent.app_id, agent.client_secret, token).expect(200)).body as { active: boolean };
 
   async function onAccountPage(person = user): Promise<{ browser: Agent; page: request.Response }> {
     const browser = request.agent(h.publicApp);

@@ -1,26 +1,20 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
+import { ADMIN_TOKEN, basic, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
 import {
-  ADMIN_TOKEN,
-  basic,
-  browserFlow,
-  callbackParams,
-  createUser,
-  identityHarness,
-  REDIRECT_URI,
-  type IdentityHarness,
-} from './support';
+  ACCESS_TOKEN,
+  delegationClient,
+  TOKEN_EXCHANGE,
+  TOOLS,
+  type Client,
+  type Resource,
+} from './delegation-support';
 
 type OpenIdClient = typeof import('openid-client');
 type Jose = typeof import('jose');
-type Client = { app_id: string; client_secret: string };
-type Resource = { resource_id: string; uri: string; introspection_secret: string };
 
-const TOOLS = 'https://tools.example.com/mcp';
 const VAULT = 'https://vault.example.com/api';
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 
 /**
  * Delegation (issue 42, RFC 8693): an agent exchanges a person's access token with openid-client's
@@ -91,46 +85,15 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     await h?.close();
   });
 
-  const configFor = (client: Client) =>
-    oidc.discovery(new URL(issuer), client.app_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
-
-  /** The person signs in to `client` for the resource (browser part), the code exchanged with openid-client. */
-  async function personToken(client: Client, scope = 'openid tools:read tools:write', resource: string | null = TOOLS) {
-    const config = await configFor(client);
-    const verifier = oidc.randomPKCECodeVerifier();
-    const res = await browserFlow(
-      request.agent(h.publicApp),
-      {
-        response_type: 'code',
-        client_id: client.app_id,
-        redirect_uri: REDIRECT_URI,
-        scope,
-        ...(resource ? { resource } : {}),
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        state: 'st',
-      },
-      user,
-    );
-    const callback = new URL(`${REDIRECT_URI}?${new URLSearchParams(callbackParams(res)).toString()}`);
-    const tokens = await oidc.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier: verifier, expectedState: 'st' },
-      resource ? { resource } : undefined,
-    );
-    return tokens.access_token;
-  }
-
-  /** RFC 8693 §2.1 with openid-client. */
-  const exchange = async (client: Client, subjectToken: string, extra: Record<string, string> = {}) =>
-    oidc.genericGrantRequest(await configFor(client), TOKEN_EXCHANGE, {
-      subject_token: subjectToken,
-      subject_token_type: ACCESS_TOKEN,
-      ...extra,
-    });
+  const te = () => delegationClient(oidc, () => ({ h, issuer, user }));
+  const personToken = async (
+    client: Client,
+    scope = 'openid tools:read tools:write',
+    resource: string | null = TOOLS,
+  ) => (await te().signIn(client, scope, resource)).access_token;
+  const exchange = (client: Client, subjectToken: string, extra: Record<string, string> = {}) =>
+    te().exchange(client, subjectToken, extra);
+  const oauthError = (promise: Promise<unknown>) => te().oauthError(promise);
   /** The same, as a raw form (for the refusals' bodies). */
   const exchangeRaw = (client: { app_id: string; client_secret?: string }, form: Record<string, string>) => {
     const req = request(h.publicApp).post('/token').type('form');
@@ -141,26 +104,8 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
       ...form,
     });
   };
-  const oauthError = async (promise: Promise<unknown>) => {
-    const err = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(oidc.ResponseBodyError);
-    return (err as InstanceType<OpenIdClient['ResponseBodyError']>).error;
-  };
-  const asResource = (token: string) =>
-    request(h.publicApp)
-      .post('/introspect')
-      .set('Authorization', basic(tools.resource_id, tools.introspection_secret))
-      .type('form')
-      .send({ token });
-  const asApp = (client: Client, token: string) =>
-    request(h.publicApp)
-      .post('/introspect')
-      .set('Authorization', basic(client.app_id, client.client_secret))
-      .type('form')
-      .send({ token });
+  const asResource = (token: string) => te().introspectAs(tools.resource_id, tools.introspection_secret, token);
+  const asApp = (client: Client, token: string) => te().introspectAs(client.app_id, client.client_secret, token);
   async function verified(token: string) {
     const jwks = (await request(h.publicApp).get('/jwks').expect(200)).body;
     return (await jose.jwtVerify(token, jose.createLocalJWKSet(jwks), { issuer, audience: TOOLS, typ: 'at+jwt' }))
