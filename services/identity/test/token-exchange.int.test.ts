@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
+import path from 'node:path';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { ADMIN_TOKEN, basic, createUser, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
@@ -308,5 +310,41 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     }).expect(400);
     expect(tooDeep.body).toMatchObject({ error: 'invalid_request', attribute: 'subject_token' });
     expect(tooDeep.body.error_description).toContain('at most 2');
+  });
+
+  /** examples/delegating-agent/exchange.mjs, run as examples/README.md says: its exit code and output. */
+  const runExample = (env: Record<string, string>, args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const script = path.join(__dirname, '..', '..', '..', 'examples', 'delegating-agent', 'exchange.mjs');
+      const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH, ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('the example agent (examples/delegating-agent) exchanges a token and sees act; a refused one exits 2', async () => {
+    const subjectToken = await personToken(web);
+    const env = {
+      ISSUER: issuer,
+      AGENT_ID: agent.app_id,
+      AGENT_SECRET: agent.client_secret,
+      SUBJECT_TOKEN: subjectToken,
+    };
+    const ran = await runExample(env, ['tools:read']);
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    const out = JSON.parse(ran.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({
+      issued_token_type: ACCESS_TOKEN,
+      scope: 'tools:read',
+      active: true,
+      act: { sub: agent.app_id },
+      acr: jose.decodeJwt(subjectToken).acr,
+    });
+    const refused = await runExample({ ...env, AGENT_ID: rogue.app_id, AGENT_SECRET: rogue.client_secret }, []);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('exchange refused: unauthorized_client');
   });
 });
