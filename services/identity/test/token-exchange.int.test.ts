@@ -285,6 +285,34 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     expect(foreign.body).toMatchObject({ error: 'invalid_request', attribute: 'actor_token' });
   });
 
+  it('binds the delegated token to a DPoP key when the exchange carries a proof; the agent can revoke it', async () => {
+    const subjectToken = await personToken(web);
+    const config = await te().configFor(agent);
+    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair());
+    const res = await oidc.genericGrantRequest(
+      config,
+      TOKEN_EXCHANGE,
+      { subject_token: subjectToken, subject_token_type: ACCESS_TOKEN },
+      { DPoP },
+    );
+    expect(res.token_type).toBe('dpop');
+    const claims = await verified(res.access_token);
+    expect(claims.cnf).toEqual({ jkt: expect.any(String) });
+    expect((await asResource(res.access_token).expect(200)).body).toMatchObject({
+      active: true,
+      token_type: 'DPoP',
+      act: { sub: agent.app_id },
+    });
+    await request(h.publicApp)
+      .post('/revoke')
+      .set('Authorization', basic(agent.app_id, agent.client_secret))
+      .type('form')
+      .send({ token: res.access_token })
+      .expect(200);
+    expect((await asResource(res.access_token).expect(200)).body).toEqual({ active: false });
+    expect((await asApp(agent, res.access_token).expect(200)).body).toEqual({ active: false });
+  });
+
   it('nests act for a chain of agents, at most 2 deep', async () => {
     const subjectToken = await personToken(web, 'openid tools:read tools:write');
     const first = await exchange(agent, subjectToken, { scope: 'tools:read tools:write' });
