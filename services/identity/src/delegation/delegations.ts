@@ -65,6 +65,11 @@ export interface ExchangeResponse {
   scope: string;
 }
 
+/** "Last used" is written at most this often for a person and agent whose resource and scopes are known. */
+const LAST_USED_EVERY_MS = 60_000;
+/** How many (person, agent) pairs the write-behind of "last used" remembers. */
+const KNOWN_MAX = 50_000;
+
 const refuse = (error: string, detail: string, attribute: string) => new AppError(error, 400, detail, attribute);
 const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.act) : 0);
 
@@ -74,6 +79,9 @@ const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.
  * ends it there.
  */
 export class Delegations {
+  /** What this process last wrote of each (person, agent): its grants (`<uri>#<scope>`, and uris), and when. */
+  private readonly written = new Map<string, { grants: Set<string>; at: number }>();
+
   constructor(
     private readonly deps: DelegationsDeps,
     private readonly options: DelegationsOptions,
@@ -137,7 +145,7 @@ export class Delegations {
       ...(input.jkt ? { jkt: input.jkt } : {}),
       alg: agent.accessTokenSignedResponseAlg,
     });
-    await this.deps.store.used(user.id, agent.id, resource.uri, scopes);
+    await this.used(user.id, agent.id, resource.uri, scopes);
     await this.deps.audit.record({
       type: 'delegation.exchanged',
       actor,
@@ -198,6 +206,7 @@ export class Delegations {
    * now can no longer be exchanged by it), its refresh tokens end. False when it was not acting for them.
    */
   async end(userId: string, agentId: string, actor: AuditActor): Promise<boolean> {
+    this.written.delete(`${userId} ${agentId}`);
     const ended = await this.deps.store.end(userId, agentId);
     if (!ended) return false;
     const now = this.deps.tokens.now();
@@ -218,6 +227,22 @@ export class Delegations {
       },
     });
     return true;
+  }
+
+  /**
+   * The row of the person and agent, as the account page shows it: written when the exchange gives it a
+   * resource or scope it did not have, and otherwise at most once a minute ("last used" to the minute), so
+   * a busy agent costs no write per exchange.
+   */
+  private async used(userId: string, agentId: string, uri: string, scopes: string[]): Promise<void> {
+    const key = `${userId} ${agentId}`;
+    const now = this.deps.tokens.now();
+    const known = this.written.get(key);
+    const grants = [uri, ...scopes.map((s) => `${uri}#${s}`)];
+    if (known && now - known.at < LAST_USED_EVERY_MS && grants.every((g) => known.grants.has(g))) return;
+    await this.deps.store.used(userId, agentId, uri, scopes);
+    if (!known && this.written.size >= KNOWN_MAX) this.written.delete(this.written.keys().next().value as string);
+    this.written.set(key, { grants: new Set([...(known?.grants ?? []), ...grants]), at: now });
   }
 
   private checkTypes(input: ExchangeRequest): void {
