@@ -170,6 +170,22 @@ const clientCredentialsResponse = json((b) =>
         : null,
 );
 
+/** RFC 8693 §2.2.1 (issue 42): a JWT with act for the person, the narrowed scope, issued_token_type. */
+const tokenExchangeResponse = json((b) => {
+  if (!isJwt(b.access_token)) return 'access_token is not a JWT';
+  if (b.issued_token_type !== 'urn:ietf:params:oauth:token-type:access_token') return 'no issued_token_type';
+  if (b.scope !== 'api:read') return `scope is ${String(b.scope)}`;
+  const payload = JSON.parse(Buffer.from(String(b.access_token).split('.')[1], 'base64url').toString()) as Json;
+  return typeof (payload.act as Json | undefined)?.sub === 'string' ? null : 'the token has no act';
+});
+const tokenExchangeBody = (subjectToken: string) =>
+  form({
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    subject_token: subjectToken,
+    subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    scope: 'api:read',
+  });
+
 const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
 const formHeaders = (auth: string): Headers => ({
   authorization: auth,
@@ -375,6 +391,41 @@ export const SCENARIOS: Scenario[] = [
           headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
           body: form({ grant_type: 'client_credentials', resource: PEER_RESOURCE, scope: 'api:read' }),
           check: clientCredentialsResponse,
+        },
+      ],
+    }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.5 },
+    real: { reference: 'oidc-provider', minRatio: 1.5 },
+  },
+  {
+    // issue 42: oidc-provider has no RFC 8693; its registerGrantType configures the same grant
+    // (peers/oidc-provider-server.ts: the subject JWT verified, its grant still held, narrowed, act)
+    key: 'token-exchange',
+    name: 'token exchange (POST /token: a person’s token for a JWT with act)',
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.identity,
+      unit: 'request',
+      steps: [
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(t.seed.appId, t.seed.clientSecret)),
+          body: tokenExchangeBody(t.seed.resourceAccessToken),
+          check: tokenExchangeResponse,
+        },
+      ],
+    }),
+    oidc: (p) => ({
+      origin: p.origin,
+      unit: 'request',
+      steps: [
+        {
+          method: 'POST',
+          path: '/token',
+          headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
+          body: tokenExchangeBody(p.resourceAccessToken),
+          check: tokenExchangeResponse,
         },
       ],
     }),

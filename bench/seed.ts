@@ -30,6 +30,8 @@ export interface AttestSeed {
   dpop: { key: DpopKey; accessToken: string };
   /** A registered resource (issue 41), for the client_credentials row. */
   resourceUri: string;
+  /** The person's access token for that resource (its app's): the token-exchange row's subject token (issue 42). */
+  resourceAccessToken: string;
 }
 
 async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
@@ -41,8 +43,8 @@ async function run(deploy: Deployment, ...args: string[]): Promise<Record<string
 /** The resource of the client_credentials row, as oidc-provider's is configured (one scope, api:read). */
 export const RESOURCE_URI = 'https://api.bench.invalid/';
 
-export function authorizePath(appId: string, challenge: string): string {
-  return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256' })}`;
+export function authorizePath(appId: string, challenge: string, extra: Record<string, string> = {}): string {
+  return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', ...extra })}`;
 }
 
 /** The same request pushed to /par (RFC 9126) by the bench app, authenticated apart (Basic). */
@@ -60,7 +62,7 @@ export function parBody(appId: string, challenge: string): string {
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
 export async function seedAttest(
   deploy: Deployment,
-): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop'>> {
+): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken'>> {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
   await run(deploy, 'resource', 'create', '--uri', RESOURCE_URI, '--name', 'Bench API', '--scope', 'api:read');
   await run(
@@ -144,7 +146,7 @@ export async function signIn(
   issuer: string,
   appId: string,
   clientSecret: string,
-): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop'>> {
+): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken'>> {
   const jar = new CookieJar();
   const pair = pkce();
   const browser = new Browser(identity, jar.fetch);
@@ -178,11 +180,18 @@ export async function signIn(
     dpop: dpopProof(key, 'POST', `${issuer}/token`),
   });
   if (bound.token_type !== 'DPoP') throw new Error(`POST /token with a DPoP proof: token_type ${bound.token_type}`);
+  // last, the person's consent to the resource too, and a token for it (issue 42: token exchange's subject)
+  const forResource = await browser.signIn(
+    `${identity}${authorizePath(appId, pair.challenge, { scope: `${SCOPE} api:read`, resource: RESOURCE_URI })}`,
+    USER,
+  );
+  const resourceTokens = await exchange(forResource.location);
   return {
     sessionCookie: jar.header(),
     accessToken: tokens.access_token,
     pkce: pair,
     dpop: { key, accessToken: bound.access_token },
+    resourceAccessToken: resourceTokens.access_token,
   };
 }
 

@@ -7,7 +7,9 @@
  */
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import Provider, { type Configuration, type JWK } from 'oidc-provider';
+import { createPublicKey } from 'node:crypto';
+import { jwtVerify } from 'jose';
+import Provider, { errors, type Configuration, type JWK, type KoaContextWithOIDC } from 'oidc-provider';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -23,6 +25,10 @@ const REDIRECT_URI = env('PEER_REDIRECT_URI');
 const RESOURCE = env('PEER_RESOURCE');
 const ACCOUNT = 'bench';
 const RESOURCE_SCOPE = 'api:read';
+/** RFC 8693 (issue 42): oidc-provider has no token exchange; registerGrantType configures it as ours works. */
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const EXCHANGE_TTL = 900;
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'bench-rs256', alg: 'RS256', use: 'sig' } as JWK;
@@ -35,7 +41,7 @@ const configuration: Configuration = {
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
       redirect_uris: [REDIRECT_URI],
-      grant_types: ['authorization_code', 'client_credentials'],
+      grant_types: ['authorization_code', 'client_credentials', TOKEN_EXCHANGE],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
       subject_type: 'pairwise',
@@ -78,12 +84,83 @@ const configuration: Configuration = {
       },
     },
   },
+  // a token exchange's token names the client acting for the person (RFC 8693 act), as ours
+  extraTokenClaims: async (_ctx, token) =>
+    (token as { gty?: string }).gty === 'token_exchange' ? { act: { sub: token.clientId } } : undefined,
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Session: 86400, Grant: 86400, Interaction: 600 },
 };
 
 const provider = new Provider(ISSUER, configuration);
 provider.on('server_error', (_ctx, err) => process.stderr.write(`server_error: ${err.stack ?? err.message}\n`));
+
+// JWT access tokens are not stored by oidc-provider: the grant of each is remembered as it is issued, so an
+// exchange finds whether the person's grant still holds (ours checks the person's consent and session)
+const grantOfToken = new Map<string, { grantId: string; accountId: string }>();
+provider.on('access_token.issued', (token: { jti: string; grantId?: string; accountId?: string }) => {
+  if (token.grantId && token.accountId)
+    grantOfToken.set(token.jti, { grantId: token.grantId, accountId: token.accountId });
+});
+const verificationKey = createPublicKey({ key: signingKey as import('node:crypto').JsonWebKey, format: 'jwk' });
+
+/** grant_type token-exchange: the subject token verified and still granted, narrowed, a JWT with act. */
+async function tokenExchange(ctx: KoaContextWithOIDC): Promise<void> {
+  const params = ctx.oidc.params as Record<string, string | undefined>;
+  if (!params.subject_token || params.subject_token_type !== ACCESS_TOKEN_TYPE)
+    throw new errors.InvalidRequest('subject_token and subject_token_type (an access token) are required');
+  let claims: Record<string, unknown>;
+  try {
+    ({ payload: claims } = await jwtVerify(params.subject_token, verificationKey, {
+      issuer: ISSUER,
+      audience: RESOURCE,
+      typ: 'at+jwt',
+      algorithms: ['RS256'],
+    }));
+  } catch {
+    throw new errors.InvalidGrant('subject_token is invalid or expired');
+  }
+  const issued = grantOfToken.get(String(claims.jti));
+  const grant = issued ? await provider.Grant.find(issued.grantId) : undefined;
+  if (!issued || !grant || grant.accountId !== issued.accountId)
+    throw new errors.InvalidGrant('subject_token is no longer granted');
+  if (params.resource !== undefined && params.resource !== RESOURCE) throw new errors.InvalidTarget();
+  const held = String(claims.scope ?? '').split(' ');
+  const asked = params.scope === undefined ? held : params.scope.split(' ');
+  if (asked.some((s) => !held.includes(s))) throw new errors.InvalidScope('a wider scope than subject_token', 'scope');
+  const token = new provider.AccessToken({
+    accountId: issued.accountId,
+    client: ctx.oidc.client!,
+    grantId: issued.grantId,
+    gty: 'token_exchange',
+    scope: asked.join(' '),
+  });
+  token.resourceServer = new provider.ResourceServer(RESOURCE, {
+    scope: RESOURCE_SCOPE,
+    audience: RESOURCE,
+    accessTokenFormat: 'jwt',
+    accessTokenTTL: EXCHANGE_TTL,
+    jwt: { sign: { alg: 'RS256' } },
+  });
+  ctx.oidc.entity('AccessToken', token);
+  const value = await token.save();
+  ctx.body = {
+    access_token: value,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: token.tokenType,
+    expires_in: token.expiration,
+    scope: token.scope,
+  };
+}
+provider.registerGrantType(TOKEN_EXCHANGE, tokenExchange, [
+  'subject_token',
+  'subject_token_type',
+  'actor_token',
+  'actor_token_type',
+  'requested_token_type',
+  'audience',
+  'resource',
+  'scope',
+]);
 const callback = provider.callback();
 
 /** Sign-in and consent for the bench account, granted at once (openid email, and the resource's scope). */

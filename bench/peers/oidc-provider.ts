@@ -21,6 +21,8 @@ export interface OidcPeer {
   opaqueAccessToken: string;
   /** A DPoP-bound opaque access token and its key (features.dpop), for the userinfo-dpop row. */
   dpop: { key: DpopKey; accessToken: string };
+  /** A JWT access token of the person for the resource: the token-exchange row's subject token (issue 42). */
+  resourceAccessToken: string;
   stop(): Promise<void>;
 }
 
@@ -130,6 +132,17 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       dpop: dpopProof(key, 'POST', `${origin}/token`),
     });
     if (bound.token_type !== 'DPoP') throw new Error(`oidc-provider /token with DPoP: token_type ${bound.token_type}`);
+    const forResource = expectJson<{ access_token: string }>(
+      await fetch(`${origin}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: basicAuth(clientId, clientSecret),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: peerTokenBody(base, await authorize(origin, jar, peerAuthorizePath(base, true)), true),
+      }),
+      'oidc-provider /token (resource)',
+    );
     return {
       server,
       origin,
@@ -139,6 +152,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       pkce: pair,
       opaqueAccessToken: tokens.access_token,
       dpop: { key, accessToken: bound.access_token },
+      resourceAccessToken: (await forResource).access_token,
       stop: () => server.stop(),
     };
   } catch (err) {

@@ -13,6 +13,7 @@ interface AppCreated {
   min_verification_level: 'orb' | 'device' | null;
   device_authorization_grant: boolean;
   profile: 'none' | 'fapi2';
+  may_act_for_users: boolean;
 }
 
 const DEVICE_FLOW =
@@ -63,6 +64,11 @@ export const appCommands: Record<string, Command> = {
         description: 'DPoP required (RFC 9449 dpop_bound_access_tokens): /token refuses a request without a DPoP proof',
       },
       'device-flow': { type: 'boolean', description: `allow ${DEVICE_FLOW}` },
+      'may-act-for-users': {
+        type: 'boolean',
+        description:
+          "an agent: it may exchange a person's access token another app got for a short-lived token acting for that person (RFC 8693 token exchange; may_act_for_users)",
+      },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -81,6 +87,7 @@ export const appCommands: Record<string, Command> = {
         backchannel_logout_uri: str(values, 'backchannel-logout-uri'),
         ...(values['dpop-required'] ? { dpop_bound_access_tokens: true } : {}),
         ...(values['device-flow'] ? { device_authorization_grant: true } : {}),
+        ...(values['may-act-for-users'] ? { may_act_for_users: true } : {}),
         min_verification_level: str(values, 'min-verification-level'),
       });
       let key: { api_key: string };
@@ -97,6 +104,7 @@ export const appCommands: Record<string, Command> = {
       }
       const { app_id, client_secret, redirect_uris, token_endpoint_auth_method, web_origins } = app;
       const level = {
+        ...(app.may_act_for_users ? { may_act_for_users: true } : {}),
         ...(app.min_verification_level ? { min_verification_level: app.min_verification_level } : {}),
         ...(app.profile === 'fapi2' ? { profile: app.profile } : {}),
         ...(app.device_authorization_grant ? { device_authorization_grant: true } : {}),
@@ -131,7 +139,7 @@ export const appCommands: Record<string, Command> = {
   },
   'app update': {
     summary:
-      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, device flow, high-assurance settings, profile or CIBA settings (a list given replaces the old one)',
+      'change the name, redirect URIs, web origins, minimum verification level, logout settings, DPoP requirement, device flow, acting for people, high-assurance settings, profile or CIBA settings (a list given replaces the old one)',
     options: {
       name: { type: 'string', value: 'NAME', description: 'the new name' },
       'redirect-uri': {
@@ -156,6 +164,15 @@ export const appCommands: Record<string, Command> = {
         type: 'boolean',
         description: 'refuse the device flow again (codes not yet redeemed stop working)',
       },
+      'may-act-for-users': {
+        type: 'boolean',
+        description:
+          "let the app (an agent) act for people: exchange a person's access token another app got (RFC 8693; may_act_for_users)",
+      },
+      'no-may-act-for-users': {
+        type: 'boolean',
+        description: 'stop it: only tokens the person gave the app itself can be exchanged',
+      },
       ...levelOption,
       ...logoutOptions,
       ...assuranceOptions,
@@ -169,6 +186,9 @@ export const appCommands: Record<string, Command> = {
       if (values['device-flow'] && values['no-device-flow'])
         throw new CliError('Give --device-flow or --no-device-flow, not both.');
       const deviceFlow = values['device-flow'] ? true : values['no-device-flow'] ? false : undefined;
+      if (values['may-act-for-users'] && values['no-may-act-for-users'])
+        throw new CliError('Give --may-act-for-users or --no-may-act-for-users, not both.');
+      const mayAct = values['may-act-for-users'] ? true : values['no-may-act-for-users'] ? false : undefined;
       const body = {
         name: str(values, 'name'),
         redirect_uris: values['redirect-uri'],
@@ -177,6 +197,7 @@ export const appCommands: Record<string, Command> = {
         backchannel_logout_uri: nullable(values, 'backchannel-logout-uri'),
         dpop_bound_access_tokens: dpop,
         device_authorization_grant: deviceFlow,
+        may_act_for_users: mayAct,
         min_verification_level: str(values, 'min-verification-level'),
         ...assuranceFields(values),
         ...cibaFields(values),
@@ -184,8 +205,8 @@ export const appCommands: Record<string, Command> = {
       if (Object.values(body).every((v) => v === undefined))
         throw new CliError(
           'Nothing to change: give --name, --redirect-uri, --web-origin, --min-verification-level, --post-logout-redirect-uri, ' +
-            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --device-flow, --no-device-flow, --auth-method, --jwks-file, --jwks-uri, ' +
-            '--require-par, --no-require-par, --id-token-alg, --profile, --ciba-mode or --ciba-notification-endpoint.',
+            '--backchannel-logout-uri, --dpop-required, --no-dpop-required, --device-flow, --no-device-flow, --may-act-for-users, --no-may-act-for-users, ' +
+            '--auth-method, --jwks-file, --jwks-uri, --require-par, --no-require-par, --id-token-alg, --profile, --ciba-mode or --ciba-notification-endpoint.',
         );
       return client.call('identity', 'PATCH', `/apps/${path(id)}`, body);
     },

@@ -177,6 +177,33 @@ describe('pnpm manage', () => {
     expect((await manage(['app', 'show', plain.app_id])).device_authorization_grant).toBe(false);
   });
 
+  it('apps: --may-act-for-users at create and update (issue 42, may_act_for_users), in list and show and --help', async () => {
+    expect(((await runCli(['app', 'create', '--help'], {})) as HelpText).text).toMatch(
+      /--may-act-for-users\s+an agent: it may exchange/,
+    );
+    expect(((await runCli(['app', 'update', '--help'], {})) as HelpText).text).toContain('--no-may-act-for-users');
+    const created = await manage([
+      'app',
+      'create',
+      '--name',
+      'Agent',
+      '--redirect-uri',
+      'https://agent.example/cb',
+      '--may-act-for-users',
+    ]);
+    expect(created.may_act_for_users).toBe(true);
+    const id = created.app_id as string;
+    expect((await manage(['app', 'show', id])).may_act_for_users).toBe(true);
+    const listed = await manage(['app', 'list', '--limit', '1000']);
+    expect(listed.apps.find((a: Json) => a.app_id === id)?.may_act_for_users).toBe(true);
+    expect((await manage(['app', 'update', id, '--no-may-act-for-users'])).may_act_for_users).toBe(false);
+    expect((await manage(['app', 'update', id, '--may-act-for-users'])).may_act_for_users).toBe(true);
+    expect(await failure(['app', 'update', id, '--may-act-for-users', '--no-may-act-for-users'])).toMatch(/not both/);
+    const plain = await manage(['app', 'create', '--name', 'Not an agent', '--redirect-uri', 'https://n.example/cb']);
+    expect(plain.may_act_for_users).toBeUndefined();
+    expect((await manage(['app', 'show', plain.app_id])).may_act_for_users).toBe(false);
+  });
+
   it('apps: --profile fapi2 at create and update sets what FAPI 2.0 requires, none lifts it; shown in --help', async () => {
     for (const command of ['create', 'update'])
       expect(((await runCli(['app', command, '--help'], {})) as HelpText).text).toMatch(

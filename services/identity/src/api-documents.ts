@@ -16,6 +16,7 @@ import { approvalDocs, bcAuthorizeDocs } from './ciba';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
 import { deviceAuthorizationDocs, deviceDocs } from './device';
+import { endAgentDocs } from './delegation';
 
 // The public OpenAPI document: its info and shared components here; each endpoint's operations are a
 // fragment beside its route (oauth/, signin/, account/, portal/), registered as the route mounts
@@ -57,6 +58,7 @@ export const identityDocs = {
   consent: consentDocs,
   account: accountDocs,
   ...accountFormDocs,
+  endAgent: endAgentDocs,
   token: tokenDocs,
   par: parDocs,
   introspect: introspectDocs,

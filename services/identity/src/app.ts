@@ -23,6 +23,7 @@ import { resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
 import { DEVICE_CODE_GRANT, deviceAuthorizationRoute, deviceCodeGrant, deviceRoute } from './device';
+import { delegationSection, TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './delegation';
 import { buildServices, type IdentityServices } from './services';
 import {
   approvalRoute,
@@ -69,6 +70,7 @@ export async function buildApp(
   const clientAuth = { apps, cache, config, limits, tokens, clientKeys };
   const { resources } = services.resources;
   const { device } = services.device;
+  const { delegations } = services.delegation;
   const holders = { consents, subjects, users, revocations };
   // a token for a resource is active while its grant holds: its session, its app, the person, the consent
   const resourceServers = resourceIntrospection({
@@ -77,6 +79,8 @@ export async function buildApp(
     tokens,
     resources,
     active: async (claims) => {
+      // an agent acting for a person (issue 42): while the person has not ended it
+      if (claims.act) return delegations.holds(claims);
       // an app acting as itself (client_credentials): while the token is not revoked and the app is enabled
       if (isClientToken(claims)) {
         const app = await apps.find(claims.client_id);
@@ -114,7 +118,8 @@ export async function buildApp(
       signUpRoute(router, { apps, audit, config, limits, logger, users, passkeys, createPasskeyAccount, flow: signIn });
       accountRoute(router, {
         ...{ audit, config, consents, limits, logger, users, sessions, passkeys },
-        sections: [approvalSection({ apps, passkeys, ciba })],
+        panels: [approvalSection({ apps, passkeys, ciba })],
+        sections: [delegationSection(delegations)],
       });
       approvalRoute(router, { audit, config, consents, limits, users, sessions, passkeys, ciba });
       assetsRoute(router);
@@ -127,13 +132,14 @@ export async function buildApp(
           client_credentials: clientCredentialsGrant({ config, dpop, tokens, resources }),
           [CIBA_GRANT_TYPE]: cibaGrant({ config, dpop, tokens, users, ciba, audit }),
           [DEVICE_CODE_GRANT]: deviceCodeGrant({ config, dpop, device }),
+          [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant({ config, dpop, delegations }),
         },
       });
       bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba });
       deviceAuthorizationRoute(router, { ...clientAuth, device });
       deviceRoute(router, { apps, config, limits, users, sessions, device });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
-      introspectRoute(router, { ...clientAuth, holders, resourceServers });
+      introspectRoute(router, { ...clientAuth, holders, resourceServers, delegatedHolds: delegations.holds });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations, refreshTokens: services.refresh.refresh });

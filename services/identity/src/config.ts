@@ -49,6 +49,8 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   DEVICE_CODE_TTL_SECONDS: number;
   /** Wrong user codes typed at /device per client address per window (AUTH_FAILURE_WINDOW_SECONDS). */
   DEVICE_CODE_FAILURES_PER_ADDRESS: number;
+  /** The lifetime of a token an agent gets by token exchange (issue 42), never past its subject token's. */
+  TOKEN_EXCHANGE_TTL_SECONDS: number;
   /** WebAuthn user verification at passkey sign-in and registration: required (default) or preferred. */
   PASSKEY_USER_VERIFICATION: 'required' | 'preferred';
   /** scrypt cost of new password hashes, as log2 N (17: N = 2^17). */
@@ -148,6 +150,7 @@ const schema = {
   REFRESH_TOKEN_TTL_SECONDS: Joi.number().integer().min(60).max(31536000).default(2592000),
   DEVICE_CODE_TTL_SECONDS: Joi.number().integer().min(60).max(1800).default(600),
   DEVICE_CODE_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).max(1000000).default(10),
+  TOKEN_EXCHANGE_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(900),
   PASSKEY_USER_VERIFICATION: Joi.string().valid('required', 'preferred').default('required'),
   PASSWORD_HASH_COST: Joi.number()
     .integer()

@@ -43,6 +43,7 @@ import { ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
 import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
 import { DeviceFlow, deviceStore } from './device';
+import { Delegations, delegationStore } from './delegation';
 
 /** The embedded DPoP replay store: some 400,000 proofs a minute at most (each entry ~60 characters). */
 const DPOP_REPLAY_LIMITS = { maxEntries: 500_000, maxChars: 32 * 2 ** 20 };
@@ -82,6 +83,8 @@ export interface IdentityServices {
   ciba: { ciba: BackchannelRequests; ping: PingNotifier };
   /** The Device Authorization Grant (issue 41, RFC 8628). */
   device: { device: DeviceFlow };
+  /** Agents acting for people (issue 42: token exchange). */
+  delegation: { delegations: Delegations };
 }
 
 /** Stores → domain: the services, before any route is mounted (buildApp starts and mounts them). */
@@ -206,6 +209,17 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     { store: deviceStore(db), grants, users, consents, sessions, revocations, resources, audit, logger },
     { issuer: config.issuer, secret: config.secret, ttlSeconds: config.DEVICE_CODE_TTL_SECONDS, now },
   );
+  const delegations = new Delegations(
+    { store: delegationStore(db), tokens, revocations, apps, subjects, users, consents, resources, refresh, audit },
+    {
+      issuer: config.issuer,
+      secret: config.secret,
+      ttlSeconds: config.TOKEN_EXCHANGE_TTL_SECONDS,
+      // an end stops what it must for as long as any token it stops may live
+      endRememberedSeconds:
+        config.CODE_TTL_SECONDS + Math.max(config.ACCESS_TOKEN_TTL_SECONDS, config.TOKEN_EXCHANGE_TTL_SECONDS),
+    },
+  );
   return {
     kernel: {
       config,
@@ -268,5 +282,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       ping,
     },
     device: { device },
+    delegation: { delegations },
   };
 }

@@ -118,6 +118,8 @@ describe('identity admin API: apps, users, signing keys, audit', () => {
         // issue 42: no CIBA unless the operator sets a mode
         backchannel_token_delivery_mode: null,
         backchannel_client_notification_endpoint: null,
+        // issue 42: the operator's leave to act for people (token exchange), off unless given
+        may_act_for_users: false,
         created_at: expect.any(String),
         disabled: false,
         disabled_at: null,

@@ -41,6 +41,8 @@ describe('discovery, JWKS and signing keys', () => {
         'urn:openid:params:grant-type:ciba',
         // issue 41: the device flow (RFC 8628)
         'urn:ietf:params:oauth:grant-type:device_code',
+        // issue 42: RFC 8693 token exchange
+        'urn:ietf:params:oauth:grant-type:token-exchange',
       ],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],

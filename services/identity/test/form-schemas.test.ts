@@ -3,6 +3,7 @@ import { toJsonSchema, type EndpointDocs } from '@attest/common';
 import * as account from '../src/account/account-route';
 import * as authorize from '../src/oauth/authorize-route';
 import * as consent from '../src/oauth/consent-route';
+import * as delegation from '../src/delegation/delegation-forms';
 import { checkedValue, firstFailure } from '../src/kernel/form-check';
 import * as introspect from '../src/oauth/introspect-route';
 import * as logout from '../src/signin/logout-route';
@@ -40,6 +41,8 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
   ['changePassword', 'POST', 'body', account.ACCOUNT_FORMS.changePassword],
   ['endSession', 'POST', 'body', account.ACCOUNT_FORMS.endSession],
   ['endOtherSessions', 'POST', 'body', account.ACCOUNT_FORMS.endOtherSessions],
+  // issue 42: the account page's section of agents acting for the person
+  ['endAgent', 'POST', 'body', delegation.END_AGENT_FORM],
   ['logoutConfirm', 'POST', 'body', logout.LOGOUT_CONFIRM_FORM],
 ];
 

@@ -45,7 +45,8 @@ describe('form fields: the errors and their order', () => {
   const grantType = {
     code: 'invalid_grant_type',
     detail:
-      'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
+      'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, ' +
+      'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange.',
     attribute: 'grant_type',
   };
   /** An HTML error page as the fields it shows. */

@@ -25,6 +25,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/device',
       '/device_authorization',
       '/account',
+      '/account/agents/end',
       '/account/consents/withdraw',
       '/account/passkeys',
       '/account/passkeys/remove',

@@ -143,11 +143,13 @@ describe('POST /token', () => {
         expect(res.body).toEqual({
           code: 'invalid_grant_type',
           detail:
-            'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
+            'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, ' +
+            'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange.',
           attribute: 'grant_type',
           error: 'unsupported_grant_type',
           error_description:
-            'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
+            'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, ' +
+            'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange.',
         });
       }
     });

@@ -11,8 +11,10 @@ export interface AccountPageInput {
   passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null }[];
   addPasskey: { ceremony: string; options: unknown };
   sessions: AccountSession[];
-  /** Sections of other features (issue 42: approvals waiting), after the notices. */
-  sections?: (Html | '')[];
+  /** Panels of other features (issue 42: approvals waiting), after the notices. */
+  panels?: (Html | '')[];
+  /** What other features add after the approved apps (issue 42: agents acting for you). */
+  sections?: Html[];
   /** The sign-in is too old to change passkeys: offer to sign in again first (the window, in words). */
   reauth?: string;
   notice?: string;
@@ -71,7 +73,7 @@ export function accountPage(res: Response, input: AccountPageInput, status = 200
 Verification level: <strong id="account-level">${user.verificationLevel}</strong>.</p>
 ${input.notice ? html`<p class="notice" role="status" id="account-notice">${input.notice}</p>` : ''}
 ${input.error ? html`<p class="error" role="alert" id="account-error">${input.error}</p>` : ''}
-${input.sections ?? ''}
+${input.panels ?? ''}
 <h2 id="apps">Apps you approved</h2>
 ${
   input.consents.length === 0
@@ -84,6 +86,7 @@ ${
       )}</ul>
 <p class="muted">Withdrawing stops the app's tokens at once; it must ask you again.</p>`
 }
+${input.sections ?? ''}
 ${sessionsSection(input.sessions, csrf)}
 <h2 id="passkeys">Passkeys</h2>
 ${

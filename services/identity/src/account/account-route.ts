@@ -20,6 +20,7 @@ import { usePageErrors } from '../kernel/page-errors';
 import { clearSessionCookie, currentSession } from '../kernel/session-cookie';
 import { requireFormContentType } from '../kernel/http-steps';
 import { accountDocs, accountFormDocs } from './account-route.openapi';
+import type { AccountSection } from '../kernel/account-section';
 
 export { ACCOUNT_FORMS, ACCOUNT_QUERY };
 
@@ -59,22 +60,21 @@ const signed = (res: Response) => res.locals.account as Signed;
 export type AccountRouteDeps = Pick<KernelServices, 'audit' | 'config' | 'consents' | 'limits' | 'logger' | 'users'> &
   Pick<TokenServices, 'sessions'> & {
     passkeys: Passkeys;
-    /** Sections other features add at the top of the page (issue 42: approvals waiting), bound in app.ts. */
+    /** Panels other features add at the top of the page (issue 42: approvals waiting), bound in app.ts. */
+    panels?: AccountPanel[];
+    /** Sections other features add after the approved apps (issue 42: agents acting for you), with their forms. */
     sections?: AccountSection[];
   };
 
-/** A section of the account page another feature renders: for this request, person, session and CSRF token. */
-export type AccountSection = (input: {
-  req: Request;
-  user: User;
-  sessionId: string;
-  csrf: string;
-}) => Promise<Html | ''>;
+/** A panel at the top of the account page another feature renders: for this request, person, session and CSRF token. */
+export type AccountPanel = (input: { req: Request; user: User; sessionId: string; csrf: string }) => Promise<Html | ''>;
 
 export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
   const recentSeconds = ctx.config.ACCOUNT_REAUTH_SECONDS;
   const window = reauthWindow(recentSeconds);
   const csrfOf = (req: Request, res: Response) => csrfToken(ctx, req, res, `account:${signed(res).session.id}`);
+  const sections = ctx.sections ?? [];
+  const notices: Record<string, string> = Object.assign({}, ...sections.map((s) => s.notices), NOTICES);
 
   /** A signed-in user, or: GET → the sign-in page (then back here); POST → 303 there too. */
   const requireSession = async (req: Request, res: Response, next: NextFunction) => {
@@ -106,12 +106,13 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
     const { user } = signed(res);
     const csrf = csrfOf(req, res);
     const sessionId = signed(res).session.id;
-    const [consents, passkeys, addPasskey, sessions, sections] = await Promise.all([
+    const [consents, passkeys, addPasskey, sessions, panels, added] = await Promise.all([
       ctx.consents.listForUser(user.id),
       ctx.passkeys.listForUser(user.id),
       ctx.passkeys.registrationOptions('add', csrf, { userId: user.id, username: user.username, name: user.name }),
       ctx.sessions.listForUser(user.id),
-      Promise.all((ctx.sections ?? []).map((section) => section({ req, user, sessionId, csrf }))),
+      Promise.all((ctx.panels ?? []).map((panel) => panel({ req, user, sessionId, csrf }))),
+      Promise.all(sections.map((s) => s.render(user.id, csrf))),
     ]);
     const current = signed(res).session.id;
     const listed = sessions.map((s) => ({
@@ -125,16 +126,16 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
     const reauth = ctx.sessions.authenticatedWithin(signed(res).session, recentSeconds) ? undefined : window;
     accountPage(
       res.set(headers),
-      { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, sections, ...extra },
+      { csrf, user, consents, passkeys, addPasskey, sessions: listed, reauth, panels, sections: added, ...extra },
       status,
     );
   };
 
   const show = (req: Request, res: Response) => {
     const notice = checkedValue(ACCOUNT_QUERY, req.query, 'notice');
-    return render(req, res, { notice: notice && Object.hasOwn(NOTICES, notice) ? NOTICES[notice] : undefined });
+    return render(req, res, { notice: notice && Object.hasOwn(notices, notice) ? notices[notice] : undefined });
   };
-  const done = (res: Response, notice: keyof typeof NOTICES) => res.redirect(303, `/account?notice=${notice}`);
+  const done = (res: Response, notice: string) => res.redirect(303, `/account?notice=${encodeURIComponent(notice)}`);
   /**
    * A field of the form, checked with the form's schema: one that fails it (absent, empty, repeated, too
    * short or long) reads as empty, which each form answers as before (no such app, session or passkey).
@@ -279,5 +280,21 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
   post('/account/password', 'changePassword', changePassword);
   post('/account/sessions/end', 'endSession', endSession);
   post('/account/sessions/end-others', 'endOtherSessions', endOtherSessions);
+  for (const f of sections.flatMap((s) => s.forms))
+    endpoint(
+      router,
+      f.path,
+      {
+        POST: [
+          ...form(f.schema),
+          async (req: Request, res: Response) => {
+            const outcome = await f.handle(req, signed(res).user.id);
+            if ('notice' in outcome) return done(res, outcome.notice);
+            await render(req, res, { error: outcome.error }, outcome.status);
+          },
+        ],
+      },
+      f.docs,
+    );
   usePageErrors(router, '/account');
 }

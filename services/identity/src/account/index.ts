@@ -2,4 +2,4 @@
 // Other features and the composition root import this folder only through this file.
 export { accountRoute } from './account-route';
 export { accountDocs, accountFormDocs } from './account-route.openapi';
-export type { AccountRouteDeps, AccountSection } from './account-route';
+export type { AccountPanel, AccountRouteDeps } from './account-route';

@@ -89,6 +89,14 @@ const dpopBoundAccessTokens = Joi.boolean()
   .strict()
   .description('DPoP required: /token refuses a request without a DPoP proof (RFC 9449 §5.2)');
 
+/** Issue 42: the operator lets the app act for people (RFC 8693 token exchange of another app's token). */
+const mayActForUsers = Joi.boolean()
+  .strict()
+  .description(
+    'The app (an agent) may exchange a person’s access token issued to another app for a short-lived token ' +
+      'that acts for that person (RFC 8693 token exchange, act claim)',
+  );
+
 /** The lowest verification level /authorize lets through for the app; none (or null): no minimum. */
 const minVerificationLevel = Joi.string()
   .valid('orb', 'device', 'none')
@@ -135,6 +143,7 @@ export const createAppSchema = Joi.object({
     .description('private_key_jwt when not given under the fapi2 profile'),
   web_origins: webOrigins.default([]),
   dpop_bound_access_tokens: dpopBoundAccessTokens.default(false),
+  may_act_for_users: mayActForUsers.default(false),
   min_verification_level: minVerificationLevel,
   device_authorization_grant: deviceAuthorizationGrant.default(false),
   profile: profile.default('none'),
@@ -149,6 +158,7 @@ export const updateAppSchema = Joi.object({
   redirect_uris: redirectUris,
   web_origins: webOrigins,
   dpop_bound_access_tokens: dpopBoundAccessTokens,
+  may_act_for_users: mayActForUsers,
   min_verification_level: minVerificationLevel,
   device_authorization_grant: deviceAuthorizationGrant,
   profile,

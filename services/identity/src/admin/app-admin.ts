@@ -72,6 +72,12 @@ const APP_PROPERTIES: Record<string, JsonSchema> = {
     description:
       'DPoP required (RFC 9449 §5.2): /token refuses a request without a DPoP proof, and every access token is DPoP-bound',
   },
+  may_act_for_users: {
+    type: 'boolean',
+    description:
+      'The app (an agent) may exchange a person’s access token issued to another app for a short-lived token ' +
+      'acting for that person (RFC 8693 token exchange)',
+  },
   min_verification_level: {
     enum: ['orb', 'device', null],
     description:

@@ -118,6 +118,7 @@ export const securitySettingsJson = (app: App) => ({
   min_verification_level: app.minVerificationLevel,
   device_authorization_grant: app.deviceAuthorizationGrant,
   profile: app.profile,
+  may_act_for_users: app.mayActForUsers,
 });
 
 /** What a profile set on an app decided, for the audit trail. */
@@ -188,6 +189,7 @@ export async function createApp(
     idTokenSignedResponseAlg: settings.idTokenSignedResponseAlg,
     accessTokenSignedResponseAlg: settings.accessTokenSignedResponseAlg,
     dpopBoundAccessTokens: settings.dpopBoundAccessTokens,
+    mayActForUsers: body.may_act_for_users,
     minVerificationLevel: minLevel(body.min_verification_level),
     deviceAuthorizationGrant: body.device_authorization_grant,
     profile,
@@ -251,6 +253,7 @@ export async function updateApp(
     ...(body.min_verification_level === undefined
       ? {}
       : { minVerificationLevel: minLevel(body.min_verification_level) }),
+    ...(body.may_act_for_users === undefined ? {} : { mayActForUsers: body.may_act_for_users }),
   };
   if (
     body.backchannel_token_delivery_mode !== undefined ||

@@ -60,6 +60,8 @@ export interface App {
   webOrigins: string[];
   /** RFC 9449 §5.2: a token request without a DPoP proof is refused; every access token is DPoP-bound. */
   dpopBoundAccessTokens: boolean;
+  /** Issue 42: the operator lets this app (an agent) exchange a token another app got of a person (RFC 8693). */
+  mayActForUsers: boolean;
   /** The lowest verification level /authorize lets through for this app; null: none. */
   minVerificationLevel: VerificationLevel | null;
   /** fapi2: the FAPI 2.0 Security Profile (app-profile.ts); none: each setting as set. */
@@ -103,6 +105,7 @@ export type AppUpdate = Partial<
     | 'idTokenSignedResponseAlg'
     | 'accessTokenSignedResponseAlg'
     | 'dpopBoundAccessTokens'
+    | 'mayActForUsers'
     | 'minVerificationLevel'
     | 'profile'
     | 'backchannelTokenDeliveryMode'
@@ -126,6 +129,7 @@ const APP_UPDATE_COLUMNS: { [K in keyof Required<AppUpdate>]: string } = {
   idTokenSignedResponseAlg: 'id_token_signed_response_alg',
   accessTokenSignedResponseAlg: 'access_token_signed_response_alg',
   dpopBoundAccessTokens: 'dpop_bound_access_tokens',
+  mayActForUsers: 'may_act_for_users',
   minVerificationLevel: 'min_verification_level',
   profile: 'profile',
   backchannelTokenDeliveryMode: 'backchannel_token_delivery_mode',
@@ -149,6 +153,7 @@ export interface AppRow {
   backchannel_logout_uri: string | null;
   web_origins: string[];
   dpop_bound_access_tokens: boolean;
+  may_act_for_users?: boolean;
   min_verification_level: VerificationLevel | null;
   profile: AppProfile;
   device_authorization_grant?: boolean;
@@ -176,6 +181,7 @@ export const toApp = (r: AppRow): App => ({
   backchannelLogoutUri: r.backchannel_logout_uri,
   webOrigins: r.web_origins,
   dpopBoundAccessTokens: r.dpop_bound_access_tokens,
+  mayActForUsers: r.may_act_for_users ?? false,
   minVerificationLevel: r.min_verification_level ?? null,
   profile: r.profile,
   deviceAuthorizationGrant: r.device_authorization_grant ?? false,
@@ -201,6 +207,7 @@ export interface NewApp {
   idTokenSignedResponseAlg?: SigningAlg;
   accessTokenSignedResponseAlg?: SigningAlg;
   dpopBoundAccessTokens?: boolean;
+  mayActForUsers?: boolean;
   minVerificationLevel?: VerificationLevel | null;
   profile?: AppProfile;
   backchannelTokenDeliveryMode?: BackchannelDeliveryMode | null;
@@ -215,8 +222,9 @@ export function appStore(db: Queryable) {
         `INSERT INTO apps (id, name, secret_hash, token_endpoint_auth_method, redirect_uris, web_origins, post_logout_redirect_uris, backchannel_logout_uri,
                            jwks, jwks_uri, require_pushed_authorization_requests, id_token_signed_response_alg,
                            dpop_bound_access_tokens, min_verification_level, profile, access_token_signed_response_alg,
-                           backchannel_token_delivery_mode, backchannel_client_notification_endpoint, device_authorization_grant)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING *`,
+                           backchannel_token_delivery_mode, backchannel_client_notification_endpoint, device_authorization_grant,
+                           may_act_for_users)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING *`,
         [
           app.id,
           app.name,
@@ -237,6 +245,7 @@ export function appStore(db: Queryable) {
           app.backchannelTokenDeliveryMode ?? null,
           app.backchannelClientNotificationEndpoint ?? null,
           app.deviceAuthorizationGrant ?? false,
+          app.mayActForUsers ?? false,
         ],
       );
       return toApp(row);

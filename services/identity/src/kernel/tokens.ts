@@ -4,9 +4,9 @@ import { newOpaqueId } from './ids';
 import { JWS_KEY_OPTIONS, signJws } from './jws';
 import type { KeyAlg } from './key-store';
 import type { SigningKeys } from './signing-keys';
-import { VerifiedTokens, type AccessTokenClaims } from './verified-tokens';
+import { VerifiedTokens, type AccessTokenClaims, type ActorClaim } from './verified-tokens';
 
-export type { AccessTokenClaims } from './verified-tokens';
+export type { AccessTokenClaims, ActorClaim } from './verified-tokens';
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
@@ -62,6 +62,10 @@ export class TokenService {
     alg?: KeyAlg;
     /** RFC 9396 §9.1: the authorization details the person approved (CIBA, issue 42). */
     authorizationDetails?: Record<string, unknown>[];
+    /** RFC 8693 §4.1 (issue 42): the agent acting for `sub`. */
+    act?: ActorClaim;
+    /** A lifetime shorter than ACCESS_TOKEN_TTL_SECONDS (a delegated token's). */
+    ttlSeconds?: number;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
     const iat = this.nowSeconds();
     const claims: AccessTokenClaims = {
@@ -72,7 +76,7 @@ export class TokenService {
       scope: input.scopes.join(' '),
       jti: newOpaqueId(),
       iat,
-      exp: iat + this.accessTtl,
+      exp: iat + (input.ttlSeconds ?? this.accessTtl),
       ...(input.sid ? { sid: input.sid } : {}),
       ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
       ...(input.signIn
@@ -84,6 +88,7 @@ export class TokenService {
         : {}),
       ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
       ...(input.authorizationDetails ? { authorization_details: input.authorizationDetails } : {}),
+      ...(input.act ? { act: input.act } : {}),
     };
     const alg = input.alg ?? 'RS256';
     const key = await this.keys.signingKey(alg);

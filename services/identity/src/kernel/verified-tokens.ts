@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
 
+/** RFC 8693 §4.1: who acts for the subject (an agent's client id), and who acted before it in a chain. */
+export interface ActorClaim {
+  sub: string;
+  act?: ActorClaim;
+}
+
 export interface AccessTokenClaims {
   iss: string;
   aud: string;
@@ -21,6 +27,8 @@ export interface AccessTokenClaims {
   userinfo_claims?: string[];
   /** RFC 9396: what the person approved (CIBA, issue 42), as the app asked for it. */
   authorization_details?: Record<string, unknown>[];
+  /** A delegated token (issue 42, RFC 8693 token exchange): the agent acting for `sub`. */
+  act?: ActorClaim;
 }
 
 /**

@@ -38,6 +38,8 @@ export function discoveryMetadata(config: DiscoveryRouteDeps['config']): Record<
       'urn:openid:params:grant-type:ciba',
       // RFC 8628 (issue 41): for apps it is enabled for (device_authorization_grant)
       'urn:ietf:params:oauth:grant-type:device_code',
+      // RFC 8693 (issue 42): an agent acting for a person; the RFC defines no metadata of its own
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ],
     subject_types_supported: ['pairwise'],
     id_token_signing_alg_values_supported: ['RSA', 'RS256', 'PS256', 'ES256'],

@@ -39,6 +39,7 @@ const INTROSPECTION = {
           items: { type: 'object' },
           description: 'RFC 9396 §9.2: what the person approved (a CIBA grant’s token; issue 42)',
         },
+        act: { $ref: '#/components/schemas/Actor' },
       },
     },
     {
@@ -62,7 +63,8 @@ export const introspectDocs = {
     body: { contentType: FORM, schema: INTROSPECT_FORM },
     responses: {
       200: jsonResponse(
-        '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, and cnf for a DPoP-bound token}, ' +
+        '{active: true, client_id, exp, sub, scope, iat, token_type, acr, amr, auth_time, cnf for a DPoP-bound token, ' +
+          'act for a delegated one (token exchange)}, ' +
           'or {active: false} for a revoked token or another app’s; a resource server also gets iss, aud and jti, ' +
           'and {active: false} for every token that is not an active one for it',
         INTROSPECTION,

@@ -3,6 +3,7 @@ import { AppError, endpoint, sendJson } from '@attest/common';
 import { grantHolder } from './active-grant';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import type { ClientAuthDeps } from './client-authentication';
+import type { AccessTokenClaims } from '../kernel/tokens';
 import { INTROSPECT_FORM } from './oauth-forms';
 import { appAuthenticatedTokenForm, authenticatedApp, field } from './client-authentication';
 import { introspectDocs } from './introspect-route.openapi';
@@ -33,6 +34,8 @@ export type IntrospectRouteDeps = ClientAuthDeps & {
    * and passes any other on to the app's. Absent, apps alone introspect.
    */
   resourceServers?: RequestHandler;
+  /** Whether a delegated token (issue 42: one with `act`) still acts for its person; absent, none does. */
+  delegatedHolds?: (claims: AccessTokenClaims) => Promise<boolean>;
 };
 
 /** The app's steps, with a resource server's introspection just before the app's credentials are checked. */
@@ -55,7 +58,9 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
     const { claims } = result;
     const active =
       claims.client_id === authenticatedApp(res).id &&
-      (await grantHolder({ ...ctx.holders, apps: ctx.apps }, claims)) !== null;
+      (claims.act
+        ? ((await ctx.delegatedHolds?.(claims)) ?? false)
+        : (await grantHolder({ ...ctx.holders, apps: ctx.apps }, claims)) !== null);
     if (!active) return sendJson(res, { active: false });
     sendJson(res, {
       active: true,
@@ -72,6 +77,8 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
       ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
       // RFC 9396 §9.2: what the person approved (CIBA, issue 42)
       ...(claims.authorization_details ? { authorization_details: claims.authorization_details } : {}),
+      // RFC 8693 §4.1 (issue 42): the agent acting for sub
+      ...(claims.act ? { act: claims.act } : {}),
     });
   };
   endpoint(

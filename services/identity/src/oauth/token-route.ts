@@ -57,7 +57,8 @@ const grantTypeError = (failure: FieldFailure) =>
     ? new AppError(
         'invalid_grant_type',
         400,
-        'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code.',
+        'Invalid grant type. Supported: authorization_code, refresh_token, client_credentials, ' +
+          'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange.',
         'grant_type',
       )
     : fieldError(failure);

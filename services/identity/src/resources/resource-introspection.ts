@@ -66,6 +66,8 @@ export function resourceIntrospection(deps: ResourceIntrospectionDeps) {
       ...(claims.acr === undefined ? {} : { acr: claims.acr }),
       ...(claims.amr === undefined ? {} : { amr: claims.amr }),
       ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
+      // RFC 8693 §4.1 (issue 42): a delegated token names the agent acting for sub
+      ...(claims.act ? { act: claims.act } : {}),
     });
   };
 }

@@ -1,0 +1,356 @@
+import { AppError, type AuditActor, type AuditLog } from '@attest/common';
+import type { App } from '../kernel/app-store';
+import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../kernel/directories';
+import { pairwiseSubject } from '../kernel/ids';
+import { consentKey, type Revocations } from '../kernel/revocations';
+import type { AccessTokenClaims, ActorClaim, TokenService } from '../kernel/tokens';
+import type { User } from '../kernel/user-store';
+import { grantHolder } from '../oauth';
+import type { ResourceDirectory } from '../resources';
+import type { Delegation, DelegationStore } from './delegation-store';
+
+/** RFC 8693 §3: the one token type exchanged and issued here. */
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** An act chain (RFC 8693 §4.1) holds at most this many agents: the person's agent, and the one it hands on to. */
+export const MAX_ACT_DEPTH = 2;
+
+/** Revoked before this moment: the agent's delegated tokens, and the tokens it may no longer exchange. */
+export const delegationKey = (userId: string, agentId: string) => `delegation:${userId}:${agentId}`;
+
+export interface DelegationsDeps {
+  store: DelegationStore;
+  tokens: Pick<TokenService, 'verifyAccessToken' | 'accessToken' | 'now'>;
+  revocations: Pick<Revocations, 'isRevoked' | 'revokedBeforeIssue' | 'revokeBefore'>;
+  apps: Pick<AppDirectory, 'find'>;
+  subjects: Pick<SubjectDirectory, 'userIdFor' | 'remember'>;
+  users: Pick<UserDirectory, 'findById'>;
+  consents: Pick<ConsentDirectory, 'find'>;
+  resources: Pick<ResourceDirectory, 'findByUri'>;
+  /** The refresh feature's: ends the agent's refresh token families for the person. */
+  refresh: { endFor(userId: string, clientId: string): Promise<void> };
+  audit: Pick<AuditLog, 'record'>;
+}
+
+export interface DelegationsOptions {
+  issuer: string;
+  secret: string;
+  /** TOKEN_EXCHANGE_TTL_SECONDS: a delegated token's lifetime (never past its subject token's). */
+  ttlSeconds: number;
+  /** How long an end is remembered: the longest any token it stops may live (seconds). */
+  endRememberedSeconds: number;
+}
+
+/** What an agent sends to /token (RFC 8693 §2.1), each field as grantField read it. */
+export interface ExchangeRequest {
+  agent: App;
+  subjectToken?: string;
+  subjectTokenType?: string;
+  actorToken?: string;
+  actorTokenType?: string;
+  requestedTokenType?: string;
+  resource?: string;
+  audience?: string;
+  scope?: string;
+  /** The DPoP key thumbprint the new token is bound to. */
+  jkt?: string;
+}
+
+/** RFC 8693 §2.2.1. */
+export interface ExchangeResponse {
+  access_token: string;
+  issued_token_type: typeof ACCESS_TOKEN_TYPE;
+  token_type: 'Bearer' | 'DPoP';
+  expires_in: number;
+  scope: string;
+}
+
+/** "Last used" is written at most this often for a person and agent whose resource and scopes are known. */
+const LAST_USED_EVERY_MS = 60_000;
+/** How many (person, agent) pairs the write-behind of "last used" remembers. */
+const KNOWN_MAX = 50_000;
+
+const refuse = (error: string, detail: string, attribute: string) => new AppError(error, 400, detail, attribute);
+const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.act) : 0);
+
+/**
+ * Delegation (issue 42, RFC 8693): an agent exchanges a person's access token for a short-lived one that
+ * acts for the person (`act`), narrowed, never widened; the person sees each agent on the account page and
+ * ends it there.
+ */
+export class Delegations {
+  /** What this process last wrote of each (person, agent): its grants (`<uri>#<scope>`, and uris), and when. */
+  private readonly written = new Map<string, { grants: Set<string>; at: number }>();
+
+  constructor(
+    private readonly deps: DelegationsDeps,
+    private readonly options: DelegationsOptions,
+  ) {}
+
+  /** grant_type=urn:ietf:params:oauth:grant-type:token-exchange, after the agent's authentication. */
+  async exchange(input: ExchangeRequest, actor: AuditActor): Promise<ExchangeResponse> {
+    const { agent } = input;
+    this.checkTypes(input);
+    if (agent.public)
+      throw refuse(
+        'unauthorized_client',
+        'A public client cannot act for people: token exchange needs an app that authenticates itself.',
+        'grant_type',
+      );
+    if (input.actorToken !== undefined) await this.checkActor(input.actorToken, agent);
+    const subject = await this.subjectOf(input.subjectToken!);
+    const user = await this.holderOf(subject);
+    if (!user) throw refuse('invalid_grant', 'subject_token is no longer active (revoked or ended).', 'subject_token');
+    if (this.deps.revocations.revokedBeforeIssue(delegationKey(user.id, agent.id), subject.iat))
+      throw refuse(
+        'invalid_grant',
+        'The person ended this agent’s access after subject_token was issued: it needs a newer token of theirs.',
+        'subject_token',
+      );
+    // a token the person gave this agent (its own authorization request, consented to), or, with the
+    // operator's leave, a token of theirs another app got
+    if (subject.client_id !== agent.id && !agent.mayActForUsers)
+      throw refuse(
+        'unauthorized_client',
+        'This app may exchange only tokens issued to it: acting for people with another app’s tokens needs ' +
+          'may_act_for_users (pnpm manage app update APP_ID --may-act-for-users).',
+        'subject_token',
+      );
+    const act: ActorClaim =
+      subject.act?.sub === agent.id ? subject.act : { sub: agent.id, ...(subject.act ? { act: subject.act } : {}) };
+    if (depthOf(act) > MAX_ACT_DEPTH)
+      throw refuse(
+        'invalid_request',
+        `subject_token already acts through ${depthOf(subject.act)} agents: a chain holds at most ${MAX_ACT_DEPTH}.`,
+        'subject_token',
+      );
+    const resource = await this.targetOf(subject, input);
+    const scopes = this.scopesOf(subject, input.scope, resource.scopes);
+    const sub = pairwiseSubject(this.options.secret, agent.id, user.id);
+    await this.deps.subjects.remember(agent.id, sub, user.id);
+    const nowSeconds = Math.floor(this.deps.tokens.now() / 1000);
+    const ttlSeconds = Math.min(this.options.ttlSeconds, subject.exp - nowSeconds);
+    const { token, claims } = await this.deps.tokens.accessToken({
+      sub,
+      clientId: agent.id,
+      scopes,
+      aud: resource.uri,
+      act,
+      ttlSeconds,
+      // the session the person's token came from: signing out there ends this one too
+      ...(subject.sid ? { sid: subject.sid } : {}),
+      ...(subject.acr !== undefined && subject.auth_time !== undefined
+        ? { signIn: { acr: subject.acr, authTime: subject.auth_time, ...(subject.amr ? { amr: subject.amr } : {}) } }
+        : {}),
+      ...(input.jkt ? { jkt: input.jkt } : {}),
+      alg: agent.accessTokenSignedResponseAlg,
+    });
+    await this.used(user.id, agent.id, resource.uri, scopes);
+    await this.deps.audit.record({
+      type: 'delegation.exchanged',
+      actor,
+      // the person as this agent knows them (pairwise), never their account id
+      subject: sub,
+      detail: {
+        agent_id: agent.id,
+        resource: resource.uri,
+        scope: claims.scope,
+        act,
+        subject_client_id: subject.client_id,
+        token_id: claims.jti,
+      },
+    });
+    return {
+      access_token: token,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: input.jkt ? 'DPoP' : 'Bearer',
+      expires_in: ttlSeconds,
+      scope: claims.scope,
+    };
+  }
+
+  /**
+   * The person behind a delegated token (one with `act`), or null when it no longer acts: revoked (itself,
+   * or its session ended), its agent disabled, its person gone or disabled, or the person ended the agent or
+   * withdrew its consent after it was issued.
+   */
+  async holder(claims: AccessTokenClaims): Promise<User | null> {
+    const { revocations } = this.deps;
+    if (await revocations.isRevoked(claims.jti, typeof claims.sid === 'string' ? claims.sid : undefined)) return null;
+    const agent = await this.deps.apps.find(claims.client_id);
+    if (!agent || agent.disabledAt) return null;
+    const userId = await this.deps.subjects.userIdFor(claims.client_id, claims.sub);
+    const user = userId ? await this.deps.users.findById(userId) : null;
+    if (!user || user.disabledAt) return null;
+    if (
+      revocations.revokedBeforeIssue(delegationKey(user.id, claims.client_id), claims.iat) ||
+      revocations.revokedBeforeIssue(consentKey(user.id, claims.client_id), claims.iat)
+    )
+      return null;
+    return user;
+  }
+
+  /** Whether a delegated token still acts for its person (the introspection of apps and resource servers). */
+  readonly holds = async (claims: AccessTokenClaims): Promise<boolean> => (await this.holder(claims)) !== null;
+
+  /** The agents acting for the person, with their names, the last used first. */
+  async listFor(userId: string): Promise<(Delegation & { agentName: string })[]> {
+    const rows = await this.deps.store.listForUser(userId);
+    return Promise.all(
+      rows.map(async (d) => ({ ...d, agentName: (await this.deps.apps.find(d.agentId))?.name ?? d.agentId })),
+    );
+  }
+
+  /**
+   * The person ends an agent: its delegated tokens stop at once (and every token of theirs issued before
+   * now can no longer be exchanged by it), its refresh tokens end. False when it was not acting for them.
+   */
+  async end(userId: string, agentId: string, actor: AuditActor): Promise<boolean> {
+    this.written.delete(`${userId} ${agentId}`);
+    const ended = await this.deps.store.end(userId, agentId);
+    if (!ended) return false;
+    const now = this.deps.tokens.now();
+    await this.deps.revocations.revokeBefore(
+      delegationKey(userId, agentId),
+      new Date(now),
+      new Date(now + this.options.endRememberedSeconds * 1000),
+    );
+    await this.deps.refresh.endFor(userId, agentId);
+    await this.deps.audit.record({
+      type: 'delegation.ended',
+      actor,
+      subject: userId,
+      detail: {
+        agent_id: agentId,
+        agent_subject: pairwiseSubject(this.options.secret, agentId, userId),
+        resources: ended.resources,
+      },
+    });
+    return true;
+  }
+
+  /**
+   * The row of the person and agent, as the account page shows it: written when the exchange gives it a
+   * resource or scope it did not have, and otherwise at most once a minute ("last used" to the minute), so
+   * a busy agent costs no write per exchange.
+   */
+  private async used(userId: string, agentId: string, uri: string, scopes: string[]): Promise<void> {
+    const key = `${userId} ${agentId}`;
+    const now = this.deps.tokens.now();
+    const known = this.written.get(key);
+    const grants = [uri, ...scopes.map((s) => `${uri}#${s}`)];
+    if (known && now - known.at < LAST_USED_EVERY_MS && grants.every((g) => known.grants.has(g))) return;
+    await this.deps.store.used(userId, agentId, uri, scopes);
+    if (!known && this.written.size >= KNOWN_MAX) this.written.delete(this.written.keys().next().value as string);
+    this.written.set(key, { grants: new Set([...(known?.grants ?? []), ...grants]), at: now });
+  }
+
+  private checkTypes(input: ExchangeRequest): void {
+    if (input.subjectToken === undefined)
+      throw refuse('invalid_request', 'subject_token is required: the person’s access token.', 'subject_token');
+    if (input.subjectTokenType !== ACCESS_TOKEN_TYPE)
+      throw refuse('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}.`, 'subject_token_type');
+    if (input.requestedTokenType !== undefined && input.requestedTokenType !== ACCESS_TOKEN_TYPE)
+      throw refuse(
+        'invalid_request',
+        `requested_token_type may only be ${ACCESS_TOKEN_TYPE}: this server issues access tokens.`,
+        'requested_token_type',
+      );
+    if ((input.actorToken === undefined) !== (input.actorTokenType === undefined))
+      throw refuse('invalid_request', 'actor_token and actor_token_type go together (RFC 8693 §2.1).', 'actor_token');
+    if (input.actorTokenType !== undefined && input.actorTokenType !== ACCESS_TOKEN_TYPE)
+      throw refuse('invalid_request', `actor_token_type must be ${ACCESS_TOKEN_TYPE}.`, 'actor_token_type');
+  }
+
+  /** The agent's own token, if it sends one: its client_credentials token, active. */
+  private async checkActor(token: string, agent: App): Promise<void> {
+    const result = await this.deps.tokens.verifyAccessToken(token);
+    const own =
+      result.ok &&
+      result.claims.client_id === agent.id &&
+      result.claims.sub === agent.id &&
+      !result.claims.act &&
+      !(await this.deps.revocations.isRevoked(result.claims.jti));
+    if (!own)
+      throw refuse(
+        'invalid_request',
+        'actor_token must be an active client_credentials token of the authenticated app (or be left out).',
+        'actor_token',
+      );
+  }
+
+  /** The subject token, verified: one of this issuer's access tokens of a person, not expired. */
+  private async subjectOf(token: string): Promise<AccessTokenClaims> {
+    const result = await this.deps.tokens.verifyAccessToken(token);
+    if (!result.ok)
+      throw refuse(
+        'invalid_grant',
+        result.reason === 'expired'
+          ? 'subject_token has expired.'
+          : 'subject_token is not an access token issued here (or its signing key was revoked).',
+        'subject_token',
+      );
+    if (result.claims.sub === result.claims.client_id)
+      throw refuse(
+        'invalid_grant',
+        'subject_token is an app’s own token (client_credentials): only a person’s token can be exchanged.',
+        'subject_token',
+      );
+    return result.claims;
+  }
+
+  /** The person behind an active subject token, as its introspection would say. */
+  private async holderOf(subject: AccessTokenClaims): Promise<User | null> {
+    if (subject.act) return this.holder(subject);
+    const { apps, consents, subjects, users, revocations } = this.deps;
+    // a resource's token: as a resource server's introspection holds it (its sign-in still granted)
+    const claims = subject.aud === this.options.issuer ? subject : { ...subject, scope: 'openid' };
+    return grantHolder({ apps, consents, subjects, users, revocations }, claims);
+  }
+
+  /** RFC 8707 / RFC 8693 §2.1: the one resource of the new token, the subject token's (never another). */
+  private async targetOf(subject: AccessTokenClaims, input: ExchangeRequest) {
+    if (input.resource !== undefined && input.audience !== undefined && input.resource !== input.audience)
+      throw refuse(
+        'invalid_target',
+        'resource and audience name different targets: a token here has one audience.',
+        'audience',
+      );
+    const asked = input.resource ?? input.audience;
+    const attribute = input.resource !== undefined ? 'resource' : 'audience';
+    if (subject.aud === this.options.issuer)
+      throw refuse(
+        'invalid_target',
+        'subject_token is not for a resource (it is a sign-in’s token for /userinfo): exchange a token the ' +
+          'person gave for a registered resource (RFC 8707).',
+        asked === undefined ? 'subject_token' : attribute,
+      );
+    if (asked !== undefined && asked !== subject.aud)
+      throw refuse(
+        'invalid_target',
+        `${attribute} must be ${subject.aud}, the resource of subject_token: an exchange never widens the audience.`,
+        attribute,
+      );
+    const resource = await this.deps.resources.findByUri(subject.aud);
+    if (!resource)
+      throw refuse('invalid_target', `The resource ${subject.aud} is no longer registered here.`, attribute);
+    return resource;
+  }
+
+  /** The scopes of the new token: those asked (all of the subject token's when none are), never more. */
+  private scopesOf(subject: AccessTokenClaims, scope: string | undefined, offered: string[]): string[] {
+    const held = subject.scope.split(' ').filter(Boolean);
+    const asked = scope === undefined ? held : [...new Set(scope.split(' ').filter(Boolean))];
+    const wider = asked.find((s) => !held.includes(s));
+    if (wider !== undefined)
+      throw refuse(
+        'invalid_scope',
+        `scope ${wider} is not in subject_token (it has: ${held.join(' ') || 'none'}): an exchange never widens.`,
+        'scope',
+      );
+    const gone = asked.find((s) => !offered.includes(s));
+    if (gone !== undefined)
+      throw refuse('invalid_scope', `The resource ${subject.aud} no longer offers the scope ${gone}.`, 'scope');
+    return asked;
+  }
+}
