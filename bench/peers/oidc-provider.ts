@@ -21,6 +21,8 @@ export interface OidcPeer {
   opaqueAccessToken: string;
   /** A DPoP-bound opaque access token and its key (features.dpop), for the userinfo-dpop row. */
   dpop: { key: DpopKey; accessToken: string };
+  /** A refresh token of a new grant (offline_access with prompt=consent, for the resource), as a sign-in gets it. */
+  newRefreshToken(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,20 @@ export function peerParBody(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
     code_challenge_method: 'S256',
     resource: PEER_RESOURCE,
   });
+}
+
+/** /auth for a refresh token: offline_access, which oidc-provider keeps only with prompt=consent (OIDC Core §11). */
+export function peerRefreshAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
+  return `/auth?${form({
+    response_type: 'code',
+    scope: `${PEER_SCOPE} offline_access api:read`,
+    prompt: 'consent',
+    client_id: peer.clientId,
+    redirect_uri: PEER_REDIRECT_URI,
+    code_challenge: peer.pkce.challenge,
+    code_challenge_method: 'S256',
+    resource: PEER_RESOURCE,
+  })}`;
 }
 
 export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
@@ -111,8 +127,8 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
     const base = { clientId, pkce: pair };
     // once through the interaction (programmatic sign-in + consent), then the session alone suffices
     await authorize(origin, jar, peerAuthorizePath(base, true));
-    const exchange = async (code: string, headers: Record<string, string> = {}) =>
-      expectJson<{ access_token: string; token_type: string }>(
+    const exchange = async (code: string, headers: Record<string, string> = {}, resource = false) =>
+      expectJson<{ access_token: string; token_type: string; refresh_token?: string }>(
         await fetch(`${origin}/token`, {
           method: 'POST',
           headers: {
@@ -120,7 +136,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
             'content-type': 'application/x-www-form-urlencoded',
             ...headers,
           },
-          body: peerTokenBody(base, code, false),
+          body: peerTokenBody(base, code, resource),
         }),
         'oidc-provider /token',
       );
@@ -130,7 +146,15 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       dpop: dpopProof(key, 'POST', `${origin}/token`),
     });
     if (bound.token_type !== 'DPoP') throw new Error(`oidc-provider /token with DPoP: token_type ${bound.token_type}`);
+    // each through the interaction (prompt=consent), finished in code like the first sign-in
+    const newRefreshToken = async () => {
+      const { refresh_token } = await exchange(await authorize(origin, jar, peerRefreshAuthorizePath(base)), {}, true);
+      if (!refresh_token) throw new Error('oidc-provider /token with offline_access: no refresh_token');
+      return refresh_token;
+    };
+    await newRefreshToken();
     return {
+      newRefreshToken,
       server,
       origin,
       clientId,
