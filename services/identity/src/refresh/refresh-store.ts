@@ -77,11 +77,30 @@ export function refreshStore(db: Queryable) {
       const [row] = await db.query<RefreshRow>('SELECT * FROM refresh_tokens WHERE token_hash = $1', [tokenHash]);
       return row ? toRecord(row) : null;
     },
-    /** Marks the token used; false when it was used already (by a request that won the race, or a thief). */
-    async use(tokenHash: string): Promise<boolean> {
+    /**
+     * Marks the token used and stores its successor, in one statement (one commit): the successor only when
+     * the token was not used already; false then (a request that won the race, a thief, or a family ended).
+     */
+    async rotate(usedHash: string, next: Omit<RefreshRecord, 'usedAt'>): Promise<boolean> {
       const rows = await db.query(
-        'UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING 1',
-        [tokenHash],
+        `WITH used AS (
+           UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING 1
+         )
+         INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at)
+         SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM used
+         RETURNING 1`,
+        [
+          usedHash,
+          next.tokenHash,
+          next.familyId,
+          next.clientId,
+          next.userId,
+          JSON.stringify(next.grant),
+          next.sid,
+          next.jkt,
+          next.accessJti,
+          next.expiresAt,
+        ],
       );
       return rows.length === 1;
     },
