@@ -31,6 +31,12 @@ export interface Workload {
   steps: Step[];
   /** 'request': each correct response counts; 'trip': a correct last step counts one trip. */
   unit: 'request' | 'trip';
+  /**
+   * Called before each run (warm-up or measured) with its number of connections, not measured: e.g. to top up
+   * what the requests use up (the refresh-token row's tokens). autocannon gives each connection a fresh
+   * state at the start of every sequence, so what must last from one sequence to the next lives here.
+   */
+  beforeRun?(connections: number): Promise<void>;
 }
 
 export interface RunResult {
@@ -93,6 +99,7 @@ class Samples {
 /** One autocannon run of `seconds`. */
 export async function runOnce(work: Workload, connections: number, seconds: number): Promise<RunResult> {
   const url = assertLoopback(work.origin);
+  await work.beforeRun?.(connections);
   const latencies = new Samples();
   const errorKinds: Record<string, number> = {};
   let good = 0;

@@ -338,8 +338,9 @@ async function main(): Promise<void> {
   }
 
   // oidc-provider's in-memory adapter keeps 1,000 entries (an LRU): the round trip's thousands of grants
-  // would evict the token that /introspect and /userinfo use, so the round trips (plain and PAR) run last
-  const roundTrip = (s: Scenario) => s.key === 'signin' || s.key === 'par';
+  // would evict the token that /introspect and /userinfo use, so the round trips (plain and PAR, and the
+  // refresh-token rotation: a new refresh token stored per request) run last
+  const roundTrip = (s: Scenario) => s.key === 'signin' || s.key === 'par' || s.key === 'refresh';
   const roundTripsLast = <T>(list: T[], of: (x: T) => Scenario) => [
     ...list.filter((x) => !roundTrip(of(x))),
     ...list.filter((x) => roundTrip(of(x))),

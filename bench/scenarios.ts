@@ -185,6 +185,58 @@ const tokenExchangeBody = (subjectToken: string) =>
     subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
     scope: 'api:read',
   });
+/**
+ * The refresh-token round trip (issue 41): POST /token grant_type=refresh_token with a refresh token an earlier
+ * answer gave, rotated on every use (the answer carries the next one, the one sent is used up). autocannon
+ * starts every sequence with a fresh connection state, so the live tokens are kept here, in one pool: each
+ * request takes one out and its answer puts the next one back; a request still in flight when a run stops
+ * takes its token with it. Before each run the pool is topped up (a new family each: a real sign-in's code
+ * exchanged with offline_access, `mint`) to one token per connection and a few to spare.
+ */
+function refreshRotation(a: {
+  origin: string;
+  auth: string;
+  body: (refreshToken: string) => string;
+  mint: () => Promise<string>;
+}): Workload {
+  const pool: string[] = [];
+  const spare = 4;
+  const check = json((b) =>
+    !isJwt(b.access_token)
+      ? 'access_token is not a JWT'
+      : typeof b.refresh_token !== 'string' || b.refresh_token === ''
+        ? 'no refresh_token'
+        : b.scope !== 'api:read'
+          ? `scope is ${String(b.scope)}`
+          : String(b.token_type).toLowerCase() !== 'bearer'
+            ? 'token_type is not Bearer'
+            : 'id_token' in b
+              ? 'an id_token (not asked for)'
+              : null,
+  );
+  return {
+    origin: a.origin,
+    unit: 'request',
+    async beforeRun(connections) {
+      while (pool.length < connections + spare) pool.push(await a.mint());
+    },
+    steps: [
+      {
+        method: 'POST',
+        path: '/token',
+        headers: formHeaders(a.auth),
+        body: a.body(''),
+        // an empty pool (tokens lost to wrong answers) sends an empty refresh_token: an error, counted
+        prepare: () => ({ body: a.body(pool.pop() ?? '') }),
+        check: (status, body, headers, state) => {
+          const problem = check(status, body, headers, state);
+          if (!problem) pool.push((JSON.parse(body) as Json).refresh_token as string);
+          return problem;
+        },
+      },
+    ],
+  };
+}
 
 const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
 const formHeaders = (auth: string): Headers => ({
@@ -429,6 +481,29 @@ export const SCENARIOS: Scenario[] = [
         },
       ],
     }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.5 },
+    real: { reference: 'oidc-provider', minRatio: 1.5 },
+  },
+  {
+    key: 'refresh',
+    name: 'refresh-token round trip (POST /token refresh_token, rotated: a JWT and the next refresh token)',
+    unit: 'request',
+    attest: (t) =>
+      refreshRotation({
+        origin: t.origins.identity,
+        auth: basicAuth(t.seed.appId, t.seed.clientSecret),
+        body: (token) =>
+          form({ grant_type: 'refresh_token', refresh_token: token, resource: t.seed.resourceUri, scope: 'api:read' }),
+        mint: t.seed.newRefreshToken,
+      }),
+    oidc: (p) =>
+      refreshRotation({
+        origin: p.origin,
+        auth: basicAuth(p.clientId, p.clientSecret),
+        body: (token) =>
+          form({ grant_type: 'refresh_token', refresh_token: token, resource: PEER_RESOURCE, scope: 'api:read' }),
+        mint: p.newRefreshToken,
+      }),
     embedded: { reference: 'oidc-provider', minRatio: 1.5 },
     real: { reference: 'oidc-provider', minRatio: 1.5 },
   },

@@ -28,10 +28,12 @@ export interface AttestSeed {
   pkce: { verifier: string; challenge: string };
   /** A DPoP-bound access token (cnf.jkt) and its key, for the userinfo-dpop row. */
   dpop: { key: DpopKey; accessToken: string };
-  /** A registered resource (issue 41), for the client_credentials row. */
+  /** A registered resource (issue 41), for the client_credentials and refresh-token rows. */
   resourceUri: string;
   /** The person's access token for that resource (its app's): the token-exchange row's subject token (issue 42). */
   resourceAccessToken: string;
+  /** A refresh token of a new family (offline_access, for the resource): /authorize with the session + /token. */
+  newRefreshToken: () => Promise<string>;
 }
 
 async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
@@ -45,6 +47,11 @@ export const RESOURCE_URI = 'https://api.bench.invalid/';
 
 export function authorizePath(appId: string, challenge: string, extra: Record<string, string> = {}): string {
   return `/authorize?${form({ response_type: 'code', scope: SCOPE, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', ...extra })}`;
+}
+
+/** /authorize for a refresh token (issue 41): offline_access and the resource's scope, for the resource. */
+export function refreshAuthorizePath(appId: string, challenge: string): string {
+  return `/authorize?${form({ response_type: 'code', scope: `${SCOPE} offline_access api:read`, resource: RESOURCE_URI, client_id: appId, redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256' })}`;
 }
 
 /** The same request pushed to /par (RFC 9126) by the bench app, authenticated apart (Basic). */
@@ -62,7 +69,9 @@ export function parBody(appId: string, challenge: string): string {
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
 export async function seedAttest(
   deploy: Deployment,
-): Promise<Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken'>> {
+): Promise<
+  Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken'>
+> {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
   await run(deploy, 'resource', 'create', '--uri', RESOURCE_URI, '--name', 'Bench API', '--scope', 'api:read');
   await run(
@@ -146,7 +155,9 @@ export async function signIn(
   issuer: string,
   appId: string,
   clientSecret: string,
-): Promise<Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken'>> {
+): Promise<
+  Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken'>
+> {
   const jar = new CookieJar();
   const pair = pkce();
   const browser = new Browser(identity, jar.fetch);
@@ -154,7 +165,7 @@ export async function signIn(
   const exchange = async (found: string | undefined, headers: Record<string, string> = {}) => {
     const { code, problem } = codeFrom(found);
     if (!code) throw new Error(`sign-in did not return a code: ${problem}`);
-    return expectJson<{ access_token: string; token_type: string }>(
+    return expectJson<{ access_token: string; token_type: string; refresh_token?: string }>(
       await fetch(`${identity}/token`, {
         method: 'POST',
         headers: {
@@ -186,7 +197,19 @@ export async function signIn(
     USER,
   );
   const resourceTokens = await exchange(forResource.location);
+  // the consent to offline_access and the resource's scope, once through the consent page; then each new
+  // refresh token family is a code of the session alone, exchanged (the refresh-token row's pool)
+  const offline = await browser.signIn(`${identity}${refreshAuthorizePath(appId, pair.challenge)}`, USER);
+  const first = await exchange(offline.location);
+  if (!first.refresh_token) throw new Error('POST /token with offline_access: no refresh_token');
+  const newRefreshToken = async () => {
+    const res = await jar.fetch(`${identity}${refreshAuthorizePath(appId, pair.challenge)}`, { redirect: 'manual' });
+    const { refresh_token } = await exchange(res.headers.get('location') ?? undefined);
+    if (!refresh_token) throw new Error('POST /token with offline_access: no refresh_token');
+    return refresh_token;
+  };
   return {
+    newRefreshToken,
     sessionCookie: jar.header(),
     accessToken: tokens.access_token,
     pkce: pair,

@@ -7,10 +7,10 @@ import { ROOT } from './support';
  * Heavy modules are loaded at first use, not with the service (docs/deploy.md, "Memory"): viem by the
  * chain watcher (only with CHAIN_RPC_URL), @simplewebauthn/server by the first passkey ceremony
  * (signing keys are made with node's own crypto, no library), joi-to-json (with all of lodash) by the first
- * request for an OpenAPI document. Each service's main module is required in a fresh node process (tsx
+ * request for an OpenAPI document, qrcode (with pngjs) by the first payment page with a code. Each service's main module is required in a fresh node process (tsx
  * as the loader), which lists the packages it loaded.
  */
-const LAZY = ['viem', '@simplewebauthn/server', 'joi-to-json', 'lodash'];
+const LAZY = ['viem', '@simplewebauthn/server', 'joi-to-json', 'lodash', 'qrcode', 'pngjs'];
 
 const LIST_PACKAGES = `
 require(process.argv[1]);

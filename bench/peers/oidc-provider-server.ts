@@ -1,7 +1,7 @@
 /**
  * The reference identity provider: oidc-provider configured like ours — in-memory adapter, one RS256
  * key, pairwise subjects, JWT access tokens for a resource indicator, introspection, DPoP, PAR, a confidential
- * client (client_secret_basic). Run in its own process (pinned like ours) by bench/peers/oidc-provider.ts.
+ * client (client_secret_basic), client_credentials, refresh tokens rotated on every use. Run in its own process (pinned like ours) by bench/peers/oidc-provider.ts.
  * The interaction (sign-in + consent) finishes programmatically for the one bench account: the bench
  * goes through it once and then replays the session cookie, as a signed-in browser does.
  */
@@ -41,7 +41,7 @@ const configuration: Configuration = {
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
       redirect_uris: [REDIRECT_URI],
-      grant_types: ['authorization_code', 'client_credentials', TOKEN_EXCHANGE],
+      grant_types: ['authorization_code', 'client_credentials', TOKEN_EXCHANGE, 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
       subject_type: 'pairwise',
@@ -54,7 +54,9 @@ const configuration: Configuration = {
     createHash('sha256').update(`${client.sectorIdentifier}|${accountId}|${pairwiseSalt}`).digest('hex'),
   cookies: { keys: [randomBytes(32).toString('hex')] },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-  scopes: ['openid', 'email'],
+  // offline_access as ours (issue 41): a refresh token, rotated on every use (rotateRefreshToken below)
+  scopes: ['openid', 'email', 'offline_access'],
+  rotateRefreshToken: true,
   findAccount: async (_ctx, id) =>
     id === ACCOUNT
       ? { accountId: id, claims: async () => ({ sub: id, email: `${id}@bench.invalid`, email_verified: true }) }
@@ -88,7 +90,15 @@ const configuration: Configuration = {
   extraTokenClaims: async (_ctx, token) =>
     (token as { gty?: string }).gty === 'token_exchange' ? { act: { sub: token.clientId } } : undefined,
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-  ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Session: 86400, Grant: 86400, Interaction: 600 },
+  ttl: {
+    AccessToken: 3600,
+    AuthorizationCode: 60,
+    IdToken: 3600,
+    Session: 86400,
+    Grant: 86400,
+    Interaction: 600,
+    RefreshToken: 30 * 86400, // ours: REFRESH_TOKEN_TTL_SECONDS' default
+  },
 };
 
 const provider = new Provider(ISSUER, configuration);
@@ -168,7 +178,7 @@ async function finishInteraction(req: http.IncomingMessage, res: http.ServerResp
   const details = await provider.interactionDetails(req, res);
   if (process.env.BENCH_DEBUG) process.stderr.write(`interaction ${JSON.stringify(details.prompt)}\n`);
   const grant = new provider.Grant({ accountId: ACCOUNT, clientId: String(details.params.client_id) });
-  grant.addOIDCScope('openid email');
+  grant.addOIDCScope('openid email offline_access');
   grant.addResourceScope(RESOURCE, RESOURCE_SCOPE);
   const grantId = await grant.save();
   await provider.interactionFinished(

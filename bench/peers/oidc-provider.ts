@@ -23,6 +23,8 @@ export interface OidcPeer {
   dpop: { key: DpopKey; accessToken: string };
   /** A JWT access token of the person for the resource: the token-exchange row's subject token (issue 42). */
   resourceAccessToken: string;
+  /** A refresh token of a new grant (offline_access with prompt=consent, for the resource), as a sign-in gets it. */
+  newRefreshToken(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,20 @@ export function peerParBody(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
     code_challenge_method: 'S256',
     resource: PEER_RESOURCE,
   });
+}
+
+/** /auth for a refresh token: offline_access, which oidc-provider keeps only with prompt=consent (OIDC Core §11). */
+export function peerRefreshAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
+  return `/auth?${form({
+    response_type: 'code',
+    scope: `${PEER_SCOPE} offline_access api:read`,
+    prompt: 'consent',
+    client_id: peer.clientId,
+    redirect_uri: PEER_REDIRECT_URI,
+    code_challenge: peer.pkce.challenge,
+    code_challenge_method: 'S256',
+    resource: PEER_RESOURCE,
+  })}`;
 }
 
 export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
@@ -113,8 +129,8 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
     const base = { clientId, pkce: pair };
     // once through the interaction (programmatic sign-in + consent), then the session alone suffices
     await authorize(origin, jar, peerAuthorizePath(base, true));
-    const exchange = async (code: string, headers: Record<string, string> = {}) =>
-      expectJson<{ access_token: string; token_type: string }>(
+    const exchange = async (code: string, headers: Record<string, string> = {}, resource = false) =>
+      expectJson<{ access_token: string; token_type: string; refresh_token?: string }>(
         await fetch(`${origin}/token`, {
           method: 'POST',
           headers: {
@@ -122,7 +138,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
             'content-type': 'application/x-www-form-urlencoded',
             ...headers,
           },
-          body: peerTokenBody(base, code, false),
+          body: peerTokenBody(base, code, resource),
         }),
         'oidc-provider /token',
       );
@@ -143,7 +159,15 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       }),
       'oidc-provider /token (resource)',
     );
+    // each through the interaction (prompt=consent), finished in code like the first sign-in
+    const newRefreshToken = async () => {
+      const { refresh_token } = await exchange(await authorize(origin, jar, peerRefreshAuthorizePath(base)), {}, true);
+      if (!refresh_token) throw new Error('oidc-provider /token with offline_access: no refresh_token');
+      return refresh_token;
+    };
+    await newRefreshToken();
     return {
+      newRefreshToken,
       server,
       origin,
       clientId,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
@@ -245,6 +245,62 @@ describe('refresh tokens', () => {
     expect(await oauthError(oidc.refreshTokenGrant(config, tokens.refresh_token!))).toBe('invalid_grant');
     const userinfo = await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`);
     expect(userinfo.status).toBe(401);
+  });
+
+  const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+  it('one use wins when a token is presented twice at once: one answer, one successor stored', async () => {
+    const { tokens } = await signIn(app);
+    // the token just issued (remembered by the process) and once more through the stored row
+    const once = await refreshRaw(app, { refresh_token: tokens.refresh_token! }).expect(200);
+    const answers = await Promise.all([
+      refreshRaw(app, { refresh_token: once.body.refresh_token }),
+      refreshRaw(app, { refresh_token: once.body.refresh_token }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const lost = answers.find((a) => a.status === 400)!;
+    expect(lost.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'This refresh token was used already.',
+    });
+    const won = answers.find((a) => a.status === 200)!;
+    const [{ family_id: family }] = await h.storage.db.query<{ family_id: string }>(
+      'SELECT family_id FROM refresh_tokens WHERE token_hash = $1',
+      [hashOf(tokens.refresh_token!)],
+    );
+    const unused = await h.storage.db.query<{ token_hash: string }>(
+      'SELECT token_hash FROM refresh_tokens WHERE family_id = $1 AND used_at IS NULL',
+      [family],
+    );
+    expect(unused.map((r) => r.token_hash)).toEqual([hashOf(won.body.refresh_token)]);
+    // the confidential app's family goes on
+    await refreshRaw(app, { refresh_token: won.body.refresh_token }).expect(200);
+  });
+
+  it('a token the process remembers answers as its stored row says: gone elsewhere, used elsewhere', async () => {
+    const gone = await refreshRaw(app, { refresh_token: (await signIn(app)).tokens.refresh_token! }).expect(200);
+    // its family ended by another replica: no row; a widening scope does not get invalid_scope first
+    await h.storage.db.query('DELETE FROM refresh_tokens WHERE token_hash = $1', [hashOf(gone.body.refresh_token)]);
+    const refused = await refreshRaw(app, { refresh_token: gone.body.refresh_token, scope: 'openid email' }).expect(
+      400,
+    );
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: 'Invalid refresh token.' });
+
+    // a public client's token used at another replica: a reuse, and the family ends
+    const { tokens } = await signIn(publicApp);
+    const next = await refreshRaw(publicApp, { refresh_token: tokens.refresh_token! }).expect(200);
+    await h.storage.db.query('UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1', [
+      hashOf(next.body.refresh_token),
+    ]);
+    const reused = await refreshRaw(publicApp, { refresh_token: next.body.refresh_token }).expect(400);
+    expect(reused.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'This refresh token was used already.',
+    });
+    const left = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE token_hash = ANY($1)', [
+      [hashOf(tokens.refresh_token!), hashOf(next.body.refresh_token)],
+    ]);
+    expect(left).toEqual([]);
   });
 
   it('narrows scope, never widens it (invalid_scope)', async () => {

@@ -78,22 +78,21 @@ export function refreshStore(db: Queryable) {
       return row ? toRecord(row) : null;
     },
     /**
-     * Rotation in one statement: marks the used token used and stores its successor, or does neither and
-     * answers false when it was used already (by a request that won the race, or a thief). Being one
-     * statement, the row lock of the used token orders racing rotations: the loser sees the winner's
-     * successor stored, so ending the family (endFamily) ends the successor too.
+     * Marks the token used and stores its successor, in one statement (one commit): the successor only when
+     * the token was not used already; false then (a request that won the race, a thief, or a family ended).
      */
     async rotate(usedHash: string, next: Omit<RefreshRecord, 'usedAt'>): Promise<boolean> {
       const rows = await db.query(
         `WITH used AS (
-           UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING family_id
+           UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING 1
          )
          INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at)
-         SELECT $2, family_id, $3, $4, $5, $6, $7, $8, $9 FROM used
+         SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM used
          RETURNING 1`,
         [
           usedHash,
           next.tokenHash,
+          next.familyId,
           next.clientId,
           next.userId,
           JSON.stringify(next.grant),

@@ -6,7 +6,8 @@ import { newOpaqueId } from '../kernel/ids';
 import { consentKey, type Revocations } from '../kernel/revocations';
 import type { TokenService } from '../kernel/tokens';
 import { boundAtToken, type ExchangedGrant, type TokenResponse } from '../oauth';
-import type { RefreshGrant, RefreshStore } from './refresh-store';
+import { FreshRecords } from './fresh-records';
+import type { RefreshGrant, RefreshRecord, RefreshStore } from './refresh-store';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 const REFRESH_TOKEN = /^[0-9a-f]{64}$/;
@@ -26,6 +27,17 @@ export interface RefreshDeps {
   logger: Logger;
 }
 
+/** POST /token grant_type=refresh_token, for an authenticated app. */
+interface RefreshInput {
+  app: App;
+  token: string;
+  /** The thumbprint of the request's verified DPoP proof. */
+  dpopJkt?: string;
+  scope?: string;
+  resource?: string;
+  actor: AuditActor;
+}
+
 const invalidGrant = (detail = 'Invalid refresh token.') => new AppError('invalid_grant', 400, detail, 'refresh_token');
 
 /**
@@ -36,6 +48,7 @@ const invalidGrant = (detail = 'Invalid refresh token.') => new AppError('invali
  */
 export class RefreshTokens {
   private pruner?: NodeJS.Timeout;
+  private readonly fresh = new FreshRecords();
 
   constructor(
     private readonly store: RefreshStore,
@@ -77,18 +90,31 @@ export class RefreshTokens {
   };
 
   /** POST /token grant_type=refresh_token for an authenticated app. */
-  async refresh(input: {
-    app: App;
-    token: string;
-    /** The thumbprint of the request's verified DPoP proof. */
-    dpopJkt?: string;
-    scope?: string;
-    resource?: string;
-    actor: AuditActor;
-  }): Promise<TokenResponse> {
+  async refresh(input: RefreshInput): Promise<TokenResponse> {
     if (!REFRESH_TOKEN.test(input.token)) throw invalidGrant();
     const hash = sha256(input.token);
-    const record = await this.store.find(hash);
+    // a token this process issued: its record as it was stored, the lookup skipped; when anything refuses
+    // (or the rotation finds the row used or gone) the stored row decides, as if it had been looked up
+    const remembered = this.fresh.take(hash);
+    if (remembered) {
+      const answer = await this.answer(remembered, hash, input, false).catch(() => undefined);
+      if (answer) return answer;
+    }
+    // from the stored row, the answer is a token or a refusal (never undefined)
+    return (await this.answer(await this.store.find(hash), hash, input, true))!;
+  }
+
+  /**
+   * The checks and the rotation for `record` (null: no such token). `stored`: the record was just looked up;
+   * otherwise it is remembered, and a rotation that finds the row used or gone answers undefined instead of
+   * ending anything (the caller then decides from the stored row).
+   */
+  private async answer(
+    record: RefreshRecord | null,
+    hash: string,
+    input: RefreshInput,
+    stored: boolean,
+  ): Promise<TokenResponse | undefined> {
     if (!record || record.clientId !== input.app.id) throw invalidGrant();
     if (record.usedAt) {
       if (input.app.public) await this.endFamily(record.familyId, input.app.id, input.actor);
@@ -114,6 +140,8 @@ export class RefreshTokens {
     const resource = boundAtToken(grant.resource, input.resource);
     const scopes = narrowed(resource ? resource.scopes : grant.scopes, input.scope);
     const jkt = record.jkt ?? input.dpopJkt;
+    // signed before the rotation, which stores the successor with this token's jti in the same statement
+    // that marks the one presented used (one commit); a rotation that loses a race answers no token
     const { token, claims } = await this.deps.tokens.accessToken({
       sub: grant.sub,
       clientId: record.clientId,
@@ -125,9 +153,8 @@ export class RefreshTokens {
       // the app's access token algorithm, as at the code exchange (PS256 or ES256 for a fapi2 app)
       alg: input.app.accessTokenSignedResponseAlg,
     });
-    // the access token is signed first (its jti is stored with the successor); a lost race discards it unsent
     const refreshToken = newOpaqueId();
-    const rotated = await this.store.rotate(hash, {
+    const next = {
       tokenHash: sha256(refreshToken),
       familyId: record.familyId,
       clientId: record.clientId,
@@ -137,11 +164,14 @@ export class RefreshTokens {
       accessJti: claims.jti,
       expiresAt: record.expiresAt,
       grant,
-    });
+    };
+    const rotated = await this.store.rotate(hash, next);
     if (!rotated) {
+      if (!stored) return undefined;
       if (input.app.public) await this.endFamily(record.familyId, input.app.id, input.actor);
       throw invalidGrant('This refresh token was used already.');
     }
+    this.fresh.add({ ...next, usedAt: null });
     return {
       access_token: token,
       token_type: jkt ? 'DPoP' : 'Bearer',
@@ -185,7 +215,9 @@ export class RefreshTokens {
     grant: RefreshGrant;
   }): Promise<string> {
     const token = newOpaqueId();
-    await this.store.insert({ ...r, tokenHash: sha256(token) });
+    const record = { ...r, tokenHash: sha256(token) };
+    await this.store.insert(record);
+    this.fresh.add({ ...record, usedAt: null });
     return token;
   }
 

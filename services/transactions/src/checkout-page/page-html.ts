@@ -1,4 +1,12 @@
-import QRCode from 'qrcode';
+import type QRCode from 'qrcode';
+
+/**
+ * qrcode (with pngjs, 58 modules, ~8.5 MB resident) at the first page that shows a code, not at start-up: every
+ * process of pnpm start carries the transactions service (test/module-footprint.test.ts keeps it so).
+ */
+let qrcode: typeof QRCode | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at first use, synchronously
+const loadQrcode = () => (qrcode ??= require('qrcode') as typeof QRCode);
 
 /** The request as the page needs it: the app API's JSON with its links. */
 export interface PageRequest {
@@ -61,7 +69,7 @@ async function tokenSection(r: PageRequest, token: string, amountDue: string): P
   const uri = r.payment_uri?.[token];
   const amount = `${units(amountDue)} ${esc(token)}`;
   if (!uri) return `<section class="token"><h2>${amount}</h2></section>`;
-  const svg = await QRCode.toString(uri, { type: 'svg', margin: 4, errorCorrectionLevel: 'M', width: 240 });
+  const svg = await loadQrcode().toString(uri, { type: 'svg', margin: 4, errorCorrectionLevel: 'M', width: 240 });
   return `<section class="token" aria-labelledby="pay-${esc(token)}">
 <h2 id="pay-${esc(token)}">${amount}</h2>
 <div class="qr" role="img" aria-label="QR code to pay ${amount} with a wallet" data-uri="${esc(uri)}">${svg}</div>
