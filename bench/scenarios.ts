@@ -237,6 +237,24 @@ function rotatingLookup(t: AttestTarget, tag: number, size: number): Workload {
   };
 }
 
+/**
+ * The seeded request's page: 200 HTML with its amount (1.5 USDCE), the QR code (an SVG) of its EIP-681 URI
+ * (USDCE on World Chain, 480, to the shop's address, 1.5 USDCE in the token's 6 decimals) and the wallet link.
+ */
+const PAY_URI = `/transfer?address=0x${'2'.repeat(40)}&amp;uint256=1500000`;
+const payPageCheck: Check = (status, body, headers) =>
+  status !== 200
+    ? `status ${status}`
+    : !headers['content-type']?.startsWith('text/html')
+      ? 'not HTML'
+      : !body.includes('>1.5 USDCE</h2>')
+        ? 'no amount'
+        : !/data-uri="ethereum:0x[0-9a-fA-F]{40}@480\/transfer\?address=0x2{40}&amp;uint256=1500000"><svg/.test(body)
+          ? 'no QR code of the EIP-681 URI'
+          : !body.includes(`class="wallet" href="ethereum:`) || !body.includes(PAY_URI)
+            ? 'no wallet link'
+            : null;
+
 export const SCENARIOS: Scenario[] = [
   {
     key: 'discovery',
@@ -496,6 +514,18 @@ export const SCENARIOS: Scenario[] = [
           { authorization: `Bearer ${t.seed.apiKey}` },
         ),
       ],
+    }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
+    key: 'pay-page',
+    name: "customer's payment page (GET /pay/{id}: HTML, QR code of the EIP-681 URI)",
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.transactions,
+      unit: 'request',
+      steps: [get(`/pay/${t.seed.paymentRequestId}`, payPageCheck)],
     }),
     embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
     real: { reference: 'floor', minRatio: 0.6 },
