@@ -39,7 +39,14 @@ export interface Scenario {
    * What the embedded row is compared with, and the targets (issue #10); `minHttpRatio`: the target
    * against Node's plain `http` hello world (issue #28), measured in turn with the row.
    */
-  embedded: { reference: Reference; minRatio?: number; maxP99Ms?: number; minHttpRatio?: number };
+  embedded: {
+    reference: Reference;
+    minRatio?: number;
+    maxP99Ms?: number;
+    minHttpRatio?: number;
+    /** A rate to reach, per second, on the one server core (a row with no reference to compare with). */
+    minRate?: number;
+  };
   real: { reference: Reference; minRatio?: number; minHttpRatio?: number };
   /** Only run with --growth. */
   growthOnly?: boolean;
@@ -560,7 +567,35 @@ export const SCENARIOS: Scenario[] = [
         ],
       };
     },
-    embedded: { reference: 'none' },
+    // issue 44: what one create costs is in bench/README.md
+    embedded: { reference: 'none', minRate: 1000 },
+    real: { reference: 'none' },
+  },
+  {
+    key: 'x402-verify',
+    name: 'x402 verify (POST /x402/verify: an EIP-3009 authorization, checked against the chain)',
+    unit: 'request',
+    attest: (t) => {
+      let next = 0;
+      const { bodies, payer } = t.seed.x402;
+      return {
+        origin: t.origins.transactions,
+        unit: 'request',
+        steps: [
+          {
+            method: 'POST',
+            path: '/x402/verify',
+            headers: { authorization: `Bearer ${t.seed.apiKey}`, 'content-type': 'application/json' },
+            body: bodies[0],
+            prepare: () => ({ body: bodies[next++ % bodies.length] }),
+            check: json((b) =>
+              b.isValid !== true ? `not valid: ${String(b.invalidReason)}` : b.payer !== payer ? 'wrong payer' : null,
+            ),
+          },
+        ],
+      };
+    },
+    embedded: { reference: 'none', minRate: 2000 },
     real: { reference: 'none' },
   },
   {
