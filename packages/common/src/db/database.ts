@@ -141,8 +141,12 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
       throw translate(err);
     }
     if (searchPathOf.get(client) !== schema) {
-      if (!searchPathOf.has(client)) client.on('error', () => undefined);
+      const fresh = !searchPathOf.has(client);
+      if (fresh) client.on('error', () => undefined);
       try {
+        // PGlite is one Postgres session whatever connects to it: the statements an earlier connection prepared
+        // are still there, and this new connection would prepare them again under the same names
+        if (fresh && prepare) await client.query('DEALLOCATE ALL');
         await client.query(`SET search_path TO ${schema}, public`);
       } catch (err) {
         client.release(true);
