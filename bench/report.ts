@@ -130,6 +130,14 @@ export function evaluate(report: Omit<Report, 'verdicts'>): Verdict[] {
         met: clean && r >= spec.minRatio && p99ok,
       });
     }
+    const minRate = row.scenario.embedded.minRate;
+    if (row.embedded && minRate !== undefined)
+      verdicts.push({
+        what: `${row.scenario.key} (embedded)`,
+        measured: `${fmt(row.embedded.rate)}/s${row.embedded.errors ? `, ${row.embedded.errors} errors` : ''}`,
+        target: `≥ ${fmt(minRate)}/s`,
+        met: row.embedded.errors === 0 && row.embedded.rate >= minRate,
+      });
     for (const mode of ['embedded', 'real'] as const) {
       const m = row[mode];
       const min = row.scenario[mode].minHttpRatio;
@@ -244,7 +252,9 @@ export function markdown(report: Report): string {
     const eTarget =
       s.embedded.minRatio !== undefined
         ? `≥ ${s.embedded.minRatio}× ${refName(s.embedded.reference)}${s.embedded.maxP99Ms !== undefined ? `, p99 ≤ ${s.embedded.maxP99Ms}` : ''}`
-        : '';
+        : s.embedded.minRate !== undefined
+          ? `≥ ${fmt(s.embedded.minRate)}/s`
+          : '';
     const rTarget = s.real.minRatio !== undefined ? `≥ ${s.real.minRatio}× ${refName(s.real.reference)}` : '';
     lines.push(
       `| ${s.name} | ${cell(row.embedded, unit)} | ${fmt(row.embedded?.p99, 2)} | ${fmt(row.embedded?.errors)} | ${cell(row.oidcInTurn?.embedded ?? row.oidc, unit)} | ${s.unit === 'trip' ? '' : cell(row.floor?.embedded ?? report.floor, '')} | ${eRatio === undefined ? '' : `${eRatio.toFixed(2)}× ${refName(s.embedded.reference === 'none' ? 'floor' : s.embedded.reference)}`} | ${eTarget} | ${verdictFor(report, s.key, 'embedded')} | ${s.unit === 'trip' ? '' : cell(row.httpFloor?.embedded ?? report.httpFloor, '')} | ${httpCell(row, report, 'embedded')} | ${cell(row.real, unit)} | ${fmt(row.real?.p99, 2)} | ${fmt(row.real?.errors)} | ${rRatio === undefined ? '' : `${rRatio.toFixed(2)}×${row.floor?.real ? ` (floor ${fmt(row.floor.real.rate)})` : ''}${row.oidcInTurn?.real ? ` (oidc-provider ${fmt(row.oidcInTurn.real.rate)})` : ''}`} | ${rTarget} | ${verdictFor(report, s.key, 'real')} | ${httpCell(row, report, 'real')} |`,

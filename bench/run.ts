@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt, realCommandLine } from './build';
+import { startChainStub } from './chain-stub';
 import { measure, measureInterleaved, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
 import { describeProcesses, eachMb, judgedBytes, MemoryWatch, serverMemory } from './memory';
 import { parseOptions, type BenchOptions } from './options';
@@ -157,15 +158,18 @@ async function deployAttest(
   databaseName = options.databaseName,
 ): Promise<{ deploy: Deployment; target: AttestTarget; stored: Stored }> {
   const t0 = Date.now();
+  // the chain the transactions service asks (x402 verify, the chain watcher): fixed answers, see chain-stub.ts
+  const chain = await startChainStub();
+  onCleanup(() => chain.close());
   let deploy: Deployment;
   if (mode === 'embedded') {
-    deploy = await startEmbedded(pinning, logDir, options.logLevel);
+    deploy = await startEmbedded(pinning, logDir, options.logLevel, chain.url);
   } else {
     const databaseUrl = await recreateDatabase(options.postgresUrl, databaseName);
     onCleanup(() => dropDatabase(options.postgresUrl, databaseName));
     const redis = await startRedis();
     onCleanup(() => redis.stop());
-    deploy = await startReal(pinning, logDir, databaseUrl, redis.url, options.logLevel);
+    deploy = await startReal(pinning, logDir, databaseUrl, redis.url, options.logLevel, chain.url);
   }
   onCleanup(() => deploy.stop());
   log(`  started in ${elapsed(t0)}`);

@@ -39,7 +39,14 @@ export interface Scenario {
    * What the embedded row is compared with, and the targets (issue #10); `minHttpRatio`: the target
    * against Node's plain `http` hello world (issue #28), measured in turn with the row.
    */
-  embedded: { reference: Reference; minRatio?: number; maxP99Ms?: number; minHttpRatio?: number };
+  embedded: {
+    reference: Reference;
+    minRatio?: number;
+    maxP99Ms?: number;
+    minHttpRatio?: number;
+    /** A rate to reach, per second, on the one server core (a row with no reference to compare with). */
+    minRate?: number;
+  };
   real: { reference: Reference; minRatio?: number; minHttpRatio?: number };
   /** Only run with --growth. */
   growthOnly?: boolean;
@@ -304,6 +311,24 @@ function rotatingLookup(t: AttestTarget, tag: number, size: number): Workload {
     ],
   };
 }
+
+/**
+ * The seeded request's page: 200 HTML with its amount (1.5 USDCE), the QR code (an SVG) of its EIP-681 URI
+ * (USDCE on World Chain, 480, to the shop's address, 1.5 USDCE in the token's 6 decimals) and the wallet link.
+ */
+const PAY_URI = `/transfer?address=0x${'2'.repeat(40)}&amp;uint256=1500000`;
+const payPageCheck: Check = (status, body, headers) =>
+  status !== 200
+    ? `status ${status}`
+    : !headers['content-type']?.startsWith('text/html')
+      ? 'not HTML'
+      : !body.includes('>1.5 USDCE</h2>')
+        ? 'no amount'
+        : !/data-uri="ethereum:0x[0-9a-fA-F]{40}@480\/transfer\?address=0x2{40}&amp;uint256=1500000"><svg/.test(body)
+          ? 'no QR code of the EIP-681 URI'
+          : !body.includes(`class="wallet" href="ethereum:`) || !body.includes(PAY_URI)
+            ? 'no wallet link'
+            : null;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -627,6 +652,18 @@ export const SCENARIOS: Scenario[] = [
     real: { reference: 'floor', minRatio: 0.6 },
   },
   {
+    key: 'pay-page',
+    name: "customer's payment page (GET /pay/{id}: HTML, QR code of the EIP-681 URI)",
+    unit: 'request',
+    attest: (t) => ({
+      origin: t.origins.transactions,
+      unit: 'request',
+      steps: [get(`/pay/${t.seed.paymentRequestId}`, payPageCheck)],
+    }),
+    embedded: { reference: 'floor', minRatio: 0.8, maxP99Ms: 15 },
+    real: { reference: 'floor', minRatio: 0.6 },
+  },
+  {
     key: 'payreq-create',
     name: 'payment request create (POST /api/v2/client/payment-requests, token-priced)',
     unit: 'request',
@@ -656,7 +693,35 @@ export const SCENARIOS: Scenario[] = [
         ],
       };
     },
-    embedded: { reference: 'none' },
+    // issue 44: what one create costs is in bench/README.md
+    embedded: { reference: 'none', minRate: 1000 },
+    real: { reference: 'none' },
+  },
+  {
+    key: 'x402-verify',
+    name: 'x402 verify (POST /x402/verify: an EIP-3009 authorization, checked against the chain)',
+    unit: 'request',
+    attest: (t) => {
+      let next = 0;
+      const { bodies, payer } = t.seed.x402;
+      return {
+        origin: t.origins.transactions,
+        unit: 'request',
+        steps: [
+          {
+            method: 'POST',
+            path: '/x402/verify',
+            headers: { authorization: `Bearer ${t.seed.apiKey}`, 'content-type': 'application/json' },
+            body: bodies[0],
+            prepare: () => ({ body: bodies[next++ % bodies.length] }),
+            check: json((b) =>
+              b.isValid !== true ? `not valid: ${String(b.invalidReason)}` : b.payer !== payer ? 'wrong payer' : null,
+            ),
+          },
+        ],
+      };
+    },
+    embedded: { reference: 'none', minRate: 2000 },
     real: { reference: 'none' },
   },
   {

@@ -3,7 +3,10 @@
  * CLI and the sign-in pages (`pnpm manage`, as the README shows), and bulk rows (many transactions,
  * many price quotes) with SQL generate_series straight into the service's schema.
  */
+import { randomBytes } from 'node:crypto';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Queryable } from '@attest/common';
+import { STUB_CHAIN_ID, STUB_TOKEN_NAME, STUB_TOKEN_VERSION } from './chain-stub';
 import { Browser } from '../services/identity/test/browser';
 import { manage } from '../test/support';
 import { dpopKey, dpopProof, type DpopKey } from './dpop';
@@ -34,6 +37,84 @@ export interface AttestSeed {
   resourceAccessToken: string;
   /** A refresh token of a new family (offline_access, for the resource): /authorize with the session + /token. */
   newRefreshToken: () => Promise<string>;
+  /** Bodies of POST /x402/verify (issue 43): valid EIP-3009 authorizations, each with its own nonce, and their payer. */
+  x402: { bodies: string[]; payer: string };
+}
+
+/** World Chain's bridged USDC (USDCE), as CHAIN_TOKENS configures it by default: the x402 row's asset. */
+export const X402_ASSET = '0x79A02482A880bCE3F13e09Da970dC34db4CD24d1';
+/** The shop's receiving address (registered by the seed): the x402 row's payTo. */
+export const SHOP_ADDRESS = `0x${'2'.repeat(40)}` as const;
+
+/**
+ * `count` bodies of POST /x402/verify as @x402/core's facilitator client sends them: what the seller asks
+ * (1 USDCE to the shop's address) and a buyer's EIP-3009 authorization of it, signed for the token's
+ * EIP-712 domain on the bench's chain (bench/chain-stub.ts), valid for a day, each with a new nonce.
+ */
+export async function x402Bodies(count: number): Promise<{ bodies: string[]; payer: string }> {
+  const payer = privateKeyToAccount(generatePrivateKey());
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const requirements = {
+    scheme: 'exact',
+    network: `eip155:${STUB_CHAIN_ID}`,
+    asset: X402_ASSET,
+    amount: '1000000',
+    payTo: SHOP_ADDRESS,
+    maxTimeoutSeconds: 300,
+    extra: { name: STUB_TOKEN_NAME, version: STUB_TOKEN_VERSION },
+  };
+  const bodies: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const message = {
+      from: payer.address,
+      to: SHOP_ADDRESS,
+      value: 1_000_000n,
+      validAfter: now - 600n,
+      validBefore: now + 86_400n,
+      nonce: `0x${randomBytes(32).toString('hex')}` as const,
+    };
+    const signature = await payer.signTypedData({
+      types: {
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'TransferWithAuthorization',
+      domain: {
+        name: STUB_TOKEN_NAME,
+        version: STUB_TOKEN_VERSION,
+        chainId: STUB_CHAIN_ID,
+        verifyingContract: X402_ASSET,
+      },
+      message,
+    });
+    const authorization = {
+      from: message.from,
+      to: message.to,
+      value: message.value.toString(),
+      validAfter: message.validAfter.toString(),
+      validBefore: message.validBefore.toString(),
+      nonce: message.nonce,
+    };
+    bodies.push(
+      JSON.stringify({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          resource: { url: 'https://shop.bench.invalid/paid' },
+          accepted: requirements,
+          payload: { authorization, signature },
+        },
+        paymentRequirements: requirements,
+      }),
+    );
+  }
+  return { bodies, payer: payer.address };
 }
 
 async function run(deploy: Deployment, ...args: string[]): Promise<Record<string, string>> {
@@ -141,6 +222,7 @@ export async function seedAttest(
     transactionId: tx.transaction_id,
     paymentRequestId: request.id,
     resourceUri: RESOURCE_URI,
+    x402: await x402Bodies(64),
   };
 }
 

@@ -37,8 +37,11 @@ async function deployEnv(
   mode: Mode,
   logLevel: string | undefined,
   real?: { databaseUrl: string; redisUrl: string; secrets: Record<string, string> },
+  chainRpcUrl?: string,
 ): Promise<NodeJS.ProcessEnv> {
   const env = await stackEnv();
+  // the x402 verify row's chain (bench/chain-stub.ts): the transactions service's watcher and x402 ask it
+  if (chainRpcUrl) env.CHAIN_RPC_URL = chainRpcUrl;
   // the services' own default (info: one log line per request) unless BENCH_LOG_LEVEL says otherwise
   if (logLevel) env.LOG_LEVEL = logLevel;
   else delete env.LOG_LEVEL;
@@ -85,9 +88,14 @@ async function withRetries<T>(what: string, start: () => Promise<T>): Promise<T>
 }
 
 /** `pnpm start` (embedded PGlite + in-process cache), its data in a fresh temporary DATA_DIR. */
-export function startEmbedded(pinning: Pinning, logDir: string, logLevel?: string): Promise<Deployment> {
+export function startEmbedded(
+  pinning: Pinning,
+  logDir: string,
+  logLevel?: string,
+  chainRpcUrl?: string,
+): Promise<Deployment> {
   return withRetries('pnpm start', async () => {
-    const env = await deployEnv('embedded', logLevel);
+    const env = await deployEnv('embedded', logLevel, undefined, chainRpcUrl);
     const o = origins(env);
     let server: ServerProcess;
     const start = async () => {
@@ -173,6 +181,7 @@ export function startReal(
   databaseUrl: string,
   redisUrl: string,
   logLevel?: string,
+  chainRpcUrl?: string,
 ): Promise<Deployment> {
   // made once: an attempt that failed may have stored keys encrypted with them (a retry keeps the database)
   const secrets = {
@@ -182,7 +191,7 @@ export function startReal(
     API_KEY_SECRET: randomBytes(32).toString('base64url'),
   };
   return withRetries('the services', async () => {
-    const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl, secrets });
+    const env = await deployEnv('real', logLevel, { databaseUrl, redisUrl, secrets }, chainRpcUrl);
     const o = origins(env);
     const servers = SERVICES.map((name) => {
       const nodeOptions = imageNodeOptions(name);

@@ -84,7 +84,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
     storage.bus,
     { audit, outbox: writeEvent, links },
   );
-  const paymentPolicies = new PaymentPolicyService(storage.db, audit);
+  const paymentPolicies = new PaymentPolicyService(storage.db, audit, storage.bus);
   const transactions = new TransactionService(storage.db, storage.bus, {
     audit,
     settlement: paymentRequests,

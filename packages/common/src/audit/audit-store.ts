@@ -1,4 +1,4 @@
-import type { Queryable } from '../db';
+import { preparedStatement, type Queryable } from '../db';
 
 /** Who acted: an operator (admin token name), a signed-in user, an app (its API key), a worker, or nobody known. */
 export type ActorType = 'operator' | 'user' | 'app' | 'system' | 'anonymous';
@@ -84,10 +84,9 @@ export function auditStore(db: Queryable) {
         const n = i * 7;
         return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb)`;
       });
-      await db.query(
-        `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail) VALUES ${rows.join(', ')}`,
-        values,
-      );
+      const text = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail) VALUES ${rows.join(', ')}`;
+      // one event, recorded in the transaction of the change it describes, is the common case (see preparedStatement)
+      await db.query(events.length === 1 ? preparedStatement(text) : text, values);
     },
     async list(q: AuditQuery): Promise<StoredAuditEvent[]> {
       const rows = await db.query<Row>(

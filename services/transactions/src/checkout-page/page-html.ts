@@ -64,12 +64,28 @@ export function pageStatus(r: PageRequest) {
   };
 }
 
+/** QR codes drawn, by URI: a request's page is viewed again and again (and every few seconds without script). */
+const QR_CACHE_MAX = 2000;
+const qrCodes = new Map<string, Promise<string>>();
+
+/** The QR code (SVG) of an EIP-681 URI, drawn once per URI while it is among the last QR_CACHE_MAX drawn. */
+function qrSvg(uri: string): Promise<string> {
+  let svg = qrCodes.get(uri);
+  if (svg) return svg;
+  svg = loadQrcode().toString(uri, { type: 'svg', margin: 4, errorCorrectionLevel: 'M', width: 240 });
+  // a failed drawing is not kept
+  svg.catch(() => qrCodes.delete(uri));
+  qrCodes.set(uri, svg);
+  if (qrCodes.size > QR_CACHE_MAX) qrCodes.delete(qrCodes.keys().next().value!);
+  return svg;
+}
+
 /** One accepted token: its amount, the QR code of its EIP-681 URI (SVG, drawn here), the wallet link. */
 async function tokenSection(r: PageRequest, token: string, amountDue: string): Promise<string> {
   const uri = r.payment_uri?.[token];
   const amount = `${units(amountDue)} ${esc(token)}`;
   if (!uri) return `<section class="token"><h2>${amount}</h2></section>`;
-  const svg = await loadQrcode().toString(uri, { type: 'svg', margin: 4, errorCorrectionLevel: 'M', width: 240 });
+  const svg = await qrSvg(uri);
   return `<section class="token" aria-labelledby="pay-${esc(token)}">
 <h2 id="pay-${esc(token)}">${amount}</h2>
 <div class="qr" role="img" aria-label="QR code to pay ${amount} with a wallet" data-uri="${esc(uri)}">${svg}</div>

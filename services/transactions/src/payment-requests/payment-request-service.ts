@@ -100,15 +100,21 @@ export class PaymentRequestService implements PaymentSettlement {
 
   /**
    * Creates once per (app, reference): the same creation again answers the stored request (`created`
-   * false, no new price is fetched); one that differs is 409 reference_taken naming the field.
+   * false, no new price is fetched); one that differs is 409 reference_taken naming the field. A new
+   * request comes with its view as committed (what a read answers: no payments yet, not expired).
    */
-  async create(input: CreateRequest, actor: AuditActor): Promise<{ request: PaymentRequest; created: boolean }> {
+  async create(
+    input: CreateRequest,
+    actor: AuditActor,
+  ): Promise<{ request: PaymentRequest; created: boolean; view?: PaymentRequestView }> {
     const sameAs = (existing: PaymentRequest) => {
       sameCreation(existing, input);
       return { request: existing, created: false };
     };
-    // the same creation again answers the stored request without asking for a new price
-    const stored = await this.store().findByReference(input.appId, input.reference);
+    // the same creation again answers the stored request without asking for a new price; a price in the
+    // token with no return_url asks nothing before the insert, whose conflict on the reference says the same
+    const lookFirst = !('tokenAmount' in input.price) || input.returnUrl !== null;
+    const stored = lookFirst ? await this.store().findByReference(input.appId, input.reference) : null;
     if (stored) return sameAs(stored);
     if (input.returnUrl !== null)
       checkReturnUrl(input.returnUrl, (await this.store().policy(input.appId)).returnOrigins);
@@ -116,15 +122,9 @@ export class PaymentRequestService implements PaymentSettlement {
     const created = await this.db.transaction(async (tx) => {
       const row = await this.store(tx).insert(request);
       if (!row) return null;
-      await this.outbox(
-        tx,
-        paymentRequestEvent(
-          'payment_request.created',
-          row,
-          requestView(row, [], null, this.writer.links),
-          row.createdAt,
-        ),
-      );
+      // a new request has no payments: its view as a read would load it
+      const view = requestView(row, [], null, this.writer.links);
+      await this.outbox(tx, paymentRequestEvent('payment_request.created', row, view, row.createdAt));
       await this.audit?.record(
         {
           type: 'payment_request.created',
@@ -138,11 +138,11 @@ export class PaymentRequestService implements PaymentSettlement {
         },
         tx,
       );
-      return row;
+      return { request: row, view };
     });
     if (created) {
-      await this.views.invalidate(created.id);
-      return { request: created, created: true };
+      await this.views.invalidate(created.request.id);
+      return { ...created, created: true };
     }
     // another creation of the same reference committed first
     const winner = await this.store().findByReference(input.appId, input.reference);

@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import { preparedStatement, type Queryable } from '@attest/common';
 import type { PaymentRequestStatus } from '../kernel/events';
 import { listParams, listSql, type ListQuery } from '../kernel/list-query';
 import type { TransactionStatus } from '../kernel/transaction';
@@ -73,7 +73,13 @@ interface TokenRow {
   price_source: string | null;
 }
 
-const toAccepted = (t: TokenRow): AcceptedToken => ({
+/** An accepted token as the insert returns it (JSON: the time in whole milliseconds, as a timestamptz reads). */
+interface AcceptedJson {
+  position: number;
+  price_observed_at_ms: number | null;
+}
+
+const toAccepted = (t: Omit<TokenRow, 'payment_request_id'>): AcceptedToken => ({
   token: t.token,
   amountDue: String(t.amount_due),
   price:
@@ -120,8 +126,8 @@ const toRequest = (r: Row, accepted: AcceptedToken[]): PaymentRequest => ({
 async function withTokens(db: Queryable, rows: Row[]): Promise<PaymentRequest[]> {
   if (rows.length === 0) return [];
   const tokens = await db.query<TokenRow>(
-    `SELECT payment_request_id, token, amount_due, price_amount, price_decimals, price_observed_at, price_source
-     FROM payment_request_tokens WHERE payment_request_id = ANY($1::text[]) ORDER BY payment_request_id, position`,
+    preparedStatement(`SELECT payment_request_id, token, amount_due, price_amount, price_decimals, price_observed_at, price_source
+     FROM payment_request_tokens WHERE payment_request_id = ANY($1::text[]) ORDER BY payment_request_id, position`),
     [rows.map((r) => r.id)],
   );
   const byRequest = new Map<string, AcceptedToken[]>();
@@ -141,16 +147,32 @@ export function paymentRequestStore(db: Queryable) {
      */
     async insert(r: NewPaymentRequest): Promise<PaymentRequest | null> {
       const only = r.accepted.length === 1 ? r.accepted[0] : null;
-      const [row] = await db.query<Row>(
-        `INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
-           fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
-           expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
-         SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-           COALESCE($14::integer, p.default_expires_in_seconds, 900),
-           make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
-           COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
-         FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
-         ON CONFLICT DO NOTHING RETURNING *`,
+      // one statement: the request, then its accepted tokens in the app's order (position), read back as stored
+      const [row] = await db.query<
+        Row & { accepted_tokens: (Omit<TokenRow, 'payment_request_id' | 'price_observed_at'> & AcceptedJson)[] }
+      >(
+        preparedStatement(`WITH request AS (
+           INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
+             fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
+             expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
+           SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+             COALESCE($14::integer, p.default_expires_in_seconds, 900),
+             make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
+             COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
+           FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
+           ON CONFLICT DO NOTHING RETURNING *),
+         tokens AS (
+           INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
+             price_decimals, price_observed_at, price_source)
+           SELECT request.id, t.token, t.n - 1, t.amount_due, t.price_amount, t.price_decimals, t.price_observed_at, t.price_source
+           FROM request, unnest($17::text[], $18::numeric[], $19::text[], $20::integer[], $21::timestamptz[], $22::text[])
+             WITH ORDINALITY AS t(token, amount_due, price_amount, price_decimals, price_observed_at, price_source, n)
+           RETURNING *)
+         SELECT request.*, (SELECT json_agg(json_build_object('token', token, 'position', position,
+             'amount_due', amount_due::text, 'price_amount', price_amount, 'price_decimals', price_decimals,
+             'price_observed_at_ms', floor(extract(epoch FROM price_observed_at) * 1000)::float8, 'price_source', price_source))
+           FROM tokens) AS accepted_tokens
+         FROM request`),
         [
           r.id,
           r.appId,
@@ -168,29 +190,28 @@ export function paymentRequestStore(db: Queryable) {
           r.expiresInSeconds,
           r.metadata,
           r.returnUrl,
+          r.accepted.map((t) => t.token),
+          r.accepted.map((t) => t.amountDue),
+          r.accepted.map((t) => t.price?.amount ?? null),
+          r.accepted.map((t) => t.price?.decimals ?? null),
+          r.accepted.map((t) => t.price?.observedAt ?? null),
+          r.accepted.map((t) => t.price?.source ?? null),
         ],
       );
       if (!row) return null;
-      for (const [position, t] of r.accepted.entries())
-        await db.query(
-          `INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
-             price_decimals, price_observed_at, price_source)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [
-            r.id,
-            t.token,
-            position,
-            t.amountDue,
-            t.price?.amount ?? null,
-            t.price?.decimals ?? null,
-            t.price?.observedAt ?? null,
-            t.price?.source ?? null,
-          ],
+      const { accepted_tokens: tokens, ...request } = row;
+      const accepted = [...tokens]
+        .sort((a, b) => a.position - b.position)
+        .map((t) =>
+          toAccepted({
+            ...t,
+            price_observed_at: t.price_observed_at_ms === null ? null : new Date(t.price_observed_at_ms),
+          }),
         );
-      return (await withTokens(db, [row]))[0];
+      return toRequest(request, accepted);
     },
     async find(id: string): Promise<PaymentRequest | null> {
-      const rows = await db.query<Row>('SELECT * FROM payment_requests WHERE id = $1', [id]);
+      const rows = await db.query<Row>(preparedStatement('SELECT * FROM payment_requests WHERE id = $1'), [id]);
       return (await withTokens(db, rows))[0] ?? null;
     },
     /** Locks the request's row for the caller's transaction (nothing read). */
@@ -202,10 +223,10 @@ export function paymentRequestStore(db: Queryable) {
       return (await withTokens(db, rows))[0] ?? null;
     },
     async findByReference(appId: string, reference: string): Promise<PaymentRequest | null> {
-      const rows = await db.query<Row>('SELECT * FROM payment_requests WHERE app_id = $1 AND reference = $2', [
-        appId,
-        reference,
-      ]);
+      const rows = await db.query<Row>(
+        preparedStatement('SELECT * FROM payment_requests WHERE app_id = $1 AND reference = $2'),
+        [appId, reference],
+      );
       return (await withTokens(db, rows))[0] ?? null;
     },
     /**
@@ -280,9 +301,9 @@ export function paymentRequestStore(db: Queryable) {
         block_time: Date | null;
         created_at: Date;
       }>(
-        `SELECT id, reference, transaction_hash, from_address, status, status_reason, token_amount, amount_received,
+        preparedStatement(`SELECT id, reference, transaction_hash, from_address, status, status_reason, token_amount, amount_received,
            chain_block_number, block_time, created_at
-         FROM transactions WHERE payment_request_id = $1 ORDER BY created_at, id`,
+         FROM transactions WHERE payment_request_id = $1 ORDER BY created_at, id`),
         [id],
       );
       return rows.map((r) => ({

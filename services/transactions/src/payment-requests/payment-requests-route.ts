@@ -36,8 +36,13 @@ export function paymentRequestsRoute(router: Router, deps: PaymentRequestsRouteD
     // app_id is optional, as on POST /api/v2/client/transaction: the key names the app; a given one must be it
     if (appIdGiven !== undefined && appIdGiven !== key.appId) throw invalidApp();
     await deps.receivingAddresses.requireReceivingAddress(key.appId, body.chain, body.to, 'to');
-    const { request, created } = await deps.paymentRequests.create({ appId: key.appId, ...body }, appActor(req, res));
-    const view = await deps.paymentRequests.get(key.appId, request.id);
+    const {
+      request,
+      created,
+      view: createdView,
+    } = await deps.paymentRequests.create({ appId: key.appId, ...body }, appActor(req, res));
+    // a new request answers as committed; the same creation again, as it is now
+    const view = createdView ?? (await deps.paymentRequests.get(key.appId, request.id));
     res
       .status(created ? 201 : 200)
       .set('Cache-Control', 'no-store')

@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import { preparedStatement, type Queryable } from '@attest/common';
 
 /** How a receiving address was added: by an operator, or proven by a signature of its holder. */
 export type ReceivingAddressProof = 'operator' | 'eip191' | 'eip1271';
@@ -65,7 +65,7 @@ export function receivingAddressStore(db: Queryable) {
     /** The app that holds (chain, address), or null. */
     async ownerOf(chain: string, address: string): Promise<string | null> {
       const [row] = await db.query<{ app_id: string }>(
-        'SELECT app_id FROM receiving_addresses WHERE chain = $1 AND address = $2',
+        preparedStatement('SELECT app_id FROM receiving_addresses WHERE chain = $1 AND address = $2'),
         [chain, address],
       );
       return row?.app_id ?? null;

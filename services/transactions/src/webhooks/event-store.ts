@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import { preparedStatement, type Queryable } from '@attest/common';
 import type { WebhookEvent } from '../kernel/events';
 import { typeMatchesSql } from './webhook-filters';
 import { NEW_DELIVERY_ID } from './webhook-rows';
@@ -13,14 +13,14 @@ export function eventStore(db: Queryable) {
      */
     async addEvent(event: WebhookEvent, routing: EventRouting = {}): Promise<void> {
       await db.query(
-        `WITH event AS (
+        preparedStatement(`WITH event AS (
            INSERT INTO webhook_events (id, app_id, type, transaction_id, payment_request_id, body, endpoint_id)
            VALUES ($1, $2, $3, $4, $5, $6, $7)
            RETURNING id, app_id, type)
          INSERT INTO webhook_deliveries (id, event_id, endpoint_id)
          SELECT ${NEW_DELIVERY_ID}, event.id, w.id FROM event JOIN webhook_endpoints w ON w.app_id = event.app_id AND w.disabled_at IS NULL
          WHERE CASE WHEN $7::text IS NOT NULL THEN w.id = $7
-           ELSE w.id IS DISTINCT FROM $8 AND ${typeMatchesSql('event.type', 'w.enabled_events')} END`,
+           ELSE w.id IS DISTINCT FROM $8 AND ${typeMatchesSql('event.type', 'w.enabled_events')} END`),
         [
           event.id,
           event.appId,

@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import { preparedStatement, type Queryable } from '@attest/common';
 import type { SettleResponse } from '@x402/core/types';
 
 /** One EIP-3009 authorization: what makes it unique on chain (the token's authorizationState key, per network). */
@@ -54,7 +54,11 @@ const keyParams = (k: AuthorizationKey) => [k.network, k.token, k.payer, k.nonce
 export function settlementStore(db: Queryable) {
   return {
     async find(key: AuthorizationKey): Promise<SettlementRow | null> {
-      const [row] = await db.query<Row>(`SELECT * FROM x402_settlements WHERE ${KEY}`, keyParams(key));
+      // every verify asks (see preparedStatement)
+      const [row] = await db.query<Row>(
+        preparedStatement(`SELECT * FROM x402_settlements WHERE ${KEY}`),
+        keyParams(key),
+      );
       return row ? toRow(row) : null;
     },
     /**
