@@ -154,7 +154,19 @@ export async function seedAttest(
   Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken'>
 > {
   const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
-  await run(deploy, 'resource', 'create', '--uri', RESOURCE_URI, '--name', 'Bench API', '--scope', 'api:read');
+  await run(
+    deploy,
+    'resource',
+    'create',
+    '--uri',
+    RESOURCE_URI,
+    '--name',
+    'Bench API',
+    '--scope',
+    'api:read',
+    '--machine-client',
+    app.app_id,
+  );
   await run(
     deploy,
     'user',

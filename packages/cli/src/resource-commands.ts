@@ -13,6 +13,13 @@ const level = {
     'a token for it needs a person at this level or above (unmet_authentication_requirements); none: no minimum',
 } as const;
 const name = { type: 'string', value: 'NAME', description: 'what the consent page calls it' } as const;
+const machineClient = {
+  type: 'string',
+  multiple: true,
+  value: 'APP_ID',
+  description:
+    'an app that may get a token for it as itself (grant_type=client_credentials); repeat for more; no other app may',
+} as const;
 
 /** The fields given (absent ones stay out, so an update changes only those). */
 const fieldsOf = (values: Values) =>
@@ -21,6 +28,7 @@ const fieldsOf = (values: Values) =>
       name: str(values, 'name'),
       scopes: values['no-scopes'] ? [] : (values.scope as string[] | undefined),
       min_verification_level: str(values, 'min-verification-level'),
+      machine_clients: values['no-machine-clients'] ? [] : (values['machine-client'] as string[] | undefined),
     }).filter(([, v]) => v !== undefined),
   );
 
@@ -39,6 +47,7 @@ export const resourceCommands: Record<string, Command> = {
       name,
       scope,
       'min-verification-level': level,
+      'machine-client': machineClient,
     },
     required: ['uri', 'name'],
     run: (client, values) =>
@@ -56,12 +65,15 @@ export const resourceCommands: Record<string, Command> = {
     run: (client, _v, [id]) => client.call('identity', 'GET', `/resources/${path(id)}`),
   },
   'resource update': {
-    summary: "change a resource's name, scopes (--scope replaces the list) or minimum level; its uri stays",
+    summary:
+      "change a resource's name, scopes (--scope replaces the list), minimum level or machine clients (--machine-client replaces the list); its uri stays",
     options: {
       name,
       scope,
       'no-scopes': { type: 'boolean', description: 'the resource offers no scopes any more' },
       'min-verification-level': level,
+      'machine-client': machineClient,
+      'no-machine-clients': { type: 'boolean', description: 'no app may get a token for it as itself any more' },
     },
     positionals: ['RESOURCE_ID'],
     run: (client, values, [id]) => client.call('identity', 'PATCH', `/resources/${path(id)}`, fieldsOf(values)),

@@ -22,7 +22,7 @@ describe('client_credentials', () => {
   let publicApp: Client;
   let tools: Resource;
 
-  const admin = (method: 'post' | 'get', path: string) =>
+  const admin = (method: 'post' | 'get' | 'patch', path: string) =>
     request(h.adminApp)[method](path).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
 
   beforeAll(async () => {
@@ -46,11 +46,17 @@ describe('client_credentials', () => {
     ).body;
     tools = (
       await admin('post', '/admin/resources')
-        .send({ uri: TOOLS, name: 'Tools', scopes: ['tools:read', 'tools:write'] })
+        .send({ uri: TOOLS, name: 'Tools', scopes: ['tools:read', 'tools:write'], machine_clients: [app.app_id] })
         .expect(201)
     ).body;
     await admin('post', '/admin/resources')
-      .send({ uri: VAULT, name: 'Vault', scopes: ['vault:read'], min_verification_level: 'device' })
+      .send({
+        uri: VAULT,
+        name: 'Vault',
+        scopes: ['vault:read'],
+        min_verification_level: 'device',
+        machine_clients: [app.app_id],
+      })
       .expect(201);
   });
   afterAll(async () => {
@@ -117,6 +123,9 @@ describe('client_credentials', () => {
         .send({ name: 'ES256 backend', redirect_uris: [REDIRECT_URI], access_token_signed_response_alg: 'ES256' })
         .expect(201)
     ).body as Client;
+    await admin('patch', `/admin/resources/${tools.resource_id}`)
+      .send({ machine_clients: [app.app_id, es256.app_id] })
+      .expect(200);
     const res = await raw(es256, { resource: TOOLS }).expect(200);
     const jwks = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
     const { protectedHeader, payload } = await jose.jwtVerify(res.body.access_token, jwks, { issuer, audience: TOOLS });
@@ -130,6 +139,34 @@ describe('client_credentials', () => {
   it('without scope, every scope the resource offers', async () => {
     const res = await raw(app, { resource: TOOLS }).expect(200);
     expect(res.body.scope).toBe('tools:read tools:write');
+  });
+
+  it('gives a token only to an app the operator named among the resource’s machine clients (unauthorized_client)', async () => {
+    const other = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'Partner', redirect_uris: [REDIRECT_URI] })
+        .expect(201)
+    ).body as Client;
+    const refused = await raw(other, { resource: TOOLS }).expect(400);
+    expect(refused.body).toMatchObject({
+      error: 'unauthorized_client',
+      error_description: expect.stringContaining(`--machine-client ${other.app_id}`),
+    });
+    // the operator adds it (pnpm manage resource update … --machine-client): now it may; taken away, it may not
+    const patched = await admin('patch', `/admin/resources/${tools.resource_id}`)
+      .send({ machine_clients: [app.app_id, other.app_id] })
+      .expect(200);
+    expect(patched.body.machine_clients).toEqual([app.app_id, other.app_id]);
+    const given = await raw(other, { resource: TOOLS, scope: 'tools:read' }).expect(200);
+    expect(given.body.scope).toBe('tools:read');
+    await admin('patch', `/admin/resources/${tools.resource_id}`)
+      .send({ machine_clients: [app.app_id] })
+      .expect(200);
+    expect((await raw(other, { resource: TOOLS }).expect(400)).body.error).toBe('unauthorized_client');
+    // an app id that is not one is refused by name
+    const bad = await admin('patch', `/admin/resources/${tools.resource_id}`).send({ machine_clients: ['nope'] });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('machine_clients: nope is not an app id');
   });
 
   it('refuses what it cannot give: no or unknown resource, a scope not offered, a resource needing a person, a public client', async () => {

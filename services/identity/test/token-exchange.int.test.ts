@@ -72,7 +72,13 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     user = await createUser(h);
     tools = (
       await admin('post', '/admin/resources')
-        .send({ uri: TOOLS, name: 'Tools', scopes: ['tools:read', 'tools:write'] })
+        .send({
+          uri: TOOLS,
+          name: 'Tools',
+          scopes: ['tools:read', 'tools:write'],
+          // the apps that get client_credentials tokens for it below (actor tokens, an app's own token)
+          machine_clients: [web, agent, relay, third, rogue].map((a) => a.app_id),
+        })
         .expect(201)
     ).body;
     await admin('post', '/admin/resources')

@@ -13,7 +13,7 @@ export interface ClientCredentialsDeps extends TokenGrantDeps {
 
 /**
  * POST /token grant_type=client_credentials (RFC 6749 §4.4; issue 41): a confidential app acting as itself,
- * no person. The token is for one registered resource (`resource`, required: RFC 9068 `aud`), with the
+ * no person, at a resource whose machine clients the operator named it among (unauthorized_client otherwise). The token is for one registered resource (`resource`, required: RFC 9068 `aud`), with the
  * scopes of `scope` the resource offers (all it offers when `scope` is absent); `sub` is the app's client_id.
  * A resource that asks for a verification level needs a person, which this grant has not (invalid_target).
  */
@@ -37,6 +37,15 @@ export function clientCredentialsGrant(deps: ClientCredentialsDeps) {
       );
     const resource = uri.length <= 2000 ? await deps.resources.findByUri(uri) : null;
     if (!resource) throw new AppError('invalid_target', 400, 'resource names no resource registered here.', 'resource');
+    // the operator names the apps that may act as themselves at each resource: no other app gets a token for it
+    if (!resource.machineClients.includes(app.id))
+      throw new AppError(
+        'unauthorized_client',
+        400,
+        `This app may not get tokens for ${resource.uri} as itself: the operator adds it to the resource's machine ` +
+          `clients (pnpm manage resource update ${resource.id} --machine-client ${app.id}).`,
+        'resource',
+      );
     if (resource.minVerificationLevel)
       throw new AppError(
         'invalid_target',

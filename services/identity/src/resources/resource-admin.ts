@@ -34,6 +34,11 @@ const PROPERTIES: Record<string, JsonSchema> = {
   name: { type: 'string' },
   scopes: { type: 'array', items: { type: 'string' } },
   min_verification_level: { enum: ['orb', 'device', null] },
+  machine_clients: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'The apps that may get a token for it as themselves (grant_type=client_credentials); no other app may',
+  },
   created_at: DATE_TIME,
   updated_at: DATE_TIME,
 };
@@ -64,6 +69,7 @@ export const resourceJson = (r: Resource) => ({
   name: r.name,
   scopes: r.scopes,
   min_verification_level: r.minVerificationLevel,
+  machine_clients: r.machineClients,
   created_at: r.createdAt.toISOString(),
   updated_at: r.updatedAt.toISOString(),
 });
@@ -93,7 +99,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
     body: { contentType: 'application/json', schema: createResourceSchema },
     responses: {
       201: jsonResponse('The resource, with its introspection secret', withSecretSchema),
-      400: adminValidationResponse('uri, name, scopes or min_verification_level'),
+      400: adminValidationResponse('uri, name, scopes, min_verification_level or machine_clients'),
       409: errorResponse('resource_exists: a resource with this uri is registered (attribute uri)'),
     },
   });
@@ -103,6 +109,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       name: string;
       scopes: string[];
       min_verification_level?: string | null;
+      machine_clients: string[];
     };
     const secret = newResourceSecret();
     const resource = await deps.resources.insert({
@@ -111,6 +118,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       name: body.name,
       scopes: body.scopes,
       minVerificationLevel: levelOf(body.min_verification_level) ?? null,
+      machineClients: body.machine_clients,
       secretHash: hashResourceSecret(deps.config.secret, secret),
     });
     if (!resource) throw errors.conflict('resource_exists', 'A resource with this uri is registered.', 'uri');
@@ -118,7 +126,12 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       type: 'resource.created',
       actor: operatorActor(req, res),
       subject: resource.id,
-      detail: { uri: resource.uri, name: resource.name, scopes: resource.scopes },
+      detail: {
+        uri: resource.uri,
+        name: resource.name,
+        scopes: resource.scopes,
+        machine_clients: resource.machineClients,
+      },
     });
     res.status(201).json({ ...resourceJson(resource), introspection_secret: secret });
   });
@@ -145,14 +158,14 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
   });
 
   documentAdminRoute(router, 'PATCH', '/resources/:id', {
-    summary: 'Change a resource’s name, scopes or minimum verification level (its uri stays)',
+    summary: 'Change a resource’s name, scopes, minimum verification level or machine clients (its uri stays)',
     description: 'Tokens already issued keep their scopes until they expire; new ones follow the change.',
     tags,
     params,
     body: { contentType: 'application/json', schema: updateResourceSchema },
     responses: {
       200: jsonResponse('The resource', resourceSchema),
-      400: adminValidationResponse('name, scopes or min_verification_level'),
+      400: adminValidationResponse('name, scopes, min_verification_level or machine_clients'),
       404: notFound,
     },
   });
@@ -161,12 +174,14 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       name?: string;
       scopes?: string[];
       min_verification_level?: string | null;
+      machine_clients?: string[];
     };
     if (!RESOURCE_ID.test(req.params.id)) throw noResource();
     const resource = await deps.resources.update(req.params.id, {
       name: body.name,
       scopes: body.scopes,
       minVerificationLevel: levelOf(body.min_verification_level),
+      machineClients: body.machine_clients,
     });
     if (!resource) throw noResource();
     await deps.audit.record({

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { APP_ID } from '../kernel/ids';
 
 /** Scopes a resource cannot offer: OpenID Connect's own, and refresh's. */
 export const RESERVED_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
@@ -45,17 +46,31 @@ const minVerificationLevel = Joi.string()
   .allow(null)
   .description('orb or device: a token for it needs a person at that level or above; none (or null) clears it');
 
+const machineClients = Joi.array()
+  .items(
+    Joi.string()
+      .pattern(APP_ID)
+      .messages({ 'string.pattern.base': 'machine_clients: {{#value}} is not an app id (app_…)' }),
+  )
+  .max(100)
+  .unique()
+  .description(
+    'The apps that may get a token for it as themselves (grant_type=client_credentials), by client id; no other app may',
+  );
+
 export const createResourceSchema = Joi.object({
   uri: uri.required(),
   name: name.required(),
   scopes: scopes.default([]),
   min_verification_level: minVerificationLevel,
+  machine_clients: machineClients.default([]),
 });
 
 export const updateResourceSchema = Joi.object({
   name,
   scopes,
   min_verification_level: minVerificationLevel,
+  machine_clients: machineClients,
 })
   .min(1)
-  .messages({ 'object.min': 'Give name, scopes or min_verification_level.' });
+  .messages({ 'object.min': 'Give name, scopes, min_verification_level or machine_clients.' });

@@ -9,6 +9,8 @@ export interface Resource {
   /** The scopes it offers: a token for it carries only these. */
   scopes: string[];
   minVerificationLevel: VerificationLevel | null;
+  /** The apps that may get a token for it as themselves (grant_type=client_credentials), by client id. */
+  machineClients: string[];
   /** The keyed hash of its introspection secret. */
   secretHash: string;
   createdAt: Date;
@@ -19,6 +21,7 @@ export interface ResourceUpdate {
   name?: string;
   scopes?: string[];
   minVerificationLevel?: VerificationLevel | null;
+  machineClients?: string[];
 }
 
 interface ResourceRow {
@@ -27,6 +30,7 @@ interface ResourceRow {
   name: string;
   scopes: string[];
   min_verification_level: VerificationLevel | null;
+  machine_clients: string[];
   secret_hash: string;
   created_at: Date;
   updated_at: Date;
@@ -38,6 +42,7 @@ const toResource = (r: ResourceRow): Resource => ({
   name: r.name,
   scopes: r.scopes,
   minVerificationLevel: r.min_verification_level,
+  machineClients: r.machine_clients,
   secretHash: r.secret_hash,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -49,9 +54,9 @@ export function resourceStore(db: Queryable) {
     /** Null when a resource with this uri exists already. */
     async insert(r: Omit<Resource, 'createdAt' | 'updatedAt'>): Promise<Resource | null> {
       const [row] = await db.query<ResourceRow>(
-        `INSERT INTO resources (id, uri, name, scopes, min_verification_level, secret_hash)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uri) DO NOTHING RETURNING *`,
-        [r.id, r.uri, r.name, r.scopes, r.minVerificationLevel, r.secretHash],
+        `INSERT INTO resources (id, uri, name, scopes, min_verification_level, machine_clients, secret_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uri) DO NOTHING RETURNING *`,
+        [r.id, r.uri, r.name, r.scopes, r.minVerificationLevel, r.machineClients, r.secretHash],
       );
       return row ? toResource(row) : null;
     },
@@ -73,6 +78,7 @@ export function resourceStore(db: Queryable) {
            name = coalesce($2, name),
            scopes = coalesce($3, scopes),
            min_verification_level = CASE WHEN $4 THEN $5 ELSE min_verification_level END,
+           machine_clients = coalesce($6, machine_clients),
            updated_at = now()
          WHERE id = $1 RETURNING *`,
         [
@@ -81,6 +87,7 @@ export function resourceStore(db: Queryable) {
           changes.scopes ?? null,
           changes.minVerificationLevel !== undefined,
           changes.minVerificationLevel ?? null,
+          changes.machineClients ?? null,
         ],
       );
       return row ? toResource(row) : null;
