@@ -3,7 +3,9 @@ import { toJsonSchema, type EndpointDocs } from '@attest/common';
 import * as account from '../src/account/account-route';
 import * as authorize from '../src/oauth/authorize-route';
 import * as consent from '../src/oauth/consent-route';
+import * as ciba from '../src/ciba/ciba-forms';
 import * as delegation from '../src/delegation/delegation-forms';
+import * as device from '../src/device/device-forms';
 import { checkedValue, firstFailure } from '../src/kernel/form-check';
 import * as introspect from '../src/oauth/introspect-route';
 import * as logout from '../src/signin/logout-route';
@@ -44,6 +46,14 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
   // issue 42: the account page's section of agents acting for the person
   ['endAgent', 'POST', 'body', delegation.END_AGENT_FORM],
   ['logoutConfirm', 'POST', 'body', logout.LOGOUT_CONFIRM_FORM],
+  // issue 41: the device flow
+  ['deviceAuthorization', 'POST', 'body', device.DEVICE_AUTHORIZATION_FORM],
+  ['device', 'GET', 'query', device.DEVICE_QUERY],
+  ['device', 'POST', 'body', device.DEVICE_FORM],
+  // issue 42: CIBA, and the account page's approvals
+  ['bcAuthorize', 'POST', 'body', ciba.BC_AUTHORIZE_FORM],
+  ['approve', 'POST', 'body', ciba.APPROVAL_FORMS.approve],
+  ['deny', 'POST', 'body', ciba.APPROVAL_FORMS.deny],
 ];
 
 /**
