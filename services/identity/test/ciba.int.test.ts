@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import http, { type IncomingMessage, type Server } from 'node:http';
+import path from 'node:path';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
 import { ADMIN_TOKEN, basic, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
@@ -137,6 +139,40 @@ describe('CIBA: approval of one action', () => {
   }
   const approveWithPassword = (agent: Agent, csrf: string, requestId: string, password = person.password) =>
     agent.post('/account/approvals/approve').type('form').send({ csrf, request_id: requestId, password });
+
+  it('the example agent (examples/delegating-agent/approve-payment.mjs) gets the payment the person approved', async () => {
+    const script = path.join(__dirname, '..', '..', '..', 'examples', 'delegating-agent', 'approve-payment.mjs');
+    const child = spawn(process.execPath, [script, '42.50', 'EUR', 'Acme Travel', 'INV-2026-7'], {
+      env: {
+        PATH: process.env.PATH,
+        ISSUER: issuer,
+        AGENT_ID: app.app_id,
+        AGENT_SECRET: app.client_secret!,
+        LOGIN_HINT: sub,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // the person signs in and finds the request on the account page (once the agent has asked)
+    const agent = await signedIn();
+    let pending: { requestId: string; csrf: string; page: string } | undefined;
+    while (!pending) {
+      const page = await agent.get('/account').expect(200);
+      const id = /<li data-approval="(bcr_[0-9a-f]{32})">/.exec(page.text)?.[1];
+      if (id) pending = { requestId: id, csrf: hidden(page.text, 'csrf'), page: page.text };
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pending.page).toContain('Pay 42.50 EUR to Acme Travel (reference: INV-2026-7)');
+    await approveWithPassword(agent, pending.csrf, pending.requestId).expect(303);
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/Waiting for the person to approve PAY-\d{4}/);
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ authorization_details: [PAYMENT], sub, acr: expect.any(String) });
+    expect(pending.page).toContain(`<strong data-binding-message>${String(out.binding_message)}</strong>`);
+  }, 60_000);
 
   it('advertises CIBA and the detail types in discovery', async () => {
     const res = await request(h.publicApp).get('/.well-known/openid-configuration').expect(200);
