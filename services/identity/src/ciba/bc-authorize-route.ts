@@ -1,7 +1,7 @@
-import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, sendJson, toAppError } from '@attest/common';
+import type { Request, Response, Router } from 'express';
+import { AppError, endpoint, sendJson } from '@attest/common';
 import { ACR_VALUES_SUPPORTED, acrOf, authenticateApp, authenticatedApp, field, parseForm, satisfies } from '../oauth';
-import type { ClientAuthDeps } from '../oauth';
+import { oauthJsonErrors, type ClientAuthDeps } from '../oauth';
 import type { KernelServices } from '../kernel/services';
 import { SUPPORTED_SCOPES } from '../kernel/scopes';
 import { refuseBlockedClient } from '../kernel/failure-limits';
@@ -175,11 +175,5 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
     },
     bcAuthorizeDocs,
   );
-  router.use('/bc-authorize', (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    const appError = toAppError(err, req);
-    if (appError.status >= 500) return next(err);
-    const error = OAUTH_ERROR[appError.code] ?? 'invalid_request';
-    next(appError.withExtra({ error, error_description: appError.detail }));
-  });
+  router.use('/bc-authorize', oauthJsonErrors(OAUTH_ERROR));
 }

@@ -1,8 +1,15 @@
-import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, endpoint, sendJson, toAppError } from '@attest/common';
+import type { Request, Response, Router } from 'express';
+import { AppError, endpoint, sendJson } from '@attest/common';
 import { refuseBlockedClient } from '../kernel/failure-limits';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
-import { authenticateApp, authenticatedApp, OAUTH_TOKEN_ERRORS, parseForm, type ClientAuthDeps } from '../oauth';
+import {
+  authenticateApp,
+  authenticatedApp,
+  OAUTH_TOKEN_ERRORS,
+  oauthJsonErrors,
+  parseForm,
+  type ClientAuthDeps,
+} from '../oauth';
 import { requireDeviceGrant } from './device-grant';
 import type { DeviceFlow } from './device-flow';
 import { deviceAuthorizationDocs } from './device-authorization-route.openapi';
@@ -54,11 +61,5 @@ export function deviceAuthorizationRoute(router: Router, ctx: DeviceAuthorizatio
     deviceAuthorizationDocs,
   );
   // answered as /token answers (RFC 8628 §3.2: the error response of RFC 6749 §5.2)
-  router.use('/device_authorization', (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    const appError = toAppError(err, req);
-    if (appError.status >= 500) return next(err);
-    const error = OAUTH_TOKEN_ERRORS[appError.code] ?? 'invalid_request';
-    next(appError.withExtra({ error, error_description: appError.detail }));
-  });
+  router.use('/device_authorization', oauthJsonErrors(OAUTH_TOKEN_ERRORS));
 }

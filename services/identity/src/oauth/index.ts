@@ -24,7 +24,7 @@ export {
 export { consentScopes } from './authorization-step';
 export { userClaims } from './claims';
 export { authenticateApp, authenticatedApp, field, parseForm, type ClientAuthDeps } from './client-authentication';
-export { RedirectError } from './oauth-error';
+export { oauthJsonErrors, RedirectError } from './oauth-error';
 export { singleParams, type Params } from './authorization-request';
 export { basicAuth, CORS_PREFLIGHT, credentialErrors } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';

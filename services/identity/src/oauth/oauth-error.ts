@@ -1,3 +1,5 @@
+import type { NextFunction, Request, Response } from 'express';
+import { toAppError } from '@attest/common';
 /** An error sent back to the app's redirect URI (OAuth `error` names), as opposed to an error page. */
 export class RedirectError extends Error {
   constructor(
@@ -22,3 +24,17 @@ export const redirectErrors = {
   requestNotSupported: (param: string) =>
     new RedirectError(`${param}_not_supported`, `The ${param} parameter is not supported.`),
 };
+
+/**
+ * The error answer of an OAuth endpoint that answers JSON (RFC 6749 §5.2: /par, /device_authorization,
+ * /bc-authorize): no-store, and a client error carries OAuth's `error` (by our code, in `names`; any other
+ * client error is invalid_request) and `error_description`; a server error goes on unchanged.
+ */
+export const oauthJsonErrors =
+  (names: Record<string, string>) => (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    const appError = toAppError(err, req);
+    if (appError.status >= 500) return next(err);
+    const error = names[appError.code] ?? 'invalid_request';
+    next(appError.withExtra({ error, error_description: appError.detail }));
+  };

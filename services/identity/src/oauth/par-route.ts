@@ -1,5 +1,5 @@
-import type { NextFunction, Request, Response, Router } from 'express';
-import { AppError, constantTimeEqual, endpoint, sendJson, toAppError } from '@attest/common';
+import type { Request, Response, Router } from 'express';
+import { AppError, constantTimeEqual, endpoint, sendJson } from '@attest/common';
 import {
   AUTHORIZE_PARAMETERS,
   bindResource,
@@ -8,7 +8,7 @@ import {
   type Params,
 } from './authorization-request';
 import { DpopError, dpopAlgorithmsOf, dpopHeader, verifyDpopProof } from './dpop';
-import { RedirectError } from './oauth-error';
+import { oauthJsonErrors, RedirectError } from './oauth-error';
 import { openRequestObject } from './request-object';
 import type { OAuthServices } from './services';
 import type { ClientAuthDeps } from './client-authentication';
@@ -120,11 +120,5 @@ export function parRoute(router: Router, ctx: ParRouteDeps): void {
     },
     parDocs,
   );
-  router.use('/par', (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    const appError = toAppError(err, req);
-    if (appError.status >= 500) return next(err);
-    const error = OAUTH_ERROR[appError.code] ?? 'invalid_request';
-    next(appError.withExtra({ error, error_description: appError.detail }));
-  });
+  router.use('/par', oauthJsonErrors(OAUTH_ERROR));
 }
