@@ -44,6 +44,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/portal/apps',
       '/portal/apps/{id}',
       '/portal/apps/{id}/security',
+      '/portal/apps/{id}/agents',
       '/portal/apps/{id}/team',
       '/portal/apps/{id}/danger-zone',
       '/portal/apps/{id}/addresses',

@@ -237,6 +237,24 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     await expectAccessible(page);
     await shoot(page, 'app-security');
 
+    // the agents and devices sub-page: the device flow and CIBA poll on; acting for any person read-only
+    await page.click('nav.subnav >> text=Agents and devices');
+    await page.waitForSelector('#save-agents');
+    expect(new URL(page.url()).pathname).toBe(`/portal/apps/${appId}/agents`);
+    expect(await page.textContent('#may-act-for-users')).toBe('No');
+    await page.check('#device_flow');
+    await page.selectOption('#ciba_mode', 'poll');
+    await page.click('#save-agents');
+    await page.waitForSelector('#portal-notice');
+    expect(new URL(page.url()).pathname).toBe(`/portal/apps/${appId}/agents`);
+    expect(await h.ctx.kernel.apps.find(appId)).toMatchObject({
+      deviceAuthorizationGrant: true,
+      backchannelTokenDeliveryMode: 'poll',
+    });
+    expect(await page.isChecked('#device_flow')).toBe(true);
+    await expectAccessible(page);
+    await shoot(page, 'app-agents');
+
     // a viewer on the team, through the team sub-page's form
     await page.click('nav.subnav >> text=Team');
     await page.waitForSelector('#add-member');
@@ -465,12 +483,20 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     await expectAccessible(page);
     for (const [section, disabled] of [
       ['Security', '#profile'],
+      ['Agents and devices', '#ciba_mode'],
       ['Team', null],
       ['Danger zone', null],
     ] as const) {
       await page.click(`nav.subnav >> text=${section}`);
       await page.waitForSelector(`nav.subnav a[aria-current=page] >> text=${section}`);
-      for (const selector of ['#save-security', '#rotate-secret', '#add-member', '#disable-app', '#enable-app'])
+      for (const selector of [
+        '#save-security',
+        '#save-agents',
+        '#rotate-secret',
+        '#add-member',
+        '#disable-app',
+        '#enable-app',
+      ])
         expect([section, selector, await page.locator(selector).count()]).toEqual([section, selector, 0]);
       if (disabled) expect(await page.isDisabled(disabled)).toBe(true);
       await expectAccessible(page);
@@ -495,6 +521,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     const attempts: [string, Record<string, string>][] = [
       ['/settings', { name: 'Victor was here', redirect_uris: 'https://victor.example/cb' }],
       ['/security', { min_verification_level: 'none', profile: 'none' }],
+      ['/agents', { backchannel_token_delivery_mode: 'none' }],
       ['/rotate-secret', {}],
       ['/disable', {}],
       ['/members', { username: 'victor', role: 'owner' }],
@@ -529,6 +556,7 @@ describeNeeding([CHROMIUM], 'the developer portal in Chromium', () => {
     for (const route of [
       '',
       '/security',
+      '/agents',
       '/team',
       '/danger-zone',
       '/keys',

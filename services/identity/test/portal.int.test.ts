@@ -574,6 +574,7 @@ describe('developer portal', () => {
     const sections = [
       ['', 'settings', 'action="/portal/apps/' + id + '/settings"'],
       ['/security', 'security', 'action="/portal/apps/' + id + '/security"'],
+      ['/agents', 'agents', 'action="/portal/apps/' + id + '/agents"'],
       ['/team', 'team', 'action="/portal/apps/' + id + '/members"'],
       ['/danger-zone', 'danger', 'action="/portal/apps/' + id + '/disable"'],
     ];
@@ -661,6 +662,168 @@ describe('developer portal', () => {
         /<button type="submit" (class="[^"]*" )?id="(save-|add-member|disable-app|rotate-secret)/.test(page.text),
       ]).toEqual([path, false]);
     }
+  });
+
+  it('lets a developer turn the device flow and CIBA on from the agents page, audited; may_act_for_users stays the operator’s', async () => {
+    const created = await admin('post', '/apps').send({
+      name: 'Agents page',
+      redirect_uris: ['https://agents.example/cb'],
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.app_id as string;
+    await addMember(id, developer.username, 'developer');
+    await addMember(id, viewer.username, 'viewer');
+    const base = `/portal/apps/${id}`;
+    const agent = await signIn(developer);
+    const page = await agent.get(`${base}/agents`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-section="agents" aria-current="page"');
+    expect(page.text).toMatch(/<option value="none" selected>Off: no CIBA<\/option>/);
+    expect(page.text).not.toMatch(/id="device_flow" name="device_authorization_grant" value="true" checked/);
+    // may_act_for_users: shown, read-only, with who sets it
+    expect(page.text).toContain('<dd id="may-act-for-users">No</dd>');
+    expect(page.text).toContain(
+      `Only the operator sets this (<code>pnpm manage app update ${id} --may-act-for-users</code>)`,
+    );
+    expect(page.text).not.toMatch(/name="may_act_for_users"/);
+    const csrf = hidden(page.text, 'csrf');
+
+    // on: the device flow and CIBA poll; a may_act_for_users slipped into the form is not read
+    const saved = await agent.post(`${base}/agents`).type('form').send({
+      csrf,
+      device_authorization_grant: 'true',
+      backchannel_token_delivery_mode: 'poll',
+      backchannel_client_notification_endpoint: '',
+      may_act_for_users: 'true',
+    });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.location).toBe(`${base}/agents?notice=saved`);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      deviceAuthorizationGrant: true,
+      backchannelTokenDeliveryMode: 'poll',
+      backchannelClientNotificationEndpoint: null,
+      mayActForUsers: false,
+    });
+    const [event] = await h.ctx.kernel.audit.list({ types: ['app.updated'], limit: 1 });
+    expect(event).toMatchObject({ actorType: 'user', actor: developer.user_id, subject: id });
+    expect(event.detail).toMatchObject({
+      via: 'portal',
+      username: developer.username,
+      device_authorization_grant: true,
+      backchannel_token_delivery_mode: 'poll',
+    });
+    expect((event.detail as { changed: string[] }).changed).not.toContain('may_act_for_users');
+    const shown = (await agent.get(`${base}/agents?notice=saved`)).text;
+    expect(shown).toContain('id="portal-notice">Settings saved.<');
+    expect(shown).toMatch(/id="device_flow" name="device_authorization_grant" value="true" checked/);
+    expect(shown).toMatch(/<option value="poll" selected>/);
+
+    // ping without an endpoint: the page again, naming the field, nothing stored
+    const noEndpoint = await agent
+      .post(`${base}/agents`)
+      .type('form')
+      .send({ csrf, device_authorization_grant: 'true', backchannel_token_delivery_mode: 'ping' });
+    expect(noEndpoint.status).toBe(400);
+    expect(noEndpoint.text).toContain('The ping mode needs backchannel_client_notification_endpoint');
+    expect(noEndpoint.text).toContain('data-section="agents" aria-current="page"');
+    expect((await h.ctx.kernel.apps.find(id))?.backchannelTokenDeliveryMode).toBe('poll');
+    // an endpoint the outbound guard refuses
+    const badEndpoint = await agent.post(`${base}/agents`).type('form').send({
+      csrf,
+      backchannel_token_delivery_mode: 'ping',
+      backchannel_client_notification_endpoint: 'ftp://agents.example/ciba',
+    });
+    expect(badEndpoint.status).toBe(400);
+    expect(badEndpoint.text).toContain('backchannel_client_notification_endpoint');
+    expect((await h.ctx.kernel.apps.find(id))?.backchannelClientNotificationEndpoint).toBeNull();
+    // an unknown mode: refused by the form, naming it
+    const unknown = await agent
+      .post(`${base}/agents`)
+      .type('form')
+      .send({ csrf, backchannel_token_delivery_mode: 'push' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('backchannel_token_delivery_mode');
+
+    // ping with its endpoint; then everything off again (the box unticked, the mode none)
+    const ping = await agent.post(`${base}/agents`).type('form').send({
+      csrf,
+      device_authorization_grant: 'true',
+      backchannel_token_delivery_mode: 'ping',
+      backchannel_client_notification_endpoint: 'https://agents.example/ciba',
+    });
+    expect(ping.status).toBe(303);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      backchannelTokenDeliveryMode: 'ping',
+      backchannelClientNotificationEndpoint: 'https://agents.example/ciba',
+    });
+    const off = await agent
+      .post(`${base}/agents`)
+      .type('form')
+      .send({ csrf, backchannel_token_delivery_mode: 'none', backchannel_client_notification_endpoint: '' });
+    expect(off.status).toBe(303);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      deviceAuthorizationGrant: false,
+      backchannelTokenDeliveryMode: null,
+      backchannelClientNotificationEndpoint: null,
+    });
+
+    // the operator's setting shows as it is
+    await request(h.adminApp)
+      .patch(`/admin/apps/${id}`)
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ may_act_for_users: true })
+      .expect(200);
+    expect((await agent.get(`${base}/agents`)).text).toContain('<dd id="may-act-for-users">Yes</dd>');
+
+    // a viewer reads the page, offered no form field to change, and the server refuses a change
+    const as = await signIn(viewer);
+    const read = await as.get(`${base}/agents`);
+    expect(read.status).toBe(200);
+    expect(read.text).toContain('id="read-only"');
+    expect(read.text).not.toContain('id="save-agents"');
+    expect(read.text).toMatch(
+      /id="ciba_mode" name="backchannel_token_delivery_mode" aria-describedby="ciba-hint" disabled/,
+    );
+    const before = await h.ctx.kernel.apps.find(id);
+    const refused = await as
+      .post(`${base}/agents`)
+      .type('form')
+      .send({
+        csrf: hidden(read.text, 'csrf'),
+        device_authorization_grant: 'true',
+        backchannel_token_delivery_mode: 'poll',
+      });
+    expect(refused.status).toBe(403);
+    expect(await h.ctx.kernel.apps.find(id)).toEqual(before);
+  });
+
+  it('offers a public client the device flow but not CIBA (it cannot authenticate at /bc-authorize)', async () => {
+    const created = await admin('post', '/apps').send({
+      name: 'Public agents page',
+      redirect_uris: ['https://public-agents.example/cb'],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.app_id as string;
+    await addMember(id, owner.username, 'owner');
+    const agent = await signIn(owner);
+    const page = await agent.get(`/portal/apps/${id}/agents`);
+    expect(page.text).toContain('id="ciba-public"');
+    expect(page.text).not.toContain('name="backchannel_token_delivery_mode"');
+    // a mode sent anyway is not read for a public client: the device flow is saved, CIBA stays off
+    const saved = await agent
+      .post(`/portal/apps/${id}/agents`)
+      .type('form')
+      .send({
+        csrf: hidden(page.text, 'csrf'),
+        device_authorization_grant: 'true',
+        backchannel_token_delivery_mode: 'poll',
+      });
+    expect(saved.status).toBe(303);
+    expect(await h.ctx.kernel.apps.find(id)).toMatchObject({
+      deviceAuthorizationGrant: true,
+      backchannelTokenDeliveryMode: null,
+    });
   });
 
   it('creates an app when self-service is on; its creator is its owner and sees the secret once', async () => {

@@ -12,6 +12,7 @@ import { appHeading, appNav, firstSignInSnippet, frame, shownOnce, when, type Po
 export const APP_SECTIONS = [
   { key: 'settings', path: '', label: 'Settings' },
   { key: 'security', path: '/security', label: 'Security' },
+  { key: 'agents', path: '/agents', label: 'Agents and devices' },
   { key: 'team', path: '/team', label: 'Team' },
   { key: 'danger', path: '/danger-zone', label: 'Danger zone' },
 ] as const;
@@ -124,6 +125,39 @@ ${canEdit ? html`<button type="submit" id="save-security">Save security settings
 </form>`;
 }
 
+/**
+ * Agents and devices: the grants an app's team may turn on for it — the device flow (RFC 8628) and CIBA
+ * (poll or ping, with ping's notification endpoint) — and, read-only, whether the app may act for every
+ * person (RFC 8693 with any person's token): that one lets an app reach people who never chose it, so only
+ * the operator sets it.
+ */
+function agentsSection(input: AppPageInput, csrf: Csrf, canEdit: boolean): Html {
+  const { app } = input;
+  const disabled = canEdit ? '' : html` disabled`;
+  const mode = app.backchannelTokenDeliveryMode;
+  const ciba = app.public
+    ? html`<p class="muted" id="ciba-public">A public client cannot use CIBA: it has no credentials to authenticate at <code>/bc-authorize</code>.</p>`
+    : html`<label for="ciba_mode">Token delivery mode</label>
+<select id="ciba_mode" name="backchannel_token_delivery_mode" aria-describedby="ciba-hint"${disabled}>${option('none', 'Off: no CIBA', mode === null)}${option('poll', 'Poll: the app asks /token until the person decides', mode === 'poll')}${option('ping', 'Ping: Attest calls the notification endpoint, then the app asks /token', mode === 'ping')}</select>
+<label for="ciba_notification_endpoint">Notification endpoint <span class="muted">(ping mode; https; empty: none)</span></label>
+<input id="ciba_notification_endpoint" name="backchannel_client_notification_endpoint" type="url" value="${app.backchannelClientNotificationEndpoint ?? ''}"${disabled}>
+<p class="muted" id="ciba-hint">With a mode set, the app may ask a person to approve one action (<code>POST /bc-authorize</code>, with a binding message and authorization details such as a payment); the person approves or denies it on their account page. Ping mode needs the endpoint: Attest POSTs the <code>auth_req_id</code> there once the person decided.</p>`;
+  return html`<h2 id="agents-heading">Agents and devices</h2>
+${readOnly(canEdit, 'these settings')}
+<form method="post" action="/portal/apps/${app.id}/agents" aria-labelledby="agents-heading">${csrf}
+<fieldset><legend>Device flow</legend>
+<label class="inline" for="device_flow"><input type="checkbox" id="device_flow" name="device_authorization_grant" value="true"${app.deviceAuthorizationGrant ? html` checked` : ''}${disabled}> Device flow: people sign in to a TV, a command line or another device without a browser by entering a code on their phone (RFC 8628)</label>
+</fieldset>
+<fieldset><legend>Approval of one action (CIBA)</legend>
+${ciba}
+</fieldset>
+${canEdit ? html`<button type="submit" id="save-agents">Save agent and device settings</button>` : ''}
+</form>
+<h2 id="act-heading">Acting for every person</h2>
+<dl class="facts"><dt>May act for any person</dt><dd id="may-act-for-users">${app.mayActForUsers ? 'Yes' : 'No'}</dd></dl>
+<p class="muted" id="may-act-note">Only the operator sets this (<code>pnpm manage app update ${app.id} --may-act-for-users</code>): it lets the app exchange any person’s token for one acting for them (RFC 8693 token exchange), not only the tokens people gave it, so an app’s team cannot give it to itself. Without it, the app acts for a person only with their own consent to it.</p>`;
+}
+
 /** Team: the members and their roles; an owner adds, changes and removes them. */
 function teamSection(input: AppPageInput, csrf: Csrf): Html {
   const { app, role } = input;
@@ -164,6 +198,7 @@ ${
 const TITLES: Record<AppSection, string> = {
   settings: '',
   security: 'Security · ',
+  agents: 'Agents and devices · ',
   team: 'Team · ',
   danger: 'Danger zone · ',
 };
@@ -175,11 +210,13 @@ export function appPage(res: Response, f: PortalFrame, section: AppSection, inpu
   const body =
     section === 'security'
       ? securitySection(input, csrf, canEdit)
-      : section === 'team'
-        ? teamSection(input, csrf)
-        : section === 'danger'
-          ? dangerSection(input, csrf)
-          : settingsSection(input, csrf, canEdit);
+      : section === 'agents'
+        ? agentsSection(input, csrf, canEdit)
+        : section === 'team'
+          ? teamSection(input, csrf)
+          : section === 'danger'
+            ? dangerSection(input, csrf)
+            : settingsSection(input, csrf, canEdit);
   frame(
     res,
     status,

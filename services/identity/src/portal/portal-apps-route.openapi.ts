@@ -20,6 +20,10 @@ export const portalAppDocs = {
   security: page('An app’s security page: client secret, verification level, algorithms, DPoP, PAR, profile', {
     404: notFound,
   }),
+  agents: page(
+    'An app’s agents and devices page: the device flow, CIBA (mode, notification endpoint), and whether it may act for any person (read-only: the operator sets it)',
+    { 404: notFound },
+  ),
   team: page('An app’s team page: the members and their roles; an owner’s forms to change them', { 404: notFound }),
   danger: page('An app’s danger zone: disable or enable the app (owner)', { 404: notFound }),
   settings: portalForm(
@@ -31,6 +35,11 @@ export const portalAppDocs = {
     'Change an app’s sign-in security (developer or owner); back to its security page. An unchecked box is off',
     PORTAL_FORMS.security,
     { ...again('The security page again with what went wrong') },
+  ),
+  saveAgents: portalForm(
+    'Turn the device flow and CIBA on or off for the app (developer or owner); back to its agents and devices page. An unchecked box is off; the CIBA fields are not read for a public client; may_act_for_users is never read here (the operator’s)',
+    PORTAL_FORMS.agents,
+    { ...again('The agents and devices page again with what went wrong (e.g. ping mode without an endpoint)') },
   ),
   rotateSecret: portalForm('A new client secret, shown once (developer or owner)', PORTAL_FORMS.appAction, {
     ...again('The security page with the new secret'),

@@ -6,7 +6,7 @@ import type { App } from '../kernel/app-store';
 import type { MemberRole } from '../kernel/member-store';
 import { appsPage, insightPage, portalErrorPage } from './portal-pages';
 import { appPage, sectionPath, type AppSection } from './portal-app-pages';
-import { checkedValue } from '../kernel/form-check';
+import { checkedValue, firstFailure } from '../kernel/form-check';
 import { PORTAL_FORMS } from './portal-forms';
 import { portalAppDocs as docs } from './portal-apps-route.openapi';
 import type { PortalDeps, PortalGuardDeps, PortalServices } from './portal-deps';
@@ -146,17 +146,41 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
       jwks_uri: app.public || (jwksUri ?? '') === (app.jwksUri ?? '') ? undefined : (jwksUri ?? null),
     };
   };
+  /**
+   * The agents and devices page's fields: the device flow (an unchecked box is off) and, for a confidential
+   * app, CIBA's mode (none: off) and notification endpoint (empty: none). may_act_for_users is never read
+   * from a portal form: the operator sets it.
+   */
+  const agentsFields = (req: Request, app: App) => {
+    const value = (name: string) => field(req, 'agents', name);
+    const mode = value('backchannel_token_delivery_mode');
+    return {
+      device_authorization_grant: value('device_authorization_grant') === 'true',
+      ...(app.public
+        ? {}
+        : {
+            backchannel_token_delivery_mode: mode === undefined ? undefined : mode === 'none' ? null : mode,
+            backchannel_client_notification_endpoint: value('backchannel_client_notification_endpoint') ?? null,
+          }),
+    };
+  };
   const carriesSecurity = (req: Request) =>
     SECURITY_FIELDS.some((n) => ((req.body ?? {}) as Record<string, unknown>)[n] !== undefined);
 
-  /** Saves the settings page's form (settings) or the security page's (security), landing back on it. */
-  const save = (section: 'settings' | 'security') => async (req: Request, res: Response) => {
+  /** Saves the settings page's form (settings), the security page's or the agents page's, landing back on it. */
+  const save = (section: 'settings' | 'security' | 'agents') => async (req: Request, res: Response) => {
     const { app } = portalLocals(res) as { app: App };
     const { actor, detail } = portalActor(req, res);
-    const fields = {
-      ...(section === 'settings' ? generalFields(req) : {}),
-      ...(section === 'security' || carriesSecurity(req) ? securityFields(req, app) : {}),
-    };
+    // the agents page's values are few and closed: one that is not among them is named, not passed over
+    const failure = section === 'agents' ? firstFailure(PORTAL_FORMS.agents, req.body) : null;
+    if (failure) return showApp(deps, req, res, section, { error: `${failure.message}.` }, 400);
+    const fields =
+      section === 'agents'
+        ? agentsFields(req, app)
+        : {
+            ...(section === 'settings' ? generalFields(req) : {}),
+            ...(section === 'security' || carriesSecurity(req) ? securityFields(req, app) : {}),
+          };
     const body = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     try {
       await updateApp(deps, app.id, body, actor, detail);
@@ -264,6 +288,15 @@ export function portalAppRoutes(router: Router, deps: PortalAppDeps, form: Porta
       POST: [...form(PORTAL_FORMS.security), member('developer'), save('security')],
     },
     { ...docs.security, ...docs.saveSecurity } as EndpointDocs,
+  );
+  endpoint(
+    router,
+    '/portal/apps/:id/agents',
+    {
+      GET: [...signedIn, member('viewer'), show('agents')],
+      POST: [...form(PORTAL_FORMS.agents), member('developer'), save('agents')],
+    },
+    { ...docs.agents, ...docs.saveAgents } as EndpointDocs,
   );
   endpoint(router, '/portal/apps/:id/team', { GET: [...signedIn, member('viewer'), show('team')] }, docs.team);
   endpoint(

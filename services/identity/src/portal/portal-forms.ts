@@ -43,6 +43,14 @@ export const PORTAL_FORMS = {
     ...SECURITY_FIELDS,
   }),
   security: portalForm(SECURITY_FIELDS),
+  // the agents and devices page's; may_act_for_users is the operator's, so no portal form carries it
+  agents: portalForm({
+    device_authorization_grant: Joi.string().valid('true').description('Checked: the device flow (RFC 8628) on'),
+    backchannel_token_delivery_mode: Joi.string()
+      .valid('none', 'poll', 'ping')
+      .description('CIBA: none (off), poll or ping'),
+    backchannel_client_notification_endpoint: str('CIBA ping mode: where Attest POSTs; empty: none').allow(''),
+  }),
   appAction: portalForm({}),
   addMember: portalForm({
     username: str().required(),
