@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { ensureDemoClient } from '../apps/demo/src/registration';
+import { ensureDemoClient, ensureDemoResource } from '../apps/demo/src/registration';
 import { ADMIN_TOKEN, identityHarness, type IdentityHarness } from '../services/identity/test/support';
 
 const URIS = {
@@ -27,6 +27,7 @@ describe('demo app registration', () => {
     (await request(h.adminApp).get(`/admin/apps/${id}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`)).body as {
       redirect_uris: string[];
       post_logout_redirect_uris: string[];
+      backchannel_token_delivery_mode: string | null;
     };
 
   beforeAll(async () => {
@@ -47,13 +48,15 @@ describe('demo app registration', () => {
     expect(await app(first.app_id)).toMatchObject({
       redirect_uris: [URIS.redirectUri],
       post_logout_redirect_uris: [URIS.postLogoutRedirectUri],
+      // its agents section asks people to approve a payment (CIBA) and polls for the answer
+      backchannel_token_delivery_mode: 'poll',
     });
     expect(fs.statSync(path.join(dir, 'demo', 'client.json')).mode & 0o777).toBe(0o600);
     const again = await ensureDemoClient(admin, dir, URIS);
     expect(again).toEqual(first);
   });
 
-  it('adds the post-logout redirect URI to a registration made before the demo could sign out (PATCH, same app)', async () => {
+  it('adds the post-logout redirect URI and CIBA poll mode to a registration made before them (PATCH, same app)', async () => {
     const dir = dataDir();
     const old = await request(h.adminApp)
       .post('/admin/apps')
@@ -73,11 +76,33 @@ describe('demo app registration', () => {
     fs.writeFileSync(path.join(dir, 'demo', 'client.json'), JSON.stringify(stored));
 
     expect(await ensureDemoClient(admin, dir, URIS)).toEqual(stored);
-    expect((await app(stored.app_id)).post_logout_redirect_uris).toEqual([
-      'http://localhost:4003/elsewhere',
-      URIS.postLogoutRedirectUri,
-    ]);
+    expect(await app(stored.app_id)).toMatchObject({
+      post_logout_redirect_uris: ['http://localhost:4003/elsewhere', URIS.postLogoutRedirectUri],
+      backchannel_token_delivery_mode: 'poll',
+    });
     await ensureDemoClient(admin, dir, URIS);
     expect((await app(stored.app_id)).post_logout_redirect_uris).toHaveLength(2);
+    // an owner who turned CIBA off in the portal: the next start turns poll mode on again, nothing else
+    await request(h.adminApp)
+      .patch(`/admin/apps/${stored.app_id}`)
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ backchannel_token_delivery_mode: null })
+      .expect(200);
+    await ensureDemoClient(admin, dir, URIS);
+    expect(await app(stored.app_id)).toMatchObject({
+      post_logout_redirect_uris: ['http://localhost:4003/elsewhere', URIS.postLogoutRedirectUri],
+      backchannel_token_delivery_mode: 'poll',
+    });
+  });
+
+  it('registers its trips API as a resource once, and finds it by its uri on the next start', async () => {
+    const trips = { uri: 'http://localhost:4003/trips', scopes: ['trips:read', 'trips:book'] };
+    expect(await ensureDemoResource(admin, trips)).toEqual(trips);
+    expect(await ensureDemoResource(admin, trips)).toEqual(trips);
+    const listed = (await request(h.adminApp).get('/admin/resources').set('Authorization', `Bearer ${ADMIN_TOKEN}`))
+      .body as { uri: string; name: string; scopes: string[] }[];
+    expect(listed.filter((r) => r.uri === trips.uri)).toEqual([
+      expect.objectContaining({ uri: trips.uri, name: 'Attest demo: trips API', scopes: trips.scopes }),
+    ]);
   });
 });

@@ -21,7 +21,15 @@ interface Admin {
 interface RegisteredApp {
   redirect_uris: string[];
   post_logout_redirect_uris?: string[];
+  /** CIBA (issue 42): the demo's agent asks the person to approve a payment, and polls for the answer. */
+  backchannel_token_delivery_mode?: string | null;
   disabled: boolean;
+}
+
+/** The demo's trips API (issue 42): the resource the person lets the demo's agent act on. */
+export interface DemoResource {
+  uri: string;
+  scopes: string[];
 }
 
 async function adminCall(admin: Admin, method: string, route: string, body?: unknown): Promise<Response> {
@@ -41,20 +49,26 @@ async function registered(admin: Admin, client: DemoClient): Promise<RegisteredA
   return !app.disabled && app.redirect_uris.includes(client.redirect_uri) ? app : null;
 }
 
-/** A registration from before RP-initiated logout: adds the post-logout URI (PATCH keeps the others). */
-async function allowSignOut(admin: Admin, client: DemoClient, app: RegisteredApp, uri: string): Promise<void> {
+/**
+ * A registration from before the demo could sign out, or before its agents section: adds the post-logout URI
+ * and turns CIBA's poll mode on (one PATCH, which keeps the other settings). Each start does so again when an
+ * owner turned CIBA off in the portal: the agents section needs it.
+ */
+async function upgrade(admin: Admin, client: DemoClient, app: RegisteredApp, uri: string): Promise<void> {
   const current = app.post_logout_redirect_uris ?? [];
-  if (current.includes(uri)) return;
-  const res = await adminCall(admin, 'PATCH', `/apps/${encodeURIComponent(client.app_id)}`, {
-    post_logout_redirect_uris: [...current, uri],
-  });
-  if (!res.ok) throw new Error(`demo: registering its sign-out address failed with ${res.status}: ${await res.text()}`);
+  const changes = {
+    ...(current.includes(uri) ? {} : { post_logout_redirect_uris: [...current, uri] }),
+    ...(app.backchannel_token_delivery_mode ? {} : { backchannel_token_delivery_mode: 'poll' }),
+  };
+  if (Object.keys(changes).length === 0) return;
+  const res = await adminCall(admin, 'PATCH', `/apps/${encodeURIComponent(client.app_id)}`, changes);
+  if (!res.ok) throw new Error(`demo: updating its app failed with ${res.status}: ${await res.text()}`);
 }
 
 /**
  * Registers the demo as an app on first start and keeps its id and secret in DATA_DIR/demo/client.json
  * (mode 0600); later starts reuse it while the provider still knows it (idempotent across restarts),
- * adding the post-logout redirect URI to a registration made before the demo could sign out.
+ * adding the post-logout redirect URI and CIBA's poll mode to a registration made before them.
  */
 export async function ensureDemoClient(admin: Admin, dataDir: string, uris: DemoUris): Promise<DemoClient> {
   const file = path.join(dataDir, 'demo', 'client.json');
@@ -62,7 +76,7 @@ export async function ensureDemoClient(admin: Admin, dataDir: string, uris: Demo
     const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as DemoClient;
     const app = stored.redirect_uri === uris.redirectUri ? await registered(admin, stored) : null;
     if (app) {
-      await allowSignOut(admin, stored, app, uris.postLogoutRedirectUri);
+      await upgrade(admin, stored, app, uris.postLogoutRedirectUri);
       return stored;
     }
   }
@@ -70,6 +84,7 @@ export async function ensureDemoClient(admin: Admin, dataDir: string, uris: Demo
     name: 'Attest demo',
     redirect_uris: [uris.redirectUri],
     post_logout_redirect_uris: [uris.postLogoutRedirectUri],
+    backchannel_token_delivery_mode: 'poll',
   });
   if (res.status !== 201) throw new Error(`demo: registering its app failed with ${res.status}: ${await res.text()}`);
   const created = (await res.json()) as { app_id: string; client_secret: string };
@@ -77,4 +92,21 @@ export async function ensureDemoClient(admin: Admin, dataDir: string, uris: Demo
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, `${JSON.stringify(client, null, 2)}\n`, { mode: 0o600 });
   return client;
+}
+
+/**
+ * The demo's trips API as a resource (RFC 8707) at the provider, registered on first start and found by its
+ * uri afterwards (idempotent; a registration another start made is reused as it is). The demo never acts as
+ * its resource server, so the introspection secret of a new registration is not kept.
+ */
+export async function ensureDemoResource(admin: Admin, resource: DemoResource): Promise<DemoResource> {
+  const list = await adminCall(admin, 'GET', '/resources');
+  if (!list.ok) throw new Error(`demo: listing resources failed with ${list.status}`);
+  const found = ((await list.json()) as DemoResource[]).find((r) => r.uri === resource.uri);
+  if (found) return { uri: found.uri, scopes: found.scopes };
+  const res = await adminCall(admin, 'POST', '/resources', { name: 'Attest demo: trips API', ...resource });
+  if (res.status !== 201)
+    throw new Error(`demo: registering its resource failed with ${res.status}: ${await res.text()}`);
+  const created = (await res.json()) as DemoResource;
+  return { uri: created.uri, scopes: created.scopes };
 }
