@@ -165,9 +165,11 @@ describe('demo app: the agents section', () => {
     expect((await rp.request('/agents/payment', { form: {} })).status).toBe(303);
     const pending = await home();
     expect(pending).toContain('id="payment-state" data-state="pending"');
-    // the page reloads itself while the person decides, and links to where they do
-    expect(pending).toContain('<meta http-equiv="refresh" content="3">');
+    // it links to where the person decides, and back to itself (no timed reload: WCAG 2.2.1)
     expect(pending).toContain(`id="approve-link" href="${issuer}/account#approvals"`);
+    expect(pending).toContain('<form method="post" action="/agents/check">');
+    const check = await rp.request('/agents/check', { form: {} });
+    expect([check.status, check.headers.get('location')]).toEqual([303, '/#agents']);
     const bindingMessage = byId(pending, 'payment-binding')!;
     expect(bindingMessage).toMatch(/^DEMO-[0-9]{4}$/);
     const asked = byId(pending, 'payment-detail')!;
@@ -191,7 +193,7 @@ describe('demo app: the agents section', () => {
     ]);
     expect(byId(page, 'payment-acr')).toBe('urn:attest:loa:orb');
     expect(byId(page, 'payment-approved-at')).toMatch(/^\d{4}-\d\d-\d\dT/);
-    expect(page).not.toContain('http-equiv="refresh"');
+    expect(page).not.toContain('id="payment-refresh"');
   });
 
   it('denied on the account page, the demo shows access_denied', async () => {

@@ -86,7 +86,8 @@ ${p.error ? `<dt>Attest answered</dt><dd id="payment-error">${esc(p.error)}</dd>
 ${
   p.state === 'pending'
     ? `<p id="payment-pending">Approve or deny it on <a id="approve-link" href="${esc(view.account)}#approvals">your account page</a>.
-The agent asks Attest every few seconds; this page reloads itself until you decide.</p>`
+The agent asks Attest every few seconds until you decide: come back here to see the outcome.</p>
+<form method="post" action="/agents/check"><button type="submit" class="secondary" id="payment-refresh">Check again</button></form>`
     : ''
 }`
     : ''

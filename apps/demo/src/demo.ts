@@ -27,8 +27,6 @@ export interface RunningDemo {
 const COOKIE = 'attest_demo';
 const PENDING_MS = 10 * 60 * 1000;
 
-/** How long a pending payment approval's page waits before it reloads itself (seconds). */
-const REFRESH_SECONDS = 3;
 /** The most a demo form's body may be (its one field is short). */
 const FORM_LIMIT = 4096;
 
@@ -294,13 +292,14 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
           signedOut: current.searchParams.has('signed_out'),
           issuer: options.issuer,
           ...(signed ? { agents: { state: signed.agents, resource, account } } : {}),
-          ...(signed?.agents.payment?.state === 'pending' ? { refreshSeconds: REFRESH_SECONDS } : {}),
         });
       }
       if (route === 'GET /login') return login(res, current.searchParams);
       if (route === 'GET /agents/authorize') return agentAuthorize(req, res);
       if (route === 'POST /agents/exchange') return agentAction(req, res, 'exchange');
       if (route === 'POST /agents/payment') return agentAction(req, res, 'payment');
+      // "Check again": the page anew (a POST, so a browser loads it even when only its #fragment is the same)
+      if (route === 'POST /agents/check') return redirect(res, '/#agents');
       if (route === 'GET /callback') return callback(req, res, current);
       if (route === 'POST /logout') return logout(req, res);
       if (route === 'GET /signed-out') return signedOut(res, current);

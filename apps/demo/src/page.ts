@@ -9,8 +9,6 @@ export interface DemoView {
   signedOut?: boolean;
   /** Signed in: the agents section (issue 42). */
   agents?: AgentsView;
-  /** Reload the page after this many seconds (a payment approval is pending). */
-  refreshSeconds?: number;
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;background:#f4f5f7;color:#1d2330;margin:0;padding:2rem .75rem;display:flex;justify-content:center}
@@ -50,7 +48,6 @@ ${view.signedOut ? '<p id="signed-out">You are signed out.</p>' : ''}
 <p>No account yet? Choose "Create an account with a passkey" on the sign-in page.</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-${view.refreshSeconds ? `<meta http-equiv="refresh" content="${view.refreshSeconds}">` : ''}
 <title>Attest demo</title><style>${STYLE}</style></head>
 <body><main>${view.error ? `<p class="error" role="alert" id="error">${esc(view.error)}</p>` : ''}${body}</main></body></html>`;
 }
