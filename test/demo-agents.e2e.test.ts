@@ -91,6 +91,16 @@ describe('demo app: the agents section', () => {
   const home = async () => (await rp.request('/')).text();
 
   it('the agent acts for the person through a token exchange: act, aud and the narrowed scope; wider is refused', async () => {
+    // the person declines at Attest: the agents section says so, and nothing is granted
+    const declined = new URL((await rp.request('/agents/authorize')).headers.get('location')!);
+    const refusal = await rp.request(
+      `/callback?${new URLSearchParams({ state: declined.searchParams.get('state')!, error: 'access_denied', error_description: 'The person denied the request.' })}`,
+    );
+    expect([refusal.status, refusal.headers.get('location')]).toEqual([303, '/#agents']);
+    expect(byId(await home(), 'agents-error')).toBe(
+      'The agent may not act for you: access_denied: The person denied the request.',
+    );
+
     const before = await home();
     expect(before).toContain('<h2 id="agents-heading">Agents</h2>');
     expect(before).toContain('id="agent-authorize" href="/agents/authorize"');

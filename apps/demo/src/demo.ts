@@ -153,6 +153,12 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const started = pending.get(state);
     pending.delete(state);
     const error = current.searchParams.get('error');
+    const signed = signedIn(req);
+    // the person declined to let the agent act for them (or Attest refused): said in the agents section
+    if (error && started?.kind === 'agent' && signed) {
+      signed.agents.error = `The agent may not act for you: ${error}: ${current.searchParams.get('error_description') ?? ''}`;
+      return redirect(res, '/#agents');
+    }
     if (error)
       return send(res, 200, {
         signedIn: null,
