@@ -98,6 +98,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   const metadataDocuments = new MetadataDocuments(registrations, {
     policy: config.outbound,
     enabled: config.CLIENT_ID_METADATA_DOCUMENTS,
+    allowDeviceFlow: config.CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW,
     logger,
     audit,
     now,

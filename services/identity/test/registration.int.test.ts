@@ -126,40 +126,41 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     expect(res.body.error_description).toContain(attribute);
   });
 
-  it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
+  it('refuses the device_code grant type to a client registering itself (security review: device-code phishing), at registration and at an RFC 7592 update', async () => {
     const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
-    const res = await register({
+    const body = {
       client_name: 'Terminal agent',
       redirect_uris: ['http://127.0.0.1:33419/callback'],
-      grant_types: ['authorization_code', deviceGrant],
       token_endpoint_auth_method: 'none',
+    };
+    const dynamicApps = async () =>
+      (await h.storage.db.query<{ n: number }>("SELECT count(*)::int AS n FROM apps WHERE registration = 'dynamic'"))[0]
+        .n;
+    const before = await dynamicApps();
+    const refused = await register({ ...body, grant_types: ['authorization_code', deviceGrant] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      error: 'invalid_client_metadata',
+      code: 'invalid_client_metadata',
+      attribute: 'grant_types',
     });
-    expect(res.status).toBe(201);
-    expect(res.body.grant_types).toEqual(['authorization_code', deviceGrant]);
-    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    expect(refused.body.error_description).toContain(`grant_types may not include ${deviceGrant}`);
+    expect(refused.body.error_description).toContain('CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true');
+    expect(await dynamicApps()).toBe(before);
+    // registered without it, an update may not add it either; the client keeps the code flow only
+    const created = (await register(body)).body;
+    const updated = await request(h.publicApp)
+      .put(`/register/${created.client_id}`)
+      .set('Authorization', `Bearer ${created.registration_access_token}`)
+      .send({ ...body, client_id: created.client_id, grant_types: ['authorization_code', deviceGrant] });
+    expect(updated.status).toBe(400);
+    expect(updated.body).toMatchObject({ error: 'invalid_client_metadata', attribute: 'grant_types' });
+    expect((await admin(h).get(`/apps/${created.client_id}`)).body.device_authorization_grant).toBe(false);
     const started = await request(h.publicApp)
       .post('/device_authorization')
       .type('form')
-      .send({ client_id: res.body.client_id, scope: 'openid' });
-    expect(started.status).toBe(200);
-    expect(started.body.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
-    // RFC 7592: registered again without it, the device flow is off
-    const updated = await request(h.publicApp)
-      .put(`/register/${res.body.client_id}`)
-      .set('Authorization', `Bearer ${res.body.registration_access_token}`)
-      .send({
-        client_id: res.body.client_id,
-        client_name: 'Terminal agent',
-        redirect_uris: ['http://127.0.0.1:33419/callback'],
-        token_endpoint_auth_method: 'none',
-      });
-    expect(updated.status).toBe(200);
-    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(false);
-    const refused = await request(h.publicApp)
-      .post('/device_authorization')
-      .type('form')
-      .send({ client_id: res.body.client_id, scope: 'openid' });
-    expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client']);
+      .send({ client_id: created.client_id, scope: 'openid' });
+    expect([started.status, started.body.error]).toEqual([400, 'unauthorized_client']);
   });
 
   it('refuses a body that is not JSON', async () => {
@@ -394,6 +395,52 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
   }, 180000); // a service of its own: a fresh embedded database, slow on a busy machine
 });
 
+describe('CLIENT_REGISTRATION=open with CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true', () => {
+  let h: IdentityHarness;
+  beforeAll(async () => {
+    h = await identityHarness({ CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW: 'true' });
+  });
+  afterAll(() => h.close());
+
+  const register = (body: object) => request(h.publicApp).post('/register').send(body);
+
+  it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const res = await register({
+      client_name: 'Terminal agent',
+      redirect_uris: ['http://127.0.0.1:33419/callback'],
+      grant_types: ['authorization_code', deviceGrant],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.grant_types).toEqual(['authorization_code', deviceGrant]);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
+    expect(started.body.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    // RFC 7592: registered again without it, the device flow is off
+    const updated = await request(h.publicApp)
+      .put(`/register/${res.body.client_id}`)
+      .set('Authorization', `Bearer ${res.body.registration_access_token}`)
+      .send({
+        client_id: res.body.client_id,
+        client_name: 'Terminal agent',
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        token_endpoint_auth_method: 'none',
+      });
+    expect(updated.status).toBe(200);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(false);
+    const refused = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client']);
+  });
+});
+
 describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', () => {
   let h: IdentityHarness;
   beforeAll(async () => {
@@ -465,6 +512,26 @@ describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', 
       'registration_token.revoked',
       'registration_token.created',
     ]);
+  });
+
+  it('a client registered with an initial access token may use the device flow (the operator vouched for it)', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const { token } = (await admin(h).post('/registration-tokens', { name: 'devices' })).body;
+    const res = await request(h.publicApp)
+      .post('/register')
+      .set('Authorization', `Bearer ${token}`)
+      .send({
+        client_name: 'Terminal agent',
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        grant_types: ['authorization_code', deviceGrant],
+      });
+    expect(res.status).toBe(201);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
   });
 });
 
