@@ -145,9 +145,10 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
     expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
   });
+  const resources = new ResourceDirectory(resourceStore(db), bus);
   const refresh = new RefreshTokens(
     refreshStore(db),
-    { tokens, revocations, users, consents, audit, logger },
+    { tokens, revocations, users, consents, resources, audit, logger },
     { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
   );
   // CIBA ping mode (issue 42): notifications through the outbound guard, as back-channel logouts
@@ -204,7 +205,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     audit,
     refresh.issue,
   );
-  const resources = new ResourceDirectory(resourceStore(db), bus);
   // the Device Authorization Grant (RFC 8628, issue 41)
   const device = new DeviceFlow(
     { store: deviceStore(db), grants, users, consents, sessions, revocations, resources, audit, logger },

@@ -13,3 +13,10 @@ export {
   type BoundResource,
 } from './resource-indicator';
 export { resourceIntrospection, type ResourceIntrospectionDeps } from './resource-introspection';
+export {
+  consentCovers,
+  consentCoversToken,
+  issuedToThisResource,
+  refreshGrantHolds,
+  resourceKey,
+} from './resource-grants';
