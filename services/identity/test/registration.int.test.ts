@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import {
   ADMIN_TOKEN,
@@ -403,6 +405,38 @@ describe('CLIENT_REGISTRATION=open with CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=tr
   afterAll(() => h.close());
 
   const register = (body: object) => request(h.publicApp).post('/register').send(body);
+
+  it('identity migration 027 turns the device flow off for clients that registered themselves, and only for them', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const selfRegistered = (
+      await register({
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        grant_types: ['authorization_code', deviceGrant],
+      }).expect(201)
+    ).body;
+    const operators = (
+      await admin(h).post('/apps', {
+        name: 'Operator CLI',
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: 'none',
+        device_authorization_grant: true,
+      })
+    ).body;
+    expect(operators.device_authorization_grant).toBe(true);
+    const sql = fs.readFileSync(
+      path.join(__dirname, '..', 'migrations', '027_self_registered_device_flow.sql'),
+      'utf8',
+    );
+    await h.storage.db.query(sql);
+    const flags = await h.storage.db.query<{ id: string; device_authorization_grant: boolean }>(
+      'SELECT id, device_authorization_grant FROM apps WHERE id = ANY($1)',
+      [[selfRegistered.client_id, operators.app_id]],
+    );
+    expect(Object.fromEntries(flags.map((r) => [r.id, r.device_authorization_grant]))).toEqual({
+      [selfRegistered.client_id]: false,
+      [operators.app_id]: true,
+    });
+  });
 
   it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
     const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
