@@ -39,7 +39,7 @@ import {
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
-import { ResourceDirectory, resourceStore } from './resources';
+import { grantResourceRegistered, ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
 import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
 import { DeviceFlow, deviceStore } from './device';
@@ -204,6 +204,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     audit,
     refresh.issue,
+    (resource) => grantResourceRegistered(resources, resource),
   );
   // the Device Authorization Grant (RFC 8628, issue 41)
   const device = new DeviceFlow(

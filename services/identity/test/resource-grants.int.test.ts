@@ -45,7 +45,7 @@ describe('resource grants: consent and the resource’s identity (security revie
   afterAll(() => h.close());
 
   /** A person's tokens for `resource` through the code flow: the access token and the refresh token. */
-  async function tokensFor(resource: string, scope: string): Promise<{ access: string; refresh: string }> {
+  async function codeFor(resource: string, scope: string): Promise<string> {
     const query = {
       response_type: 'code',
       client_id: app.app_id,
@@ -54,13 +54,16 @@ describe('resource grants: consent and the resource’s identity (security revie
       state: 'st',
       resource,
     };
-    const { code } = callbackParams(await browserFlow(request.agent(h.publicApp), query, user));
-    const res = await request(h.publicApp)
+    return callbackParams(await browserFlow(request.agent(h.publicApp), query, user)).code;
+  }
+  const exchange = (code: string) =>
+    request(h.publicApp)
       .post('/token')
       .set('Authorization', basic(app.app_id, app.client_secret))
       .type('form')
-      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI })
-      .expect(200);
+      .send({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
+  async function tokensFor(resource: string, scope: string): Promise<{ access: string; refresh: string }> {
+    const res = await exchange(await codeFor(resource, scope)).expect(200);
     expect(res.body.refresh_token).toMatch(/^[0-9a-f]{64}$/);
     return { access: res.body.access_token as string, refresh: res.body.refresh_token as string };
   }
@@ -111,7 +114,7 @@ describe('resource grants: consent and the resource’s identity (security revie
     expect((await introspectAs(tools, refreshed.body.access_token).expect(200)).body.active).toBe(true);
   });
 
-  it('a resource deleted and registered again with the same uri takes none of the old one’s tokens: the access token is inactive, the refresh token refused', async () => {
+  it('a resource deleted and registered again with the same uri takes none of the old one’s tokens: the access token is inactive, the refresh token and a code approved before refused', async () => {
     const created = () =>
       admin('post', '/admin/resources')
         .send({ uri: AGAIN, name: 'Again', scopes: ['again:use'] })
@@ -128,10 +131,22 @@ describe('resource grants: consent and the resource’s identity (security revie
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: 'invalid_grant', attribute: 'refresh_token' });
 
+    // a code approved for the old one (exchanged after) gives no token either
+    const third = await (async () => {
+      const code = await codeFor(AGAIN, 'again:use');
+      await admin('delete', `/admin/resources/${second.resource_id}`).expect(204);
+      const registered: Resource = (await created()).body;
+      const answer = await exchange(code);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ error: 'invalid_grant', attribute: 'resource' });
+      expect(answer.body.access_token).toBeUndefined();
+      return registered;
+    })();
+
     // the resource registered again works for tokens issued to it
     const fresh = await tokensFor(AGAIN, 'again:use');
-    expect((await introspectAs(second, fresh.access).expect(200)).body).toMatchObject({ active: true, aud: AGAIN });
+    expect((await introspectAs(third, fresh.access).expect(200)).body).toMatchObject({ active: true, aud: AGAIN });
     const refreshed = await refresh(fresh.refresh).expect(200);
-    expect((await introspectAs(second, refreshed.body.access_token).expect(200)).body.active).toBe(true);
+    expect((await introspectAs(third, refreshed.body.access_token).expect(200)).body.active).toBe(true);
   });
 });

@@ -16,6 +16,7 @@ export { resourceIntrospection, type ResourceIntrospectionDeps } from './resourc
 export {
   consentCovers,
   consentCoversToken,
+  grantResourceRegistered,
   issuedToThisResource,
   refreshGrantHolds,
   resourceKey,

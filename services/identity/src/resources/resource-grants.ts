@@ -48,6 +48,19 @@ export function issuedToThisResource(
 }
 
 /**
+ * Whether a grant's resource is still the one registered under its uri (a security review): the same
+ * resource_id, so a code or device grant approved for a resource deleted since (and perhaps registered again
+ * with the same uri) gives no token. A grant made before ids were kept is taken as it is. Memory once warm.
+ */
+export async function grantResourceRegistered(
+  resources: Pick<ResourceDirectory, 'findByUri'>,
+  resource: BoundResource,
+): Promise<boolean> {
+  if (resource.id === undefined) return true;
+  return (await resources.findByUri(resource.uri))?.id === resource.id;
+}
+
+/**
  * What a refresh token family still needs before its next access token (a security review of issue 41), as
  * refresh/refresh-tokens.ts asks it: the person's consent covers the family's grant (consentCovers), and a
  * family for a resource is for the resource registered now under its uri, the very one it was granted for (its
