@@ -19,7 +19,7 @@ import {
 import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
-import { resourceAdminRoutes, resourceIntrospection } from './resources';
+import { consentCoversToken, resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
 import { DEVICE_CODE_GRANT, deviceAuthorizationRoute, deviceCodeGrant, deviceRoute } from './device';
@@ -78,6 +78,7 @@ export async function buildApp(
     limits,
     tokens,
     resources,
+    revocations,
     active: async (claims) => {
       // an agent acting for a person (issue 42): while the person has not ended it
       if (claims.act) return delegations.holds(claims);
@@ -86,7 +87,10 @@ export async function buildApp(
         const app = await apps.find(claims.client_id);
         return !!app && !app.disabledAt && !(await revocations.isRevoked(claims.jti));
       }
-      return (await grantHolder({ ...holders, apps }, { ...claims, scope: 'openid' })) !== null;
+      // a person's: while the consent covers the resource and each scope of the token (consentCoversToken)
+      return (
+        (await grantHolder({ ...holders, apps }, claims, (granted) => consentCoversToken(granted, claims))) !== null
+      );
     },
   });
   const built = createServiceAppsFrom(deps, {
@@ -156,7 +160,7 @@ export async function buildApp(
         keys: { keys, audit },
       });
       registrationAdminRoutes(router, { config, audit, store: services.registration.store, now: tokens.now });
-      resourceAdminRoutes(router, { config, audit, resources });
+      resourceAdminRoutes(router, { config, audit, resources, revocations, now: tokens.now });
     },
   });
   return {

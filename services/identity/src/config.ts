@@ -82,6 +82,11 @@ export interface IdentityEnv extends CommonConfig, FailureLimitConfig {
   REGISTRATION_UNUSED_HOURS: number;
   /** Client ID Metadata Documents: an https client_id is fetched and used as a public client. */
   CLIENT_ID_METADATA_DOCUMENTS: boolean;
+  /**
+   * Whether a client that registers itself without an operator (open registration, a metadata document) may
+   * use the device flow (RFC 8628): off by default, as a device code is a ready phishing lure (RFC 8628 §5.4).
+   */
+  CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW: boolean;
 }
 
 /** Who may register a client at /register (issue 41). */
@@ -179,6 +184,9 @@ const schema = {
   REGISTRATION_UNUSED_HOURS: Joi.number().integer().min(1).max(8760).default(24),
   CLIENT_ID_METADATA_DOCUMENTS: Joi.boolean()
     .default(true)
+    .messages({ 'boolean.base': '{{#label}} must be true or false' }),
+  CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW: Joi.boolean()
+    .default(false)
     .messages({ 'boolean.base': '{{#label}} must be true or false' }),
 };
 

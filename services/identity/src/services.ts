@@ -39,7 +39,7 @@ import {
 } from './signin';
 import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
-import { ResourceDirectory, resourceStore } from './resources';
+import { grantResourceRegistered, ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
 import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
 import { DeviceFlow, deviceStore } from './device';
@@ -98,6 +98,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   const metadataDocuments = new MetadataDocuments(registrations, {
     policy: config.outbound,
     enabled: config.CLIENT_ID_METADATA_DOCUMENTS,
+    allowDeviceFlow: config.CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW,
     logger,
     audit,
     now,
@@ -144,9 +145,10 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
     expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
   });
+  const resources = new ResourceDirectory(resourceStore(db), bus);
   const refresh = new RefreshTokens(
     refreshStore(db),
-    { tokens, revocations, users, consents, audit, logger },
+    { tokens, revocations, users, consents, resources, audit, logger },
     { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
   );
   // CIBA ping mode (issue 42): notifications through the outbound guard, as back-channel logouts
@@ -202,8 +204,8 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     },
     audit,
     refresh.issue,
+    (resource) => grantResourceRegistered(resources, resource),
   );
-  const resources = new ResourceDirectory(resourceStore(db), bus);
   // the Device Authorization Grant (RFC 8628, issue 41)
   const device = new DeviceFlow(
     { store: deviceStore(db), grants, users, consents, sessions, revocations, resources, audit, logger },

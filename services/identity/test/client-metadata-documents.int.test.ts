@@ -276,6 +276,23 @@ describe('Client ID Metadata Documents', () => {
     expect(page.status).toBe(400);
     expect(page.text).toContain('Unknown or disabled client_id.');
   });
+
+  it('does not give a document the device flow it lists (security review: device-code phishing): the code flow only', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const clientId = host.publish('/device-agent.json', { grant_types: ['authorization_code', deviceGrant] });
+    const { challenge } = pkce();
+    // the client is usable, for the code flow only
+    expect((await authorize(authorizeQuery(clientId, challenge))).status).toBe(302);
+    const shown = await request(h.adminApp)
+      .get(`/admin/apps/${encodeURIComponent(clientId)}`)
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    expect(shown.body).toMatchObject({ registration: 'metadata_document', device_authorization_grant: false });
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: clientId, scope: 'openid' });
+    expect([started.status, started.body.error]).toEqual([400, 'unauthorized_client']);
+  });
 });
 
 describe('Client ID Metadata Documents through the outbound guard', () => {

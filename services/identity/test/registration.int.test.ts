@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import {
   ADMIN_TOKEN,
@@ -126,40 +128,41 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     expect(res.body.error_description).toContain(attribute);
   });
 
-  it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
+  it('refuses the device_code grant type to a client registering itself (security review: device-code phishing), at registration and at an RFC 7592 update', async () => {
     const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
-    const res = await register({
+    const body = {
       client_name: 'Terminal agent',
       redirect_uris: ['http://127.0.0.1:33419/callback'],
-      grant_types: ['authorization_code', deviceGrant],
       token_endpoint_auth_method: 'none',
+    };
+    const dynamicApps = async () =>
+      (await h.storage.db.query<{ n: number }>("SELECT count(*)::int AS n FROM apps WHERE registration = 'dynamic'"))[0]
+        .n;
+    const before = await dynamicApps();
+    const refused = await register({ ...body, grant_types: ['authorization_code', deviceGrant] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      error: 'invalid_client_metadata',
+      code: 'invalid_client_metadata',
+      attribute: 'grant_types',
     });
-    expect(res.status).toBe(201);
-    expect(res.body.grant_types).toEqual(['authorization_code', deviceGrant]);
-    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    expect(refused.body.error_description).toContain(`grant_types may not include ${deviceGrant}`);
+    expect(refused.body.error_description).toContain('CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true');
+    expect(await dynamicApps()).toBe(before);
+    // registered without it, an update may not add it either; the client keeps the code flow only
+    const created = (await register(body)).body;
+    const updated = await request(h.publicApp)
+      .put(`/register/${created.client_id}`)
+      .set('Authorization', `Bearer ${created.registration_access_token}`)
+      .send({ ...body, client_id: created.client_id, grant_types: ['authorization_code', deviceGrant] });
+    expect(updated.status).toBe(400);
+    expect(updated.body).toMatchObject({ error: 'invalid_client_metadata', attribute: 'grant_types' });
+    expect((await admin(h).get(`/apps/${created.client_id}`)).body.device_authorization_grant).toBe(false);
     const started = await request(h.publicApp)
       .post('/device_authorization')
       .type('form')
-      .send({ client_id: res.body.client_id, scope: 'openid' });
-    expect(started.status).toBe(200);
-    expect(started.body.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
-    // RFC 7592: registered again without it, the device flow is off
-    const updated = await request(h.publicApp)
-      .put(`/register/${res.body.client_id}`)
-      .set('Authorization', `Bearer ${res.body.registration_access_token}`)
-      .send({
-        client_id: res.body.client_id,
-        client_name: 'Terminal agent',
-        redirect_uris: ['http://127.0.0.1:33419/callback'],
-        token_endpoint_auth_method: 'none',
-      });
-    expect(updated.status).toBe(200);
-    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(false);
-    const refused = await request(h.publicApp)
-      .post('/device_authorization')
-      .type('form')
-      .send({ client_id: res.body.client_id, scope: 'openid' });
-    expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client']);
+      .send({ client_id: created.client_id, scope: 'openid' });
+    expect([started.status, started.body.error]).toEqual([400, 'unauthorized_client']);
   });
 
   it('refuses a body that is not JSON', async () => {
@@ -394,6 +397,84 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
   }, 180000); // a service of its own: a fresh embedded database, slow on a busy machine
 });
 
+describe('CLIENT_REGISTRATION=open with CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true', () => {
+  let h: IdentityHarness;
+  beforeAll(async () => {
+    h = await identityHarness({ CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW: 'true' });
+  });
+  afterAll(() => h.close());
+
+  const register = (body: object) => request(h.publicApp).post('/register').send(body);
+
+  it('identity migration 027 turns the device flow off for clients that registered themselves, and only for them', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const selfRegistered = (
+      await register({
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        grant_types: ['authorization_code', deviceGrant],
+      }).expect(201)
+    ).body;
+    const operators = (
+      await admin(h).post('/apps', {
+        name: 'Operator CLI',
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: 'none',
+        device_authorization_grant: true,
+      })
+    ).body;
+    expect(operators.device_authorization_grant).toBe(true);
+    const sql = fs.readFileSync(
+      path.join(__dirname, '..', 'migrations', '027_self_registered_device_flow.sql'),
+      'utf8',
+    );
+    await h.storage.db.query(sql);
+    const flags = await h.storage.db.query<{ id: string; device_authorization_grant: boolean }>(
+      'SELECT id, device_authorization_grant FROM apps WHERE id = ANY($1)',
+      [[selfRegistered.client_id, operators.app_id]],
+    );
+    expect(Object.fromEntries(flags.map((r) => [r.id, r.device_authorization_grant]))).toEqual({
+      [selfRegistered.client_id]: false,
+      [operators.app_id]: true,
+    });
+  });
+
+  it('a client registering the device_code grant type may use the device flow (RFC 8628, issue 41); others may not', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const res = await register({
+      client_name: 'Terminal agent',
+      redirect_uris: ['http://127.0.0.1:33419/callback'],
+      grant_types: ['authorization_code', deviceGrant],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.grant_types).toEqual(['authorization_code', deviceGrant]);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
+    expect(started.body.user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    // RFC 7592: registered again without it, the device flow is off
+    const updated = await request(h.publicApp)
+      .put(`/register/${res.body.client_id}`)
+      .set('Authorization', `Bearer ${res.body.registration_access_token}`)
+      .send({
+        client_id: res.body.client_id,
+        client_name: 'Terminal agent',
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        token_endpoint_auth_method: 'none',
+      });
+    expect(updated.status).toBe(200);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(false);
+    const refused = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect([refused.status, refused.body.error]).toEqual([400, 'unauthorized_client']);
+  });
+});
+
 describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', () => {
   let h: IdentityHarness;
   beforeAll(async () => {
@@ -465,6 +546,26 @@ describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', 
       'registration_token.revoked',
       'registration_token.created',
     ]);
+  });
+
+  it('a client registered with an initial access token may use the device flow (the operator vouched for it)', async () => {
+    const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+    const { token } = (await admin(h).post('/registration-tokens', { name: 'devices' })).body;
+    const res = await request(h.publicApp)
+      .post('/register')
+      .set('Authorization', `Bearer ${token}`)
+      .send({
+        client_name: 'Terminal agent',
+        redirect_uris: ['http://127.0.0.1:33419/callback'],
+        grant_types: ['authorization_code', deviceGrant],
+      });
+    expect(res.status).toBe(201);
+    expect((await admin(h).get(`/apps/${res.body.client_id}`)).body.device_authorization_grant).toBe(true);
+    const started = await request(h.publicApp)
+      .post('/device_authorization')
+      .type('form')
+      .send({ client_id: res.body.client_id, scope: 'openid' });
+    expect(started.status).toBe(200);
   });
 });
 

@@ -83,7 +83,7 @@ export async function deviceRequest(
   const minLevel = stricterLevel(app.minVerificationLevel ?? undefined, bound?.minLevel);
   return {
     scopes,
-    ...(bound ? { resource: { uri: bound.uri, scopes: bound.scopes }, resourceName: bound.name } : {}),
+    ...(bound ? { resource: { uri: bound.uri, scopes: bound.scopes, id: bound.id }, resourceName: bound.name } : {}),
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),
     ...(minLevel ? { minLevel } : {}),

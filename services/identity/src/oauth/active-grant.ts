@@ -14,10 +14,16 @@ export interface GrantDeps {
 /**
  * The person behind a verified access token, or null when the token no longer grants anything:
  * revoked (itself, or its session ended), its app disabled, its subject or user gone, its user disabled,
- * a scope of it no longer consented, or issued before the user last withdrew the app's consent.
- * Every lookup is in memory once warm.
+ * a scope of it no longer consented (by default each scope of its `scope`; `covers` decides otherwise, e.g. a
+ * resource's token, whose consent is recorded as `<uri>#<scope>`), or issued before the user last withdrew
+ * the app's consent. Every lookup is in memory once warm.
  */
-export async function grantHolder(deps: GrantDeps, claims: AccessTokenClaims): Promise<User | null> {
+export async function grantHolder(
+  deps: GrantDeps,
+  claims: AccessTokenClaims,
+  covers: (granted: readonly string[]) => boolean = (granted) =>
+    claims.scope.split(' ').every((scope) => granted.includes(scope)),
+): Promise<User | null> {
   if (await deps.revocations.isRevoked(claims.jti, typeof claims.sid === 'string' ? claims.sid : undefined))
     return null;
   const app = await deps.apps.find(claims.client_id);
@@ -26,6 +32,5 @@ export async function grantHolder(deps: GrantDeps, claims: AccessTokenClaims): P
   const user = userId ? await deps.users.findById(userId) : null;
   if (!user || user.disabledAt) return null;
   if (deps.revocations.revokedBeforeIssue(consentKey(user.id, claims.client_id), claims.iat)) return null;
-  const granted = await deps.consents.find(user.id, claims.client_id);
-  return claims.scope.split(' ').every((scope) => granted.includes(scope)) ? user : null;
+  return covers(await deps.consents.find(user.id, claims.client_id)) ? user : null;
 }

@@ -289,7 +289,7 @@ export async function bindResource(
     const minLevel = stricterLevel(request.minLevel, bound.minLevel);
     return {
       ...request,
-      resource: { uri: bound.uri, scopes: bound.scopes },
+      resource: { uri: bound.uri, scopes: bound.scopes, id: bound.id },
       // what the consent page calls it (issue 41, item 4)
       resourceName: bound.name,
       ...(minLevel ? { minLevel } : {}),

@@ -123,6 +123,11 @@ export class Grants {
     private readonly audit?: Pick<AuditLog, 'record'>,
     /** Refresh tokens (issue 41); without it, no exchange gives one. */
     private readonly refresh?: RefreshIssuer,
+    /**
+     * Whether a grant's resource is still the one registered under its uri (resources' grantResourceRegistered);
+     * without it, every grant's resource is taken as it is.
+     */
+    private readonly resourceRegistered?: (resource: BoundResource) => Promise<boolean>,
   ) {}
 
   async subjectFor(appId: string, userId: string): Promise<string> {
@@ -285,6 +290,14 @@ export class Grants {
     },
   ): Promise<TokenResponse> {
     const { resource } = input;
+    // a security review: approved for a resource deleted since (perhaps registered again with its uri), no token
+    if (resource && this.resourceRegistered && !(await this.resourceRegistered(resource)))
+      throw new AppError(
+        'invalid_grant',
+        400,
+        'The resource this grant was approved for is no longer registered: ask the person again.',
+        'resource',
+      );
     // a grant made before acr existed (a rolling upgrade) states the level the person has now
     const signIn: SignInClaims = {
       acr: record.acr ?? acrOf(user.verificationLevel),

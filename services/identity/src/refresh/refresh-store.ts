@@ -5,8 +5,8 @@ export interface RefreshGrant {
   sub: string;
   /** The OpenID Connect scopes (openid, profile, email). */
   scopes: string[];
-  /** RFC 8707: the resource its access tokens are for, and the scopes granted for it. */
-  resource?: { uri: string; scopes: string[] };
+  /** RFC 8707: the resource its access tokens are for, the scopes granted for it, and its resource_id. */
+  resource?: { uri: string; scopes: string[]; id?: string };
   acr: string;
   amr?: string[];
   authTime: number;

@@ -6,6 +6,7 @@ import { newOpaqueId } from '../kernel/ids';
 import { consentKey, type Revocations } from '../kernel/revocations';
 import type { TokenService } from '../kernel/tokens';
 import { boundAtToken, type ExchangedGrant, type TokenResponse } from '../oauth';
+import { refreshGrantHolds, type ResourceDirectory } from '../resources';
 import { FreshRecords } from './fresh-records';
 import type { RefreshGrant, RefreshRecord, RefreshStore } from './refresh-store';
 
@@ -23,6 +24,8 @@ export interface RefreshDeps {
   revocations: Pick<Revocations, 'isRevoked' | 'revokedBeforeIssue' | 'revoke'>;
   users: Pick<UserDirectory, 'findById'>;
   consents: Pick<ConsentDirectory, 'find'>;
+  /** The registered resources, to know a family's resource is still the one it was granted for. */
+  resources: Pick<ResourceDirectory, 'findByUri'>;
   audit: Pick<AuditLog, 'record'>;
   logger: Logger;
 }
@@ -128,7 +131,10 @@ export class RefreshTokens {
     if (!user || user.disabledAt) throw invalidGrant();
     if (this.deps.revocations.revokedBeforeIssue(consentKey(user.id, record.clientId), grant.familyIat))
       throw invalidGrant();
-    if (!(await this.deps.consents.find(user.id, record.clientId)).includes('openid')) throw invalidGrant();
+    // the consent still covers the grant (its resource and each of its scopes), and its resource is the one
+    // registered now under its uri (not one deleted, or deleted and registered again): refreshGrantHolds
+    const granted = await this.deps.consents.find(user.id, record.clientId);
+    if (!(await refreshGrantHolds(this.deps.resources, granted, grant.resource, grant.familyIat))) throw invalidGrant();
     // RFC 9449 §5: a DPoP-bound grant is refreshed only with a proof by its key
     if (record.jkt !== null && (input.dpopJkt === undefined || !constantTimeEqual(record.jkt, input.dpopJkt)))
       throw new AppError(

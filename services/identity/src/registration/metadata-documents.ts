@@ -14,7 +14,7 @@ import type { App } from '../kernel/app-store';
 import type { ExternalClients } from '../kernel/directories';
 import { isClientIdUrl } from '../kernel/ids';
 import { checkClientMetadata } from './client-metadata';
-import type { RegistrationStore } from './registration-store';
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredMetadata, type RegistrationStore } from './registration-store';
 
 /**
  * How long a fetched document is used: its HTTP caching (Cache-Control max-age, else Expires), held within
@@ -74,6 +74,12 @@ export interface MetadataDocumentOptions {
    * row and makes an outbound request, so an anonymous caller may not make them without end.
    */
   firstFetches: { cache: Cache; perAddress: number; windowSeconds: number };
+  /**
+   * CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW: a document may enable the device flow (its grant type); without it,
+   * that grant type of a document is not kept, so the client has the code flow only (a security review:
+   * anyone can publish a document, and a device code is a ready phishing lure, RFC 8628 §5.4).
+   */
+  allowDeviceFlow: boolean;
 }
 
 /** Why a fetch failed, in words safe to show anyone: its HTTP status or a bad body; nothing of the network. */
@@ -155,7 +161,7 @@ export class MetadataDocuments implements ExternalClients {
       // anonymous caller they would tell how internal names resolve and which ports answer
       throw refused(clientId, `could not be fetched (${shownReason(why)}).`);
     }
-    const metadata = this.check(clientId, body);
+    const metadata = this.withoutDeviceFlow(this.check(clientId, body));
     const { app, inserted, previous } = await this.store.upsertDocumentApp({
       id: clientId,
       name: metadata.client_name ?? new URL(clientId).host,
@@ -185,6 +191,12 @@ export class MetadataDocuments implements ExternalClients {
       'client_id',
       { headers },
     );
+  }
+
+  /** The metadata as kept: the device grant type only where the operator allows it (allowDeviceFlow). */
+  private withoutDeviceFlow(metadata: RegisteredMetadata): RegisteredMetadata {
+    if (this.options.allowDeviceFlow || !metadata.grant_types.includes(DEVICE_CODE_GRANT_TYPE)) return metadata;
+    return { ...metadata, grant_types: metadata.grant_types.filter((g) => g !== DEVICE_CODE_GRANT_TYPE) };
   }
 
   /** The document's metadata, or the refusal naming what is wrong with it. */

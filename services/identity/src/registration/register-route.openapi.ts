@@ -22,7 +22,9 @@ const METADATA: Record<string, JsonSchema> = {
   grant_types: {
     type: 'array',
     items: { enum: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] },
-    description: 'urn:ietf:params:oauth:grant-type:device_code: the client may use the device flow (RFC 8628)',
+    description:
+      'urn:ietf:params:oauth:grant-type:device_code: the client may use the device flow (RFC 8628); a client ' +
+      'registering itself without an initial access token only under CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true',
   },
   response_types: { type: 'array', items: { enum: ['code'] } },
   client_name: { type: 'string', maxLength: 200 },

@@ -19,10 +19,16 @@ export interface RegisteredMetadata {
 export interface DynamicApp {
   app: App;
   registrationTokenHash: string | null;
+  /** The initial access token it was registered with (`token` policy); null: it registered itself (`open`). */
+  registeredWith: string | null;
   metadata: RegisteredMetadata;
 }
 
-type DynamicRow = AppRow & { registration_token_hash: string | null; registered_metadata: RegisteredMetadata | null };
+type DynamicRow = AppRow & {
+  registration_token_hash: string | null;
+  registered_with: string | null;
+  registered_metadata: RegisteredMetadata | null;
+};
 
 export interface RegistrationToken {
   id: string;
@@ -92,6 +98,7 @@ export function registrationStore(db: Queryable) {
         ? {
             app: toApp(row),
             registrationTokenHash: row.registration_token_hash,
+            registeredWith: row.registered_with,
             metadata: row.registered_metadata ?? {
               redirect_uris: row.redirect_uris,
               grant_types: ['authorization_code'],

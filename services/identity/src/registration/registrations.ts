@@ -14,7 +14,7 @@ import type { AppDirectory } from '../kernel/directories';
 import { hmacHex, randomHex } from '../kernel/crypto';
 import { hashClientSecret, newAppId, newClientSecret } from '../kernel/ids';
 import { checkClientMetadata, registrationError, type AuthMethod } from './client-metadata';
-import type { RegisteredMetadata, RegistrationStore } from './registration-store';
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredMetadata, type RegistrationStore } from './registration-store';
 
 const POLICY = 'registrations-per-address';
 
@@ -52,6 +52,7 @@ export interface RegistrationsDeps {
     | 'REGISTRATIONS_PER_ADDRESS'
     | 'REGISTRATION_UNUSED_HOURS'
     | 'AUTH_FAILURE_WINDOW_SECONDS'
+    | 'CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW'
   >;
   store: RegistrationStore;
   apps: Pick<AppDirectory, 'invalidate'>;
@@ -112,6 +113,7 @@ export class Registrations {
       allowed = ['none', 'client_secret_basic', 'client_secret_post'];
     }
     const metadata = checkClientMetadata(input, allowed);
+    this.checkDeviceFlow(metadata, registeredWith);
     if (config.clientRegistration === 'open') {
       await this.takeSlot(presented.address);
       await this.sweep();
@@ -148,6 +150,25 @@ export class Registrations {
       ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
       registration_access_token: registrationAccessToken,
     };
+  }
+
+  /**
+   * A security review (issue 41): the device flow lets whoever holds a client start a sign-in on a code they
+   * show someone else (RFC 8628 §5.4, device-code phishing), so a client that registered itself, without an
+   * initial access token (`open`), may not ask for its grant type unless CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW
+   * is true. One registered with an operator's initial access token (`token`) may; an operator's app is
+   * enabled with `pnpm manage app update ID --device-flow`.
+   */
+  private checkDeviceFlow(metadata: RegisteredMetadata, registeredWith: string | null): void {
+    if (registeredWith !== null || this.deps.config.CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW) return;
+    if (metadata.grant_types.includes(DEVICE_CODE_GRANT_TYPE))
+      throw registrationError(
+        'invalid_client_metadata',
+        `grant_types may not include ${DEVICE_CODE_GRANT_TYPE} for a client registering itself: the device flow ` +
+          'needs registration with an initial access token (CLIENT_REGISTRATION=token) or ' +
+          'CLIENT_REGISTRATION_ALLOW_DEVICE_FLOW=true.',
+        'grant_types',
+      );
   }
 
   /** The dynamic app this registration access token is for; the same 401 for an unknown app or a wrong token. */
@@ -189,6 +210,7 @@ export class Registrations {
       );
     const method = found.app.tokenEndpointAuthMethod as AuthMethod;
     const metadata = checkClientMetadata({ token_endpoint_auth_method: method, ...body }, [method]);
+    this.checkDeviceFlow(metadata, found.registeredWith);
     const app = await this.deps.store.updateDynamic(
       id,
       metadata.client_name ?? 'Unnamed client',

@@ -13,3 +13,11 @@ export {
   type BoundResource,
 } from './resource-indicator';
 export { resourceIntrospection, type ResourceIntrospectionDeps } from './resource-introspection';
+export {
+  consentCovers,
+  consentCoversToken,
+  grantResourceRegistered,
+  issuedToThisResource,
+  refreshGrantHolds,
+  resourceKey,
+} from './resource-grants';

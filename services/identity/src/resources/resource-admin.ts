@@ -16,7 +16,9 @@ import {
 } from '@attest/common';
 import { hmacHex, randomHex } from '../kernel/crypto';
 import type { VerificationLevel } from '../kernel/user-store';
+import type { Revocations } from '../kernel/revocations';
 import type { ResourceDirectory } from './resource-directory';
+import { resourceKey } from './resource-grants';
 import type { Resource } from './resource-store';
 import { createResourceSchema, updateResourceSchema } from './resource-schemas';
 
@@ -76,7 +78,10 @@ export const resourceJson = (r: Resource) => ({
 
 /** What the resources' admin API uses. */
 export interface ResourceAdminDeps {
-  config: { secret: string };
+  config: { secret: string; ACCESS_TOKEN_TTL_SECONDS: number; TOKEN_EXCHANGE_TTL_SECONDS: number };
+  /** A resource deleted: its uri's tokens issued so far stop working (resourceKey), for as long as any lasts. */
+  revocations: Pick<Revocations, 'revokeBefore' | 'pastRevocationOf'>;
+  now: () => number;
   audit: Pick<AuditLog, 'record'>;
   resources: Pick<ResourceDirectory, 'find' | 'list' | 'insert' | 'update' | 'setSecretHash' | 'remove'>;
 }
@@ -112,6 +117,8 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       machine_clients: string[];
     };
     const secret = newResourceSecret();
+    // registered again in the second its uri's resource was deleted: its tokens must not count as issued before
+    await deps.revocations.pastRevocationOf(resourceKey(body.uri), deps.now);
     const resource = await deps.resources.insert({
       id: newResourceId(),
       uri: body.uri,
@@ -219,6 +226,9 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
 
   documentAdminRoute(router, 'DELETE', '/resources/:id', {
     summary: 'Delete a resource: no new tokens for it, and its server can no longer introspect',
+    description:
+      'Its tokens and refresh tokens stop working for good: a resource registered again with the same uri is another, ' +
+      'and takes none of them.',
     tags,
     params,
     responses: { 204: emptyResponse('Deleted'), 404: notFound },
@@ -226,6 +236,11 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
   router.delete('/resources/:id', async (req, res) => {
     const resource = RESOURCE_ID.test(req.params.id) ? await deps.resources.remove(req.params.id) : null;
     if (!resource) throw noResource();
+    // a security review: the tokens of its uri issued so far are not a resource's registered again with it
+    // (its refresh tokens are refused by its id, refreshGrantHolds); until the longest access token expires
+    const now = deps.now();
+    const longest = Math.max(deps.config.ACCESS_TOKEN_TTL_SECONDS, deps.config.TOKEN_EXCHANGE_TTL_SECONDS);
+    await deps.revocations.revokeBefore(resourceKey(resource.uri), new Date(now), new Date(now + longest * 1000));
     await deps.audit.record({
       type: 'resource.deleted',
       actor: operatorActor(req, res),

@@ -6,6 +6,12 @@ import { RESERVED_SCOPES } from './resource-schemas';
 export interface BoundResource {
   uri: string;
   scopes: string[];
+  /**
+   * The resource_id of the resource it was granted for: a resource deleted and registered again with the
+   * same uri is another, and a refresh token of the old one is refused (refreshGrantHolds). Absent in a
+   * grant made before it was kept.
+   */
+  id?: string;
 }
 
 /** RFC 8707 §2 (invalid_target) or RFC 6749 §5.2 (invalid_scope): the endpoint answers in its own way. */
@@ -43,7 +49,7 @@ export async function resourceOfRequest(
   resources: Pick<ResourceDirectory, 'findByUri'>,
   uri: string | undefined,
   scope: string | undefined,
-): Promise<(BoundResource & { name: string; minLevel: VerificationLevel | null }) | null> {
+): Promise<(Required<BoundResource> & { name: string; minLevel: VerificationLevel | null }) | null> {
   if (uri === undefined) return null;
   const resource = uri.length <= 2000 ? await resources.findByUri(uri) : null;
   if (!resource)
@@ -60,6 +66,7 @@ export async function resourceOfRequest(
         (resource.scopes.length ? ` (it offers: ${resource.scopes.join(' ')}).` : ' (it offers none).'),
     );
   return {
+    id: resource.id,
     uri: resource.uri,
     name: resource.name,
     scopes: resource.scopes.filter((s) => asked.includes(s)),

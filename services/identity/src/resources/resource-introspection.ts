@@ -4,6 +4,8 @@ import type { AccessTokenClaims, TokenService } from '../kernel/tokens';
 import type { IdentityLimits } from '../kernel/failure-limits';
 import type { ResourceDirectory } from './resource-directory';
 import { hashResourceSecret, RESOURCE_ID } from './resource-admin';
+import { issuedToThisResource } from './resource-grants';
+import type { Revocations } from '../kernel/revocations';
 
 /** What a resource server's /introspect uses. */
 export interface ResourceIntrospectionDeps {
@@ -11,6 +13,8 @@ export interface ResourceIntrospectionDeps {
   limits: Pick<IdentityLimits, 'credentials'>;
   tokens: Pick<TokenService, 'verifyAccessToken'>;
   resources: Pick<ResourceDirectory, 'find'>;
+  /** A resource deleted: the tokens of its uri issued before (issuedToThisResource). */
+  revocations: Pick<Revocations, 'revokedBeforeIssue'>;
   /** Whether the grant behind the token still holds (its session, app, person and consent). */
   active(claims: AccessTokenClaims): Promise<boolean>;
 }
@@ -49,7 +53,13 @@ export function resourceIntrospection(deps: ResourceIntrospectionDeps) {
     if (failure) return next(await failure);
     const token = (req.body as Record<string, unknown>).token as string;
     const result = await deps.tokens.verifyAccessToken(token);
-    if (!result.ok || result.claims.aud !== resource!.uri || !(await deps.active(result.claims)))
+    if (
+      !result.ok ||
+      result.claims.aud !== resource!.uri ||
+      // one issued before a resource of this uri was deleted is not this resource's (a security review)
+      !issuedToThisResource(deps.revocations, resource!, result.claims.iat) ||
+      !(await deps.active(result.claims))
+    )
       return sendJson(res, { active: false });
     const { claims } = result;
     sendJson(res, {
