@@ -160,7 +160,7 @@ export async function buildApp(
         keys: { keys, audit },
       });
       registrationAdminRoutes(router, { config, audit, store: services.registration.store, now: tokens.now });
-      resourceAdminRoutes(router, { config, audit, resources, revocations, now: tokens.now });
+      resourceAdminRoutes(router, { config, audit, consents, resources, revocations, now: tokens.now });
     },
   });
   return {

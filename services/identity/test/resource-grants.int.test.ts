@@ -143,6 +143,16 @@ describe('resource grants: consent and the resource’s identity (security revie
       return registered;
     })();
 
+    // nor did the person's consent to the old one carry over: the consent keeps only the other entries
+    const granted = await h.ctx.kernel.consents.find(user.user_id, app.app_id);
+    expect(granted).toEqual(expect.arrayContaining(['openid', TOOLS]));
+    expect(granted.filter((s) => s === AGAIN || s.startsWith(`${AGAIN}#`))).toEqual([]);
+    const [stored] = await h.storage.db.query<{ scopes: string[] }>(
+      'SELECT scopes FROM consents WHERE user_id = $1 AND app_id = $2',
+      [user.user_id, app.app_id],
+    );
+    expect(stored.scopes.filter((s) => s.startsWith(AGAIN))).toEqual([]);
+
     // the resource registered again works for tokens issued to it
     const fresh = await tokensFor(AGAIN, 'again:use');
     expect((await introspectAs(third, fresh.access).expect(200)).body).toMatchObject({ active: true, aud: AGAIN });

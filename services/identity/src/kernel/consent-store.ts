@@ -29,6 +29,20 @@ export function consentStore(db: Queryable) {
         [userId, appId, scopes],
       );
     },
+    /**
+     * Removes a resource's entries (`<uri>`, `<uri>#<scope>`) from every consent: the resource was deleted.
+     * Returns the consents changed. A scan of consents, for an operator's rare deletion.
+     */
+    async removeResource(uri: string): Promise<{ userId: string; appId: string }[]> {
+      const rows = await db.query<{ user_id: string; app_id: string }>(
+        `UPDATE consents
+           SET scopes = ARRAY(SELECT s FROM unnest(scopes) s WHERE s <> $1 AND left(s, length($1) + 1) <> $1 || '#' ORDER BY 1)
+         WHERE EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s = $1 OR left(s, length($1) + 1) = $1 || '#')
+         RETURNING user_id, app_id`,
+        [uri],
+      );
+      return rows.map((r) => ({ userId: r.user_id, appId: r.app_id }));
+    },
     async withdraw(userId: string, appId: string): Promise<boolean> {
       const rows = await db.query('DELETE FROM consents WHERE user_id = $1 AND app_id = $2 RETURNING 1', [
         userId,

@@ -250,6 +250,15 @@ export class ConsentDirectory {
     await Promise.all(appIds.map((appId) => this.cache.invalidate(`${userId} ${appId}`)));
   }
 
+  /**
+   * A resource deleted: no consent keeps its entries (`<uri>`, `<uri>#<scope>`), so a resource registered
+   * again with the same uri asks each person again (a security review). Here and on every replica.
+   */
+  async removeResource(uri: string): Promise<void> {
+    const changed = await this.store.removeResource(uri);
+    await Promise.all(changed.map(({ userId, appId }) => this.cache.invalidate(`${userId} ${appId}`)));
+  }
+
   /** False when there was nothing to withdraw. */
   async withdraw(userId: string, appId: string): Promise<boolean> {
     await this.beforeWithdrawal(userId, appId);

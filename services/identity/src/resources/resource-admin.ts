@@ -16,6 +16,7 @@ import {
 } from '@attest/common';
 import { hmacHex, randomHex } from '../kernel/crypto';
 import type { VerificationLevel } from '../kernel/user-store';
+import type { ConsentDirectory } from '../kernel/directories';
 import type { Revocations } from '../kernel/revocations';
 import type { ResourceDirectory } from './resource-directory';
 import { resourceKey } from './resource-grants';
@@ -83,6 +84,8 @@ export interface ResourceAdminDeps {
   revocations: Pick<Revocations, 'revokeBefore' | 'pastRevocationOf'>;
   now: () => number;
   audit: Pick<AuditLog, 'record'>;
+  /** A resource deleted: the people's consents to it are removed. */
+  consents: Pick<ConsentDirectory, 'removeResource'>;
   resources: Pick<ResourceDirectory, 'find' | 'list' | 'insert' | 'update' | 'setSecretHash' | 'remove'>;
 }
 
@@ -227,7 +230,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
   documentAdminRoute(router, 'DELETE', '/resources/:id', {
     summary: 'Delete a resource: no new tokens for it, and its server can no longer introspect',
     description:
-      'Its tokens and refresh tokens stop working for good: a resource registered again with the same uri is another, ' +
+      "Its tokens and refresh tokens stop working for good and people's consents to it are removed: a resource registered again with the same uri is another, " +
       'and takes none of them.',
     tags,
     params,
@@ -241,6 +244,8 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
     const now = deps.now();
     const longest = Math.max(deps.config.ACCESS_TOKEN_TTL_SECONDS, deps.config.TOKEN_EXCHANGE_TTL_SECONDS);
     await deps.revocations.revokeBefore(resourceKey(resource.uri), new Date(now), new Date(now + longest * 1000));
+    // nor does a person's consent to it carry over to one registered again with its uri
+    await deps.consents.removeResource(resource.uri);
     await deps.audit.record({
       type: 'resource.deleted',
       actor: operatorActor(req, res),
