@@ -142,73 +142,93 @@ async function withTokens(db: Queryable, rows: Row[]): Promise<PaymentRequest[]>
 export function paymentRequestStore(db: Queryable) {
   return {
     /**
-     * Null when the app already used the reference. The app's amount policy is copied into the request; a
-     * request that accepts one token is settled in it from the start.
+     * Inserts the requests (one statement for any number: the creations written together), each with its
+     * accepted tokens in the app's order (position); the stored ones by id, read back as stored. One left
+     * out was not inserted: its app already used the reference (or an earlier one of `requests` did). The
+     * app's amount policy is copied into each request; a request that accepts one token is settled in it
+     * from the start.
      */
-    async insert(r: NewPaymentRequest): Promise<PaymentRequest | null> {
-      const only = r.accepted.length === 1 ? r.accepted[0] : null;
-      // one statement: the request, then its accepted tokens in the app's order (position), read back as stored
-      const [row] = await db.query<
+    async insertAll(requests: readonly NewPaymentRequest[]): Promise<Map<string, PaymentRequest>> {
+      const only = (r: NewPaymentRequest) => (r.accepted.length === 1 ? r.accepted[0] : null);
+      const tokens = requests.flatMap((r) => r.accepted.map((t, position) => ({ id: r.id, position, ...t })));
+      const rows = await db.query<
         Row & { accepted_tokens: (Omit<TokenRow, 'payment_request_id' | 'price_observed_at'> & AcceptedJson)[] }
       >(
-        preparedStatement(`WITH request AS (
+        // each column an array, so the text is the same for any number of requests (a prepared statement)
+        preparedStatement(`WITH input AS (
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[],
+               $8::text[], $9::text[], $10::text[], $11::integer[], $12::timestamptz[], $13::text[], $14::integer[],
+               $15::text[], $16::text[])
+             WITH ORDINALITY AS i(id, app_id, reference, chain, token, to_address, amount_due, fiat_amount,
+               fiat_currency, price_amount, price_decimals, price_observed_at, price_source, expires_in, metadata,
+               return_url, n)),
+         request AS (
            INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
              fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
              expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
-           SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             COALESCE($14::integer, p.default_expires_in_seconds, 900),
-             make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
-             COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
-           FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
+           SELECT i.id, i.app_id, i.reference, 'pending', i.chain, i.token, i.to_address, i.amount_due, i.fiat_amount,
+             i.fiat_currency, i.price_amount, i.price_decimals, i.price_observed_at, i.price_source,
+             COALESCE(i.expires_in, p.default_expires_in_seconds, 900),
+             make_interval(secs => COALESCE(i.expires_in, p.default_expires_in_seconds, 900)) + now(), i.metadata,
+             COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), i.return_url
+           FROM input i LEFT JOIN payment_amount_policies p ON p.app_id = i.app_id
+           ORDER BY i.n
            ON CONFLICT DO NOTHING RETURNING *),
          tokens AS (
            INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
              price_decimals, price_observed_at, price_source)
-           SELECT request.id, t.token, t.n - 1, t.amount_due, t.price_amount, t.price_decimals, t.price_observed_at, t.price_source
-           FROM request, unnest($17::text[], $18::numeric[], $19::text[], $20::integer[], $21::timestamptz[], $22::text[])
-             WITH ORDINALITY AS t(token, amount_due, price_amount, price_decimals, price_observed_at, price_source, n)
+           SELECT t.request_id, t.token, t.position, t.amount_due, t.price_amount, t.price_decimals, t.price_observed_at,
+             t.price_source
+           FROM unnest($17::text[], $18::text[], $19::integer[], $20::numeric[], $21::text[], $22::integer[],
+               $23::timestamptz[], $24::text[])
+             AS t(request_id, token, position, amount_due, price_amount, price_decimals, price_observed_at, price_source)
+           JOIN request ON request.id = t.request_id
            RETURNING *)
          SELECT request.*, (SELECT json_agg(json_build_object('token', token, 'position', position,
              'amount_due', amount_due::text, 'price_amount', price_amount, 'price_decimals', price_decimals,
              'price_observed_at_ms', floor(extract(epoch FROM price_observed_at) * 1000)::float8, 'price_source', price_source))
-           FROM tokens) AS accepted_tokens
+           FROM tokens WHERE tokens.payment_request_id = request.id) AS accepted_tokens
          FROM request`),
         [
-          r.id,
-          r.appId,
-          r.reference,
-          r.chain,
-          only?.token ?? null,
-          r.to,
-          only?.amountDue ?? null,
-          r.fiat?.amount ?? null,
-          r.fiat?.currency ?? null,
-          only?.price?.amount ?? null,
-          only?.price?.decimals ?? null,
-          only?.price?.observedAt ?? null,
-          only?.price?.source ?? null,
-          r.expiresInSeconds,
-          r.metadata,
-          r.returnUrl,
-          r.accepted.map((t) => t.token),
-          r.accepted.map((t) => t.amountDue),
-          r.accepted.map((t) => t.price?.amount ?? null),
-          r.accepted.map((t) => t.price?.decimals ?? null),
-          r.accepted.map((t) => t.price?.observedAt ?? null),
-          r.accepted.map((t) => t.price?.source ?? null),
+          requests.map((r) => r.id),
+          requests.map((r) => r.appId),
+          requests.map((r) => r.reference),
+          requests.map((r) => r.chain),
+          requests.map((r) => only(r)?.token ?? null),
+          requests.map((r) => r.to),
+          requests.map((r) => only(r)?.amountDue ?? null),
+          requests.map((r) => r.fiat?.amount ?? null),
+          requests.map((r) => r.fiat?.currency ?? null),
+          requests.map((r) => only(r)?.price?.amount ?? null),
+          requests.map((r) => only(r)?.price?.decimals ?? null),
+          requests.map((r) => only(r)?.price?.observedAt ?? null),
+          requests.map((r) => only(r)?.price?.source ?? null),
+          requests.map((r) => r.expiresInSeconds),
+          requests.map((r) => r.metadata),
+          requests.map((r) => r.returnUrl),
+          tokens.map((t) => t.id),
+          tokens.map((t) => t.token),
+          tokens.map((t) => t.position),
+          tokens.map((t) => t.amountDue),
+          tokens.map((t) => t.price?.amount ?? null),
+          tokens.map((t) => t.price?.decimals ?? null),
+          tokens.map((t) => t.price?.observedAt ?? null),
+          tokens.map((t) => t.price?.source ?? null),
         ],
       );
-      if (!row) return null;
-      const { accepted_tokens: tokens, ...request } = row;
-      const accepted = [...tokens]
-        .sort((a, b) => a.position - b.position)
-        .map((t) =>
-          toAccepted({
-            ...t,
-            price_observed_at: t.price_observed_at_ms === null ? null : new Date(t.price_observed_at_ms),
-          }),
-        );
-      return toRequest(request, accepted);
+      const stored = new Map<string, PaymentRequest>();
+      for (const { accepted_tokens: accepted, ...request } of rows) {
+        const inOrder = [...(accepted ?? [])]
+          .sort((a, b) => a.position - b.position)
+          .map((t) =>
+            toAccepted({
+              ...t,
+              price_observed_at: t.price_observed_at_ms === null ? null : new Date(t.price_observed_at_ms),
+            }),
+          );
+        stored.set(request.id, toRequest(request, inOrder));
+      }
+      return stored;
     },
     async find(id: string): Promise<PaymentRequest | null> {
       const rows = await db.query<Row>(preparedStatement('SELECT * FROM payment_requests WHERE id = $1'), [id]);
