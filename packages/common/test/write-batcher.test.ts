@@ -57,7 +57,7 @@ describe('WriteBatcher', () => {
 
   it('fails the whole batch, without writing it again, when retrySingly says the error is not about one item', async () => {
     const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const writeMany = jest.fn(async () => {
+    const writeMany = jest.fn(async (_items: string[]): Promise<string[]> => {
       throw outage;
     });
     const batcher = new WriteBatcher<string, string>(writeMany, {
