@@ -134,6 +134,53 @@ describe('payment requests created together', () => {
     expect(rows.map((r) => r.reference).sort()).toEqual(good.map((g) => g.reference).sort());
   });
 
+  it('answers each creation with what a read of it answers (the insert reads back only what the database decides)', async () => {
+    const observedAt = new Date('2026-12-06T10:00:00.123Z');
+    const priced = new PaymentRequestService(
+      h.storage.db,
+      {
+        quote: async (token) => ({
+          amount: token === 'WLD' ? '250000' : '100000',
+          decimals: 5,
+          observedAt,
+          source: 'https://prices.test',
+        }),
+      },
+      h.storage.bus,
+      { outbox: writeEvent },
+    );
+    // an app's policy decides the expiry and the tolerance copied in
+    await h.storage.db.query(
+      'INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds) VALUES ($1, 2.5, false, 1200)',
+      [appId],
+    );
+    const fiat = input({
+      price: { amount: '12.34', currency: 'USD' },
+      tokens: [
+        { token: 'WLD', decimals: 18 },
+        { token: 'USDCE', decimals: 6 },
+      ],
+      tokensField: 'accepted_tokens',
+      metadata: JSON.stringify({ order: 7, note: 'a "quoted" note' }),
+    });
+    const token = input({ expiresInSeconds: 60, metadata: JSON.stringify({ order: 8 }) });
+    const made = await Promise.all([priced.create(fiat, actor), priced.create(token, actor)]);
+    for (const m of made) {
+      expect(m.created).toBe(true);
+      const read = await priced.get(appId, m.request.id);
+      expect(m.view).toEqual(read);
+    }
+    expect(made[0].view).toMatchObject({
+      amount_policy: { underpayment_tolerance_percent: '2.5', flag_overpayment: false },
+      accepted_tokens: [expect.objectContaining({ token: 'WLD' }), expect.objectContaining({ token: 'USDCE' })],
+    });
+    const lifetime = (v: { created_at: string; expires_at: string }) =>
+      Date.parse(v.expires_at) - Date.parse(v.created_at);
+    expect(lifetime(made[0].view as never)).toBe(1200000);
+    expect(lifetime(made[1].view as never)).toBe(60000);
+    expect(made[1].view).toMatchObject({ amount_due: '1000000' });
+  });
+
   it('the receiving-address check follows an address added and removed at once (its cache is dropped)', async () => {
     const app = newAppId();
     const { api_key: key } = await apiKeyFor(h, app);

@@ -73,10 +73,14 @@ interface TokenRow {
   price_source: string | null;
 }
 
-/** An accepted token as the insert returns it (JSON: the time in whole milliseconds, as a timestamptz reads). */
-interface AcceptedJson {
-  position: number;
-  price_observed_at_ms: number | null;
+/** What the database decides of a request it inserted (the rest is what was given). */
+interface Decided {
+  id: string;
+  expires_in_seconds: number;
+  expires_at_ms: number;
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  created_at_ms: number;
 }
 
 const toAccepted = (t: Omit<TokenRow, 'payment_request_id'>): AcceptedToken => ({
@@ -143,17 +147,16 @@ export function paymentRequestStore(db: Queryable) {
   return {
     /**
      * Inserts the requests (one statement for any number: the creations written together), each with its
-     * accepted tokens in the app's order (position); the stored ones by id, read back as stored. One left
-     * out was not inserted: its app already used the reference (or an earlier one of `requests` did). The
-     * app's amount policy is copied into each request; a request that accepts one token is settled in it
-     * from the start.
+     * accepted tokens in the app's order (position); the stored ones by id. One left out was not inserted:
+     * its app already used the reference (or an earlier one of `requests` did). The app's amount policy is
+     * copied into each request; a request that accepts one token is settled in it from the start.
      */
     async insertAll(requests: readonly NewPaymentRequest[]): Promise<Map<string, PaymentRequest>> {
       const only = (r: NewPaymentRequest) => (r.accepted.length === 1 ? r.accepted[0] : null);
       const tokens = requests.flatMap((r) => r.accepted.map((t, position) => ({ id: r.id, position, ...t })));
-      const rows = await db.query<
-        Row & { accepted_tokens: (Omit<TokenRow, 'payment_request_id' | 'price_observed_at'> & AcceptedJson)[] }
-      >(
+      // only what the database decides comes back (the times, the expiry, the policy copied in): the rest
+      // is what was given, and reading every column and token back cost more than the inserts (bench/README.md)
+      const rows = await db.query<Decided>(
         // each column an array, so the text is the same for any number of requests (a prepared statement)
         preparedStatement(`WITH input AS (
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[],
@@ -173,7 +176,8 @@ export function paymentRequestStore(db: Queryable) {
              COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), i.return_url
            FROM input i LEFT JOIN payment_amount_policies p ON p.app_id = i.app_id
            ORDER BY i.n
-           ON CONFLICT DO NOTHING RETURNING *),
+           ON CONFLICT DO NOTHING
+           RETURNING id, expires_in_seconds, expires_at, underpayment_tolerance_percent, flag_overpayment, created_at),
          tokens AS (
            INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
              price_decimals, price_observed_at, price_source)
@@ -182,12 +186,9 @@ export function paymentRequestStore(db: Queryable) {
            FROM unnest($17::text[], $18::text[], $19::integer[], $20::numeric[], $21::text[], $22::integer[],
                $23::timestamptz[], $24::text[])
              AS t(request_id, token, position, amount_due, price_amount, price_decimals, price_observed_at, price_source)
-           JOIN request ON request.id = t.request_id
-           RETURNING *)
-         SELECT request.*, (SELECT json_agg(json_build_object('token', token, 'position', position,
-             'amount_due', amount_due::text, 'price_amount', price_amount, 'price_decimals', price_decimals,
-             'price_observed_at_ms', floor(extract(epoch FROM price_observed_at) * 1000)::float8, 'price_source', price_source))
-           FROM tokens WHERE tokens.payment_request_id = request.id) AS accepted_tokens
+           JOIN request ON request.id = t.request_id)
+         SELECT id, expires_in_seconds, floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
+           underpayment_tolerance_percent::text, flag_overpayment, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_at_ms
          FROM request`),
         [
           requests.map((r) => r.id),
@@ -216,17 +217,49 @@ export function paymentRequestStore(db: Queryable) {
           tokens.map((t) => t.price?.source ?? null),
         ],
       );
+      const given = new Map(requests.map((r) => [r.id, r]));
       const stored = new Map<string, PaymentRequest>();
-      for (const { accepted_tokens: accepted, ...request } of rows) {
-        const inOrder = [...(accepted ?? [])]
-          .sort((a, b) => a.position - b.position)
-          .map((t) =>
-            toAccepted({
-              ...t,
-              price_observed_at: t.price_observed_at_ms === null ? null : new Date(t.price_observed_at_ms),
-            }),
-          );
-        stored.set(request.id, toRequest(request, inOrder));
+      for (const d of rows) {
+        const r = given.get(d.id)!;
+        const one = only(r);
+        const createdAt = new Date(d.created_at_ms);
+        stored.set(
+          r.id,
+          toRequest(
+            {
+              id: r.id,
+              app_id: r.appId,
+              reference: r.reference,
+              status: 'pending',
+              status_reason: null,
+              status_detail: null,
+              chain: r.chain,
+              token: one?.token ?? null,
+              to_address: r.to,
+              amount_due: one?.amountDue ?? null,
+              amount_paid: '0',
+              amount_refunded: '0',
+              fiat_amount: r.fiat?.amount ?? null,
+              fiat_currency: r.fiat?.currency ?? null,
+              price_amount: one?.price?.amount ?? null,
+              price_decimals: one?.price?.decimals ?? null,
+              price_observed_at: one?.price?.observedAt ?? null,
+              price_source: one?.price?.source ?? null,
+              expires_in_seconds: d.expires_in_seconds,
+              expires_at: new Date(d.expires_at_ms),
+              expired_at: null,
+              canceled_at: null,
+              return_url: r.returnUrl,
+              metadata: r.metadata,
+              underpayment_tolerance_percent: d.underpayment_tolerance_percent,
+              flag_overpayment: d.flag_overpayment,
+              created_at: createdAt,
+              updated_at: createdAt,
+            },
+            // the tokens as given, in the app's order (as a read loads them)
+            r.accepted.map((t) => ({ token: t.token, amountDue: t.amountDue, price: t.price })),
+          ),
+        );
       }
       return stored;
     },
