@@ -50,7 +50,32 @@ describe('AuditLog when the database refuses an event', () => {
     expect(await audit.flush()).toBe(true);
     expect(audit.backlog).toBe(0);
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toEqual(expect.arrayContaining(['user.disabled', 'operator', 'alice', 'usr_1']));
+    // one statement whatever the number of events: each column an array
+    expect(stored[0]).toEqual([['user.disabled'], ['operator'], ['alice'], ['usr_1'], [null], [null], ['{}']]);
+    await audit.stop();
+  });
+
+  it('records several events in one statement, and keeps each of them when the database refuses it', async () => {
+    const { db, stored, state } = flakyDb();
+    const { logger } = capturingLogger();
+    const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000 });
+    await audit.record([event(1), event(2)]);
+    expect(audit.backlog).toBe(2);
+    state.down = false;
+    await audit.record([event(3), event(4)]);
+    expect(stored).toEqual([
+      [
+        ['user.disabled', 'user.disabled'],
+        ['operator', 'operator'],
+        ['alice', 'alice'],
+        ['usr_3', 'usr_4'],
+        [null, null],
+        [null, null],
+        ['{}', '{}'],
+      ],
+    ]);
+    expect(await audit.flush()).toBe(true);
+    expect(stored[1][3]).toEqual(['usr_1', 'usr_2']);
     await audit.stop();
   });
 

@@ -34,12 +34,14 @@ export class AuditLog {
     this.store = auditStore(db);
   }
 
-  async record(event: AuditEvent, tx?: Queryable): Promise<void> {
-    if (tx) return auditStore(tx).insert([event]);
+  /** Records one event, or several in one statement (changes written together, as payment requests' creations). */
+  async record(event: AuditEvent | readonly AuditEvent[], tx?: Queryable): Promise<void> {
+    const events = Array.isArray(event) ? (event as readonly AuditEvent[]) : [event as AuditEvent];
+    if (tx) return auditStore(tx).insert(events);
     try {
-      await this.store.insert([event]);
+      await this.store.insert(events);
     } catch (err) {
-      this.keep(event, err as Error);
+      for (const e of events) this.keep(e, err as Error);
     }
   }
 

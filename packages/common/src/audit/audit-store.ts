@@ -68,25 +68,27 @@ const toEvent = (r: Row): StoredAuditEvent => ({
 /** audit_events (each service's own schema): appended to, read newest first, purged by age only. */
 export function auditStore(db: Queryable) {
   return {
-    async insert(events: AuditEvent[]): Promise<void> {
+    async insert(events: readonly AuditEvent[]): Promise<void> {
       if (events.length === 0) return;
-      const values: unknown[] = [];
-      const rows = events.map((e, i) => {
-        values.push(
-          e.type,
-          e.actor.type,
-          e.actor.id,
-          e.subject ?? null,
-          e.actor.requestId ?? null,
-          e.actor.clientAddress ?? null,
-          JSON.stringify(e.detail ?? {}),
-        );
-        const n = i * 7;
-        return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb)`;
-      });
-      const text = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail) VALUES ${rows.join(', ')}`;
-      // one event, recorded in the transaction of the change it describes, is the common case (see preparedStatement)
-      await db.query(events.length === 1 ? preparedStatement(text) : text, values);
+      // one text whatever the number of events (each column an array), so it is one prepared statement
+      // on the embedded database (see preparedStatement): one event in its change's transaction, or the
+      // creations written together in one (payment requests)
+      await db.query(
+        preparedStatement(`INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
+         SELECT type, actor_type, actor, subject, request_id, client_address, detail
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
+           WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
+         ORDER BY n`),
+        [
+          events.map((e) => e.type),
+          events.map((e) => e.actor.type),
+          events.map((e) => e.actor.id),
+          events.map((e) => e.subject ?? null),
+          events.map((e) => e.actor.requestId ?? null),
+          events.map((e) => e.actor.clientAddress ?? null),
+          events.map((e) => JSON.stringify(e.detail ?? {})),
+        ],
+      );
     },
     async list(q: AuditQuery): Promise<StoredAuditEvent[]> {
       const rows = await db.query<Row>(

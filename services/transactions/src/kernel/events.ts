@@ -31,8 +31,11 @@ export interface WebhookEvent {
   body: string;
 }
 
-/** Writes an event to the outbox in `tx`, the transaction of the change it describes (it commits, or rolls back, with it). */
-export type OutboxWrite = (tx: Queryable, event: WebhookEvent) => Promise<void>;
+/**
+ * Writes events to the outbox in `tx`, the transaction of the changes they describe (they commit, or roll
+ * back, with it): one, or the events of several changes written together (one statement).
+ */
+export type OutboxWrite = (tx: Queryable, ...events: WebhookEvent[]) => Promise<void>;
 
 // The types and statuses live in @attest/common (the developer portal offers the same list).
 export {

@@ -1,6 +1,9 @@
 import {
+  AppError,
   errors,
+  isConnectionError,
   LocalCache,
+  WriteBatcher,
   type AuditActor,
   type AuditLog,
   type Db,
@@ -18,12 +21,24 @@ import { paymentRequestEvent } from './payment-request-events';
 import { cancelRequest } from './cancel-request';
 import { changeState, type StateWriter } from './request-change';
 import { paymentRequestStore } from './payment-request-store';
-import type { PaymentRequest } from './payment-request-types';
+import type { NewPaymentRequest, PaymentRequest } from './payment-request-types';
 import { atHead, requestView, type PaymentRequestView, type RequestLinks } from './payment-request-view';
 import { pickRequest, type TransferMatch } from './pick-request';
 import type { PriceSource } from './price-quote';
 import { settle } from './settle';
 import { refundsOf } from './refund-store';
+
+/** A creation waiting to be written: the request and who asked for it. */
+interface Creation {
+  request: NewPaymentRequest;
+  actor: AuditActor;
+}
+
+/** A creation written: the request and its view as committed. */
+interface Created {
+  request: PaymentRequest;
+  view: PaymentRequestView;
+}
 
 /** A change the chain watcher made: the audit trail's actor. */
 const WATCHER: AuditActor = { type: 'system', id: 'chain' };
@@ -84,6 +99,11 @@ export class PaymentRequestService implements PaymentSettlement {
   private readonly audit?: Pick<AuditLog, 'record'>;
   private readonly outbox: OutboxWrite;
   private readonly writer: StateWriter;
+  /** The creations of this process, written together when they arrive together (see writeCreations). */
+  private readonly creations = new WriteBatcher<Creation, Created | null>((c) => this.writeCreations(c), {
+    // a database that is away fails the whole batch; an error about one request's data is its own
+    retrySingly: (err) => !isConnectionError(err) && !(err instanceof AppError && err.status === 503),
+  });
 
   private store = (db: Queryable = this.db) => paymentRequestStore(db);
 
@@ -119,14 +139,36 @@ export class PaymentRequestService implements PaymentSettlement {
     if (input.returnUrl !== null)
       checkReturnUrl(input.returnUrl, (await this.store().policy(input.appId)).returnOrigins);
     const request = await newRequest(input, this.prices);
-    const created = await this.db.transaction(async (tx) => {
-      const row = await this.store(tx).insert(request);
-      if (!row) return null;
-      // a new request has no payments: its view as a read would load it
-      const view = requestView(row, [], null, this.writer.links);
-      await this.outbox(tx, paymentRequestEvent('payment_request.created', row, view, row.createdAt));
+    const created = await this.creations.write({ request, actor });
+    if (created) return { ...created, created: true };
+    // another creation of the same reference committed first
+    const winner = await this.store().findByReference(input.appId, input.reference);
+    if (!winner) throw new Error('payment request insert conflicted but no request holds the reference');
+    return sameAs(winner);
+  }
+
+  /**
+   * Writes the creations that arrive together in one database transaction (WriteBatcher): one statement
+   * inserts the requests and their tokens, one writes their payment_request.created events, one their
+   * audit records. Each creation's outcome: its request and view as committed, or null when its app had
+   * already used the reference (then the reference's stored request decides, as for a lone creation).
+   */
+  private async writeCreations(creations: Creation[]): Promise<(Created | null)[]> {
+    const outcomes = await this.db.transaction(async (tx) => {
+      const stored = await this.store(tx).insertAll(creations.map((c) => c.request));
+      const made = creations.map(({ request, actor }) => {
+        const row = stored.get(request.id);
+        // a new request has no payments: its view as a read would load it
+        return row ? { request: row, view: requestView(row, [], null, this.writer.links), actor } : null;
+      });
+      const news = made.filter((c) => c !== null);
+      if (news.length === 0) return made;
+      await this.outbox(
+        tx,
+        ...news.map((c) => paymentRequestEvent('payment_request.created', c.request, c.view, c.request.createdAt)),
+      );
       await this.audit?.record(
-        {
+        news.map(({ request: row, actor }) => ({
           type: 'payment_request.created',
           actor,
           subject: row.id,
@@ -135,19 +177,13 @@ export class PaymentRequestService implements PaymentSettlement {
             reference: row.reference,
             accepted_tokens: row.accepted.map((a) => ({ token: a.token, amount_due: a.amountDue })),
           },
-        },
+        })),
         tx,
       );
-      return { request: row, view };
+      return made;
     });
-    if (created) {
-      await this.views.invalidate(created.request.id);
-      return { ...created, created: true };
-    }
-    // another creation of the same reference committed first
-    const winner = await this.store().findByReference(input.appId, input.reference);
-    if (!winner) throw new Error('payment request insert conflicted but no request holds the reference');
-    return sameAs(winner);
+    await Promise.all(outcomes.map((c) => c && this.views.invalidate(c.request.id)));
+    return outcomes.map((c) => c && { request: c.request, view: c.view });
   }
 
   /** The app's request with its payments; a pending one past its expiry is expired now (the sweep may not have run yet). */

@@ -73,10 +73,14 @@ interface TokenRow {
   price_source: string | null;
 }
 
-/** An accepted token as the insert returns it (JSON: the time in whole milliseconds, as a timestamptz reads). */
-interface AcceptedJson {
-  position: number;
-  price_observed_at_ms: number | null;
+/** What the database decides of a request it inserted (the rest is what was given). */
+interface Decided {
+  id: string;
+  expires_in_seconds: number;
+  expires_at_ms: number;
+  underpayment_tolerance_percent: string;
+  flag_overpayment: boolean;
+  created_at_ms: number;
 }
 
 const toAccepted = (t: Omit<TokenRow, 'payment_request_id'>): AcceptedToken => ({
@@ -142,73 +146,122 @@ async function withTokens(db: Queryable, rows: Row[]): Promise<PaymentRequest[]>
 export function paymentRequestStore(db: Queryable) {
   return {
     /**
-     * Null when the app already used the reference. The app's amount policy is copied into the request; a
-     * request that accepts one token is settled in it from the start.
+     * Inserts the requests (one statement for any number: the creations written together), each with its
+     * accepted tokens in the app's order (position); the stored ones by id. One left out was not inserted:
+     * its app already used the reference (or an earlier one of `requests` did). The app's amount policy is
+     * copied into each request; a request that accepts one token is settled in it from the start.
      */
-    async insert(r: NewPaymentRequest): Promise<PaymentRequest | null> {
-      const only = r.accepted.length === 1 ? r.accepted[0] : null;
-      // one statement: the request, then its accepted tokens in the app's order (position), read back as stored
-      const [row] = await db.query<
-        Row & { accepted_tokens: (Omit<TokenRow, 'payment_request_id' | 'price_observed_at'> & AcceptedJson)[] }
-      >(
-        preparedStatement(`WITH request AS (
+    async insertAll(requests: readonly NewPaymentRequest[]): Promise<Map<string, PaymentRequest>> {
+      const only = (r: NewPaymentRequest) => (r.accepted.length === 1 ? r.accepted[0] : null);
+      const tokens = requests.flatMap((r) => r.accepted.map((t, position) => ({ id: r.id, position, ...t })));
+      // only what the database decides comes back (the times, the expiry, the policy copied in): the rest
+      // is what was given, and reading every column and token back cost more than the inserts (bench/README.md)
+      const rows = await db.query<Decided>(
+        // each column an array, so the text is the same for any number of requests (a prepared statement)
+        preparedStatement(`WITH input AS (
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[],
+               $8::text[], $9::text[], $10::text[], $11::integer[], $12::timestamptz[], $13::text[], $14::integer[],
+               $15::text[], $16::text[])
+             WITH ORDINALITY AS i(id, app_id, reference, chain, token, to_address, amount_due, fiat_amount,
+               fiat_currency, price_amount, price_decimals, price_observed_at, price_source, expires_in, metadata,
+               return_url, n)),
+         request AS (
            INSERT INTO payment_requests (id, app_id, reference, status, chain, token, to_address, amount_due,
              fiat_amount, fiat_currency, price_amount, price_decimals, price_observed_at, price_source,
              expires_in_seconds, expires_at, metadata, underpayment_tolerance_percent, flag_overpayment, return_url)
-           SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             COALESCE($14::integer, p.default_expires_in_seconds, 900),
-             make_interval(secs => COALESCE($14::integer, p.default_expires_in_seconds, 900)) + now(), $15,
-             COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), $16
-           FROM (SELECT 1) one LEFT JOIN payment_amount_policies p ON p.app_id = $2
-           ON CONFLICT DO NOTHING RETURNING *),
+           SELECT i.id, i.app_id, i.reference, 'pending', i.chain, i.token, i.to_address, i.amount_due, i.fiat_amount,
+             i.fiat_currency, i.price_amount, i.price_decimals, i.price_observed_at, i.price_source,
+             COALESCE(i.expires_in, p.default_expires_in_seconds, 900),
+             make_interval(secs => COALESCE(i.expires_in, p.default_expires_in_seconds, 900)) + now(), i.metadata,
+             COALESCE(p.underpayment_tolerance_percent, 0), COALESCE(p.flag_overpayment, true), i.return_url
+           FROM input i LEFT JOIN payment_amount_policies p ON p.app_id = i.app_id
+           ORDER BY i.n
+           ON CONFLICT DO NOTHING
+           RETURNING id, expires_in_seconds, expires_at, underpayment_tolerance_percent, flag_overpayment, created_at),
          tokens AS (
            INSERT INTO payment_request_tokens (payment_request_id, token, position, amount_due, price_amount,
              price_decimals, price_observed_at, price_source)
-           SELECT request.id, t.token, t.n - 1, t.amount_due, t.price_amount, t.price_decimals, t.price_observed_at, t.price_source
-           FROM request, unnest($17::text[], $18::numeric[], $19::text[], $20::integer[], $21::timestamptz[], $22::text[])
-             WITH ORDINALITY AS t(token, amount_due, price_amount, price_decimals, price_observed_at, price_source, n)
-           RETURNING *)
-         SELECT request.*, (SELECT json_agg(json_build_object('token', token, 'position', position,
-             'amount_due', amount_due::text, 'price_amount', price_amount, 'price_decimals', price_decimals,
-             'price_observed_at_ms', floor(extract(epoch FROM price_observed_at) * 1000)::float8, 'price_source', price_source))
-           FROM tokens) AS accepted_tokens
+           SELECT t.request_id, t.token, t.position, t.amount_due, t.price_amount, t.price_decimals, t.price_observed_at,
+             t.price_source
+           FROM unnest($17::text[], $18::text[], $19::integer[], $20::numeric[], $21::text[], $22::integer[],
+               $23::timestamptz[], $24::text[])
+             AS t(request_id, token, position, amount_due, price_amount, price_decimals, price_observed_at, price_source)
+           JOIN request ON request.id = t.request_id)
+         SELECT id, expires_in_seconds, floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
+           underpayment_tolerance_percent::text, flag_overpayment, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_at_ms
          FROM request`),
         [
-          r.id,
-          r.appId,
-          r.reference,
-          r.chain,
-          only?.token ?? null,
-          r.to,
-          only?.amountDue ?? null,
-          r.fiat?.amount ?? null,
-          r.fiat?.currency ?? null,
-          only?.price?.amount ?? null,
-          only?.price?.decimals ?? null,
-          only?.price?.observedAt ?? null,
-          only?.price?.source ?? null,
-          r.expiresInSeconds,
-          r.metadata,
-          r.returnUrl,
-          r.accepted.map((t) => t.token),
-          r.accepted.map((t) => t.amountDue),
-          r.accepted.map((t) => t.price?.amount ?? null),
-          r.accepted.map((t) => t.price?.decimals ?? null),
-          r.accepted.map((t) => t.price?.observedAt ?? null),
-          r.accepted.map((t) => t.price?.source ?? null),
+          requests.map((r) => r.id),
+          requests.map((r) => r.appId),
+          requests.map((r) => r.reference),
+          requests.map((r) => r.chain),
+          requests.map((r) => only(r)?.token ?? null),
+          requests.map((r) => r.to),
+          requests.map((r) => only(r)?.amountDue ?? null),
+          requests.map((r) => r.fiat?.amount ?? null),
+          requests.map((r) => r.fiat?.currency ?? null),
+          requests.map((r) => only(r)?.price?.amount ?? null),
+          requests.map((r) => only(r)?.price?.decimals ?? null),
+          requests.map((r) => only(r)?.price?.observedAt ?? null),
+          requests.map((r) => only(r)?.price?.source ?? null),
+          requests.map((r) => r.expiresInSeconds),
+          requests.map((r) => r.metadata),
+          requests.map((r) => r.returnUrl),
+          tokens.map((t) => t.id),
+          tokens.map((t) => t.token),
+          tokens.map((t) => t.position),
+          tokens.map((t) => t.amountDue),
+          tokens.map((t) => t.price?.amount ?? null),
+          tokens.map((t) => t.price?.decimals ?? null),
+          tokens.map((t) => t.price?.observedAt ?? null),
+          tokens.map((t) => t.price?.source ?? null),
         ],
       );
-      if (!row) return null;
-      const { accepted_tokens: tokens, ...request } = row;
-      const accepted = [...tokens]
-        .sort((a, b) => a.position - b.position)
-        .map((t) =>
-          toAccepted({
-            ...t,
-            price_observed_at: t.price_observed_at_ms === null ? null : new Date(t.price_observed_at_ms),
-          }),
+      const given = new Map(requests.map((r) => [r.id, r]));
+      const stored = new Map<string, PaymentRequest>();
+      for (const d of rows) {
+        const r = given.get(d.id)!;
+        const one = only(r);
+        const createdAt = new Date(d.created_at_ms);
+        stored.set(
+          r.id,
+          toRequest(
+            {
+              id: r.id,
+              app_id: r.appId,
+              reference: r.reference,
+              status: 'pending',
+              status_reason: null,
+              status_detail: null,
+              chain: r.chain,
+              token: one?.token ?? null,
+              to_address: r.to,
+              amount_due: one?.amountDue ?? null,
+              amount_paid: '0',
+              amount_refunded: '0',
+              fiat_amount: r.fiat?.amount ?? null,
+              fiat_currency: r.fiat?.currency ?? null,
+              price_amount: one?.price?.amount ?? null,
+              price_decimals: one?.price?.decimals ?? null,
+              price_observed_at: one?.price?.observedAt ?? null,
+              price_source: one?.price?.source ?? null,
+              expires_in_seconds: d.expires_in_seconds,
+              expires_at: new Date(d.expires_at_ms),
+              expired_at: null,
+              canceled_at: null,
+              return_url: r.returnUrl,
+              metadata: r.metadata,
+              underpayment_tolerance_percent: d.underpayment_tolerance_percent,
+              flag_overpayment: d.flag_overpayment,
+              created_at: createdAt,
+              updated_at: createdAt,
+            },
+            // the tokens as given, in the app's order (as a read loads them)
+            r.accepted.map((t) => ({ token: t.token, amountDue: t.amountDue, price: t.price })),
+          ),
         );
-      return toRequest(request, accepted);
+      }
+      return stored;
     },
     async find(id: string): Promise<PaymentRequest | null> {
       const rows = await db.query<Row>(preparedStatement('SELECT * FROM payment_requests WHERE id = $1'), [id]);

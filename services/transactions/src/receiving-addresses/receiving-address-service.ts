@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, type AuditActor, type AuditLog, type Db, type Queryable } from '@attest/common';
+import {
+  AppError,
+  errors,
+  LocalCache,
+  type AuditActor,
+  type AuditLog,
+  type Db,
+  type InvalidationBus,
+  type Queryable,
+} from '@attest/common';
 import type { SignatureVerifier } from './signature-verifier';
 import {
   receivingAddressStore,
@@ -61,13 +70,23 @@ export class ReceivingAddressService {
       audit?: Pick<AuditLog, 'record'>;
       /** The chains an address may be added on (CHAIN_TOKENS' names); any when not given. */
       chains?: readonly string[];
+      /**
+       * With a bus: each address's owner is read from memory once warm (every payment request's creation
+       * checks its `to`), dropped here and on every replica when the address is added or removed.
+       */
+      bus?: InvalidationBus;
     } = {},
   ) {
     this.audit = options.audit;
     this.chains = options.chains;
+    this.owners = options.bus
+      ? new LocalCache<string>(options.bus, { name: 'receiving-addresses', ttlMs: 60000, max: 20000 })
+      : undefined;
   }
 
   private readonly chains?: readonly string[];
+  /** The app that receives at `chain:address` (absent ones too), when a bus keeps replicas in step. */
+  private readonly owners?: LocalCache<string>;
 
   private store = (db: Queryable = this.db) => receivingAddressStore(db);
 
@@ -76,9 +95,12 @@ export class ReceivingAddressService {
     return (await this.ownerOf(chain, address, db)) === appId;
   }
 
-  /** The app that receives at (chain, address), or null. */
+  /** The app that receives at (chain, address), or null; read in `db` when given, else from memory once warm. */
   async ownerOf(chain: string, address: string, db?: Queryable): Promise<string | null> {
-    return this.store(db).ownerOf(chain.toLowerCase(), address.toLowerCase());
+    const c = chain.toLowerCase();
+    const a = address.toLowerCase();
+    if (db || !this.owners) return this.store(db).ownerOf(c, a);
+    return this.owners.get(`${c}:${a}`, () => this.store().ownerOf(c, a));
   }
 
   /** Throws 403 receiving_address_not_registered naming `field` unless (chain, address) is the app's. */
@@ -103,7 +125,7 @@ export class ReceivingAddressService {
     proof: ReceivingAddressProof,
     actor: AuditActor,
   ): Promise<{ address: ReceivingAddress; added: boolean }> {
-    return this.db.transaction(async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       const result = await this.store(tx).add(appId, chain, address, proof);
       if (!result) throw addressTaken(chain, address);
       if (result.added)
@@ -113,6 +135,8 @@ export class ReceivingAddressService {
         );
       return result;
     });
+    if (result.added) await this.owners?.invalidate(`${chain}:${address}`);
+    return result;
   }
 
   /** An operator adds (chain, address) to the app (no proof asked); again for the same app: `added` false. */
@@ -181,7 +205,7 @@ export class ReceivingAddressService {
   async remove(appId: string, chain: string, address: string, actor: AuditActor): Promise<ReceivingAddress> {
     const c = chain.toLowerCase();
     const a = address.toLowerCase();
-    return this.db.transaction(async (tx) => {
+    const removed = await this.db.transaction(async (tx) => {
       const removed = await this.store(tx).remove(appId, c, a);
       if (!removed) throw errors.notFound(`address ${a} is not this app's receiving address on ${c}.`, 'address');
       await this.audit?.record(
@@ -195,5 +219,7 @@ export class ReceivingAddressService {
       );
       return removed;
     });
+    await this.owners?.invalidate(`${c}:${a}`);
+    return removed;
   }
 }

@@ -33,6 +33,34 @@ export function eventStore(db: Queryable) {
         ],
       );
     },
+    /**
+     * Writes several events (the changes written together in one transaction), in their order, each with
+     * a delivery for each enabled endpoint of its app whose filter takes it: addEvent's work in one
+     * statement, with no routing.
+     */
+    async addEvents(events: readonly WebhookEvent[]): Promise<void> {
+      if (events.length === 0) return;
+      await db.query(
+        preparedStatement(`WITH event AS (
+           INSERT INTO webhook_events (id, app_id, type, transaction_id, payment_request_id, body)
+           SELECT id, app_id, type, transaction_id, payment_request_id, body
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+             WITH ORDINALITY AS e(id, app_id, type, transaction_id, payment_request_id, body, n)
+           ORDER BY n
+           RETURNING id, app_id, type)
+         INSERT INTO webhook_deliveries (id, event_id, endpoint_id)
+         SELECT ${NEW_DELIVERY_ID}, event.id, w.id FROM event JOIN webhook_endpoints w ON w.app_id = event.app_id AND w.disabled_at IS NULL
+         WHERE ${typeMatchesSql('event.type', 'w.enabled_events')}`),
+        [
+          events.map((e) => e.id),
+          events.map((e) => e.appId),
+          events.map((e) => e.type),
+          events.map((e) => e.transactionId),
+          events.map((e) => e.paymentRequestId ?? null),
+          events.map((e) => e.body),
+        ],
+      );
+    },
     async eventsOf(transactionId: string): Promise<WebhookEvent[]> {
       const rows = await db.query<{
         id: string;

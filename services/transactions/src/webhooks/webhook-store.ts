@@ -11,4 +11,5 @@ export function webhookStore(db: Queryable) {
 export type WebhookStore = ReturnType<typeof webhookStore>;
 
 /** The outbox write the transactions and payment requests are given: the event, in the change's own transaction. */
-export const writeEvent = (tx: Queryable, event: WebhookEvent): Promise<void> => eventStore(tx).addEvent(event);
+export const writeEvent = (tx: Queryable, ...events: WebhookEvent[]): Promise<void> =>
+  events.length === 1 ? eventStore(tx).addEvent(events[0]) : eventStore(tx).addEvents(events);
