@@ -91,14 +91,18 @@ describe('x402 settle recovery (ganache)', () => {
     const store = settlementStore(h.storage.db);
     const key = claimKeyOf(payment);
     const { authorization, signature } = payment.payload as { authorization: Authorization; signature: Hex };
-    expect(
-      await store.claim(key, { appId, payTo: seller.toLowerCase(), value: authorization.value, leaseMs: -1000 }),
-    ).toBe(true);
+    const fence = await store.claim(key, {
+      appId,
+      payTo: seller.toLowerCase(),
+      value: authorization.value,
+      leaseMs: -1000,
+    });
+    expect(fence).toBe(1);
     const transport = x402Transport([chain.url], 10000);
     const relayer = new Relayer(x402Client(transport), transport, relayerKey, 1337, h.storage.db);
-    return relayer.submit(x402.token, authorization, signature, (hash, db) =>
-      settlementStore(db).setTransactionHash(key, hash, leaseMs),
-    );
+    return relayer.submit(x402.token, authorization, signature, async (hash, db) => {
+      expect(await settlementStore(db).setTransactionHash(key, fence!, hash, leaseMs)).toBe(true);
+    });
   };
 
   it('finishes a claim whose replica sent the transaction and stopped from its hash, sending nothing again', async () => {
@@ -301,11 +305,10 @@ describe('x402 settle recovery (ganache)', () => {
     // a replica claimed, signed and stored the hash, and stopped before broadcasting
     const strand = async (payment: PaymentPayload) => {
       const key = claimKeyOf(payment);
-      expect(await store.claim(key, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 })).toBe(
-        true,
-      );
+      const fence = await store.claim(key, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 });
+      expect(fence).toBe(1);
       const hash = `0x${randomBytes(32).toString('hex')}`;
-      await store.setTransactionHash(key, hash, -1000);
+      expect(await store.setTransactionHash(key, fence!, hash, -1000)).toBe(true);
       return hash;
     };
     const sentBefore = await sentWithPending();
