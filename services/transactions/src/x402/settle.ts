@@ -5,6 +5,7 @@ import { AppError, type Logger } from '@attest/common';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { keepClaim } from './claim-lease';
+import { HUMAN_EXTENSION } from './human-proof';
 import { REASONS, type Reason } from './reasons';
 import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
 import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
@@ -138,6 +139,7 @@ export class X402Settler {
       payTo: requirements.payTo.toLowerCase(),
       value: payment.authorization.value,
       leaseMs: this.options.leaseMs,
+      human: payment.human ?? null,
     });
     if (fence === null) {
       const row = await this.deps.settlements.find(claimKey);
@@ -186,7 +188,9 @@ export class X402Settler {
     appId: string,
     key: AuthorizationKey,
     hash: Hex,
-    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'>,
+    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'> & {
+      human?: { sub: string; agent: string };
+    },
     payload: PaymentPayload,
     requirements: PaymentRequirements,
   ): Promise<SettleResponse> {
@@ -238,6 +242,7 @@ export class X402Settler {
           token: payment.token.code,
           tokenAmount: payment.tokenAmount.toString(),
           paymentRequestId: paymentRequestIdOf(requirements) ?? null,
+          human: payment.human ? { sub: payment.human.sub, agent: payment.human.agent } : null,
         },
         'x402',
       );
@@ -257,6 +262,10 @@ export class X402Settler {
       network: this.network,
       amount: payment.authorization.value,
       ...(transactionId ? { extra: { transaction_id: transactionId } } : {}),
+      // the person behind the agent, as the attest-human proof named them (when the seller asked)
+      ...(payment.human
+        ? { extensions: { [HUMAN_EXTENSION]: { sub: payment.human.sub, agent: payment.human.agent } } }
+        : {}),
     };
     await this.deps.settlements.finish(key, outcome, transactionId);
     return (await this.deps.settlements.find(key))?.outcome ?? outcome;
@@ -323,6 +332,13 @@ export class X402Settler {
         `This authorization carries ${row.value}, less than the ${requirements.amount} required.`,
         getAddress(row.payer),
       );
+    // requirements that ask for the human behind the agent are never met by an authorization claimed without
+    if (requirements.extra?.[HUMAN_EXTENSION] !== undefined && !row.human)
+      return this.fail(
+        REASONS.humanMissing,
+        'This authorization is settled (or being settled) without the proof of the human behind the agent these requirements ask for.',
+        getAddress(row.payer),
+      );
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
@@ -336,7 +352,15 @@ export class X402Settler {
           const refused = await this.requestRefusal(appId, requirements, parsed.payment);
           if (refused) return { ...refused, transaction: current.transactionHash };
           if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
-            return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+            return this.finish(
+              appId,
+              current,
+              current.transactionHash as Hex,
+              // the person the first settle's proof named (its claim keeps them)
+              { ...parsed.payment, ...(current.human ? { human: current.human } : {}) },
+              payload,
+              requirements,
+            );
         }
       }
       if (Date.now() > deadline) break;

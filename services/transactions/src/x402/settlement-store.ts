@@ -21,6 +21,8 @@ export interface SettlementRow extends AuthorizationKey {
   leaseUntil: Date;
   /** The claim's fencing token: 1, increased by each take-over (021_x402_claim_fence.sql). */
   fence: number;
+  /** The person behind the agent the attest-human proof named (023_x402_human.sql), when the seller asked. */
+  human: { sub: string; agent: string } | null;
 }
 
 interface Row {
@@ -35,6 +37,8 @@ interface Row {
   outcome: SettleResponse | string | null;
   lease_until: Date | string;
   fence: string | number;
+  human_sub: string | null;
+  human_agent: string | null;
 }
 
 const toRow = (r: Row): SettlementRow => ({
@@ -49,6 +53,7 @@ const toRow = (r: Row): SettlementRow => ({
   outcome: typeof r.outcome === 'string' ? (JSON.parse(r.outcome) as SettleResponse) : r.outcome,
   leaseUntil: new Date(r.lease_until),
   fence: Number(r.fence),
+  human: r.human_sub !== null && r.human_agent !== null ? { sub: r.human_sub, agent: r.human_agent } : null,
 });
 
 const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
@@ -72,18 +77,34 @@ export function settlementStore(db: Queryable) {
      */
     async claim(
       key: AuthorizationKey,
-      claim: { appId: string; payTo: string; value: string; leaseMs: number },
+      claim: {
+        appId: string;
+        payTo: string;
+        value: string;
+        leaseMs: number;
+        human?: { sub: string; agent: string } | null;
+      },
     ): Promise<number | null> {
       const [row] = await db.query<{ fence: string | number }>(
-        `INSERT INTO x402_settlements (network, token, payer, nonce, app_id, pay_to, value, lease_until)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000))
+        `INSERT INTO x402_settlements
+           (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10)
          ON CONFLICT (network, token, payer, nonce) DO UPDATE
            SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
-               claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1
+               claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
+               human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent
            WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
              AND x402_settlements.lease_until < now()
          RETURNING fence`,
-        [...keyParams(key), claim.appId, claim.payTo, claim.value, claim.leaseMs],
+        [
+          ...keyParams(key),
+          claim.appId,
+          claim.payTo,
+          claim.value,
+          claim.leaseMs,
+          claim.human?.sub ?? null,
+          claim.human?.agent ?? null,
+        ],
       );
       return row ? Number(row.fence) : null;
     },
