@@ -1,5 +1,13 @@
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import request from 'supertest';
+import { x402Client } from '@x402/core/client';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
+import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { encrypt } from '@attest/common';
 import { freePort } from '../packages/common/test/support/throwaway';
@@ -22,6 +30,8 @@ import { localChain, type LocalChain } from '../services/transactions/test/suppo
 import {
   deployX402Token,
   newAccount,
+  TOKEN_NAME,
+  TOKEN_VERSION,
   newKey,
   requirementsFor,
   signedPayment,
@@ -326,4 +336,93 @@ describe('x402 attest-human: the verified person behind the agent (identity + tr
     );
     expect(recorded[0].n).toBe('2');
   });
+
+  it('@x402/fetch, with a client extension that adds the token, pays an @x402/express route that asks for the person', async () => {
+    const { delegated } = await tokensOf(person);
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const auth = { Authorization: `Bearer ${apiKey}` };
+    const facilitator = new HTTPFacilitatorClient({
+      url: `${await listening(tx.publicApp)}/x402`,
+      createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
+    });
+    const shop = express();
+    shop.use(
+      paymentMiddleware(
+        {
+          'GET /answer': {
+            accepts: {
+              scheme: 'exact',
+              network: 'eip155:1337',
+              payTo: seller,
+              price: {
+                amount: '1000000',
+                asset: x402.token,
+                // the requirement the facilitator enforces: the seller sends it itself
+                extra: { name: TOKEN_NAME, version: TOKEN_VERSION, 'attest-human': { audience: SHOP, acr: ORB } },
+              },
+            },
+            description: 'An answer for verified people only',
+          },
+        },
+        new x402ResourceServer(facilitator).register('eip155:1337', new ExactEvmServer()),
+      ),
+    );
+    shop.get('/answer', (_req, res) => {
+      res.json({ answer: 42 });
+    });
+    const shopUrl = await listening(shop);
+    // the agent: its wallet, and the attest-human extension adding its delegated token where a seller asks
+    const client = new x402Client()
+      .register('eip155:1337', new ExactEvmClient(buyer))
+      .setSpendControls({
+        allowedAssets: [{ network: 'eip155:1337', asset: x402.token, maxAmountPerPayment: '1000000' }],
+      })
+      .registerExtension({
+        key: 'attest-human',
+        enrichPaymentPayload: async (payload) =>
+          payload.accepted.extra?.['attest-human'] === undefined
+            ? payload
+            : { ...payload, extensions: { ...payload.extensions, 'attest-human': { info: { token: delegated } } } },
+      });
+    const res = await wrapFetchWithPayment(fetch, client)(`${shopUrl}/answer`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ answer: 42 });
+    const receipt = decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE')!);
+    expect(receipt).toMatchObject({ success: true, payer: buyer.address });
+    const rows = await tx.storage.db.query<{ human_sub: string; human_agent: string }>(
+      'SELECT human_sub, human_agent FROM transactions WHERE transaction_hash = $1',
+      [receipt.transaction],
+    );
+    expect(rows).toEqual([{ human_sub: claimsOf(delegated).sub, human_agent: agent.app_id }]);
+
+    // without the token the route stays closed: 402 naming the reason, nothing paid
+    await x402.mint(buyer.address, 1_000_000n);
+    const plain = await wrapFetchWithPayment(
+      fetch,
+      new x402Client().register('eip155:1337', new ExactEvmClient(buyer)).setSpendControls(false),
+    )(`${shopUrl}/answer`);
+    expect(plain.status).toBe(402);
+    const required = JSON.parse(Buffer.from(plain.headers.get('PAYMENT-REQUIRED')!, 'base64').toString('utf8')) as {
+      error?: string;
+    };
+    expect(required.error).toBe('human_proof_missing');
+    expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
+  });
 });
+
+const servers: Server[] = [];
+afterAll(async () => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
+});
+
+/** Serves `app` on a free loopback port for the rest of the file; its URL. */
+async function listening(app: http.RequestListener): Promise<string> {
+  const server = http.createServer(app);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
