@@ -253,7 +253,7 @@ describe('x402 attest-human: the verified person behind the agent (identity + tr
     expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
   });
 
-  it('refuses a missing token, another audience, an expired token, a token without act and a bad signature, each with its reason', async () => {
+  it('refuses a missing token, another audience, an expired token, a token without act, a bad signature and a DPoP-bound token, each with its reason', async () => {
     const { personal, delegated } = await tokensOf(person);
     // exchanged 20 minutes ago: its 15 minutes are over (the person's token, of an hour, still runs)
     clockOffsetMs = -20 * 60 * 1000;
@@ -263,6 +263,21 @@ describe('x402 attest-human: the verified person behind the agent (identity + tr
     } finally {
       clockOffsetMs = 0;
     }
+    // one bound to the agent's DPoP key (RFC 9449): usable only with a proof no facilitator sees
+    const config = await te().configFor(agent);
+    const dpopBound = (
+      await oidc.genericGrantRequest(
+        config,
+        'urn:ietf:params:oauth:grant-type:token-exchange',
+        {
+          subject_token: personal,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          resource: SHOP,
+        },
+        { DPoP: oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair()) },
+      )
+    ).access_token;
+    expect(claimsOf(dpopBound)).toMatchObject({ act: { sub: agent.app_id }, cnf: { jkt: expect.any(String) } });
     const [head, body, signature] = delegated.split('.');
     const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BA' : 'AA'}`;
     const cases: { token: string | null; asks: PaymentRequirements; reason: string; message: RegExp }[] = [
@@ -291,6 +306,12 @@ describe('x402 attest-human: the verified person behind the agent (identity + tr
         asks: asking(1_000_000n),
         reason: 'human_proof_invalid',
         message: new RegExp(`is not signed by a key of the identity service \\(${issuer}\\)`),
+      },
+      {
+        token: dpopBound,
+        asks: asking(1_000_000n),
+        reason: 'human_proof_invalid',
+        message: /is bound to a DPoP key \(cnf\)/,
       },
       {
         token: 'not-a-jwt',

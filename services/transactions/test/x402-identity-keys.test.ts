@@ -82,6 +82,11 @@ describe('x402 attest-human: the identity service’s JWKS, fetched and cached',
     now += 300000;
     expect(await identity.key('k2', 'RS256')).not.toBeNull();
     expect(fetches).toBe(4);
+    // nor is it asked again (an unknown kid included) before refreshAfterMs
+    now += 5000;
+    expect(await identity.key('k2', 'RS256')).not.toBeNull();
+    expect(await identity.key('k3', 'RS256')).toBeNull();
+    expect(fetches).toBe(4);
   });
 
   it('a URL the outbound guard refuses is never fetched', async () => {
@@ -89,6 +94,20 @@ describe('x402 attest-human: the identity service’s JWKS, fetched and cached',
     const identity = new IdentityKeys(url, { ...policy, allowHttp: false }, testLogger);
     expect(await identity.key('k1', 'RS256')).toBeNull();
     expect(fetches).toBe(0);
+  });
+
+  it('while identity has never answered, it is asked at most once every refreshAfterMs', async () => {
+    keys = [rsaJwk('k1').jwk];
+    status = 503;
+    fetches = 0;
+    let now = 1_000_000;
+    const identity = new IdentityKeys(url, policy, testLogger, { refreshAfterMs: 10000, now: () => now });
+    for (let i = 0; i < 5; i++) expect(await identity.key('k1', 'RS256')).toBeNull();
+    expect(fetches).toBe(1);
+    status = 200;
+    now += 10000;
+    expect(await identity.key('k1', 'RS256')).not.toBeNull();
+    expect(fetches).toBe(2);
   });
 
   it('the configuration: the JWKS URL defaults to the issuer’s /jwks; plain http only in embedded mode; a JWKS URL needs an issuer', () => {

@@ -109,6 +109,8 @@ export interface IdentityKeysOptions {
  */
 export class IdentityKeys {
   private set: { keys: Jwk[]; fetchedAt: number } | null = null;
+  /** When the last fetch began, whatever its outcome. */
+  private lastAttempt: number | null = null;
   private pending: Promise<void> | null = null;
   private readonly options: IdentityKeysOptions;
 
@@ -131,10 +133,12 @@ export class IdentityKeys {
   /** The key `kid` names for `alg`, or null (none such, or the set cannot be had). */
   async key(kid: string, alg: string): Promise<KeyObject | null> {
     const now = this.options.now();
-    if (!this.set || now - this.set.fetchedAt >= this.options.ttlMs) await this.fetch();
+    // at most one fetch every refreshAfterMs, whatever happened to the last one (identity down: no storm)
+    const mayFetch = this.lastAttempt === null || now - this.lastAttempt >= this.options.refreshAfterMs;
+    if (mayFetch && (!this.set || now - this.set.fetchedAt >= this.options.ttlMs)) await this.fetch(now);
     let jwk = this.pick(kid, alg);
-    if (!jwk && this.set && now - this.set.fetchedAt >= this.options.refreshAfterMs) {
-      await this.fetch();
+    if (!jwk && this.set && (this.lastAttempt === null || now - this.lastAttempt >= this.options.refreshAfterMs)) {
+      await this.fetch(now);
       jwk = this.pick(kid, alg);
     }
     if (!jwk) return null;
@@ -158,8 +162,11 @@ export class IdentityKeys {
   }
 
   /** One fetch at a time, whoever asks. */
-  private fetch(): Promise<void> {
-    this.pending ??= this.load().finally(() => (this.pending = null));
+  private fetch(now: number): Promise<void> {
+    if (!this.pending) {
+      this.lastAttempt = now;
+      this.pending = this.load().finally(() => (this.pending = null));
+    }
     return this.pending;
   }
 
@@ -198,6 +205,7 @@ interface Claims {
   nbf?: unknown;
   acr?: unknown;
   act?: { sub?: unknown };
+  cnf?: unknown;
 }
 
 /** Checks the attest-human proof a seller asks for: the delegated token in the payload's extension. */
@@ -239,6 +247,12 @@ export class HumanProofs {
     if (!key || !ALGS[alg].verify(Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url')))
       return refuse(REASONS.humanInvalid, `${where} is not signed by a key of the identity service (${this.issuer}).`);
     if (claims.iss !== this.issuer) return refuse(REASONS.humanInvalid, `${where} was not issued by ${this.issuer}.`);
+    // sender-constrained (RFC 9449): only its key's proof makes it usable, and no proof reaches a facilitator
+    if (claims.cnf !== undefined)
+      return refuse(
+        REASONS.humanInvalid,
+        `${where} is bound to a DPoP key (cnf), whose proof a facilitator cannot check: exchange one without DPoP for payments.`,
+      );
     const nowSeconds = Math.floor(this.now() / 1000);
     if (typeof claims.exp !== 'number' || claims.exp <= nowSeconds)
       return refuse(REASONS.humanExpired, `${where} has expired: the agent exchanges a new one.`);
