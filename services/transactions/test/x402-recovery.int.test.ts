@@ -87,7 +87,11 @@ describe('x402 settle recovery (ganache)', () => {
    * What a replica does before it stops: claims the authorization, then submits it from the relayer with its
    * hash stored (the service's Relayer, on the same database); `leaseMs` is how long its claim still holds.
    */
-  const claimSubmitAndStop = async (payment: PaymentPayload, leaseMs: number): Promise<Hex> => {
+  const claimSubmitAndStop = async (
+    payment: PaymentPayload,
+    leaseMs: number,
+    human: { sub: string; agent: string } | null = null,
+  ): Promise<Hex> => {
     const store = settlementStore(h.storage.db);
     const key = claimKeyOf(payment);
     const { authorization, signature } = payment.payload as { authorization: Authorization; signature: Hex };
@@ -96,6 +100,7 @@ describe('x402 settle recovery (ganache)', () => {
       payTo: seller.toLowerCase(),
       value: authorization.value,
       leaseMs: -1000,
+      human,
     });
     expect(fence).toBe(1);
     const transport = x402Transport([chain.url], 10000);
@@ -166,6 +171,31 @@ describe('x402 settle recovery (ganache)', () => {
     expect(await x402.balanceOf(seller)).toBe(2_000_000n);
     expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
     expect(await recorded(hash)).toHaveLength(1);
+  });
+
+  it('a settle that finishes another one’s transaction records the person its attest-human proof named (kept with the claim)', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const payment = await signedPayment(buyer, asks);
+    const human = { sub: `0x${'ab'.repeat(32)}`, agent: 'app_agent' };
+    // the first settle verified the proof, claimed with the person, sent, and stopped; its lease is over
+    const hash = await claimSubmitAndStop(payment, -1000, human);
+    expect(await settlementStore(h.storage.db).find(claimKeyOf(payment))).toMatchObject({
+      human,
+      transactionHash: hash,
+    });
+    const finished = await settle(payment, asks);
+    expect(finished.body).toMatchObject({
+      success: true,
+      transaction: hash,
+      extensions: { 'attest-human': human },
+    });
+    const rows = await h.storage.db.query<{ human_sub: string; human_agent: string }>(
+      'SELECT human_sub, human_agent FROM transactions WHERE transaction_hash = $1',
+      [hash],
+    );
+    expect(rows).toEqual([{ human_sub: human.sub, human_agent: human.agent }]);
   });
 
   it('a receipt not seen in time answers in progress with the hash; a later settle completes it without resending', async () => {
