@@ -314,6 +314,13 @@ describe('x402 attest-human: the verified person behind the agent (identity + tr
         message: /is bound to a DPoP key \(cnf\)/,
       },
       {
+        // three parts, each JSON, but null: not a JWT's header and claims
+        token: `${Buffer.from('null').toString('base64url')}.${Buffer.from('null').toString('base64url')}.AAAA`,
+        asks: asking(1_000_000n),
+        reason: 'human_proof_invalid',
+        message: /is not a JWT/,
+      },
+      {
         token: 'not-a-jwt',
         asks: asking(1_000_000n),
         reason: 'human_proof_invalid',

@@ -233,7 +233,8 @@ export class HumanProofs {
       if (parts.length !== 3) throw new Error('not a compact JWS');
       header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as typeof header;
       claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as Claims;
-      if (typeof claims !== 'object' || claims === null) throw new Error('claims not an object');
+      if (typeof header !== 'object' || header === null || typeof claims !== 'object' || claims === null)
+        throw new Error('header or claims not an object');
     } catch {
       return refuse(REASONS.humanInvalid, `${where} is not a JWT.`);
     }
