@@ -4,6 +4,7 @@ import {
   commonEnv,
   failureLimitEnv,
   loadEnv,
+  outboundUrlProblem,
   port,
   publicUrl,
   resolveSecret,
@@ -64,6 +65,13 @@ export interface TransactionsEnv extends CommonConfig, FailureLimitConfig {
   X402_MIN_AMOUNT: string;
   /** How long a settle waits for its transaction's receipt. */
   X402_RECEIPT_TIMEOUT_SECONDS: number;
+  /**
+   * The identity service's issuer (its BASE_URL): x402's attest-human extension accepts the delegated tokens it
+   * issued. Unset: a seller that asks for the human behind the agent is refused (human_proof_not_configured).
+   */
+  X402_IDENTITY_ISSUER?: string;
+  /** Where its JWK Set is fetched; X402_IDENTITY_ISSUER + /jwks when unset. */
+  X402_IDENTITY_JWKS_URL?: string;
 }
 
 export interface TransactionsConfig extends TransactionsEnv {
@@ -81,6 +89,12 @@ export interface TransactionsConfig extends TransactionsEnv {
   webhookTargets: OutboundPolicy;
   /** WEBHOOK_DELIVERY_RETENTION_DAYS, else WEBHOOK_EVENT_RETENTION_DAYS. */
   webhookDeliveryRetentionDays: number;
+  /**
+   * The identity service's JWK Set for x402's attest-human extension (X402_IDENTITY_ISSUER), and how it is
+   * fetched: the operator's own service, so a private address is allowed; plain http only in embedded mode, to
+   * loopback. Null when X402_IDENTITY_ISSUER is not set.
+   */
+  x402Identity: { issuer: string; jwksUrl: string; policy: OutboundPolicy } | null;
 }
 
 const retentionDays = Joi.number().integer().min(1).max(3650).messages({
@@ -183,6 +197,19 @@ const schema = {
       'string.pattern.base': '{{#label}} must be a positive integer: the amount times 10^6, as token_amount',
     }),
   X402_RECEIPT_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(25),
+  X402_IDENTITY_ISSUER: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .custom((v: string) => v.replace(/\/+$/, ''))
+    .messages({
+      'string.uriCustomScheme': '{{#label}} must be an http(s) URL',
+      'string.uri': '{{#label}} must be an http(s) URL',
+    }),
+  X402_IDENTITY_JWKS_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .messages({
+      'string.uriCustomScheme': '{{#label}} must be an http(s) URL',
+      'string.uri': '{{#label}} must be an http(s) URL',
+    }),
 };
 
 const splitUrls = (value: string) => value.split(',').map((url) => url.trim());
@@ -228,6 +255,20 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
     const key = relayerKey(base.X402_RELAYER_KEY, keyEncryptionKey());
     if (typeof key !== 'string') problems.push(key.problem);
   }
+  if (base.X402_IDENTITY_JWKS_URL && !base.X402_IDENTITY_ISSUER)
+    problems.push('X402_IDENTITY_JWKS_URL is set without X402_IDENTITY_ISSUER (the issuer its tokens must name)');
+  const x402Identity = base.X402_IDENTITY_ISSUER
+    ? {
+        issuer: base.X402_IDENTITY_ISSUER,
+        jwksUrl: base.X402_IDENTITY_JWKS_URL ?? `${base.X402_IDENTITY_ISSUER}/jwks`,
+        // the operator's own service: a private address is fine; plain http only in embedded mode, to loopback
+        policy: { allowHttp: !base.DATABASE_URL, allowPrivate: true, allowPrivateSetting: 'X402_IDENTITY_JWKS_URL' },
+      }
+    : null;
+  const jwksProblem =
+    x402Identity && outboundUrlProblem(x402Identity.jwksUrl, 'the identity JWKS URL', x402Identity.policy);
+  if (jwksProblem)
+    problems.push(`${jwksProblem.replace(/\.$/, '')} (X402_IDENTITY_JWKS_URL, else X402_IDENTITY_ISSUER + /jwks)`);
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     ...base,
@@ -243,6 +284,7 @@ export function loadTransactionsConfig(env: NodeJS.ProcessEnv): Readonly<Transac
     keyEncryptionKey: keyEncryptionKey(),
     webhookRetrySchedule: parseRetrySchedule(base.WEBHOOK_RETRY_SCHEDULE)!,
     webhookDeliveryRetentionDays: base.WEBHOOK_DELIVERY_RETENTION_DAYS ?? base.WEBHOOK_EVENT_RETENTION_DAYS,
+    x402Identity,
     // embedded mode is local use: a receiver on this machine must work (plain http to loopback, private
     // addresses); with a database, deliveries leave the machine: https, and public addresses unless allowed
     webhookTargets: {

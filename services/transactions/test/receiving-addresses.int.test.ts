@@ -2,7 +2,12 @@ import request from 'supertest';
 import { hashMessage } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AuditActor } from '@attest/common';
-import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
+import {
+  CHALLENGE_TTL_MS,
+  MAX_OPEN_CHALLENGES,
+  ReceivingAddressService,
+  signatureVerifier,
+} from '../src/receiving-addresses';
 import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
 import { localChain, type Address, type LocalChain } from './support/local-chain';
 
@@ -277,5 +282,69 @@ describe('receiving addresses: the app API and the admin API', () => {
     expect(
       (await h.admin('post', `/apps/${other}/receiving-addresses`).send({ chain: 'worldchain', address })).status,
     ).toBe(201);
+  });
+
+  it(`an app has at most ${MAX_OPEN_CHALLENGES} open challenges: 429 too_many_challenges with Retry-After, across concurrent asks; a used or expired one frees its place`, async () => {
+    const app = newAppId();
+    const { api_key: key } = await apiKeyFor(h, app);
+    const ask = (address: string, apiKey = key) =>
+      request(h.publicApp)
+        .post('/api/v2/client/receiving-addresses/challenges')
+        .set('Authorization', `Bearer ${apiKey}`)
+        .send({ chain: 'worldchain', address });
+    const accounts = Array.from({ length: MAX_OPEN_CHALLENGES + 5 }, () => privateKeyToAccount(generatePrivateKey()));
+    // asked all at once: exactly the bound is made
+    const answers = await Promise.all(accounts.map((a) => ask(a.address)));
+    const made = answers.filter((r) => r.status === 201);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(made).toHaveLength(MAX_OPEN_CHALLENGES);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) {
+      expect(r.status).toBe(429);
+      expect(r.body).toEqual({
+        code: 'too_many_challenges',
+        attribute: null,
+        detail: expect.stringMatching(
+          new RegExp(
+            `^This app has ${MAX_OPEN_CHALLENGES} open receiving-address challenges .* ask again in \\d+ seconds, when the first expires\\.$`,
+          ),
+        ),
+      });
+      const retryAfter = Number(r.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(CHALLENGE_TTL_MS / 1000);
+    }
+    const open = await h.storage.db.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM receiving_address_challenges WHERE app_id = $1',
+      [app],
+    );
+    expect(open[0].n).toBe(String(MAX_OPEN_CHALLENGES));
+    // the operator's admin API answers the same for this app; another app is not limited by it
+    const viaAdmin = await h
+      .admin('post', `/apps/${app}/receiving-addresses/challenges`)
+      .send({ chain: 'worldchain', address: accounts[0].address });
+    expect(viaAdmin.status).toBe(429);
+    expect(viaAdmin.body.code).toBe('too_many_challenges');
+    const { api_key: otherKey } = await apiKeyFor(h, newAppId());
+    expect((await ask(accounts[0].address, otherKey)).status).toBe(201);
+
+    // a challenge used by a proof frees its place
+    const first = made[0].body as { challenge_id: string; message: string; address: string };
+    const signer = accounts.find((a) => a.address.toLowerCase() === first.address)!;
+    const proven = await request(h.publicApp)
+      .post('/api/v2/client/receiving-addresses')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ challenge_id: first.challenge_id, signature: await signer.signMessage({ message: first.message }) });
+    expect(proven.status).toBe(201);
+    const unused = accounts.filter((a) => !made.some((m) => m.body.address === a.address.toLowerCase()));
+    expect((await ask(unused[0].address)).status).toBe(201);
+    expect((await ask(unused[1].address)).status).toBe(429);
+    // so does one that expired
+    await h.storage.db.query(
+      `UPDATE receiving_address_challenges SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [(made[1].body as { challenge_id: string }).challenge_id],
+    );
+    expect((await ask(unused[1].address)).status).toBe(201);
+    expect((await ask(unused[2].address)).status).toBe(429);
   });
 });

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -110,7 +112,7 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
       const store = settlementStore(a.storage.db);
       expect(
         await store.claim(claimKey, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 }),
-      ).toBe(true);
+      ).toBe(1);
       const relayer = privateKeyToAccount(relayerKey).address;
       const sentBefore = await x402.sent(relayer);
       const res = await settle(b, key, payment, asks);
@@ -118,6 +120,89 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
       expect(await x402.sent(relayer)).toBe(sentBefore + 1);
       expect(await x402.balanceOf(seller)).toBe(1_000_000n);
       expect((await store.find(claimKey))?.outcome).toEqual(res.body);
+      // taken over: the claim carries the next fencing token
+      expect((await store.find(claimKey))?.fence).toBe(2);
+    });
+  });
+
+  /**
+   * A review finding: a settle waiting for the relayer's lock longer than its claim's lease lost the claim to
+   * another settle, and both submitted (the second transaction reverted, costing gas). Only on Postgres: the
+   * embedded database is one connection, which the settle holding the relayer's lock holds, so no other
+   * settle can even read the claim meanwhile.
+   */
+  (process.env.TEST_DATABASE_URL ? describe : describe.skip)('a settle stalled under the relayer’s lock', () => {
+    let replicas: Replicas<TransactionsHarness>;
+    let proxy: HoldingRpc;
+    const relayerKey = generatePrivateKey();
+    const relayer = privateKeyToAccount(relayerKey).address;
+    beforeAll(async () => {
+      await x402.fund(relayer, ETH);
+      proxy = await holdingRpc(chain.url);
+      // replica a reaches the chain through the proxy (which can stall it inside the relayer's lock), b directly
+      replicas = await replicaPair('transactions', (shared, which) =>
+        transactionsHarness(which === 'a' ? { ...env(relayerKey), CHAIN_RPC_URL: proxy.url } : env(relayerKey), shared),
+      );
+    }, 120000);
+    afterAll(async () => {
+      await replicas?.close();
+      await proxy?.close();
+    });
+
+    it('whose claim was taken over meanwhile sends nothing: one transaction, both settles answer it', async () => {
+      const { a, b } = replicas;
+      const { key, seller } = await seat(a);
+      const buyer = newAccount();
+      await x402.mint(buyer.address, 2_000_000n);
+      const asks = requirementsFor(x402.token, seller, 1_000_000n);
+      const payment = await signedPayment(buyer, asks);
+      const claimKey = authorizationKey(
+        'eip155:1337',
+        x402.token,
+        (payment.payload as { authorization: Authorization }).authorization,
+      );
+      const store = settlementStore(a.storage.db);
+      const sentBefore = await x402.sent(relayer);
+
+      // a claims, takes the relayer's lock and stalls there (its read of the relayer's nonce held)
+      const held = proxy.holdNext('eth_getTransactionCount', relayer);
+      // (supertest sends when its answer is asked for)
+      const fromA = settle(a, key, payment, asks).then((res) => res);
+      await held;
+      expect(await store.find(claimKey)).toMatchObject({ fence: 1, transactionHash: null });
+      // … for longer than its lease
+      await a.storage.db.query(
+        `UPDATE x402_settlements SET lease_until = now() - interval '1 minute' WHERE nonce = $1`,
+        [claimKey.nonce],
+      );
+      // b takes the claim over and waits for the lock
+      const fromB = settle(b, key, payment, asks).then((res) => res);
+      while ((await store.find(claimKey))?.fence !== 2) await new Promise((resolve) => setTimeout(resolve, 20));
+
+      proxy.release();
+      const [resA, resB] = await Promise.all([fromA, fromB]);
+      expect(resB.body).toEqual({
+        success: true,
+        payer: buyer.address,
+        transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        network: 'eip155:1337',
+        amount: '1000000',
+        extra: { transaction_id: expect.any(String) },
+      });
+      expect(resA.body).toEqual(resB.body);
+      // one transaction: a's, fenced out, was never broadcast
+      expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+      expect(await x402.balanceOf(seller)).toBe(1_000_000n);
+      expect(await store.find(claimKey)).toMatchObject({
+        fence: 2,
+        transactionHash: resB.body.transaction,
+        outcome: resB.body,
+      });
+      const rows = await a.storage.db.query<{ n: string }>(
+        'SELECT count(*)::text AS n FROM transactions WHERE transaction_hash = $1',
+        [resB.body.transaction],
+      );
+      expect(rows[0].n).toBe('1');
     });
   });
 
@@ -204,3 +289,56 @@ describe('x402 settle across replicas, out of gas, limits (ganache)', () => {
     });
   });
 });
+
+interface HoldingRpc {
+  url: string;
+  /** Holds the next request that calls `method` about `address` until release(); resolves once it arrived. */
+  holdNext(method: string, address: string): Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC proxy to `target` that can hold one request (a batch held whole). */
+async function holdingRpc(target: string): Promise<HoldingRpc> {
+  let armed: { method: string; address: string; arrived: () => void } | null = null;
+  let gate: Promise<void> = Promise.resolve();
+  let open: () => void = () => undefined;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const calls = ([] as { method: string; params?: unknown[] }[]).concat(JSON.parse(body));
+      const hold =
+        armed &&
+        calls.some(
+          (c) =>
+            c.method === armed!.method &&
+            JSON.stringify(c.params ?? [])
+              .toLowerCase()
+              .includes(armed!.address),
+        );
+      const wait = hold ? gate : Promise.resolve();
+      if (hold) {
+        armed!.arrived();
+        armed = null;
+      }
+      void wait
+        .then(() => fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body }))
+        .then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    holdNext(method, address) {
+      gate = new Promise<void>((resolve) => (open = resolve));
+      return new Promise<void>((arrived) => (armed = { method, address: address.toLowerCase(), arrived }));
+    },
+    release: () => open(),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -87,18 +87,27 @@ describe('x402 settle recovery (ganache)', () => {
    * What a replica does before it stops: claims the authorization, then submits it from the relayer with its
    * hash stored (the service's Relayer, on the same database); `leaseMs` is how long its claim still holds.
    */
-  const claimSubmitAndStop = async (payment: PaymentPayload, leaseMs: number): Promise<Hex> => {
+  const claimSubmitAndStop = async (
+    payment: PaymentPayload,
+    leaseMs: number,
+    human: { sub: string; agent: string } | null = null,
+  ): Promise<Hex> => {
     const store = settlementStore(h.storage.db);
     const key = claimKeyOf(payment);
     const { authorization, signature } = payment.payload as { authorization: Authorization; signature: Hex };
-    expect(
-      await store.claim(key, { appId, payTo: seller.toLowerCase(), value: authorization.value, leaseMs: -1000 }),
-    ).toBe(true);
+    const fence = await store.claim(key, {
+      appId,
+      payTo: seller.toLowerCase(),
+      value: authorization.value,
+      leaseMs: -1000,
+      human,
+    });
+    expect(fence).toBe(1);
     const transport = x402Transport([chain.url], 10000);
     const relayer = new Relayer(x402Client(transport), transport, relayerKey, 1337, h.storage.db);
-    return relayer.submit(x402.token, authorization, signature, (hash, db) =>
-      settlementStore(db).setTransactionHash(key, hash, leaseMs),
-    );
+    return relayer.submit(x402.token, authorization, signature, async (hash, db) => {
+      expect(await settlementStore(db).setTransactionHash(key, fence!, hash, leaseMs)).toBe(true);
+    });
   };
 
   it('finishes a claim whose replica sent the transaction and stopped from its hash, sending nothing again', async () => {
@@ -162,6 +171,31 @@ describe('x402 settle recovery (ganache)', () => {
     expect(await x402.balanceOf(seller)).toBe(2_000_000n);
     expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
     expect(await recorded(hash)).toHaveLength(1);
+  });
+
+  it('a settle that finishes another one’s transaction records the person its attest-human proof named (kept with the claim)', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const payment = await signedPayment(buyer, asks);
+    const human = { sub: `0x${'ab'.repeat(32)}`, agent: 'app_agent' };
+    // the first settle verified the proof, claimed with the person, sent, and stopped; its lease is over
+    const hash = await claimSubmitAndStop(payment, -1000, human);
+    expect(await settlementStore(h.storage.db).find(claimKeyOf(payment))).toMatchObject({
+      human,
+      transactionHash: hash,
+    });
+    const finished = await settle(payment, asks);
+    expect(finished.body).toMatchObject({
+      success: true,
+      transaction: hash,
+      extensions: { 'attest-human': human },
+    });
+    const rows = await h.storage.db.query<{ human_sub: string; human_agent: string }>(
+      'SELECT human_sub, human_agent FROM transactions WHERE transaction_hash = $1',
+      [hash],
+    );
+    expect(rows).toEqual([{ human_sub: human.sub, human_agent: human.agent }]);
   });
 
   it('a receipt not seen in time answers in progress with the hash; a later settle completes it without resending', async () => {
@@ -301,11 +335,10 @@ describe('x402 settle recovery (ganache)', () => {
     // a replica claimed, signed and stored the hash, and stopped before broadcasting
     const strand = async (payment: PaymentPayload) => {
       const key = claimKeyOf(payment);
-      expect(await store.claim(key, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 })).toBe(
-        true,
-      );
+      const fence = await store.claim(key, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 });
+      expect(fence).toBe(1);
       const hash = `0x${randomBytes(32).toString('hex')}`;
-      await store.setTransactionHash(key, hash, -1000);
+      expect(await store.setTransactionHash(key, fence!, hash, -1000)).toBe(true);
       return hash;
     };
     const sentBefore = await sentWithPending();

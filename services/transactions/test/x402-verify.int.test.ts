@@ -65,6 +65,18 @@ describe('x402 verify (ganache)', () => {
     expect((await verify(payment, asks(), 'api_wrong')).status).toBe(401);
   });
 
+  it('refuses requirements asking for the human behind the agent when no identity service is configured (X402_IDENTITY_ISSUER)', async () => {
+    const base = asks();
+    const human = { ...base, extra: { ...base.extra, 'attest-human': { audience: 'https://shop.example.com/api' } } };
+    const res = await verify(await signedPayment(payer, human), human);
+    expect(res.body).toEqual({
+      isValid: false,
+      invalidReason: 'human_proof_not_configured',
+      invalidMessage: expect.stringContaining('X402_IDENTITY_ISSUER is not set'),
+      payer: payer.address,
+    });
+  });
+
   it('accepts a valid authorization and moves nothing', async () => {
     const before = await x402.balanceOf(payer.address);
     const res = await verify(await signedPayment(payer, asks()), asks());

@@ -7,6 +7,7 @@
 export {
   CHALLENGE_TTL_MS,
   challengeMessage,
+  MAX_OPEN_CHALLENGES,
   notReceivingAddress,
   ReceivingAddressService,
 } from './receiving-address-service';

@@ -1,8 +1,9 @@
 import Joi from 'joi';
-import { DATE_TIME, type JsonSchema } from '@attest/common';
+import { DATE_TIME, errorResponse, type JsonSchema } from '@attest/common';
 import { object, ref } from '../kernel/openapi';
 import { address, chainField } from '../kernel/request-fields';
 import type { AddressChallenge, ReceivingAddress } from './receiving-address-store';
+import { MAX_OPEN_CHALLENGES } from './receiving-address-service';
 
 /** The bodies, parameters, answers and schemas of the receiving-address routes (app API and admin API). */
 
@@ -95,3 +96,9 @@ export const receivingAddressSchemas = {
   address: ref('ReceivingAddress'),
   challenge: ref('ReceivingAddressChallenge'),
 };
+
+/** The answer when an app has MAX_OPEN_CHALLENGES challenges open. */
+export const tooManyChallengesDoc = errorResponse(
+  `too_many_challenges: the app has ${MAX_OPEN_CHALLENGES} open challenges (neither used nor expired), the most it may have; prove an ` +
+    `address with one, or ask again after Retry-After (seconds: when the first expires)`,
+);

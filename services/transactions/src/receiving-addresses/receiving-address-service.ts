@@ -20,6 +20,24 @@ import {
 /** How long a challenge may be signed: ten minutes. */
 export const CHALLENGE_TTL_MS = 10 * 60 * 1000;
 
+/**
+ * The most challenges an app may have open (asked for, neither used nor expired). Proving an address takes
+ * one; a merchant proves a handful. Without a bound, one API key could fill the table with rows nobody signs
+ * (a review finding): each costs a row until it expires.
+ */
+export const MAX_OPEN_CHALLENGES = 20;
+
+/** 429 too_many_challenges: the app has MAX_OPEN_CHALLENGES open; Retry-After: when the first of them expires. */
+const tooManyChallenges = (retryAfterSeconds: number) =>
+  new AppError(
+    'too_many_challenges',
+    429,
+    `This app has ${MAX_OPEN_CHALLENGES} open receiving-address challenges (neither used nor expired), the most it ` +
+      `may have: prove an address with one of them, or ask again in ${retryAfterSeconds} seconds, when the first expires.`,
+    null,
+    { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  );
+
 const newChallengeId = () => `rac_${randomBytes(16).toString('hex')}`;
 
 /** The text an address signs (EIP-191 personal_sign, or its EIP-191 hash for EIP-1271): it names what it proves. */
@@ -148,7 +166,9 @@ export class ReceivingAddressService {
 
   /**
    * A challenge for the app to sign with (chain, address), valid CHALLENGE_TTL_MS; expired ones are deleted
-   * as a new one is made. 409 receiving_address_taken when another app holds the address already.
+   * as a new one is made. 409 receiving_address_taken when another app holds the address already; 429
+   * too_many_challenges when the app has MAX_OPEN_CHALLENGES open (counted under a per-app lock, so replicas
+   * asked at once never make more).
    */
   async challenge(appId: string, chain: string, address: string, now = new Date()): Promise<AddressChallenge> {
     const c = chain.toLowerCase();
@@ -165,7 +185,16 @@ export class ReceivingAddressService {
     };
     const challenge = { ...base, message: challengeMessage(base) };
     await this.store().deleteExpiredChallenges(now);
-    await this.store().insertChallenge(challenge);
+    await this.db.transaction(async (tx) => {
+      const store = this.store(tx);
+      await store.lockAppChallenges(appId);
+      const open = await store.openChallenges(appId, now);
+      if (open.count >= MAX_OPEN_CHALLENGES)
+        throw tooManyChallenges(
+          Math.max(1, Math.ceil(((open.firstExpiry?.getTime() ?? now.getTime()) - now.getTime()) / 1000)),
+        );
+      await store.insertChallenge(challenge);
+    });
     return challenge;
   }
 

@@ -121,6 +121,22 @@ export function receivingAddressStore(db: Queryable) {
       );
     },
     /**
+     * Serialises the challenges made for one app until the end of the caller's transaction (the bound on open
+     * challenges is counted and kept across replicas).
+     */
+    async lockAppChallenges(appId: string): Promise<void> {
+      await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`attest:receiving-address-challenges:${appId}`]);
+    },
+    /** The app's challenges not used nor expired at `now`: how many, and when the first of them expires. */
+    async openChallenges(appId: string, now: Date): Promise<{ count: number; firstExpiry: Date | null }> {
+      const [row] = await db.query<{ n: string | number; first: Date | string | null }>(
+        `SELECT count(*) AS n, min(expires_at) AS first FROM receiving_address_challenges
+         WHERE app_id = $1 AND expires_at > $2`,
+        [appId, now],
+      );
+      return { count: Number(row.n), firstExpiry: row.first === null ? null : new Date(row.first) };
+    },
+    /**
      * Takes the app's challenge: deleted as it is read, so it is used once, whatever the proof's outcome
      * (two concurrent proofs of one challenge: one gets it). Null when the app has no such challenge.
      */

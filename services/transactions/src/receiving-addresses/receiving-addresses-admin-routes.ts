@@ -19,6 +19,7 @@ import {
   challengeView,
   proofBody,
   receivingAddressSchemas,
+  tooManyChallengesDoc,
 } from './receiving-address-fields';
 import type { ReceivingAddressService } from './receiving-address-service';
 
@@ -112,6 +113,7 @@ export function receivingAddressesAdminRoutes(router: Router, deps: ReceivingAdd
         201: jsonResponse('The challenge', receivingAddressSchemas.challenge),
         400: adminValidationResponse('app_id, chain (a chain of CHAIN_TOKENS), address'),
         409: taken,
+        429: tooManyChallengesDoc,
       },
     },
     async (req, res) => {

@@ -11,6 +11,7 @@ import {
   challengeView,
   proofBody,
   receivingAddressSchemas,
+  tooManyChallengesDoc,
 } from './receiving-address-fields';
 import type { ReceivingAddressService } from './receiving-address-service';
 
@@ -140,6 +141,7 @@ export function receivingAddressesRoute(router: Router, deps: ReceivingAddresses
           ),
           ...apiKeyResponses,
           409: taken,
+          429: tooManyChallengesDoc,
         },
       },
     },

@@ -49,6 +49,11 @@ const toTransaction = (r: Row): Transaction => ({
 export type NewTransaction = Omit<Transaction, 'createdAt' | 'updatedAt' | 'statusReason'> & {
   /** The payment request this payment pays (POST /api/v2/client/transaction's payment_request_id). */
   paymentRequestId?: string | null;
+  /**
+   * The person behind the agent that paid, as an x402 payment's attest-human proof named them (migration 023):
+   * their pairwise subject for the agent app, and the agent's client id.
+   */
+  human?: { sub: string; agent: string } | null;
 };
 
 export interface LeasedTransaction {
@@ -71,8 +76,8 @@ export function transactionStore(db: Queryable) {
      */
     async insert(t: NewTransaction, source: string): Promise<Transaction | null> {
       const [row] = await db.query<Row>(
-        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount, payment_request_id)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+        `INSERT INTO transactions (id, app_id, type, reference, transaction_hash, status, from_address, to_address, chain, token, token_amount, payment_request_id, human_sub, human_agent)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
          WHERE NOT EXISTS (SELECT 1 FROM transfer_claims WHERE chain = $9 AND transaction_hash = $5)
          ON CONFLICT DO NOTHING RETURNING *`,
         [
@@ -88,6 +93,8 @@ export function transactionStore(db: Queryable) {
           t.token,
           t.tokenAmount,
           t.paymentRequestId ?? null,
+          t.human?.sub ?? null,
+          t.human?.agent ?? null,
         ],
       );
       if (!row) return null;

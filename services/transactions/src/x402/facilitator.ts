@@ -1,8 +1,9 @@
-import type { Db, Logger } from '@attest/common';
+import type { Db, Logger, OutboundPolicy } from '@attest/common';
 import type { Network, SupportedResponse } from '@x402/core/types';
 import type { ChainTokens } from '../kernel/chain-tokens';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
+import { HUMAN_EXTENSION, HumanProofs, IdentityKeys } from './human-proof';
 import { relayerKey } from './relayer-key';
 import { X402Settler } from './settle';
 import { settlementStore } from './settlement-store';
@@ -24,6 +25,8 @@ export interface X402Config {
   X402_MIN_AMOUNT: string;
   X402_RECEIPT_TIMEOUT_SECONDS: number;
   keyEncryptionKey: string;
+  /** The identity service whose delegated tokens prove the human behind an agent (attest-human); null: none. */
+  x402Identity: { issuer: string; jwksUrl: string; policy: OutboundPolicy } | null;
 }
 
 export interface X402Facilitator {
@@ -58,8 +61,12 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
     if (token.kind === 'erc20')
       tokens.set(token.address.toLowerCase(), { code, address: token.address, decimals: token.decimals });
   const settlements = settlementStore(deps.db);
+  const identity = config.x402Identity;
+  const humans = identity
+    ? new HumanProofs(new IdentityKeys(identity.jwksUrl, identity.policy, deps.logger), identity.issuer)
+    : null;
   const verifier = new X402Verifier(
-    { chain: new X402Chain(client, chainId), receiving: deps.receiving, settlements },
+    { chain: new X402Chain(client, chainId), receiving: deps.receiving, settlements, humans },
     {
       network,
       chainName: config.CHAIN_NAME,
@@ -95,7 +102,7 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
   );
   const supported: SupportedResponse = {
     kinds: [{ x402Version: 2, scheme: 'exact', network }],
-    extensions: ['payment-identifier'],
+    extensions: ['payment-identifier', ...(humans ? [HUMAN_EXTENSION] : [])],
     signers: relayer ? { 'eip155:*': [relayer.address] } : {},
   };
   deps.logger.info('x402 facilitator ready', {

@@ -38,6 +38,14 @@ export const REASONS = {
   otherApp: 'settled_by_another_app',
   noRelayer: 'settlement_not_configured',
   paymentIdUsed: 'payment_identifier_already_used',
+  // the attest-human extension's (human-proof.ts): the seller asks for the verified human behind the agent
+  humanNotConfigured: 'human_proof_not_configured',
+  humanMissing: 'human_proof_missing',
+  humanInvalid: 'human_proof_invalid',
+  humanExpired: 'human_proof_expired',
+  humanAudience: 'human_proof_audience_mismatch',
+  humanNotDelegated: 'human_proof_not_delegated',
+  humanAcr: 'human_proof_insufficient_acr',
 } as const;
 
 export type Reason = (typeof REASONS)[keyof typeof REASONS];

@@ -4,6 +4,8 @@ import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
 import { AppError, type Logger } from '@attest/common';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
+import { keepClaim } from './claim-lease';
+import { HUMAN_EXTENSION } from './human-proof';
 import { REASONS, type Reason } from './reasons';
 import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
 import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
@@ -30,6 +32,9 @@ export interface SettlerDeps {
   metrics: X402Metrics | null;
   logger: Logger;
 }
+
+/** A settle's claim was taken over before it stored its transaction hash: it sends nothing. */
+class ClaimLost extends Error {}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -129,13 +134,14 @@ export class X402Settler {
       );
     }
     const claimKey = authorizationKey(this.network, payment.token.address, payment.authorization);
-    const claimed = await this.deps.settlements.claim(claimKey, {
+    const fence = await this.deps.settlements.claim(claimKey, {
       appId,
       payTo: requirements.payTo.toLowerCase(),
       value: payment.authorization.value,
       leaseMs: this.options.leaseMs,
+      human: payment.human ?? null,
     });
-    if (!claimed) {
+    if (fence === null) {
       const row = await this.deps.settlements.find(claimKey);
       // after a take-over that lost (the database's clock saw the lease as still running), wait: never loop
       return row
@@ -143,15 +149,27 @@ export class X402Settler {
         : this.fail(REASONS.inProgress, 'This authorization is being settled; settle again for its outcome.');
     }
     let hash: Hex | null = null;
+    // the relayer's lock may be held longer than the lease (other settlements before this one): the lease is
+    // extended while this settle waits, so no other settle takes the claim over from one that is alive
+    const stopRenewal = keepClaim(this.deps.settlements, claimKey, fence, this.options.leaseMs, this.deps.logger);
     try {
       hash = await relayer.submit(payment.token.address, payment.authorization, payment.signature, async (h, db) => {
-        await settlementStore(db).setTransactionHash(claimKey, h, this.options.leaseMs);
+        // fenced: a claim taken over meanwhile (this replica stalled past its lease) is not this settle's to send
+        if (!(await settlementStore(db).setTransactionHash(claimKey, fence, h, this.options.leaseMs)))
+          throw new ClaimLost();
         hash = h;
       });
     } catch (err) {
+      if (err instanceof ClaimLost) {
+        // nothing was sent: the settle that holds the claim now answers for it
+        const row = await this.deps.settlements.find(claimKey);
+        return row
+          ? this.answerClaimed(appId, row, payload, requirements, false)
+          : this.fail(REASONS.inProgress, 'This authorization is being settled; settle again for its outcome.');
+      }
       // signed and recorded, but did the node take it? If it does not know the transaction, nothing was sent
       if (!hash || !(await relayer.known(hash))) {
-        await this.deps.settlements.release(claimKey);
+        await this.deps.settlements.release(claimKey, fence);
         this.deps.logger.error('x402 settlement not submitted', { error: (err as Error).message });
         return this.fail(
           REASONS.unexpectedSettle,
@@ -159,6 +177,8 @@ export class X402Settler {
           payment.payer,
         );
       }
+    } finally {
+      stopRenewal();
     }
     return this.finish(appId, claimKey, hash, payment, payload, requirements);
   }
@@ -168,7 +188,9 @@ export class X402Settler {
     appId: string,
     key: AuthorizationKey,
     hash: Hex,
-    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'>,
+    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'> & {
+      human?: { sub: string; agent: string };
+    },
     payload: PaymentPayload,
     requirements: PaymentRequirements,
   ): Promise<SettleResponse> {
@@ -220,6 +242,7 @@ export class X402Settler {
           token: payment.token.code,
           tokenAmount: payment.tokenAmount.toString(),
           paymentRequestId: paymentRequestIdOf(requirements) ?? null,
+          human: payment.human ? { sub: payment.human.sub, agent: payment.human.agent } : null,
         },
         'x402',
       );
@@ -239,6 +262,10 @@ export class X402Settler {
       network: this.network,
       amount: payment.authorization.value,
       ...(transactionId ? { extra: { transaction_id: transactionId } } : {}),
+      // the person behind the agent, as the attest-human proof named them (when the seller asked)
+      ...(payment.human
+        ? { extensions: { [HUMAN_EXTENSION]: { sub: payment.human.sub, agent: payment.human.agent } } }
+        : {}),
     };
     await this.deps.settlements.finish(key, outcome, transactionId);
     return (await this.deps.settlements.find(key))?.outcome ?? outcome;
@@ -305,6 +332,13 @@ export class X402Settler {
         `This authorization carries ${row.value}, less than the ${requirements.amount} required.`,
         getAddress(row.payer),
       );
+    // requirements that ask for the human behind the agent are never met by an authorization claimed without
+    if (requirements.extra?.[HUMAN_EXTENSION] !== undefined && !row.human)
+      return this.fail(
+        REASONS.humanMissing,
+        'This authorization is settled (or being settled) without the proof of the human behind the agent these requirements ask for.',
+        getAddress(row.payer),
+      );
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
@@ -318,7 +352,15 @@ export class X402Settler {
           const refused = await this.requestRefusal(appId, requirements, parsed.payment);
           if (refused) return { ...refused, transaction: current.transactionHash };
           if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
-            return this.finish(appId, current, current.transactionHash as Hex, parsed.payment, payload, requirements);
+            return this.finish(
+              appId,
+              current,
+              current.transactionHash as Hex,
+              // the person the first settle's proof named (its claim keeps them)
+              { ...parsed.payment, ...(current.human ? { human: current.human } : {}) },
+              payload,
+              requirements,
+            );
         }
       }
       if (Date.now() > deadline) break;

@@ -19,6 +19,10 @@ export interface SettlementRow extends AuthorizationKey {
   transactionHash: string | null;
   outcome: SettleResponse | null;
   leaseUntil: Date;
+  /** The claim's fencing token: 1, increased by each take-over (021_x402_claim_fence.sql). */
+  fence: number;
+  /** The person behind the agent the attest-human proof named (023_x402_human.sql), when the seller asked. */
+  human: { sub: string; agent: string } | null;
 }
 
 interface Row {
@@ -32,6 +36,9 @@ interface Row {
   transaction_hash: string | null;
   outcome: SettleResponse | string | null;
   lease_until: Date | string;
+  fence: string | number;
+  human_sub: string | null;
+  human_agent: string | null;
 }
 
 const toRow = (r: Row): SettlementRow => ({
@@ -45,6 +52,8 @@ const toRow = (r: Row): SettlementRow => ({
   transactionHash: r.transaction_hash,
   outcome: typeof r.outcome === 'string' ? (JSON.parse(r.outcome) as SettleResponse) : r.outcome,
   leaseUntil: new Date(r.lease_until),
+  fence: Number(r.fence),
+  human: r.human_sub !== null && r.human_agent !== null ? { sub: r.human_sub, agent: r.human_agent } : null,
 });
 
 const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
@@ -62,33 +71,67 @@ export function settlementStore(db: Queryable) {
       return row ? toRow(row) : null;
     },
     /**
-     * Claims the authorization for `appId` (true), or finds it claimed (false). A claim without a transaction
-     * hash whose lease ran out (its replica stopped before submitting) is taken over.
+     * Claims the authorization for `appId`: its fencing token, or null when it is claimed already. A claim
+     * without a transaction hash whose lease ran out (its replica stopped, or went quiet, before submitting)
+     * is taken over, with the next token: the settle that held it can no longer store a hash (setTransactionHash).
      */
     async claim(
       key: AuthorizationKey,
-      claim: { appId: string; payTo: string; value: string; leaseMs: number },
-    ): Promise<boolean> {
-      const rows = await db.query<{ nonce: string }>(
-        `INSERT INTO x402_settlements (network, token, payer, nonce, app_id, pay_to, value, lease_until)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000))
+      claim: {
+        appId: string;
+        payTo: string;
+        value: string;
+        leaseMs: number;
+        human?: { sub: string; agent: string } | null;
+      },
+    ): Promise<number | null> {
+      const [row] = await db.query<{ fence: string | number }>(
+        `INSERT INTO x402_settlements
+           (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10)
          ON CONFLICT (network, token, payer, nonce) DO UPDATE
            SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
-               claimed_at = now(), lease_until = EXCLUDED.lease_until
+               claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
+               human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent
            WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
              AND x402_settlements.lease_until < now()
-         RETURNING nonce`,
-        [...keyParams(key), claim.appId, claim.payTo, claim.value, claim.leaseMs],
+         RETURNING fence`,
+        [
+          ...keyParams(key),
+          claim.appId,
+          claim.payTo,
+          claim.value,
+          claim.leaseMs,
+          claim.human?.sub ?? null,
+          claim.human?.agent ?? null,
+        ],
+      );
+      return row ? Number(row.fence) : null;
+    },
+    /**
+     * The transaction that carries the authorization, before it is broadcast: stored only while the claim is
+     * still the caller's (its fencing token) and has none. False when it was taken over: send nothing then.
+     */
+    async setTransactionHash(key: AuthorizationKey, fence: number, hash: string, leaseMs: number): Promise<boolean> {
+      const rows = await db.query<{ nonce: string }>(
+        `UPDATE x402_settlements SET transaction_hash = $6,
+           lease_until = now() + make_interval(secs => $7::double precision / 1000)
+         WHERE ${KEY} AND fence = $5 AND transaction_hash IS NULL AND outcome IS NULL RETURNING nonce`,
+        [...keyParams(key), fence, hash, leaseMs],
       );
       return rows.length === 1;
     },
-    /** The transaction that carries the authorization, before it is broadcast. */
-    async setTransactionHash(key: AuthorizationKey, hash: string, leaseMs: number): Promise<void> {
-      await db.query(
-        `UPDATE x402_settlements SET transaction_hash = $5,
-           lease_until = now() + make_interval(secs => $6::double precision / 1000) WHERE ${KEY}`,
-        [...keyParams(key), hash, leaseMs],
+    /**
+     * Extends the lease of a claim still waiting to submit (for the relayer's lock), while it is the caller's:
+     * a settle that is alive is never taken over. False when it is no longer the caller's.
+     */
+    async renewLease(key: AuthorizationKey, fence: number, leaseMs: number): Promise<boolean> {
+      const rows = await db.query<{ nonce: string }>(
+        `UPDATE x402_settlements SET lease_until = now() + make_interval(secs => $6::double precision / 1000)
+         WHERE ${KEY} AND fence = $5 AND transaction_hash IS NULL AND outcome IS NULL RETURNING nonce`,
+        [...keyParams(key), fence, leaseMs],
       );
+      return rows.length === 1;
     },
     /**
      * Takes over an in-flight claim whose lease ran out (its replica went quiet after sending), to read its
@@ -121,9 +164,15 @@ export function settlementStore(db: Queryable) {
         [...keyParams(key), JSON.stringify(outcome), transactionId],
       );
     },
-    /** Gives a claim up when nothing was submitted (refused before broadcasting): the authorization may be settled later. */
-    async release(key: AuthorizationKey): Promise<void> {
-      await db.query(`DELETE FROM x402_settlements WHERE ${KEY} AND outcome IS NULL`, keyParams(key));
+    /**
+     * Gives a claim up when nothing was submitted (refused before broadcasting): the authorization may be
+     * settled later. Only the caller's claim (its fencing token): never one another settle took over.
+     */
+    async release(key: AuthorizationKey, fence: number): Promise<void> {
+      await db.query(`DELETE FROM x402_settlements WHERE ${KEY} AND fence = $5 AND outcome IS NULL`, [
+        ...keyParams(key),
+        fence,
+      ]);
     },
     /** Claims of an app in the last `ms` (the settlements-per-minute limit). */
     async recentClaims(appId: string, ms: number): Promise<number> {

@@ -2,6 +2,7 @@ import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from '@x402/core/types';
 import { isEIP3009Payload, type ExactEvmPayloadV2 } from '@x402/evm';
 import { SPEC_DECIMALS } from '../kernel/chain-tokens';
+import { HUMAN_EXTENSION, humanRequirement, type HumanPayer, type HumanProofs } from './human-proof';
 import { REASONS, type Reason } from './reasons';
 import type { AuthorizationKey, SettlementRow, SettlementStore } from './settlement-store';
 import { authorizationTypedData, type Authorization, type X402Chain } from './x402-chain';
@@ -43,6 +44,8 @@ export interface VerifiedPayment {
   payer: Address;
   /** The value in 6 decimals (token_amount). */
   tokenAmount: bigint;
+  /** The person behind the agent, when the seller asked for it (the attest-human extension). */
+  human?: HumanPayer;
 }
 
 export type Verdict = { response: VerifyResponse; payment?: VerifiedPayment };
@@ -55,6 +58,8 @@ export interface VerifierDeps {
   chain: X402Chain;
   receiving: ReceivingAddressCheck;
   settlements: SettlementStore;
+  /** The attest-human extension's check; null when X402_IDENTITY_ISSUER is not set. */
+  humans?: HumanProofs | null;
 }
 
 /** POST /x402/verify's checks; none moves funds. */
@@ -183,7 +188,32 @@ export class X402Verifier {
     if (claim && inFlight(claim)) return invalid(REASONS.nonceUsed, 'This authorization is already being settled.');
     if (balance < value)
       return invalid(REASONS.insufficientBalance, `The payer holds less than ${a.value} of ${token.code}.`);
+    // only when the seller asks for the human behind the agent (human-proof.ts)
+    if (requirements.extra?.[HUMAN_EXTENSION] !== undefined) return this.withHuman(payload, requirements, payment);
     return { response: { isValid: true, payer: a.from }, payment };
+  }
+
+  /** The attest-human extension: the payment, valid otherwise, with the person behind the agent, or refused. */
+  private async withHuman(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    payment: VerifiedPayment,
+  ): Promise<Verdict> {
+    const required = humanRequirement(requirements);
+    if (typeof required === 'string') return refusal(REASONS.requirements, required, payment.payer);
+    if (!required) return { response: { isValid: true, payer: payment.payer }, payment };
+    if (!this.deps.humans)
+      return refusal(
+        REASONS.humanNotConfigured,
+        `This facilitator cannot check the human behind an agent (X402_IDENTITY_ISSUER is not set); leave out paymentRequirements.extra["${HUMAN_EXTENSION}"] or ask the operator.`,
+        payment.payer,
+      );
+    const checked = await this.deps.humans.check(payload, required);
+    if ('reason' in checked) return refusal(checked.reason, checked.message, payment.payer);
+    return {
+      response: { isValid: true, payer: payment.payer, extensions: { [HUMAN_EXTENSION]: checked.human } },
+      payment: { ...payment, human: checked.human },
+    };
   }
 }
 

@@ -17,7 +17,9 @@ const requirements = Joi.object({
     .unknown(true)
     .default({})
     .description(
-      'name and version: the token’s EIP-712 domain. payment_request_id (optional): the Attest payment request the payment pays',
+      'name and version: the token’s EIP-712 domain. payment_request_id (optional): the Attest payment request the payment pays. ' +
+        'attest-human (optional): {"audience": your resource at Attest, "acr": the least verification level}: the payer must be ' +
+        'an agent acting for a verified person, shown by a delegated access token in paymentPayload.extensions["attest-human"].info.token',
     ),
 }).unknown(true);
 
@@ -41,6 +43,25 @@ export const x402RequestSchema = Joi.object({
   .required()
   .messages({ 'any.required': 'The body must be a JSON object.', 'object.base': 'The body must be a JSON object.' });
 
+/** The person behind the agent, when the requirements asked for it (the attest-human extension). */
+const humanExtensionAnswer: JsonSchema = {
+  type: 'object',
+  properties: {
+    'attest-human': {
+      type: 'object',
+      required: ['sub', 'agent'],
+      properties: {
+        sub: {
+          type: 'string',
+          description: 'The person’s pairwise subject for the agent app (the delegated token’s sub)',
+        },
+        agent: { type: 'string', description: 'The agent acting for them: its client id (act.sub)' },
+        acr: { type: 'string', description: 'Their verification level (verify’s answer)' },
+      },
+    },
+  },
+};
+
 /** VerifyResponse (@x402/core). */
 export const verifyResponseSchema: JsonSchema = {
   type: 'object',
@@ -50,6 +71,7 @@ export const verifyResponseSchema: JsonSchema = {
     invalidReason: { type: 'string', description: 'The standard reason (see docs/payments.md, x402)' },
     invalidMessage: { type: 'string', description: 'A sentence naming what is wrong' },
     payer: { type: 'string' },
+    extensions: humanExtensionAnswer,
   },
 };
 
@@ -69,6 +91,7 @@ export const settleResponseSchema: JsonSchema = {
       type: 'object',
       properties: { transaction_id: { type: 'string', description: 'The recorded transaction of your app' } },
     },
+    extensions: humanExtensionAnswer,
   },
 };
 
