@@ -1,16 +1,18 @@
 /**
- * The server's CPU time per correct answer, Attest embedded against oidc-provider, for rows with an
- * oidc-provider reference: utime + stime of each server's node process (/proc/PID/stat) over a measured run,
- * divided by its correct answers. A busy shared machine moves it far less than the rates (a server kept off
+ * The server's CPU time per correct answer: Attest embedded against oidc-provider for rows with an
+ * oidc-provider reference, Attest alone for the others (e.g. x402-verify): utime + stime of each server's node
+ * process (/proc/PID/stat) over a measured run, divided by its correct answers. A busy shared machine moves it far less than the rates (a server kept off
  * its core serves fewer answers, but each costs about the same), so it tells a change of the code from the
  * machine's noise. Each round: a 1-s warm-up, the row's set-up (e.g. the refresh row's new tokens, not
  * counted), 2 s idle (each server's CPU then, printed), then the measured run; the two servers in turn.
  *
  *   pnpm exec tsx bench/cpu-time.ts refresh client-credentials   # BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (4)
+ *   pnpm exec tsx bench/cpu-time.ts x402-verify                   # Attest alone, with the bench's chain stub
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startChainStub } from './chain-stub';
 import { runOnce, type Workload } from './drive';
 import { startOidcPeer } from './peers/oidc-provider';
 import { scenario } from './scenarios';
@@ -31,12 +33,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const keys = process.argv.slice(2);
-  if (!keys.length) throw new Error('usage: tsx bench/cpu-time.ts SCENARIO… (rows with an oidc-provider reference)');
+  if (!keys.length) throw new Error('usage: tsx bench/cpu-time.ts SCENARIO…');
   const rounds = Number(process.env.BENCH_CPU_ROUNDS ?? 3);
   const seconds = Number(process.env.BENCH_CPU_SECONDS ?? 4);
   const pinning = pinDriver();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-bench-cpu-'));
-  const deploy = await startEmbedded(pinning, logDir);
+  // the chain x402 verify asks, as in the bench (chain-stub.ts)
+  const chain = await startChainStub();
+  const deploy = await startEmbedded(pinning, logDir, undefined, chain.url);
   try {
     const basics = await seedAttest(deploy);
     const session = await signIn(deploy.origins.identity, deploy.env.BASE_URL!, basics.appId, basics.clientSecret);
@@ -47,15 +51,27 @@ async function main(): Promise<void> {
       missSet: 1,
       growthSet: 1,
     };
-    const peer = await startOidcPeer(pinning, logDir);
+    const rows = keys.map((key) => {
+      const s = scenario(key);
+      if (!s) throw new Error(`${key}: no such row`);
+      return s;
+    });
+    const peer = rows.some((s) => s.oidc) ? await startOidcPeer(pinning, logDir) : null;
     try {
-      for (const key of keys) {
-        const s = scenario(key);
-        if (!s?.oidc) throw new Error(`${key}: no such row with an oidc-provider reference`);
+      for (const s of rows) {
+        const key = s.key;
         const sides: { label: string; work: Workload; pid: number; ms: number; answers: number; idle: number[] }[] = [
           { label: 'Attest', work: s.attest(target), pid: deploy.servers()[0].nodePid(), ms: 0, answers: 0, idle: [] },
-          { label: 'oidc-provider', work: s.oidc(peer), pid: peer.server.nodePid(), ms: 0, answers: 0, idle: [] },
         ];
+        if (s.oidc && peer)
+          sides.push({
+            label: 'oidc-provider',
+            work: s.oidc(peer),
+            pid: peer.server.nodePid(),
+            ms: 0,
+            answers: 0,
+            idle: [],
+          });
         for (let r = 0; r < rounds; r++) {
           for (const side of r % 2 ? [...sides].reverse() : sides) {
             await runOnce(side.work, CONNECTIONS, 1);
@@ -74,15 +90,17 @@ async function main(): Promise<void> {
         }
         const [a, o] = sides.map((side) => side.ms / side.answers);
         const idle = sides.map((side) => `${side.label} ${Math.max(...side.idle)} ms/s`).join(', ');
+        const versus = o === undefined ? '' : `, oidc-provider ${o.toFixed(2)} ms: ${(o / a).toFixed(2)}×`;
         process.stdout.write(
-          `${key}: Attest ${a.toFixed(2)} ms CPU per answer, oidc-provider ${o.toFixed(2)} ms: ${(o / a).toFixed(2)}× (idle at most: ${idle})\n`,
+          `${key}: Attest ${a.toFixed(2)} ms CPU per answer${versus} (${sides[0].answers} answers; idle at most: ${idle})\n`,
         );
       }
     } finally {
-      await peer.stop();
+      await peer?.stop();
     }
   } finally {
     await deploy.stop();
+    await chain.close();
   }
 }
 

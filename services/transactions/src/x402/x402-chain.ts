@@ -4,11 +4,10 @@ import {
   createWalletClient,
   defineChain,
   fallback,
-  hashTypedData,
   http,
   keccak256,
   parseAbi,
-  recoverTypedDataAddress,
+  toHex,
   webSocket,
   type Address,
   type Hex,
@@ -18,6 +17,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, eip3009ABI, type ExactEIP3009Payload } from '@x402/evm';
 import type { Db, Queryable } from '@attest/common';
+import { authorizationDigest, recoverSigner } from './authorization-signer';
 
 /** EIP-712 typed data of a TransferWithAuthorization, as the payer signed it. */
 export type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'TransferWithAuthorization'>;
@@ -93,9 +93,11 @@ export class X402Chain {
    * what its ERC-1271 isValidSignature says.
    */
   async signedBy(typed: AuthorizationTypedData, payer: Address, signature: Hex): Promise<boolean> {
+    // the digest and the recovery of authorization-signer.ts: viem's answers, at a fraction of their cost
+    let digest: Uint8Array | null = null;
     try {
-      const recovered = await recoverTypedDataAddress({ ...typed, signature });
-      if (recovered.toLowerCase() === payer.toLowerCase()) return true;
+      digest = authorizationDigest(typed);
+      if ((await recoverSigner(digest, signature)) === payer.toLowerCase()) return true;
     } catch {
       // not an ECDSA signature: a contract wallet's may still be valid
     }
@@ -106,7 +108,7 @@ export class X402Chain {
         address: payer,
         abi: erc1271Abi,
         functionName: 'isValidSignature',
-        args: [hashTypedData(typed), signature],
+        args: [toHex(digest ?? authorizationDigest(typed)), signature],
       });
       return magic.toLowerCase() === ERC1271_MAGIC;
     } catch {
