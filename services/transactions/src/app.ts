@@ -73,7 +73,7 @@ export async function buildApp(deps: ServiceDeps<TransactionsConfig>): Promise<B
   const receivingAddresses = new ReceivingAddressService(
     storage.db,
     signatureVerifier(config.chainRpcUrls.length > 0 ? { [config.CHAIN_NAME]: config.chainRpcUrls[0] } : {}),
-    { audit, chains: Object.keys(config.CHAIN_TOKENS) },
+    { audit, chains: Object.keys(config.CHAIN_TOKENS), bus: storage.bus },
   );
   const apiKeys = new ApiKeyService(keyStore, config.apiKeySecret, logger, audit);
   const links = checkoutLinks(config.API_URL, config.CHAIN_TOKENS, config.CHAIN_IDS);

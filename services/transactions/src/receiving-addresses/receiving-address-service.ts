@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, errors, type AuditActor, type AuditLog, type Db, type Queryable } from '@attest/common';
+import {
+  AppError,
+  errors,
+  LocalCache,
+  type AuditActor,
+  type AuditLog,
+  type Db,
+  type InvalidationBus,
+  type Queryable,
+} from '@attest/common';
 import type { SignatureVerifier } from './signature-verifier';
 import {
   receivingAddressStore,
@@ -53,6 +62,12 @@ const addressTaken = (chain: string, address: string) =>
  */
 export class ReceivingAddressService {
   private readonly audit?: Pick<AuditLog, 'record'>;
+  /**
+   * The owner of each (chain, address) as read (null: nobody's), for the checks outside a transaction: x402's
+   * verify makes one per request. Dropped here and on every replica when an address is added or removed, with a
+   * TTL as the backstop for a missed message (LocalCache: not trusted past 1 s while the bus is down).
+   */
+  private readonly owners?: LocalCache<string>;
 
   constructor(
     private readonly db: Db,
@@ -61,10 +76,14 @@ export class ReceivingAddressService {
       audit?: Pick<AuditLog, 'record'>;
       /** The chains an address may be added on (CHAIN_TOKENS' names); any when not given. */
       chains?: readonly string[];
+      /** Keeps the owners in memory, invalidated through the bus; read from the database each time without. */
+      bus?: InvalidationBus;
     } = {},
   ) {
     this.audit = options.audit;
     this.chains = options.chains;
+    if (options.bus)
+      this.owners = new LocalCache<string>(options.bus, { name: 'receiving-addresses', ttlMs: 60000, max: 10000 });
   }
 
   private readonly chains?: readonly string[];
@@ -78,7 +97,11 @@ export class ReceivingAddressService {
 
   /** The app that receives at (chain, address), or null. */
   async ownerOf(chain: string, address: string, db?: Queryable): Promise<string | null> {
-    return this.store(db).ownerOf(chain.toLowerCase(), address.toLowerCase());
+    const c = chain.toLowerCase();
+    const a = address.toLowerCase();
+    // in the caller's transaction: what that transaction sees
+    if (db || !this.owners) return this.store(db).ownerOf(c, a);
+    return this.owners.get(ownerKey(c, a), () => this.store().ownerOf(c, a));
   }
 
   /** Throws 403 receiving_address_not_registered naming `field` unless (chain, address) is the app's. */
@@ -103,7 +126,7 @@ export class ReceivingAddressService {
     proof: ReceivingAddressProof,
     actor: AuditActor,
   ): Promise<{ address: ReceivingAddress; added: boolean }> {
-    return this.db.transaction(async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       const result = await this.store(tx).add(appId, chain, address, proof);
       if (!result) throw addressTaken(chain, address);
       if (result.added)
@@ -113,6 +136,8 @@ export class ReceivingAddressService {
         );
       return result;
     });
+    if (result.added) await this.owners?.invalidate(ownerKey(chain, address));
+    return result;
   }
 
   /** An operator adds (chain, address) to the app (no proof asked); again for the same app: `added` false. */
@@ -181,7 +206,7 @@ export class ReceivingAddressService {
   async remove(appId: string, chain: string, address: string, actor: AuditActor): Promise<ReceivingAddress> {
     const c = chain.toLowerCase();
     const a = address.toLowerCase();
-    return this.db.transaction(async (tx) => {
+    const removed = await this.db.transaction(async (tx) => {
       const removed = await this.store(tx).remove(appId, c, a);
       if (!removed) throw errors.notFound(`address ${a} is not this app's receiving address on ${c}.`, 'address');
       await this.audit?.record(
@@ -195,5 +220,9 @@ export class ReceivingAddressService {
       );
       return removed;
     });
+    await this.owners?.invalidate(ownerKey(c, a));
+    return removed;
   }
 }
+
+const ownerKey = (chain: string, address: string) => `${chain}\n${address}`;
