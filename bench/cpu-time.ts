@@ -80,8 +80,15 @@ async function main(): Promise<void> {
             await sleep(2000);
             side.idle.push((cpuMs(side.pid) - idle) / 2);
             const before = cpuMs(side.pid);
+            const rpc = chain.counts();
             const m = await runOnce(side.work, CONNECTIONS, seconds);
             side.ms += cpuMs(side.pid) - before;
+            const { calls, requests } = chain.counts();
+            // the JSON-RPC calls the row made of the chain stub, and the HTTP requests that carried them
+            if (calls > rpc.calls)
+              process.stdout.write(
+                `  ${key} ${side.label}: ${((calls - rpc.calls) / m.good).toFixed(2)} JSON-RPC calls per answer in ${((requests - rpc.requests) / m.good).toFixed(2)} requests\n`,
+              );
             side.answers += m.good;
             process.stdout.write(
               `  ${key} ${side.label}: ${m.rate}/s${m.errors ? `, ${m.errors} errors (${Object.keys(m.errorKinds).join(', ')})` : ''}\n`,
