@@ -1,6 +1,18 @@
 import { keccak_256 } from '@noble/hashes/sha3';
-import { domainSeparator, hexToBytes, isHex, recoverAddress, size, type Hex, type TypedDataDomain } from 'viem';
-import type { AuthorizationTypedData } from './x402-chain';
+import {
+  domainSeparator,
+  hexToBytes,
+  isHex,
+  recoverAddress,
+  size,
+  type Hex,
+  type TypedDataDefinition,
+  type TypedDataDomain,
+} from 'viem';
+import type { authorizationTypes } from '@x402/evm';
+
+/** EIP-712 typed data of a TransferWithAuthorization (x402-chain.ts's authorizationTypedData builds it). */
+type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'TransferWithAuthorization'>;
 
 /**
  * The EIP-712 digest of an EIP-3009 authorization and the address that signed it, at a small cost per verify.
