@@ -65,12 +65,7 @@ const separators = new Map<string, Uint8Array>();
 const MAX_SEPARATORS = 64;
 
 function separatorOf(domain: TypedDataDomain): Uint8Array {
-  const key = JSON.stringify([
-    domain.chainId?.toString(),
-    domain.verifyingContract?.toLowerCase(),
-    domain.name,
-    domain.version,
-  ]);
+  const key = JSON.stringify([domain.chainId?.toString(), domain.verifyingContract, domain.name, domain.version]);
   let separator = separators.get(key);
   if (!separator) {
     separator = hexToBytes(domainSeparator({ domain }));
