@@ -1,17 +1,19 @@
 /**
- * The server's CPU time per correct answer, Attest embedded against oidc-provider for rows with an
- * oidc-provider reference, Attest alone for the others: utime + stime of each server's node process (/proc/PID/stat) over a measured run,
- * divided by its correct answers. A busy shared machine moves it far less than the rates (a server kept off
+ * The server's CPU time per correct answer: Attest embedded against oidc-provider for rows with an
+ * oidc-provider reference, Attest alone for the others (e.g. x402-verify): utime + stime of each server's node
+ * process (/proc/PID/stat) over a measured run, divided by its correct answers. A busy shared machine moves it far less than the rates (a server kept off
  * its core serves fewer answers, but each costs about the same), so it tells a change of the code from the
  * machine's noise. Each round: a 1-s warm-up, the row's set-up (e.g. the refresh row's new tokens, not
  * counted), 2 s idle (each server's CPU then, printed), then the measured run; the two servers in turn.
  *
  *   pnpm exec tsx bench/cpu-time.ts refresh client-credentials   # BENCH_CPU_ROUNDS (3), BENCH_CPU_SECONDS (4)
  *   pnpm exec tsx bench/cpu-time.ts payreq-create                # Attest alone
+ *   pnpm exec tsx bench/cpu-time.ts x402-verify                   # Attest alone, with the bench's chain stub
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startChainStub } from './chain-stub';
 import { runOnce, type Workload } from './drive';
 import { startOidcPeer } from './peers/oidc-provider';
 import { scenario } from './scenarios';
@@ -37,7 +39,9 @@ async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_CPU_SECONDS ?? 4);
   const pinning = pinDriver();
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attest-bench-cpu-'));
-  const deploy = await startEmbedded(pinning, logDir);
+  // the chain x402 verify asks, as in the bench (chain-stub.ts)
+  const chain = await startChainStub();
+  const deploy = await startEmbedded(pinning, logDir, undefined, chain.url);
   try {
     const basics = await seedAttest(deploy);
     const session = await signIn(deploy.origins.identity, deploy.env.BASE_URL!, basics.appId, basics.clientSecret);
@@ -53,7 +57,7 @@ async function main(): Promise<void> {
       if (!s) throw new Error(`${key}: no such row`);
       return s;
     });
-    const peer = rows.some((s) => s.oidc) ? await startOidcPeer(pinning, logDir) : undefined;
+    const peer = rows.some((s) => s.oidc) ? await startOidcPeer(pinning, logDir) : null;
     try {
       for (const s of rows) {
         const key = s.key;
@@ -77,8 +81,15 @@ async function main(): Promise<void> {
             await sleep(2000);
             side.idle.push((cpuMs(side.pid) - idle) / 2);
             const before = cpuMs(side.pid);
+            const rpc = chain.counts();
             const m = await runOnce(side.work, CONNECTIONS, seconds);
             side.ms += cpuMs(side.pid) - before;
+            const { calls, requests } = chain.counts();
+            // the JSON-RPC calls the row made of the chain stub, and the HTTP requests that carried them
+            if (calls > rpc.calls)
+              process.stdout.write(
+                `  ${key} ${side.label}: ${((calls - rpc.calls) / m.good).toFixed(2)} JSON-RPC calls per answer in ${((requests - rpc.requests) / m.good).toFixed(2)} requests\n`,
+              );
             side.answers += m.good;
             process.stdout.write(
               `  ${key} ${side.label}: ${m.rate}/s, p99 ${m.p99} ms, ${((cpuMs(side.pid) - before) / Math.max(m.good, 1)).toFixed(2)} ms CPU per answer${m.errors ? `, ${m.errors} errors (${Object.keys(m.errorKinds).join(', ')})` : ''}\n`,
@@ -87,14 +98,17 @@ async function main(): Promise<void> {
         }
         const [a, o] = sides.map((side) => side.ms / side.answers);
         const idle = sides.map((side) => `${side.label} ${Math.max(...side.idle)} ms/s`).join(', ');
-        const against = o === undefined ? '' : `, oidc-provider ${o.toFixed(2)} ms: ${(o / a).toFixed(2)}×`;
-        process.stdout.write(`${key}: Attest ${a.toFixed(2)} ms CPU per answer${against} (idle at most: ${idle})\n`);
+        const versus = o === undefined ? '' : `, oidc-provider ${o.toFixed(2)} ms: ${(o / a).toFixed(2)}×`;
+        process.stdout.write(
+          `${key}: Attest ${a.toFixed(2)} ms CPU per answer${versus} (${sides[0].answers} answers; idle at most: ${idle})\n`,
+        );
       }
     } finally {
       await peer?.stop();
     }
   } finally {
     await deploy.stop();
+    await chain.close();
   }
 }
 

@@ -73,6 +73,42 @@ describe('receiving addresses: the store, the check, the proof', () => {
     await expect(service.remove(a, 'worldchain', address, operator)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('keeps owners in memory, and each replica answers a change at once (the bus drops what it held)', async () => {
+    // two replicas on one bus, each with its cache (the check outside a transaction is served from memory)
+    const options = { chains: ['worldchain'], bus: h.storage.bus };
+    const [one, two] = [0, 1].map(() => new ReceivingAddressService(h.storage.db, signatureVerifier({}), options));
+    const [a, b] = [newAppId(), newAppId()];
+    const address = privateKeyToAccount(generatePrivateKey()).address;
+    // nobody's, and remembered as nobody's by both
+    expect(await one.isReceivingAddress(a, 'worldchain', address)).toBe(false);
+    expect(await two.ownerOf('worldchain', address)).toBeNull();
+    await one.addByOperator(a, 'worldchain', address, operator);
+    expect(await two.isReceivingAddress(a, 'worldchain', address)).toBe(true);
+    expect(await one.isReceivingAddress(a, 'worldchain', address.toLowerCase())).toBe(true);
+    // the row changed behind the caches' back (no service did it): they still answer what they read...
+    await h.storage.db.query('UPDATE receiving_addresses SET app_id = $1 WHERE chain = $2 AND address = $3', [
+      b,
+      'worldchain',
+      address.toLowerCase(),
+    ]);
+    expect(await two.ownerOf('worldchain', address)).toBe(a);
+    // ...while a check in a transaction reads the table
+    expect(await h.storage.db.transaction((tx) => two.ownerOf('worldchain', address, tx))).toBe(b);
+    await h.storage.db.query('UPDATE receiving_addresses SET app_id = $1 WHERE chain = $2 AND address = $3', [
+      a,
+      'worldchain',
+      address.toLowerCase(),
+    ]);
+    // a removal on one replica: the other no longer takes the address as the app's
+    await two.remove(a, 'worldchain', address, operator);
+    expect(await one.isReceivingAddress(a, 'worldchain', address)).toBe(false);
+    expect(await two.isReceivingAddress(a, 'worldchain', address)).toBe(false);
+    // and an addition by another app is seen by both
+    await one.addByOperator(b, 'worldchain', address, operator);
+    expect(await two.ownerOf('worldchain', address)).toBe(b);
+    expect(await one.isReceivingAddress(a, 'worldchain', address)).toBe(false);
+  });
+
   it('adds an address proven by its EIP-191 signature of a challenge, once', async () => {
     const app = newAppId();
     const account = privateKeyToAccount(generatePrivateKey());

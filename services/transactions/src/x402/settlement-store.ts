@@ -59,16 +59,56 @@ const toRow = (r: Row): SettlementRow => ({
 const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
 const keyParams = (k: AuthorizationKey) => [k.network, k.token, k.payer, k.nonce];
 
+const MAX_FINDS_TOGETHER = 200;
+
+const keyOf = (k: { network: string; token: string; payer: string; nonce: string }) =>
+  `${k.network}\n${k.token}\n${k.payer}\n${k.nonce}`;
+
 /** The x402_settlements table: one row per authorization, claimed before its transaction is submitted. */
 export function settlementStore(db: Queryable) {
+  /**
+   * The finds asked since the last statement: every verify asks one (is the authorization being settled?),
+   * so those that arrive together (the requests one turn of the event loop reads) are one statement, sent
+   * at the end of that turn. Each is still read after it was asked: no answer is reused.
+   */
+  let pending: { key: AuthorizationKey; resolve: (row: SettlementRow | null) => void; reject: (e: unknown) => void }[] =
+    [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    if (!batch.length) return;
+    try {
+      const rows =
+        batch.length === 1
+          ? await db.query<Row>(
+              preparedStatement(`SELECT * FROM x402_settlements WHERE ${KEY}`),
+              keyParams(batch[0].key),
+            )
+          : await db.query<Row>(
+              preparedStatement(
+                `SELECT s.* FROM x402_settlements s
+                 JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS k(network, token, payer, nonce)
+                   USING (network, token, payer, nonce)`,
+              ),
+              [0, 1, 2, 3].map((i) => batch.map((p) => keyParams(p.key)[i])),
+            );
+      const found = new Map(rows.map((r) => [keyOf(r), r]));
+      for (const p of batch) {
+        const row = found.get(keyOf(p.key));
+        p.resolve(row ? toRow(row) : null);
+      }
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  };
   return {
-    async find(key: AuthorizationKey): Promise<SettlementRow | null> {
-      // every verify asks (see preparedStatement)
-      const [row] = await db.query<Row>(
-        preparedStatement(`SELECT * FROM x402_settlements WHERE ${KEY}`),
-        keyParams(key),
-      );
-      return row ? toRow(row) : null;
+    find(key: AuthorizationKey): Promise<SettlementRow | null> {
+      return new Promise((resolve, reject) => {
+        const waiting = pending.push({ key, resolve, reject });
+        if (waiting === 1) setImmediate(() => void flush());
+        // a statement carries at most so many; the rest go in the next
+        else if (waiting === MAX_FINDS_TOGETHER) void flush();
+      });
     },
     /**
      * Claims the authorization for `appId`: its fencing token, or null when it is claimed already. A claim

@@ -1,0 +1,132 @@
+import { keccak_256 } from '@noble/hashes/sha3';
+import {
+  domainSeparator,
+  hexToBytes,
+  isHex,
+  recoverAddress,
+  size,
+  type Hex,
+  type TypedDataDefinition,
+  type TypedDataDomain,
+} from 'viem';
+import type { authorizationTypes } from '@x402/evm';
+
+/** EIP-712 typed data of a TransferWithAuthorization (x402-chain.ts's authorizationTypedData builds it). */
+type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'TransferWithAuthorization'>;
+
+/**
+ * The EIP-712 digest of an EIP-3009 authorization and the address that signed it, at a small cost per verify.
+ *
+ * viem's recoverTypedDataAddress (hashTypedData, then @noble/curves' recoverPublicKey in JavaScript) took
+ * 2.6 ms of CPU a verify, four fifths of it: the x402 verify row could not pass ~200/s on one core. Here the
+ * token's domain separator is hashed once per token and domain (it does not change), the message is encoded
+ * from its fixed layout, and the public key is recovered by libsecp256k1 (the `secp256k1` package's prebuilt
+ * N-API binding, ~0.06 ms). Where that binding cannot load (a platform without a prebuild), viem's recovery
+ * runs as before. The answers are viem's, bit for bit: the same digest, the same signature parsing (65
+ * bytes, v 0/1/27/28), the same refusals (test/x402-signer.test.ts compares the two).
+ */
+
+/** libsecp256k1's recovery, as the `secp256k1` package's binding exposes it (it throws on a bad signature). */
+interface NativeSecp256k1 {
+  ecdsaRecover(signature: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array;
+}
+
+let native: NativeSecp256k1 | null | undefined;
+
+/** The binding, loaded at the first recovery (as viem is, at x402's first use); null where it does not load. */
+function binding(): NativeSecp256k1 | null {
+  if (native === undefined)
+    try {
+      // the binding alone: the package's main module would fall back to `elliptic` in JavaScript when it fails
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a native module, loaded at first use
+      native = require('secp256k1/bindings') as NativeSecp256k1;
+    } catch {
+      native = null;
+    }
+  return native;
+}
+
+/** Which recovery runs here: 'libsecp256k1' (native) or 'noble' (viem's, in JavaScript). */
+export const signerRecovery = (): 'libsecp256k1' | 'noble' => (binding() ? 'libsecp256k1' : 'noble');
+
+const encoder = new TextEncoder();
+const TYPE_HASH = keccak_256(
+  encoder.encode(
+    'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
+  ),
+);
+const UINT256_LIMIT = 1n << 256n;
+
+/**
+ * Domain separators by chain, token, name and version. The name and version are the request's (checked against
+ * the token's own when the token says them): bounded, so that requests naming many domains keep it small.
+ */
+const separators = new Map<string, Uint8Array>();
+const MAX_SEPARATORS = 64;
+
+function separatorOf(domain: TypedDataDomain): Uint8Array {
+  const key = JSON.stringify([domain.chainId?.toString(), domain.verifyingContract, domain.name, domain.version]);
+  let separator = separators.get(key);
+  if (!separator) {
+    separator = hexToBytes(domainSeparator({ domain }));
+    if (separators.size >= MAX_SEPARATORS) separators.delete(separators.keys().next().value as string);
+    separators.set(key, separator);
+  }
+  return separator;
+}
+
+/** Writes a uint256 big-endian into 32 bytes at `offset`. */
+function putUint(out: Uint8Array, offset: number, value: bigint): void {
+  // as viem's validateTypedData: a value that is no uint256 is no typed data
+  if (value < 0n || value >= UINT256_LIMIT) throw new RangeError(`${value} is not a uint256`);
+  let n = value;
+  for (let i = offset + 31; i >= offset && n > 0n; i--) {
+    out[i] = Number(n & 0xffn);
+    n >>= 8n;
+  }
+}
+
+/**
+ * keccak256("\x19\x01" ‖ domainSeparator ‖ hashStruct(message)): what the payer signed, as viem's hashTypedData
+ * computes it. Expects verify's shapes (addresses, a 32-byte nonce); throws as hashTypedData does when a value is
+ * out of range.
+ */
+export function authorizationDigest(typed: AuthorizationTypedData): Uint8Array {
+  const m = typed.message;
+  const struct = new Uint8Array(7 * 32);
+  struct.set(TYPE_HASH, 0);
+  struct.set(hexToBytes(m.from), 32 + 12);
+  struct.set(hexToBytes(m.to), 64 + 12);
+  putUint(struct, 96, m.value);
+  putUint(struct, 128, m.validAfter);
+  putUint(struct, 160, m.validBefore);
+  struct.set(hexToBytes(m.nonce), 192);
+  const message = new Uint8Array(2 + 32 + 32);
+  message[0] = 0x19;
+  message[1] = 0x01;
+  message.set(separatorOf(typed.domain ?? {}), 2);
+  message.set(keccak_256(struct), 34);
+  return keccak_256(message);
+}
+
+/** As viem's recoverPublicKey reads the last byte: 0 or 1, or 27 or 28. */
+function recoveryBit(v: number): number {
+  if (v === 0 || v === 1) return v;
+  if (v === 27) return 0;
+  if (v === 28) return 1;
+  throw new Error('Invalid yParityOrV value');
+}
+
+/**
+ * The address whose key made `signature` (65 bytes: r, s, v) over `digest`, lower case. Throws what viem's
+ * recoverAddress throws for: another length, a v that is no recovery bit, r or s out of range, no point.
+ */
+export async function recoverSigner(digest: Uint8Array, signature: Hex): Promise<string> {
+  const native = binding();
+  if (!native) return (await recoverAddress({ hash: digest, signature })).toLowerCase();
+  if (!isHex(signature) || size(signature) !== 65) throw new Error('invalid signature length');
+  const recid = recoveryBit(Number.parseInt(signature.slice(130), 16));
+  const publicKey = native.ecdsaRecover(hexToBytes(`0x${signature.slice(2, 130)}`), recid, digest, false);
+  const hash = keccak_256(publicKey.subarray(1));
+  return `0x${Buffer.from(hash.subarray(12)).toString('hex')}`;
+}
