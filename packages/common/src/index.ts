@@ -14,6 +14,7 @@ export * from './crypto';
 export * from './rate-limit';
 export * from './worker-loop';
 export * from './key-batcher';
+export * from './write-batcher';
 export * from './audit';
 export * from './outbound';
 export * from './idle-collector';

@@ -66,4 +66,47 @@ describe('AuditLog when the database refuses an event', () => {
     await audit.stop();
     expect(dropped()).toEqual(['usr_2', 'usr_1']);
   });
+
+  it('keeps every event of a refused batch, and stop() waits for an insert under way before its last attempt', async () => {
+    const { db, stored, state } = flakyDb();
+    const { logger, lines } = capturingLogger();
+    const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000 });
+    // recorded together: one batch, refused as a whole
+    await Promise.all([1, 2, 3].map((n) => audit.record(event(n))));
+    expect(audit.backlog).toBe(3);
+    expect(lines.filter((l) => l.message === 'audit event not stored yet; retrying')).toHaveLength(3);
+    state.down = false;
+    // in flight when stop() is called: stop() waits for it, then stores the kept three
+    const late = audit.record(event(4));
+    await audit.stop();
+    await late;
+    expect(audit.backlog).toBe(0);
+    expect(lines.some((l) => l.message === 'audit event not stored')).toBe(false);
+    const subjects = stored.flatMap((params) => (Array.isArray(params[0]) ? (params[3] as string[]) : [params[3]]));
+    expect(subjects.sort()).toEqual(['usr_1', 'usr_2', 'usr_3', 'usr_4']);
+  });
+});
+
+describe('AuditLog when events are recorded at the same time', () => {
+  it('inserts them in one statement, in the order they were recorded, and each record resolves once stored', async () => {
+    const texts: string[] = [];
+    const stored: unknown[][] = [];
+    const query: Queryable['query'] = async (text, params) => {
+      texts.push(text);
+      stored.push(params ?? []);
+      return [];
+    };
+    const { logger } = capturingLogger();
+    const audit = new AuditLog({ query, schema: 'test' } as unknown as Db, logger, { retentionDays: 1 });
+    await Promise.all([1, 2, 3].map((n) => audit.record({ ...event(n), detail: { n } })));
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(/unnest/);
+    const [types, actorTypes, actors, subjects, , , details] = stored[0] as unknown[][];
+    expect(types).toEqual(['user.disabled', 'user.disabled', 'user.disabled']);
+    expect(actorTypes).toEqual(['operator', 'operator', 'operator']);
+    expect(actors).toEqual(['alice', 'alice', 'alice']);
+    expect(subjects).toEqual(['usr_1', 'usr_2', 'usr_3']);
+    expect(details).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+    await audit.stop();
+  });
 });

@@ -65,28 +65,34 @@ const toEvent = (r: Row): StoredAuditEvent => ({
   detail: r.detail,
 });
 
+const INSERT_ONE = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
+  VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`;
+const INSERT_MANY = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
+  SELECT type, actor_type, actor, subject, request_id, client_address, detail::jsonb
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
+  ORDER BY n`;
+
 /** audit_events (each service's own schema): appended to, read newest first, purged by age only. */
 export function auditStore(db: Queryable) {
   return {
     async insert(events: AuditEvent[]): Promise<void> {
       if (events.length === 0) return;
-      const values: unknown[] = [];
-      const rows = events.map((e, i) => {
-        values.push(
-          e.type,
-          e.actor.type,
-          e.actor.id,
-          e.subject ?? null,
-          e.actor.requestId ?? null,
-          e.actor.clientAddress ?? null,
-          JSON.stringify(e.detail ?? {}),
-        );
-        const n = i * 7;
-        return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb)`;
-      });
-      const text = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail) VALUES ${rows.join(', ')}`;
+      const columns = (e: AuditEvent) => [
+        e.type,
+        e.actor.type,
+        e.actor.id,
+        e.subject ?? null,
+        e.actor.requestId ?? null,
+        e.actor.clientAddress ?? null,
+        JSON.stringify(e.detail ?? {}),
+      ];
       // one event, recorded in the transaction of the change it describes, is the common case (see preparedStatement)
-      await db.query(events.length === 1 ? preparedStatement(text) : text, values);
+      if (events.length === 1) return void (await db.query(preparedStatement(INSERT_ONE), columns(events[0])));
+      // a batch (AuditLog's group commit): one statement whatever its size, as seven arrays, rows in their order
+      const arrays: unknown[][] = [[], [], [], [], [], [], []];
+      for (const e of events) columns(e).forEach((v, i) => arrays[i].push(v));
+      await db.query(preparedStatement(INSERT_MANY), arrays);
     },
     async list(q: AuditQuery): Promise<StoredAuditEvent[]> {
       const rows = await db.query<Row>(
