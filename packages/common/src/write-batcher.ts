@@ -1,71 +1,88 @@
 /**
- * Group commit: coalesces writes into batched ones (one multi-row INSERT), the writes' counterpart of
- * KeyBatcher. Each caller still awaits its own write, and its promise settles only when the batch that
- * holds it was written (or failed), so nothing is acknowledged before it is stored. Under concurrent load
- * the writes that arrive while a batch is being written go together in the next one, so N writes cost a
- * few statements (and a few commits) instead of N. A lone write starts at once (on the next tick, with
- * any others of the same tick). One batch is written at a time, in the order the writes came, so rows
- * that take their ids from a sequence keep that order. A failed batch fails exactly the writes it held.
+ * Group commit: the writes that arrive while one batch is being written go together in the next, in one
+ * database transaction with one statement of each kind for all of them, so N concurrent writes cost a few
+ * statements and one COMMIT instead of N of each. A lone write still starts at once (after the I/O of the
+ * current turn of the event loop, with the others that came in it). Each caller settles with its own
+ * outcome. A batch of several that fails with an error about its data (not the database being away) is
+ * written again one by one, so a write that the database refuses fails alone.
+ *
+ * Why (bench/README.md, "What a payment request's creation costs"): on the embedded database every
+ * statement is parsed, planned and run in one WebAssembly Postgres that serves one statement at a time,
+ * through one connection that a transaction holds from BEGIN to COMMIT; what a statement costs is mostly
+ * per statement, not per row.
  */
 export interface WriteBatcherOptions {
-  /** Most items in one write (keeps each statement's parameters small). */
+  /** Most writes in one batch (keeps each statement's arrays and the transaction short). */
   maxBatch?: number;
+  /** Whether a failed batch of several is written again one by one (default: always). */
+  retrySingly?: (err: unknown) => boolean;
 }
 
-type Queued<T> = { item: T; resolve(): void; reject(err: unknown): void };
+type Waiter<I, O> = { item: I; resolve(outcome: O): void; reject(err: unknown): void };
 
-export class WriteBatcher<T> {
-  private queued: Queued<T>[] = [];
+export class WriteBatcher<I, O> {
+  private queued: Waiter<I, O>[] = [];
   private readonly maxBatch: number;
+  private readonly retrySingly: (err: unknown) => boolean;
   private writing = false;
   private scheduled = false;
-  private readonly idle: (() => void)[] = [];
 
   constructor(
-    /** Writes these items, in this order, as one unit: all of them or none. */
-    private readonly writeMany: (items: T[]) => Promise<void>,
+    /** Writes these items together: one outcome per item, in their order. */
+    private readonly writeMany: (items: I[]) => Promise<O[]>,
     options: WriteBatcherOptions = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 200;
+    this.maxBatch = options.maxBatch ?? 100;
+    this.retrySingly = options.retrySingly ?? (() => true);
   }
 
-  /** Resolves when the item is written; rejects with the batch's error when its batch failed. */
-  write(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  write(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
       this.queued.push({ item, resolve, reject });
       this.schedule();
     });
   }
 
-  /** Resolves once every write accepted so far has settled (a shutdown waits for this). */
-  settled(): Promise<void> {
-    if (!this.writing && this.queued.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
-  }
-
   private schedule(): void {
     if (this.scheduled || this.writing || this.queued.length === 0) return;
     this.scheduled = true;
-    process.nextTick(() => {
+    // setImmediate, not nextTick: the requests whose bytes came in the same poll of the event loop join
+    setImmediate(() => {
       this.scheduled = false;
-      void this.run();
+      void this.drain();
     });
   }
 
-  private async run(): Promise<void> {
-    if (this.writing || this.queued.length === 0) return;
+  private async drain(): Promise<void> {
     this.writing = true;
-    const batch = this.queued.slice(0, this.maxBatch);
-    this.queued = this.queued.slice(batch.length);
     try {
-      await this.writeMany(batch.map((q) => q.item));
-      for (const q of batch) q.resolve();
-    } catch (err) {
-      for (const q of batch) q.reject(err);
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0, this.maxBatch);
+        await this.run(batch);
+      }
     } finally {
       this.writing = false;
-      if (this.queued.length > 0) this.schedule();
-      else for (const done of this.idle.splice(0)) done();
+      this.schedule();
     }
+  }
+
+  private async run(batch: Waiter<I, O>[]): Promise<void> {
+    let outcomes: O[];
+    try {
+      outcomes = await this.writeMany(batch.map((w) => w.item));
+    } catch (err) {
+      if (batch.length > 1 && this.retrySingly(err)) {
+        for (const w of batch) await this.run([w]);
+      } else {
+        for (const w of batch) w.reject(err);
+      }
+      return;
+    }
+    if (outcomes.length !== batch.length) {
+      const err = new Error(`a batched write gave ${outcomes.length} outcomes for ${batch.length} items`);
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => w.resolve(outcomes[i]));
   }
 }

@@ -50,7 +50,32 @@ describe('AuditLog when the database refuses an event', () => {
     expect(await audit.flush()).toBe(true);
     expect(audit.backlog).toBe(0);
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toEqual(expect.arrayContaining(['user.disabled', 'operator', 'alice', 'usr_1']));
+    // one statement whatever the number of events: each column an array
+    expect(stored[0]).toEqual([['user.disabled'], ['operator'], ['alice'], ['usr_1'], [null], [null], ['{}']]);
+    await audit.stop();
+  });
+
+  it('records several events in one statement, and keeps each of them when the database refuses it', async () => {
+    const { db, stored, state } = flakyDb();
+    const { logger } = capturingLogger();
+    const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000 });
+    await audit.record([event(1), event(2)]);
+    expect(audit.backlog).toBe(2);
+    state.down = false;
+    await audit.record([event(3), event(4)]);
+    expect(stored).toEqual([
+      [
+        ['user.disabled', 'user.disabled'],
+        ['operator', 'operator'],
+        ['alice', 'alice'],
+        ['usr_3', 'usr_4'],
+        [null, null],
+        [null, null],
+        ['{}', '{}'],
+      ],
+    ]);
+    expect(await audit.flush()).toBe(true);
+    expect(stored[1][3]).toEqual(['usr_1', 'usr_2']);
     await audit.stop();
   });
 
@@ -71,36 +96,42 @@ describe('AuditLog when the database refuses an event', () => {
     const { db, stored, state } = flakyDb();
     const { logger, lines } = capturingLogger();
     const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000 });
-    // recorded together: one batch, refused as a whole
+    // recorded alone at the same time: one batch, refused (and each of them again alone)
     await Promise.all([1, 2, 3].map((n) => audit.record(event(n))));
     expect(audit.backlog).toBe(3);
     expect(lines.filter((l) => l.message === 'audit event not stored yet; retrying')).toHaveLength(3);
     state.down = false;
-    // in flight when stop() is called: stop() waits for it, then stores the kept three
+    // under way when stop() is called: stop() waits for it, then stores the kept three
     const late = audit.record(event(4));
     await audit.stop();
     await late;
     expect(audit.backlog).toBe(0);
     expect(lines.some((l) => l.message === 'audit event not stored')).toBe(false);
-    const subjects = stored.flatMap((params) => (Array.isArray(params[0]) ? (params[3] as string[]) : [params[3]]));
-    expect(subjects.sort()).toEqual(['usr_1', 'usr_2', 'usr_3', 'usr_4']);
+    expect(stored.flatMap((params) => params[3] as string[]).sort()).toEqual(['usr_1', 'usr_2', 'usr_3', 'usr_4']);
   });
 });
 
-describe('AuditLog when events are recorded at the same time', () => {
+describe('AuditLog when events are recorded alone at the same time', () => {
   it('inserts them in one statement, in the order they were recorded, and each record resolves once stored', async () => {
-    const texts: string[] = [];
     const stored: unknown[][] = [];
-    const query: Queryable['query'] = async (text, params) => {
-      texts.push(text);
+    let settle: () => void = () => undefined;
+    const query: Queryable['query'] = async (_text, params) => {
+      await new Promise<void>((resolve) => (settle = resolve));
       stored.push(params ?? []);
       return [];
     };
     const { logger } = capturingLogger();
     const audit = new AuditLog({ query, schema: 'test' } as unknown as Db, logger, { retentionDays: 1 });
-    await Promise.all([1, 2, 3].map((n) => audit.record({ ...event(n), detail: { n } })));
-    expect(texts).toHaveLength(1);
-    expect(texts[0]).toMatch(/unnest/);
+    let resolved = 0;
+    const records = [1, 2, 3].map((n) => audit.record({ ...event(n), detail: { n } }).then(() => resolved++));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // the insert is under way: nobody is told their event is stored yet
+    expect(resolved).toBe(0);
+    settle();
+    await Promise.all(records);
+    expect(resolved).toBe(3);
+    expect(stored).toHaveLength(1);
     const [types, actorTypes, actors, subjects, , , details] = stored[0] as unknown[][];
     expect(types).toEqual(['user.disabled', 'user.disabled', 'user.disabled']);
     expect(actorTypes).toEqual(['operator', 'operator', 'operator']);

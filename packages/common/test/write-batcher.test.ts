@@ -2,94 +2,80 @@ import { WriteBatcher } from '../src/write-batcher';
 
 /** A writeMany whose calls are recorded and settled by the test. */
 function controlledWriter() {
-  const calls: { items: number[]; resolve(): void; reject(err: Error): void }[] = [];
-  const writeMany = (items: number[]) => new Promise<void>((resolve, reject) => calls.push({ items, resolve, reject }));
+  const calls: { items: string[]; resolve(outcomes: string[]): void; reject(err: Error): void }[] = [];
+  const writeMany = (items: string[]) =>
+    new Promise<string[]>((resolve, reject) => calls.push({ items, resolve, reject }));
   return { calls, writeMany };
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Whether a promise has settled by now, and how. */
-function watch(promise: Promise<void>) {
-  const state = { settled: 'no' as 'no' | 'resolved' | 'rejected' };
-  promise.then(
-    () => (state.settled = 'resolved'),
-    () => (state.settled = 'rejected'),
-  );
-  return state;
-}
+const done = (items: string[]) => items.map((i) => `wrote-${i}`);
 
 describe('WriteBatcher', () => {
-  it('writes the items of one tick in one write, and each caller settles only once that write is done', async () => {
+  it('writes the items given in one turn together, each caller getting its own outcome', async () => {
     const { calls, writeMany } = controlledWriter();
     const batcher = new WriteBatcher(writeMany);
-    const writes = [1, 2, 3].map((n) => watch(batcher.write(n)));
+    const outcomes = Promise.all(['a', 'b', 'c'].map((i) => batcher.write(i)));
     await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1, 2, 3]]);
-    expect(writes.map((w) => w.settled)).toEqual(['no', 'no', 'no']);
-    calls[0].resolve();
-    await tick();
-    expect(writes.map((w) => w.settled)).toEqual(['resolved', 'resolved', 'resolved']);
+    expect(calls.map((c) => c.items)).toEqual([['a', 'b', 'c']]);
+    calls[0].resolve(done(calls[0].items));
+    await expect(outcomes).resolves.toEqual(['wrote-a', 'wrote-b', 'wrote-c']);
   });
 
-  it('writes one batch at a time, in order: the items that come meanwhile go together in the next', async () => {
-    const { calls, writeMany } = controlledWriter();
-    const batcher = new WriteBatcher(writeMany);
-    const first = watch(batcher.write(1));
-    await tick();
-    const later = [2, 3, 4].map((n) => watch(batcher.write(n)));
-    await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1]]);
-    calls[0].resolve();
-    await tick();
-    expect(first.settled).toBe('resolved');
-    expect(calls.map((c) => c.items)).toEqual([[1], [2, 3, 4]]);
-    expect(later.map((w) => w.settled)).toEqual(['no', 'no', 'no']);
-    calls[1].resolve();
-    await tick();
-    expect(later.map((w) => w.settled)).toEqual(['resolved', 'resolved', 'resolved']);
-  });
-
-  it('splits at maxBatch items', async () => {
+  it('lets writes that arrive while a batch is written wait, and writes them together next, at most maxBatch at once', async () => {
     const { calls, writeMany } = controlledWriter();
     const batcher = new WriteBatcher(writeMany, { maxBatch: 2 });
-    const all = Promise.all([1, 2, 3].map((n) => batcher.write(n)));
+    const first = batcher.write('a');
     await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1, 2]]);
-    calls[0].resolve();
+    const later = ['b', 'c', 'd'].map((i) => batcher.write(i));
     await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1, 2], [3]]);
-    calls[1].resolve();
-    await expect(all).resolves.toHaveLength(3);
+    // one batch at a time: the later ones wait for the first
+    expect(calls.map((c) => c.items)).toEqual([['a']]);
+    calls[0].resolve(done(['a']));
+    await expect(first).resolves.toBe('wrote-a');
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([['a'], ['b', 'c']]);
+    calls[1].resolve(done(['b', 'c']));
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([['a'], ['b', 'c'], ['d']]);
+    calls[2].resolve(done(['d']));
+    await expect(Promise.all(later)).resolves.toEqual(['wrote-b', 'wrote-c', 'wrote-d']);
   });
 
-  it('fails exactly the writes of a failed batch; the next batch still runs', async () => {
-    const { calls, writeMany } = controlledWriter();
+  it('writes a failed batch again one by one, so only the item the database refuses fails', async () => {
+    const writeMany = jest.fn(async (items: string[]) => {
+      if (items.includes('bad')) throw new Error('check constraint violated');
+      return done(items);
+    });
     const batcher = new WriteBatcher(writeMany);
-    const failed = [batcher.write(1), batcher.write(2)];
-    await tick();
-    const next = batcher.write(3);
-    calls[0].reject(new Error('connection refused'));
-    for (const f of failed) await expect(f).rejects.toThrow('connection refused');
-    await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1, 2], [3]]);
-    calls[1].resolve();
-    await expect(next).resolves.toBeUndefined();
+    const outcomes = ['a', 'bad', 'c'].map((i) => batcher.write(i));
+    await expect(outcomes[0]).resolves.toBe('wrote-a');
+    await expect(outcomes[1]).rejects.toThrow('check constraint violated');
+    await expect(outcomes[2]).resolves.toBe('wrote-c');
+    expect(writeMany.mock.calls.map(([items]) => items)).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
   });
 
-  it('settled() waits for the batch being written and those queued behind it', async () => {
-    const { calls, writeMany } = controlledWriter();
-    const batcher = new WriteBatcher(writeMany, { maxBatch: 1 });
-    await expect(batcher.settled()).resolves.toBeUndefined();
-    void batcher.write(1);
-    void batcher.write(2);
-    await tick();
-    const settled = watch(batcher.settled());
-    calls[0].resolve();
-    await tick();
-    expect(settled.settled).toBe('no');
-    calls[1].resolve();
-    await tick();
-    expect(settled.settled).toBe('resolved');
+  it('fails the whole batch, without writing it again, when retrySingly says the error is not about one item', async () => {
+    const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const writeMany = jest.fn(async (_items: string[]): Promise<string[]> => {
+      throw outage;
+    });
+    const batcher = new WriteBatcher<string, string>(writeMany, {
+      retrySingly: (err) => (err as { code?: string }).code !== 'ECONNREFUSED',
+    });
+    const outcomes = ['a', 'b'].map((i) => batcher.write(i));
+    await expect(outcomes[0]).rejects.toBe(outage);
+    await expect(outcomes[1]).rejects.toBe(outage);
+    expect(writeMany).toHaveBeenCalledTimes(1);
+    // and the next write is written as usual
+    writeMany.mockImplementationOnce(async () => ['wrote-c']);
+    await expect(batcher.write('c')).resolves.toBe('wrote-c');
+  });
+
+  it('refuses outcomes that do not match the batch item for item', async () => {
+    const batcher = new WriteBatcher(async (items: string[]) => done(items).slice(1));
+    const outcomes = ['a', 'b'].map((i) => batcher.write(i));
+    await expect(outcomes[0]).rejects.toThrow('a batched write gave 1 outcomes for 2 items');
+    await expect(outcomes[1]).rejects.toThrow('a batched write gave 1 outcomes for 2 items');
   });
 });

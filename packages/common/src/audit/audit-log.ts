@@ -21,14 +21,16 @@ const HOUR = 3600000;
  * database refuses is kept and retried every `retryMs`, and one that cannot be kept (queue full, or
  * still pending at shutdown) is written to the log in full, so no event is lost silently.
  *
- * The events recorded alone at the same time are inserted together (WriteBatcher: one statement and one
- * commit for all of them), and each caller's `record` still returns only once its event is stored: on
- * the embedded database an INSERT and its commit cost ~1 ms of the one core in PGlite, so a busy path
- * that records an event per request (a token exchange, issue 42) spent a fifth of its time there.
+ * Single events recorded alone at the same time are inserted together (WriteBatcher: one statement and one
+ * commit for all of them), and each caller's `record` still returns only once its event is stored (or kept
+ * for the retry): on the embedded database an awaited INSERT per token exchange (issue 42) was a fifth of its
+ * CPU, and its answers left one by one (bench/README.md, "Token exchange and the CIBA poll").
  */
 export class AuditLog {
   private readonly store;
-  private readonly batcher: WriteBatcher<AuditEvent>;
+  private readonly batcher: WriteBatcher<AuditEvent, void>;
+  /** Records under way through the batcher: stop() waits for them before its last attempt. */
+  private readonly underWay = new Set<Promise<void>>();
   private readonly pending: AuditEvent[] = [];
   private retryTimer?: NodeJS.Timeout;
   private purgeTimer?: NodeJS.Timeout;
@@ -39,15 +41,31 @@ export class AuditLog {
     private readonly options: AuditLogOptions,
   ) {
     this.store = auditStore(db);
-    // a batch the database refuses is kept for a retry before its callers' record resolves
-    this.batcher = new WriteBatcher((events) =>
-      this.store.insert(events).catch((err: Error) => this.keep(events, err)),
-    );
+    // a batch the database refuses is written again one by one (the batcher's default), so an event it
+    // refuses fails alone; record keeps it for the retry
+    this.batcher = new WriteBatcher(async (events: AuditEvent[]) => {
+      await this.store.insert(events);
+      return events.map(() => undefined);
+    });
   }
 
-  async record(event: AuditEvent, tx?: Queryable): Promise<void> {
-    if (tx) return auditStore(tx).insert([event]);
-    await this.batcher.write(event);
+  /** Records one event, or several in one statement (changes written together, as payment requests' creations). */
+  async record(event: AuditEvent | readonly AuditEvent[], tx?: Queryable): Promise<void> {
+    const events = Array.isArray(event) ? (event as readonly AuditEvent[]) : [event as AuditEvent];
+    if (tx) return auditStore(tx).insert(events);
+    if (events.length === 1) return this.recordAlone(events[0]);
+    try {
+      await this.store.insert(events);
+    } catch (err) {
+      for (const e of events) this.keep(e, err as Error);
+    }
+  }
+
+  /** One event, inserted with the others recorded at the same time. */
+  private recordAlone(event: AuditEvent): Promise<void> {
+    const recorded = this.batcher.write(event).catch((err: Error) => this.keep(event, err));
+    this.underWay.add(recorded);
+    return recorded.finally(() => this.underWay.delete(recorded));
   }
 
   list(query: AuditQuery): Promise<StoredAuditEvent[]> {
@@ -69,13 +87,13 @@ export class AuditLog {
     this.purgeTimer.unref();
   }
 
-  /** Stops the purge, waits for the inserts under way and makes a last attempt at the pending events. */
+  /** Stops the purge and makes a last attempt at the pending events. */
   async stop(): Promise<void> {
     clearInterval(this.purgeTimer);
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    // a batch that fails now is in `pending` when this resolves
-    await this.batcher.settled();
+    // the inserts under way end first: an event they could not store is then in `pending`
+    await Promise.all([...this.underWay]);
     await this.flush();
     for (const event of this.pending.splice(0)) this.logger.error('audit event not stored', { audit_event: event });
   }
@@ -99,19 +117,17 @@ export class AuditLog {
     }
   }
 
-  private keep(events: AuditEvent[], err: Error): void {
-    for (const event of events) {
-      if (this.pending.length >= (this.options.maxPending ?? 10000)) {
-        this.logger.error('audit event not stored', { audit_event: event, error: err.message });
-        continue;
-      }
-      this.pending.push(event);
-      this.logger.warn('audit event not stored yet; retrying', {
-        type: event.type,
-        error: err.message,
-        pending: this.pending.length,
-      });
+  private keep(event: AuditEvent, err: Error): void {
+    if (this.pending.length >= (this.options.maxPending ?? 10000)) {
+      this.logger.error('audit event not stored', { audit_event: event, error: err.message });
+      return;
     }
+    this.pending.push(event);
+    this.logger.warn('audit event not stored yet; retrying', {
+      type: event.type,
+      error: err.message,
+      pending: this.pending.length,
+    });
     this.scheduleRetry();
   }
 

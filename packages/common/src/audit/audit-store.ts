@@ -65,34 +65,30 @@ const toEvent = (r: Row): StoredAuditEvent => ({
   detail: r.detail,
 });
 
-const INSERT_ONE = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
-  VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`;
-const INSERT_MANY = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
-  SELECT type, actor_type, actor, subject, request_id, client_address, detail::jsonb
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-    WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
-  ORDER BY n`;
-
 /** audit_events (each service's own schema): appended to, read newest first, purged by age only. */
 export function auditStore(db: Queryable) {
   return {
-    async insert(events: AuditEvent[]): Promise<void> {
+    async insert(events: readonly AuditEvent[]): Promise<void> {
       if (events.length === 0) return;
-      const columns = (e: AuditEvent) => [
-        e.type,
-        e.actor.type,
-        e.actor.id,
-        e.subject ?? null,
-        e.actor.requestId ?? null,
-        e.actor.clientAddress ?? null,
-        JSON.stringify(e.detail ?? {}),
-      ];
-      // one event, recorded in the transaction of the change it describes, is the common case (see preparedStatement)
-      if (events.length === 1) return void (await db.query(preparedStatement(INSERT_ONE), columns(events[0])));
-      // a batch (AuditLog's group commit): one statement whatever its size, as seven arrays, rows in their order
-      const arrays: unknown[][] = [[], [], [], [], [], [], []];
-      for (const e of events) columns(e).forEach((v, i) => arrays[i].push(v));
-      await db.query(preparedStatement(INSERT_MANY), arrays);
+      // one text whatever the number of events (each column an array), so it is one prepared statement
+      // on the embedded database (see preparedStatement): one event in its change's transaction, or the
+      // creations written together in one (payment requests)
+      await db.query(
+        preparedStatement(`INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
+         SELECT type, actor_type, actor, subject, request_id, client_address, detail
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
+           WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
+         ORDER BY n`),
+        [
+          events.map((e) => e.type),
+          events.map((e) => e.actor.type),
+          events.map((e) => e.actor.id),
+          events.map((e) => e.subject ?? null),
+          events.map((e) => e.actor.requestId ?? null),
+          events.map((e) => e.actor.clientAddress ?? null),
+          events.map((e) => JSON.stringify(e.detail ?? {})),
+        ],
+      );
     },
     async list(q: AuditQuery): Promise<StoredAuditEvent[]> {
       const rows = await db.query<Row>(
