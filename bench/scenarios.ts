@@ -245,6 +245,54 @@ function refreshRotation(a: {
   };
 }
 
+/**
+ * The CIBA poll row (issue 42): POST /token grant_type=urn:openid:params:grant-type:ciba for backchannel
+ * requests the person has not decided yet, as an agent polls until they act: the answer is 400 with
+ * authorization_pending, or slow_down for a poll of the same request sooner than its interval (CIBA Core §11;
+ * oidc-provider never answers slow_down). The requests are made through each server's backchannel endpoint
+ * (`mint`) and kept for the deployment, renewed before they expire (each waits 30 minutes): ours lets at most
+ * five of one app wait for one person, so the same few are polled in turn.
+ */
+const CIBA_REQUESTS = 2;
+const CIBA_RENEW_MS = 20 * 60_000;
+const cibaRequests = new WeakMap<() => Promise<string>, { ids: string[]; madeAt: number }>();
+const cibaPending = json(
+  (b) =>
+    b.error === 'authorization_pending' || b.error === 'slow_down'
+      ? null
+      : `error is ${String(b.error)}, not authorization_pending or slow_down`,
+  400,
+);
+function cibaPolls(a: { origin: string; auth: string; mint: () => Promise<string> }): Workload {
+  let next = 0;
+  const body = (authReqId: string) => form({ grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: authReqId });
+  const current = () => cibaRequests.get(a.mint)?.ids ?? [];
+  return {
+    origin: a.origin,
+    unit: 'request',
+    async beforeRun() {
+      const made = cibaRequests.get(a.mint);
+      if (made && Date.now() - made.madeAt < CIBA_RENEW_MS) return;
+      const ids: string[] = [];
+      for (let i = 0; i < CIBA_REQUESTS; i++) ids.push(await a.mint());
+      cibaRequests.set(a.mint, { ids, madeAt: Date.now() });
+    },
+    steps: [
+      {
+        method: 'POST',
+        path: '/token',
+        headers: formHeaders(a.auth),
+        body: body(''),
+        prepare: () => {
+          const ids = current();
+          return { body: body(ids[next++ % ids.length] ?? '') };
+        },
+        check: cibaPending,
+      },
+    ],
+  };
+}
+
 const get = (path: string, check: Check, headers?: Headers): Step => ({ method: 'GET', path, headers, check });
 const formHeaders = (auth: string): Headers => ({
   authorization: auth,
@@ -506,6 +554,22 @@ export const SCENARIOS: Scenario[] = [
         },
       ],
     }),
+    embedded: { reference: 'oidc-provider', minRatio: 1.5 },
+    real: { reference: 'oidc-provider', minRatio: 1.5 },
+  },
+  {
+    // issue 42: a pending request polled (what an agent sends until the person acts); bench/README.md
+    key: 'ciba-poll',
+    name: 'CIBA poll answered (POST /token grant_type ciba: a pending request, authorization_pending / slow_down)',
+    unit: 'request',
+    attest: (t) =>
+      cibaPolls({
+        origin: t.origins.identity,
+        auth: basicAuth(t.seed.appId, t.seed.clientSecret),
+        mint: t.seed.newCibaRequest,
+      }),
+    oidc: (p) =>
+      cibaPolls({ origin: p.origin, auth: basicAuth(p.cibaClientId, p.clientSecret), mint: p.newCibaRequest }),
     embedded: { reference: 'oidc-provider', minRatio: 1.5 },
     real: { reference: 'oidc-provider', minRatio: 1.5 },
   },

@@ -37,6 +37,11 @@ export interface AttestSeed {
   resourceAccessToken: string;
   /** A refresh token of a new family (offline_access, for the resource): /authorize with the session + /token. */
   newRefreshToken: () => Promise<string>;
+  /**
+   * A new backchannel authentication request (CIBA, issue 42: POST /bc-authorize, poll mode) for the signed-in
+   * person, waiting for them for 30 minutes: its auth_req_id. At most five wait at once (MAX_PENDING_PER_APP).
+   */
+  newCibaRequest: () => Promise<string>;
   /** Bodies of POST /x402/verify (issue 43): valid EIP-3009 authorizations, each with its own nonce, and their payer. */
   x402: { bodies: string[]; payer: string };
 }
@@ -148,12 +153,19 @@ export function parBody(appId: string, challenge: string): string {
 }
 
 /** The app, user and a mined transaction, through `pnpm manage`. Sign in after any restart (embedded sessions live in memory). */
-export async function seedAttest(
-  deploy: Deployment,
-): Promise<
-  Omit<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken'>
-> {
-  const app = await run(deploy, 'app', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI);
+export async function seedAttest(deploy: Deployment): Promise<Omit<AttestSeed, SignedIn>> {
+  // CIBA in poll mode (issue 42): the ciba-poll row's requests
+  const app = await run(
+    deploy,
+    'app',
+    'create',
+    '--name',
+    'Bench',
+    '--redirect-uri',
+    REDIRECT_URI,
+    '--ciba-mode',
+    'poll',
+  );
   await run(
     deploy,
     'resource',
@@ -243,15 +255,17 @@ export async function setPrice(deploy: Deployment, amount: string): Promise<void
   await run(deploy, 'price', 'set', '--token', 'WLD', '--fiat', 'USD', '--amount', amount);
 }
 
+/** What signIn gives: what needs the person signed in. */
+type SignedIn =
+  'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken' | 'newCibaRequest';
+
 /** Signs in once through the pages (sign-in, consent), keeps the session cookie, and gets an access token. */
 export async function signIn(
   identity: string,
   issuer: string,
   appId: string,
   clientSecret: string,
-): Promise<
-  Pick<AttestSeed, 'sessionCookie' | 'accessToken' | 'pkce' | 'dpop' | 'resourceAccessToken' | 'newRefreshToken'>
-> {
+): Promise<Pick<AttestSeed, SignedIn>> {
   const jar = new CookieJar();
   const pair = pkce();
   const browser = new Browser(identity, jar.fetch);
@@ -302,8 +316,26 @@ export async function signIn(
     if (!refresh_token) throw new Error('POST /token with offline_access: no refresh_token');
     return refresh_token;
   };
+  // CIBA's login_hint: the person's pairwise sub for the app, as the app knows it (its access token's sub)
+  const sub = (JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString()) as { sub: string })
+    .sub;
+  const newCibaRequest = async () =>
+    (
+      await expectJson<{ auth_req_id: string }>(
+        await fetch(`${identity}/bc-authorize`, {
+          method: 'POST',
+          headers: {
+            authorization: basicAuth(appId, clientSecret),
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: form({ scope: 'openid', login_hint: sub, binding_message: 'bench', requested_expiry: '1800' }),
+        }),
+        'POST /bc-authorize',
+      )
+    ).auth_req_id;
   return {
     newRefreshToken,
+    newCibaRequest,
     sessionCookie: jar.header(),
     accessToken: tokens.access_token,
     pkce: pair,

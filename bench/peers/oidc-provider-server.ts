@@ -29,6 +29,11 @@ const RESOURCE_SCOPE = 'api:read';
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const EXCHANGE_TTL = 900;
+/** CIBA (issue 42): the grant type of the ciba-poll row's polls. */
+const CIBA = 'urn:openid:params:grant-type:ciba';
+/** CIBA requests wait as ours may: requested_expiry up to 30 minutes (ours: 30 to 1800 s, 300 by default). */
+const CIBA_MAX_EXPIRY = 1800;
+const CIBA_DEFAULT_EXPIRY = 300;
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'bench-rs256', alg: 'RS256', use: 'sig' } as JWK;
@@ -47,9 +52,24 @@ const configuration: Configuration = {
       subject_type: 'pairwise',
       id_token_signed_response_alg: 'RS256',
     },
+    // CIBA in poll mode (issue 42), a client of its own: oidc-provider wants a pairwise CIBA client to have a
+    // jwks_uri, and a sector_identifier_uri it fetches when it has redirect URIs too; a poll of a pending request
+    // issues nothing, so the subject type plays no part in the ciba-poll row
+    {
+      client_id: `${CLIENT_ID}-ciba`,
+      client_secret: CLIENT_SECRET,
+      grant_types: [CIBA],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      backchannel_token_delivery_mode: 'poll',
+      subject_type: 'public',
+      id_token_signed_response_alg: 'RS256',
+    },
   ],
   jwks: { keys: [signingKey] },
-  subjectTypes: ['pairwise'],
+  // public only for the CIBA client (below)
+  subjectTypes: ['pairwise', 'public'],
   pairwiseIdentifier: async (_ctx, accountId, client) =>
     createHash('sha256').update(`${client.sectorIdentifier}|${accountId}|${pairwiseSalt}`).digest('hex'),
   cookies: { keys: [randomBytes(32).toString('hex')] },
@@ -68,6 +88,21 @@ const configuration: Configuration = {
     clientCredentials: { enabled: true },
     // DPoP as ours: proofs verified per request, jti replay refused, nonces not required
     dPoP: { enabled: true },
+    // CIBA as ours (issue 42), poll mode: login_hint names the person (ours: their pairwise sub for the app);
+    // the approval stub is the person who has not decided yet: nothing approves or denies during the bench, so
+    // every request stays pending (the ciba-poll row polls pending requests, as agents do until the person acts)
+    ciba: {
+      enabled: true,
+      deliveryModes: ['poll'],
+      processLoginHint: async (_ctx, loginHint) => (loginHint === ACCOUNT ? ACCOUNT : undefined),
+      processLoginHintToken: async () => {
+        throw new errors.InvalidRequest('login_hint_token is not supported');
+      },
+      validateBindingMessage: async () => undefined,
+      validateRequestContext: async () => undefined,
+      verifyUserCode: async () => undefined,
+      triggerAuthenticationDevice: async () => undefined,
+    },
     // PAR as ours (RFC 9126): client-authenticated at /request, request_uri single use, not required
     pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
     resourceIndicators: {
@@ -98,6 +133,10 @@ const configuration: Configuration = {
     Grant: 86400,
     Interaction: 600,
     RefreshToken: 30 * 86400, // ours: REFRESH_TOKEN_TTL_SECONDS' default
+    BackchannelAuthenticationRequest: (ctx) => {
+      const asked = Number(ctx?.oidc?.params?.requested_expiry);
+      return Number.isFinite(asked) && asked > 0 ? Math.min(CIBA_MAX_EXPIRY, asked) : CIBA_DEFAULT_EXPIRY;
+    },
   },
 };
 

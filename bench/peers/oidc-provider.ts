@@ -25,6 +25,10 @@ export interface OidcPeer {
   resourceAccessToken: string;
   /** A refresh token of a new grant (offline_access with prompt=consent, for the resource), as a sign-in gets it. */
   newRefreshToken(): Promise<string>;
+  /** The CIBA client (poll mode; same secret): oidc-provider's pairwise CIBA clients need a sector_identifier_uri. */
+  cibaClientId: string;
+  /** A new CIBA request (POST /backchannel, poll mode) for the bench account, waiting 30 minutes: its auth_req_id. */
+  newCibaRequest(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -166,8 +170,28 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       return refresh_token;
     };
     await newRefreshToken();
+    const resourceAccessToken = (await forResource).access_token;
+    const cibaClientId = `${clientId}-ciba`;
+    const newCibaRequest = async () =>
+      (
+        await expectJson<{ auth_req_id: string }>(
+          await fetch(`${origin}/backchannel`, {
+            method: 'POST',
+            headers: {
+              authorization: basicAuth(cibaClientId, clientSecret),
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            // the account's id: the CIBA client's subjects are public
+            body: form({ scope: 'openid', login_hint: 'bench', binding_message: 'bench', requested_expiry: '1800' }),
+          }),
+          'oidc-provider /backchannel',
+        )
+      ).auth_req_id;
+    await newCibaRequest();
     return {
       newRefreshToken,
+      newCibaRequest,
+      cibaClientId,
       server,
       origin,
       clientId,
@@ -176,7 +200,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       pkce: pair,
       opaqueAccessToken: tokens.access_token,
       dpop: { key, accessToken: bound.access_token },
-      resourceAccessToken: (await forResource).access_token,
+      resourceAccessToken,
       stop: () => server.stop(),
     };
   } catch (err) {

@@ -91,4 +91,53 @@ describe('AuditLog when the database refuses an event', () => {
     await audit.stop();
     expect(dropped()).toEqual(['usr_2', 'usr_1']);
   });
+
+  it('keeps every event of a refused batch, and stop() waits for an insert under way before its last attempt', async () => {
+    const { db, stored, state } = flakyDb();
+    const { logger, lines } = capturingLogger();
+    const audit = new AuditLog(db, logger, { retentionDays: 1, retryMs: 60000 });
+    // recorded alone at the same time: one batch, refused (and each of them again alone)
+    await Promise.all([1, 2, 3].map((n) => audit.record(event(n))));
+    expect(audit.backlog).toBe(3);
+    expect(lines.filter((l) => l.message === 'audit event not stored yet; retrying')).toHaveLength(3);
+    state.down = false;
+    // under way when stop() is called: stop() waits for it, then stores the kept three
+    const late = audit.record(event(4));
+    await audit.stop();
+    await late;
+    expect(audit.backlog).toBe(0);
+    expect(lines.some((l) => l.message === 'audit event not stored')).toBe(false);
+    expect(stored.flatMap((params) => params[3] as string[]).sort()).toEqual(['usr_1', 'usr_2', 'usr_3', 'usr_4']);
+  });
+});
+
+describe('AuditLog when events are recorded alone at the same time', () => {
+  it('inserts them in one statement, in the order they were recorded, and each record resolves once stored', async () => {
+    const stored: unknown[][] = [];
+    let settle: () => void = () => undefined;
+    const query: Queryable['query'] = async (_text, params) => {
+      await new Promise<void>((resolve) => (settle = resolve));
+      stored.push(params ?? []);
+      return [];
+    };
+    const { logger } = capturingLogger();
+    const audit = new AuditLog({ query, schema: 'test' } as unknown as Db, logger, { retentionDays: 1 });
+    let resolved = 0;
+    const records = [1, 2, 3].map((n) => audit.record({ ...event(n), detail: { n } }).then(() => resolved++));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // the insert is under way: nobody is told their event is stored yet
+    expect(resolved).toBe(0);
+    settle();
+    await Promise.all(records);
+    expect(resolved).toBe(3);
+    expect(stored).toHaveLength(1);
+    const [types, actorTypes, actors, subjects, , , details] = stored[0] as unknown[][];
+    expect(types).toEqual(['user.disabled', 'user.disabled', 'user.disabled']);
+    expect(actorTypes).toEqual(['operator', 'operator', 'operator']);
+    expect(actors).toEqual(['alice', 'alice', 'alice']);
+    expect(subjects).toEqual(['usr_1', 'usr_2', 'usr_3']);
+    expect(details).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+    await audit.stop();
+  });
 });

@@ -278,7 +278,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     ciba: {
       ciba: new BackchannelRequests(
         backchannelStore(db),
-        { cache, audit, logger, ping },
+        { cache, bus, audit, logger, ping },
         { keyEncryptionKey: config.keyEncryptionKey, now },
       ),
       ping,

@@ -282,6 +282,58 @@ describe('CIBA: approval of one action', () => {
     expect(res.body.error).toBe('invalid_grant');
   });
 
+  it('single use under concurrent polls: of six parallel polls of an approved request, exactly one gets the tokens', async () => {
+    const asked = await ask(app);
+    // polled once before the person decides: the request is then known here as pending (answered without the
+    // database), and the approval must still reach the next poll
+    expect((await poll(app, asked.auth_req_id).expect(400)).body.error).toBe('authorization_pending');
+    const agent = await signedIn();
+    const { requestId, csrf } = await pendingOnPage(agent);
+    await approveWithPassword(agent, csrf, requestId).expect(303);
+
+    const answers = await Promise.all(Array.from({ length: 6 }, () => poll(app, asked.auth_req_id)));
+    const answered = answers.filter((a) => a.status === 200);
+    expect(answered).toHaveLength(1);
+    expect(answered[0].body).toMatchObject({
+      token_type: 'Bearer',
+      scope: 'openid profile',
+      authorization_details: [PAYMENT],
+      access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+      id_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+    });
+    expect(answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body.error])).toEqual(
+      Array.from({ length: 5 }, () => [400, 'invalid_grant']),
+    );
+    const [row] = await h.storage.db.query<{ status: string }>(
+      'SELECT status FROM backchannel_requests WHERE id = $1',
+      [requestId],
+    );
+    expect(row.status).toBe('redeemed');
+    const redeemed = (await h.ctx.kernel.audit.list({ types: ['ciba.redeemed'], limit: 1000 })).filter(
+      (e) => e.detail.request_id === requestId,
+    );
+    expect(redeemed).toHaveLength(1);
+    // and a poll after them all: used once
+    expect((await poll(app, asked.auth_req_id).expect(400)).body.error).toBe('invalid_grant');
+  });
+
+  it('parallel polls of a pending request: one authorization_pending, the others slow_down; a denial reaches the next poll', async () => {
+    const asked = await ask(app);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => poll(app, asked.auth_req_id)));
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 6 }, () => 400));
+    expect(answers.map((a) => a.body.error).sort()).toEqual([
+      'authorization_pending',
+      ...Array.from({ length: 5 }, () => 'slow_down'),
+    ]);
+    // still pending, polled again (known here as pending): slow_down, within the interval
+    expect((await poll(app, asked.auth_req_id).expect(400)).body.error).toBe('slow_down');
+    const agent = await signedIn();
+    const { requestId, csrf } = await pendingOnPage(agent);
+    await agent.post('/account/approvals/deny').type('form').send({ csrf, request_id: requestId }).expect(303);
+    const after = await Promise.all(Array.from({ length: 3 }, () => poll(app, asked.auth_req_id)));
+    expect(after.map((a) => [a.status, a.body.error])).toEqual(Array.from({ length: 3 }, () => [400, 'access_denied']));
+  });
+
   it('a denied request answers access_denied', async () => {
     const config = await configFor(app);
     const asked = await ask(app, { authorization_details: JSON.stringify([ACTION]) });

@@ -154,6 +154,44 @@ async function withinASecond(check: () => Promise<boolean>): Promise<boolean> {
     expect((await userinfo(two, access)).status).toBe(401);
   });
 
+  it('a CIBA request polled as pending on one replica: approved on the other, the next poll here redeems it', async () => {
+    const agent = (
+      await admin(one, 'post', '/admin/apps')
+        .send({ name: 'Replica agent', redirect_uris: [REDIRECT_URI], backchannel_token_delivery_mode: 'poll' })
+        .expect(201)
+    ).body as { app_id: string; client_secret: string };
+    const u = await createUser(one);
+    const asked = await request(one.publicApp)
+      .post('/bc-authorize')
+      .type('form')
+      .set('Authorization', basic(agent.app_id, agent.client_secret))
+      .send({ scope: 'openid', login_hint: await one.ctx.oauth.grants.subjectFor(agent.app_id, u.user_id) })
+      .expect(200);
+    const poll = () =>
+      request(one.publicApp)
+        .post('/token')
+        .type('form')
+        .set('Authorization', basic(agent.app_id, agent.client_secret))
+        .send({ grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: asked.body.auth_req_id as string });
+    // read as pending here: this replica now answers its polls from memory
+    expect((await poll()).body.error).toBe('authorization_pending');
+    expect((await poll()).body.error).toBe('slow_down');
+    const [pending] = await two.ctx.ciba.ciba.pendingFor(u.user_id);
+    expect(
+      await two.ctx.ciba.ciba.decide(pending.id, u.user_id, { status: 'approved', acr: 'urn:attest:loa:orb' }),
+    ).not.toBeNull();
+    let answer: request.Response | undefined;
+    expect(
+      await withinASecond(async () => {
+        answer = await poll();
+        return answer.status === 200;
+      }),
+    ).toBe(true);
+    expect(typeof answer?.body.access_token).toBe('string');
+    // once
+    expect((await poll()).body.error).toBe('invalid_grant');
+  });
+
   it('a key rotated on one replica is published and signed with by the other', async () => {
     const u = await createUser(one);
     const rotated = await admin(one, 'post', '/admin/keys/rotate').expect(200);

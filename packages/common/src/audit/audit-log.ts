@@ -1,5 +1,6 @@
 import type { Db, Queryable } from '../db';
 import type { Logger } from '../logger';
+import { WriteBatcher } from '../write-batcher';
 import { auditStore, type AuditEvent, type AuditQuery, type StoredAuditEvent } from './audit-store';
 
 export interface AuditLogOptions {
@@ -19,9 +20,17 @@ const HOUR = 3600000;
  * it describes. `record(event)` alone awaits the insert but never fails the caller: an event the
  * database refuses is kept and retried every `retryMs`, and one that cannot be kept (queue full, or
  * still pending at shutdown) is written to the log in full, so no event is lost silently.
+ *
+ * Single events recorded alone at the same time are inserted together (WriteBatcher: one statement and one
+ * commit for all of them), and each caller's `record` still returns only once its event is stored (or kept
+ * for the retry): on the embedded database an awaited INSERT per token exchange (issue 42) was a fifth of its
+ * CPU, and its answers left one by one (bench/README.md, "Token exchange and the CIBA poll").
  */
 export class AuditLog {
   private readonly store;
+  private readonly batcher: WriteBatcher<AuditEvent, void>;
+  /** Records under way through the batcher: stop() waits for them before its last attempt. */
+  private readonly underWay = new Set<Promise<void>>();
   private readonly pending: AuditEvent[] = [];
   private retryTimer?: NodeJS.Timeout;
   private purgeTimer?: NodeJS.Timeout;
@@ -32,17 +41,31 @@ export class AuditLog {
     private readonly options: AuditLogOptions,
   ) {
     this.store = auditStore(db);
+    // a batch the database refuses is written again one by one (the batcher's default), so an event it
+    // refuses fails alone; record keeps it for the retry
+    this.batcher = new WriteBatcher(async (events: AuditEvent[]) => {
+      await this.store.insert(events);
+      return events.map(() => undefined);
+    });
   }
 
   /** Records one event, or several in one statement (changes written together, as payment requests' creations). */
   async record(event: AuditEvent | readonly AuditEvent[], tx?: Queryable): Promise<void> {
     const events = Array.isArray(event) ? (event as readonly AuditEvent[]) : [event as AuditEvent];
     if (tx) return auditStore(tx).insert(events);
+    if (events.length === 1) return this.recordAlone(events[0]);
     try {
       await this.store.insert(events);
     } catch (err) {
       for (const e of events) this.keep(e, err as Error);
     }
+  }
+
+  /** One event, inserted with the others recorded at the same time. */
+  private recordAlone(event: AuditEvent): Promise<void> {
+    const recorded = this.batcher.write(event).catch((err: Error) => this.keep(event, err));
+    this.underWay.add(recorded);
+    return recorded.finally(() => this.underWay.delete(recorded));
   }
 
   list(query: AuditQuery): Promise<StoredAuditEvent[]> {
@@ -69,6 +92,8 @@ export class AuditLog {
     clearInterval(this.purgeTimer);
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    // the inserts under way end first: an event they could not store is then in `pending`
+    await Promise.all([...this.underWay]);
     await this.flush();
     for (const event of this.pending.splice(0)) this.logger.error('audit event not stored', { audit_event: event });
   }

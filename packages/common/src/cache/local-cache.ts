@@ -102,6 +102,11 @@ export class LocalCache<V> {
     this.store(key, value, Date.now());
   }
 
+  /** Drops the key here only, and any load of it in flight: this process reads it again when next asked. */
+  forget(key: string): void {
+    this.drop(key);
+  }
+
   /** After a committed write: drop the key here and on every replica. Never throws. */
   async invalidate(key: string): Promise<void> {
     this.drop(key);

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, NextFunction, Request, Response } from 'expre
 import { errorBody, errors, isAppError, type AppError } from '../errors';
 import type { Logger } from '../logger';
 import { requestError } from './request-errors';
+import { sendJson } from './send';
 
 /** AppErrors as they are; failures to read the request as client errors; anything else a bare 500. */
 export function toAppError(err: unknown, req?: Request): AppError {
@@ -31,7 +32,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         stack: (cause as { stack?: string })?.stack,
       });
     }
-    res.status(appError.status).set(appError.headers).json(errorBody(appError));
+    // as every other answer (send.ts): Node's own calls, the body written with the other answers of this turn;
+    // an agent polls /token for an answer that is an error until the person acts (CIBA, the device flow)
+    res.set(appError.headers);
+    sendJson(res, errorBody(appError), appError.status);
   };
 }
 

@@ -1,9 +1,18 @@
-import { AppError, decrypt, encrypt, type AuditLog, type Cache, type Logger } from '@attest/common';
+import {
+  AppError,
+  decrypt,
+  encrypt,
+  LocalCache,
+  type AuditLog,
+  type Cache,
+  type InvalidationBus,
+  type Logger,
+} from '@attest/common';
 import type { App } from '../kernel/app-store';
 import { sha256 } from '../kernel/crypto';
 import { newOpaqueId } from '../kernel/ids';
 import type { AuthorizationDetail } from './authorization-details';
-import type { BackchannelRequest, BackchannelStore } from './backchannel-store';
+import type { BackchannelRequest, BackchannelStatus, BackchannelStore } from './backchannel-store';
 import type { PingNotifier } from './ping';
 
 /** CIBA Core §7.3: the least time between two polls (seconds); a faster poll is answered slow_down. */
@@ -16,6 +25,19 @@ export const MAX_EXPIRY_SECONDS = 1800;
 export const MAX_PENDING_PER_APP = 5;
 /** An expired request is kept this long (so a late poll answers expired_token), then pruned. */
 const KEPT_AFTER_EXPIRY_MS = 86_400_000;
+/**
+ * How long a request read as pending is taken to be pending without reading it again, unless a decision
+ * says otherwise sooner (decide() drops it on every replica through the bus): the backstop for a lost message.
+ */
+const PENDING_KNOWN_MS = 30_000;
+const PENDING_KNOWN_MAX = 50_000;
+
+/** What a poll needs of a request read as pending: whose it is and until when it waits. */
+interface KnownRequest {
+  appId: string;
+  status: BackchannelStatus;
+  expiresAt: number;
+}
 
 const tokenError = (code: string, detail: string) => new AppError(code, 400, detail, 'auth_req_id');
 
@@ -32,17 +54,32 @@ export interface BackchannelOptions {
  */
 export class BackchannelRequests {
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Requests as last read, by the hash of their auth_req_id: a poll of one known to be pending answers
+   * without the database. An agent polls every five seconds until the person acts, so nearly every poll is
+   * of a pending request; a decision drops the entry here and on every replica, and only a pending entry
+   * is trusted (an approval is always redeemed by the store's conditional UPDATE).
+   */
+  private readonly known: LocalCache<KnownRequest>;
 
   constructor(
     private readonly store: BackchannelStore,
     private readonly deps: {
       cache: Pick<Cache, 'setIfAbsent'>;
+      bus: InvalidationBus;
       audit: Pick<AuditLog, 'record'>;
       logger: Logger;
       ping: PingNotifier;
     },
     private readonly options: BackchannelOptions,
-  ) {}
+  ) {
+    this.known = new LocalCache(deps.bus, {
+      name: 'ciba-requests',
+      ttlMs: PENDING_KNOWN_MS,
+      max: PENDING_KNOWN_MAX,
+      sizeOf: (r) => r.appId.length + 40,
+    });
+  }
 
   private now(): Date {
     return new Date(this.options.now());
@@ -123,6 +160,8 @@ export class BackchannelRequests {
   ): Promise<BackchannelRequest | null> {
     const decided = await this.store.decide(requestId, userId, decision, this.now());
     if (!decided) return null;
+    // no longer pending: the next poll, on any replica, reads it again (and redeems an approval)
+    await this.known.invalidate(decided.authReqHash);
     if (decided.notification) {
       const { authReqId, token } = JSON.parse(decrypt(this.options.keyEncryptionKey, decided.notification)) as {
         authReqId: string;
@@ -139,17 +178,33 @@ export class BackchannelRequests {
    */
   async redeem(authReqId: string, appId: string): Promise<BackchannelRequest> {
     const hash = sha256(authReqId);
-    const redeemed = await this.store.redeem(hash, appId, this.now());
+    const now = this.now();
+    const seen = this.known.peek(hash);
+    if (seen?.status === 'pending' && seen.appId === appId && seen.expiresAt > now.getTime())
+      return this.stillPending(hash);
+    const redeemed = await this.store.redeem(hash, appId, now);
     if (redeemed) return redeemed;
-    const found = await this.store.findByHash(hash);
+    // read again, after this failed UPDATE: an entry other than pending is not trusted; a read under way (of
+    // another poll, begun after its own UPDATE failed) is joined; what is read is kept unless a decision came
+    // meanwhile (LocalCache drops a load that overlaps an invalidation)
+    if (seen !== undefined) this.known.forget(hash);
+    const found = await this.known.get(hash, async () => {
+      const row = await this.store.findByHash(hash);
+      return row ? { appId: row.appId, status: row.status, expiresAt: row.expiresAt.getTime() } : null;
+    });
     if (!found || found.appId !== appId)
       throw tokenError('invalid_grant', 'auth_req_id names no backchannel authentication request of this app.');
     if (found.status === 'redeemed')
       throw tokenError('invalid_grant', 'This auth_req_id was already exchanged for tokens: an approval is used once.');
-    if (found.expiresAt <= this.now())
+    if (found.expiresAt <= now.getTime())
       throw tokenError('expired_token', 'The backchannel authentication request expired before it was approved.');
     if (found.status === 'denied') throw tokenError('access_denied', 'The person denied the request.');
-    // pending: a poll sooner than the interval after the last one is slow_down (every replica sees the mark)
+    return this.stillPending(hash);
+  }
+
+  /** A pending request (or one approved since it was read): authorization_pending, or slow_down when polled too fast. */
+  private async stillPending(hash: string): Promise<never> {
+    // a poll sooner than the interval after the last one is slow_down (every replica sees the mark)
     const first = await this.deps.cache.setIfAbsent(`ciba-poll:${hash}`, '1', POLL_INTERVAL_SECONDS * 1000);
     if (!first)
       throw tokenError(

@@ -38,10 +38,18 @@ export function delegationStore(db: Queryable) {
   return {
     /**
      * An exchange: the row begins, or gains the resource and scopes and is marked used now; an ended one
-     * begins again with only these.
+     * begins again with only these, but only for a subject token issued after the end (`subjectIssuedAt`,
+     * seconds; the same rule as Revocations.revokedBeforeIssue): an exchange under way when the person ended
+     * the agent never brings it back. False when the row stays ended.
      */
-    async used(userId: string, agentId: string, resource: string, scopes: string[]): Promise<void> {
-      await db.query(
+    async used(
+      userId: string,
+      agentId: string,
+      resource: string,
+      scopes: string[],
+      subjectIssuedAt: number,
+    ): Promise<boolean> {
+      const rows = await db.query(
         `INSERT INTO delegations (user_id, agent_id, resources, scopes) VALUES ($1, $2, $3, $4)
          ON CONFLICT (user_id, agent_id) DO UPDATE SET
            resources = CASE WHEN delegations.ended_at IS NULL
@@ -52,9 +60,12 @@ export function delegationStore(db: Queryable) {
              ELSE EXCLUDED.scopes END,
            created_at = CASE WHEN delegations.ended_at IS NULL THEN delegations.created_at ELSE now() END,
            last_used_at = now(),
-           ended_at = NULL`,
-        [userId, agentId, [resource], scopes.map((s) => `${resource}#${s}`)],
+           ended_at = NULL
+         WHERE delegations.ended_at IS NULL OR $5 >= ceil(extract(epoch FROM delegations.ended_at))
+         RETURNING 1`,
+        [userId, agentId, [resource], scopes.map((s) => `${resource}#${s}`), subjectIssuedAt],
       );
+      return rows.length === 1;
     },
     /** The person's agents still acting for them, the last used first. */
     async listForUser(userId: string): Promise<Delegation[]> {
@@ -64,11 +75,11 @@ export function delegationStore(db: Queryable) {
       );
       return rows.map(toDelegation);
     },
-    /** Ends it; null when the person has no such agent acting for them. */
-    async end(userId: string, agentId: string): Promise<Delegation | null> {
+    /** Ends it at `at` (the moment its tokens stop); null when the person has no such agent acting for them. */
+    async end(userId: string, agentId: string, at: Date): Promise<Delegation | null> {
       const [row] = await db.query<DelegationRow>(
-        `UPDATE delegations SET ended_at = now() WHERE user_id = $1 AND agent_id = $2 AND ended_at IS NULL RETURNING *`,
-        [userId, agentId],
+        `UPDATE delegations SET ended_at = $3 WHERE user_id = $1 AND agent_id = $2 AND ended_at IS NULL RETURNING *`,
+        [userId, agentId, at],
       );
       return row ? toDelegation(row) : null;
     },

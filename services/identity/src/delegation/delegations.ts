@@ -21,7 +21,7 @@ export const delegationKey = (userId: string, agentId: string) => `delegation:${
 export interface DelegationsDeps {
   store: DelegationStore;
   tokens: Pick<TokenService, 'verifyAccessToken' | 'accessToken' | 'now'>;
-  revocations: Pick<Revocations, 'isRevoked' | 'revokedBeforeIssue' | 'revokeBefore'>;
+  revocations: Pick<Revocations, 'isRevoked' | 'revokedBeforeIssue' | 'revokeBefore' | 'revoke'>;
   apps: Pick<AppDirectory, 'find'>;
   subjects: Pick<SubjectDirectory, 'userIdFor' | 'remember'>;
   users: Pick<UserDirectory, 'findById'>;
@@ -81,6 +81,8 @@ const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.
 export class Delegations {
   /** What this process last wrote of each (person, agent): its grants (`<uri>#<scope>`, and uris), and when. */
   private readonly written = new Map<string, { grants: Set<string>; at: number }>();
+  /** How many ends began here: a write under way when one began is not remembered. */
+  private ends = 0;
 
   constructor(
     private readonly deps: DelegationsDeps,
@@ -145,7 +147,16 @@ export class Delegations {
       ...(input.jkt ? { jkt: input.jkt } : {}),
       alg: agent.accessTokenSignedResponseAlg,
     });
-    await this.used(user.id, agent.id, resource.uri, scopes);
+    // after the token is signed: an end that comes after this write stops the token (issued before it); an end
+    // that came before keeps the row ended, and the token is revoked here before anyone sees it
+    if (!(await this.used(user.id, agent.id, resource.uri, scopes, subject.iat))) {
+      await this.deps.revocations.revoke([claims.jti], new Date(claims.exp * 1000));
+      throw refuse(
+        'invalid_grant',
+        'The person ended this agent’s access after subject_token was issued: it needs a newer token of theirs.',
+        'subject_token',
+      );
+    }
     await this.deps.audit.record({
       type: 'delegation.exchanged',
       actor,
@@ -206,9 +217,12 @@ export class Delegations {
    * now can no longer be exchanged by it), its refresh tokens end. False when it was not acting for them.
    */
   async end(userId: string, agentId: string, actor: AuditActor): Promise<boolean> {
+    this.ends++;
     this.written.delete(`${userId} ${agentId}`);
-    const ended = await this.deps.store.end(userId, agentId);
+    // ended_at on the tokens' clock: an exchange under way compares its subject token's iat with it
+    const ended = await this.deps.store.end(userId, agentId, new Date(this.deps.tokens.now()));
     if (!ended) return false;
+    // read after the row is ended: a token an exchange signed before writing to the row is older than this
     const now = this.deps.tokens.now();
     await this.deps.revocations.revokeBefore(
       delegationKey(userId, agentId),
@@ -234,15 +248,26 @@ export class Delegations {
    * resource or scope it did not have, and otherwise at most once a minute ("last used" to the minute), so
    * a busy agent costs no write per exchange.
    */
-  private async used(userId: string, agentId: string, uri: string, scopes: string[]): Promise<void> {
+  private async used(
+    userId: string,
+    agentId: string,
+    uri: string,
+    scopes: string[],
+    subjectIssuedAt: number,
+  ): Promise<boolean> {
     const key = `${userId} ${agentId}`;
     const now = this.deps.tokens.now();
     const known = this.written.get(key);
     const grants = [uri, ...scopes.map((s) => `${uri}#${s}`)];
-    if (known && now - known.at < LAST_USED_EVERY_MS && grants.every((g) => known.grants.has(g))) return;
-    await this.deps.store.used(userId, agentId, uri, scopes);
+    // written since the last end here (end() forgets the pair first): the row is active
+    if (known && now - known.at < LAST_USED_EVERY_MS && grants.every((g) => known.grants.has(g))) return true;
+    const ends = this.ends;
+    if (!(await this.deps.store.used(userId, agentId, uri, scopes, subjectIssuedAt))) return false;
+    // an end that began meanwhile forgot what was written: not remembered over it
+    if (this.ends !== ends) return true;
     if (!known && this.written.size >= KNOWN_MAX) this.written.delete(this.written.keys().next().value as string);
     this.written.set(key, { grants: new Set([...(known?.grants ?? []), ...grants]), at: now });
+    return true;
   }
 
   private checkTypes(input: ExchangeRequest): void {
