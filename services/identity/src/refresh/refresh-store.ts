@@ -117,6 +117,9 @@ export function refreshStore(db: Queryable) {
      */
     async rotateMany(rotations: Rotation[]): Promise<Set<string>> {
       if (rotations.length === 0) return new Set();
+      // rows are locked in the order of the arrays (a nested loop over them): in one order everywhere, so two
+      // replicas' statements that share tokens (the same tokens replayed at both) wait for each other, never deadlock
+      const sorted = [...rotations].sort((a, b) => (a.usedHash < b.usedHash ? -1 : a.usedHash > b.usedHash ? 1 : 0));
       const rows =
         rotations.length === 1
           ? await db.query<{ token_hash: string }>(preparedStatement(ROTATE_ONE), [
@@ -125,9 +128,9 @@ export function refreshStore(db: Queryable) {
               rotations[0].accessJti,
             ])
           : await db.query<{ token_hash: string }>(preparedStatement(ROTATE_MANY), [
-              rotations.map((r) => r.usedHash),
-              rotations.map((r) => r.nextHash),
-              rotations.map((r) => r.accessJti),
+              sorted.map((r) => r.usedHash),
+              sorted.map((r) => r.nextHash),
+              sorted.map((r) => r.accessJti),
             ]);
       return new Set(rows.map((r) => r.token_hash));
     },
