@@ -17,6 +17,8 @@ export interface RefreshOptions {
   /** REFRESH_TOKEN_TTL_SECONDS: a family's absolute lifetime. */
   ttlSeconds: number;
   now: () => number;
+  /** Rotation statements that may run at once (RotationBatcher): 1 on the embedded database. */
+  statementsAtOnce?: number;
 }
 
 export interface RefreshDeps {
@@ -57,7 +59,7 @@ export class RefreshTokens {
     private readonly deps: RefreshDeps,
     private readonly options: RefreshOptions,
   ) {
-    this.rotations = new RotationBatcher((batch) => store.rotateMany(batch));
+    this.rotations = new RotationBatcher((batch) => store.rotateMany(batch), options.statementsAtOnce);
   }
 
   start(): void {
