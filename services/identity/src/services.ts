@@ -147,8 +147,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
   const refresh = new RefreshTokens(
     refreshStore(db),
     { tokens, revocations, users, consents, audit, logger },
-    // embedded: one connection, one statement at a time; a server: a few, so a slow commit holds none back
-    { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now, statementsAtOnce: config.embedded ? 1 : 4 },
+    { ttlSeconds: config.REFRESH_TOKEN_TTL_SECONDS, now },
   );
   // CIBA ping mode (issue 42): notifications through the outbound guard, as back-channel logouts
   const ping = new PingNotifier(apps, { targets: config.outbound, logger });

@@ -78,25 +78,6 @@ describe('RotationBatcher', () => {
     await expect(waiting).resolves.toBe(true);
   });
 
-  it('runs up to `atOnce` statements together (a Postgres server), never more', async () => {
-    const db = fakeStatements();
-    const batcher = new RotationBatcher(db.rotateMany, 2);
-    const answers = [batcher.rotate(rotation('a', 'a2'))];
-    await settled();
-    answers.push(batcher.rotate(rotation('b', 'b2')));
-    await settled();
-    answers.push(batcher.rotate(rotation('c', 'c2')), batcher.rotate(rotation('d', 'd2')));
-    await settled();
-    // a and b each in a statement of their own, running together; c and d wait for one of them to end
-    expect(db.calls).toEqual([[rotation('a', 'a2')], [rotation('b', 'b2')]]);
-    db.pending[1].resolve(new Set(['b2']));
-    await settled();
-    expect(db.calls[2]).toEqual([rotation('c', 'c2'), rotation('d', 'd2')]);
-    db.pending[0].resolve(new Set(['a2']));
-    db.pending[2].resolve(new Set(['c2', 'd2']));
-    await expect(Promise.all(answers)).resolves.toEqual([true, true, true, true]);
-  });
-
   it('puts at most 100 rotations in one statement', async () => {
     const db = fakeStatements();
     const batcher = new RotationBatcher(db.rotateMany);

@@ -17,8 +17,6 @@ export interface RefreshOptions {
   /** REFRESH_TOKEN_TTL_SECONDS: a family's absolute lifetime. */
   ttlSeconds: number;
   now: () => number;
-  /** Rotation statements that may run at once (RotationBatcher): 1 on the embedded database. */
-  statementsAtOnce?: number;
 }
 
 export interface RefreshDeps {
@@ -59,7 +57,7 @@ export class RefreshTokens {
     private readonly deps: RefreshDeps,
     private readonly options: RefreshOptions,
   ) {
-    this.rotations = new RotationBatcher((batch) => store.rotateMany(batch), options.statementsAtOnce);
+    this.rotations = new RotationBatcher((batch) => store.rotateMany(batch));
   }
 
   start(): void {

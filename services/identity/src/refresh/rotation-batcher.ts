@@ -15,27 +15,20 @@ interface Waiting {
  * database every statement is a round trip through the single PGlite connection (measured alone: ~0.3–0.4 ms
  * of CPU for one rotation, ~0.14 ms each in a statement of 8, ~0.08 ms in one of 32; bench/README.md), and a
  * request waited for every statement queued before its own. A lone rotation starts at once (on the next
- * tick, with any others of the same tick) as its own one-row statement. `atOnce` statements may run together:
- * one on the embedded database (it has one connection; a second statement would wait there, and carry fewer
- * rotations than if it had waited here), a few on a Postgres server, whose commits wait for its disk and
- * would otherwise hold the next statement back for as long.
+ * tick, with any others of the same tick) as its own one-row statement.
  *
  * Nothing is answered before its statement has committed: each caller learns whether *its* successor was
  * stored, so rotation stays durable and decided by the database (a row is marked used only while it is
- * unused). Two rotations of the same token never share a statement: the later one goes in a later one, and
- * finds the token used, as it would have on its own (two statements at once: the row's lock makes the later
- * wait for the earlier's commit, then see the row used). A statement that fails fails exactly the rotations in it
+ * unused). Two rotations of the same token never share a statement: the later one waits for the next, and
+ * finds the token used, as it would have on its own. A statement that fails fails exactly the rotations in it
  * (nothing of it was committed: each may be asked again).
  */
 export class RotationBatcher {
   private queued: Waiting[] = [];
-  private running = 0;
+  private running = false;
   private scheduled = false;
 
-  constructor(
-    private readonly rotateMany: (rotations: Rotation[]) => Promise<Set<string>>,
-    private readonly atOnce = 1,
-  ) {}
+  constructor(private readonly rotateMany: (rotations: Rotation[]) => Promise<Set<string>>) {}
 
   /** True when `rotation.usedHash` was unused and is now used, its successor stored. */
   rotate(rotation: Rotation): Promise<boolean> {
@@ -46,7 +39,7 @@ export class RotationBatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.running >= this.atOnce || this.queued.length === 0) return;
+    if (this.scheduled || this.running || this.queued.length === 0) return;
     this.scheduled = true;
     process.nextTick(() => {
       this.scheduled = false;
@@ -70,8 +63,8 @@ export class RotationBatcher {
   }
 
   private async run(): Promise<void> {
-    if (this.running >= this.atOnce || this.queued.length === 0) return;
-    this.running++;
+    if (this.running || this.queued.length === 0) return;
+    this.running = true;
     const batch = this.take();
     try {
       const stored = await this.rotateMany(batch.map((w) => w.rotation));
@@ -79,7 +72,7 @@ export class RotationBatcher {
     } catch (err) {
       for (const w of batch) w.reject(err);
     } finally {
-      this.running--;
+      this.running = false;
       this.schedule();
     }
   }
