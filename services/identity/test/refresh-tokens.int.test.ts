@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
+import { refreshStore } from '../src/refresh';
 import {
   ADMIN_TOKEN,
   basic,
@@ -275,6 +276,64 @@ describe('refresh tokens', () => {
     expect(unused.map((r) => r.token_hash)).toEqual([hashOf(won.body.refresh_token)]);
     // the confidential app's family goes on
     await refreshRaw(app, { refresh_token: won.body.refresh_token }).expect(200);
+  });
+
+  it('rotations of several families at once each rotate (the statement they share decides each by its own row)', async () => {
+    const families = await Promise.all(Array.from({ length: 6 }, () => signIn(app)));
+    const answers = await Promise.all(
+      families.map(({ tokens }) => refreshRaw(app, { refresh_token: tokens.refresh_token! })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(families.map(() => 200));
+    for (const [i, { tokens }] of families.entries()) {
+      const rows = await h.storage.db.query<{ token_hash: string; used: boolean; access_jti: string }>(
+        `SELECT token_hash, used_at IS NOT NULL AS used, access_jti FROM refresh_tokens
+         WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1) ORDER BY issued_at, used_at`,
+        [hashOf(tokens.refresh_token!)],
+      );
+      const jti = jose.decodeJwt(answers[i].body.access_token as string).jti;
+      expect(rows).toEqual([
+        { token_hash: hashOf(tokens.refresh_token!), used: true, access_jti: expect.any(String) },
+        { token_hash: hashOf(answers[i].body.refresh_token as string), used: false, access_jti: jti },
+      ]);
+    }
+    // and each family goes on
+    await Promise.all(
+      answers.map((a) => refreshRaw(app, { refresh_token: a.body.refresh_token as string }).expect(200)),
+    );
+  });
+
+  it('one statement rotates several tokens: a successor copies its token’s row, none for a token used already', async () => {
+    const store = refreshStore(h.storage.db);
+    const [used, fresh, other] = await Promise.all([signIn(app), signIn(app), signIn(publicApp)]);
+    await refreshRaw(app, { refresh_token: used.tokens.refresh_token! }).expect(200);
+    const hashes = [used, fresh, other].map((f) => hashOf(f.tokens.refresh_token!));
+    const next = hashes.map(() => hashOf(randomUUID()));
+    const stored = await store.rotateMany(
+      hashes.map((usedHash, i) => ({ usedHash, nextHash: next[i], accessJti: `jti-${i}` })),
+    );
+    expect(stored).toEqual(new Set([next[1], next[2]]));
+    const columns = 'family_id, client_id, user_id, grant_data, sid, jkt, expires_at';
+    for (const i of [1, 2]) {
+      const [before] = await h.storage.db.query(
+        `SELECT ${columns}, used_at FROM refresh_tokens WHERE token_hash = $1`,
+        [hashes[i]],
+      );
+      const [after] = await h.storage.db.query(
+        `SELECT ${columns}, access_jti, used_at FROM refresh_tokens WHERE token_hash = $1`,
+        [next[i]],
+      );
+      expect(before.used_at).toBeInstanceOf(Date);
+      expect(after).toEqual({ ...before, access_jti: `jti-${i}`, used_at: null });
+    }
+    expect(await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE token_hash = $1', [next[0]])).toEqual([]);
+    // one token alone (its own statement): used once, then never again
+    const lone = hashOf(randomUUID());
+    expect(await store.rotateMany([{ usedHash: next[1], nextHash: lone, accessJti: 'jti-lone' }])).toEqual(
+      new Set([lone]),
+    );
+    expect(await store.rotateMany([{ usedHash: next[1], nextHash: hashOf(randomUUID()), accessJti: 'x' }])).toEqual(
+      new Set(),
+    );
   });
 
   it('a token the process remembers answers as its stored row says: gone elsewhere, used elsewhere', async () => {

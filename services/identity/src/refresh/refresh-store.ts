@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import { preparedStatement, type Queryable } from '@attest/common';
 
 /** What a refresh token family grants, as the code exchange granted it (never widened). */
 export interface RefreshGrant {
@@ -53,6 +53,37 @@ const toRecord = (r: RefreshRow): RefreshRecord => ({
   usedAt: r.used_at,
 });
 
+/** One rotation: the token presented (its hash), its successor's hash and the access token id it gave. */
+export interface Rotation {
+  usedHash: string;
+  nextHash: string;
+  accessJti: string;
+}
+
+const SUCCESSOR_COLUMNS = 'token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at';
+
+// One token (the usual case when requests do not overlap): its row by primary key, marked used while unused,
+// copied under the successor's hash. A statement of one row costs about half the batched one's fixed part.
+const ROTATE_ONE = `WITH used AS (
+    UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL
+    RETURNING family_id, client_id, user_id, grant_data, sid, jkt, expires_at
+  )
+  INSERT INTO refresh_tokens (${SUCCESSOR_COLUMNS})
+  SELECT $2, family_id, client_id, user_id, grant_data, sid, jkt, $3, expires_at FROM used
+  RETURNING token_hash`;
+
+// Several tokens: the same, for each element of the arrays (a nested loop of primary-key lookups; the
+// planner keeps it with 100,000 rows in the table, measured in PGlite).
+const ROTATE_MANY = `WITH used AS (
+    UPDATE refresh_tokens r SET used_at = now()
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS a(used_hash, next_hash, access_jti)
+    WHERE r.token_hash = a.used_hash AND r.used_at IS NULL
+    RETURNING a.next_hash, a.access_jti, r.family_id, r.client_id, r.user_id, r.grant_data, r.sid, r.jkt, r.expires_at
+  )
+  INSERT INTO refresh_tokens (${SUCCESSOR_COLUMNS})
+  SELECT next_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at FROM used
+  RETURNING token_hash`;
+
 /** refresh_tokens (018_refresh_tokens.sql). */
 export function refreshStore(db: Queryable) {
   return {
@@ -78,31 +109,30 @@ export function refreshStore(db: Queryable) {
       return row ? toRecord(row) : null;
     },
     /**
-     * Marks the token used and stores its successor, in one statement (one commit): the successor only when
-     * the token was not used already; false then (a request that won the race, a thief, or a family ended).
+     * Marks each used token used and stores its successor, in one statement (one commit): a successor only
+     * when its token was unused (not used already, nor ended). The successor is the used row itself (family,
+     * app, person, grant, sid, DPoP key, absolute expiry) with its own hash and access token id. Answers the
+     * hashes of the successors stored; a token that was used already (a request that won the race, a thief,
+     * or a family ended) has none. Each usedHash appears once (the caller's batcher sees to it).
      */
-    async rotate(usedHash: string, next: Omit<RefreshRecord, 'usedAt'>): Promise<boolean> {
-      const rows = await db.query(
-        `WITH used AS (
-           UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING 1
-         )
-         INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at)
-         SELECT $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM used
-         RETURNING 1`,
-        [
-          usedHash,
-          next.tokenHash,
-          next.familyId,
-          next.clientId,
-          next.userId,
-          JSON.stringify(next.grant),
-          next.sid,
-          next.jkt,
-          next.accessJti,
-          next.expiresAt,
-        ],
-      );
-      return rows.length === 1;
+    async rotateMany(rotations: Rotation[]): Promise<Set<string>> {
+      if (rotations.length === 0) return new Set();
+      // rows are locked in the order of the arrays (a nested loop over them): in one order everywhere, so two
+      // replicas' statements that share tokens (the same tokens replayed at both) wait for each other, never deadlock
+      const sorted = [...rotations].sort((a, b) => (a.usedHash < b.usedHash ? -1 : a.usedHash > b.usedHash ? 1 : 0));
+      const rows =
+        rotations.length === 1
+          ? await db.query<{ token_hash: string }>(preparedStatement(ROTATE_ONE), [
+              rotations[0].usedHash,
+              rotations[0].nextHash,
+              rotations[0].accessJti,
+            ])
+          : await db.query<{ token_hash: string }>(preparedStatement(ROTATE_MANY), [
+              sorted.map((r) => r.usedHash),
+              sorted.map((r) => r.nextHash),
+              sorted.map((r) => r.accessJti),
+            ]);
+      return new Set(rows.map((r) => r.token_hash));
     },
     /** Ends a family: its rows go; the access tokens they gave, for the caller to revoke. */
     async endFamily(familyId: string): Promise<string[]> {

@@ -8,6 +8,7 @@ import type { TokenService } from '../kernel/tokens';
 import { boundAtToken, type ExchangedGrant, type TokenResponse } from '../oauth';
 import { refreshGrantHolds, type ResourceDirectory } from '../resources';
 import { FreshRecords } from './fresh-records';
+import { RotationBatcher } from './rotation-batcher';
 import type { RefreshGrant, RefreshRecord, RefreshStore } from './refresh-store';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -52,12 +53,15 @@ const invalidGrant = (detail = 'Invalid refresh token.') => new AppError('invali
 export class RefreshTokens {
   private pruner?: NodeJS.Timeout;
   private readonly fresh = new FreshRecords();
+  private readonly rotations: RotationBatcher;
 
   constructor(
     private readonly store: RefreshStore,
     private readonly deps: RefreshDeps,
     private readonly options: RefreshOptions,
-  ) {}
+  ) {
+    this.rotations = new RotationBatcher((batch) => store.rotateMany(batch));
+  }
 
   start(): void {
     this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
@@ -147,7 +151,8 @@ export class RefreshTokens {
     const scopes = narrowed(resource ? resource.scopes : grant.scopes, input.scope);
     const jkt = record.jkt ?? input.dpopJkt;
     // signed before the rotation, which stores the successor with this token's jti in the same statement
-    // that marks the one presented used (one commit); a rotation that loses a race answers no token
+    // that marks the one presented used (one commit, shared with the rotations asked for meanwhile); a
+    // rotation that loses a race answers no token
     const { token, claims } = await this.deps.tokens.accessToken({
       sub: grant.sub,
       clientId: record.clientId,
@@ -171,7 +176,7 @@ export class RefreshTokens {
       expiresAt: record.expiresAt,
       grant,
     };
-    const rotated = await this.store.rotate(hash, next);
+    const rotated = await this.rotations.rotate({ usedHash: hash, nextHash: next.tokenHash, accessJti: claims.jti });
     if (!rotated) {
       if (!stored) return undefined;
       if (input.app.public) await this.endFamily(record.familyId, input.app.id, input.actor);
