@@ -11,11 +11,16 @@
  * through one connection that a transaction holds from BEGIN to COMMIT; what a statement costs is mostly
  * per statement, not per row.
  */
-export interface WriteBatcherOptions {
+export interface WriteBatcherOptions<I = unknown> {
   /** Most writes in one batch (keeps each statement's arrays and the transaction short). */
   maxBatch?: number;
   /** Whether a failed batch of several is written again one by one (default: always). */
   retrySingly?: (err: unknown) => boolean;
+  /**
+   * Items with the same key never share a batch: the later waits for the next, in its order, and meets
+   * what the earlier wrote (two rotations of one refresh token: the second finds it used).
+   */
+  distinct?: (item: I) => string;
 }
 
 type Waiter<I, O> = { item: I; resolve(outcome: O): void; reject(err: unknown): void };
@@ -24,16 +29,18 @@ export class WriteBatcher<I, O> {
   private queued: Waiter<I, O>[] = [];
   private readonly maxBatch: number;
   private readonly retrySingly: (err: unknown) => boolean;
+  private readonly distinct?: (item: I) => string;
   private writing = false;
   private scheduled = false;
 
   constructor(
     /** Writes these items together: one outcome per item, in their order. */
     private readonly writeMany: (items: I[]) => Promise<O[]>,
-    options: WriteBatcherOptions = {},
+    options: WriteBatcherOptions<I> = {},
   ) {
     this.maxBatch = options.maxBatch ?? 100;
     this.retrySingly = options.retrySingly ?? (() => true);
+    this.distinct = options.distinct;
   }
 
   write(item: I): Promise<O> {
@@ -57,13 +64,29 @@ export class WriteBatcher<I, O> {
     this.writing = true;
     try {
       while (this.queued.length > 0) {
-        const batch = this.queued.splice(0, this.maxBatch);
-        await this.run(batch);
+        await this.run(this.take());
       }
     } finally {
       this.writing = false;
       this.schedule();
     }
+  }
+
+  /** The next batch, in the order written: at most maxBatch, and one item of each distinct key. */
+  private take(): Waiter<I, O>[] {
+    if (!this.distinct) return this.queued.splice(0, this.maxBatch);
+    const batch: Waiter<I, O>[] = [];
+    const rest: Waiter<I, O>[] = [];
+    const keys = new Set<string>();
+    for (const w of this.queued) {
+      const key = this.distinct(w.item);
+      if (batch.length < this.maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(w);
+      } else rest.push(w);
+    }
+    this.queued = rest;
+    return batch;
   }
 
   private async run(batch: Waiter<I, O>[]): Promise<void> {

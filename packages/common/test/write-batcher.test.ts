@@ -78,4 +78,22 @@ describe('WriteBatcher', () => {
     await expect(outcomes[0]).rejects.toThrow('a batched write gave 1 outcomes for 2 items');
     await expect(outcomes[1]).rejects.toThrow('a batched write gave 1 outcomes for 2 items');
   });
+
+  it('never puts two items of one distinct key in a batch: the later waits for the next, in order', async () => {
+    const { calls, writeMany } = controlledWriter();
+    const batcher = new WriteBatcher(writeMany, { distinct: (item: string) => item.split(':')[0] });
+    const outcomes = Promise.all(['t1:first', 't2:x', 't1:second', 't3:y', 't1:third'].map((i) => batcher.write(i)));
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([['t1:first', 't2:x', 't3:y']]);
+    calls[0].resolve(done(calls[0].items));
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([['t1:first', 't2:x', 't3:y'], ['t1:second']]);
+    calls[1].resolve(done(calls[1].items));
+    await tick();
+    expect(calls[2].items).toEqual(['t1:third']);
+    calls[2].resolve(done(calls[2].items));
+    await expect(outcomes).resolves.toEqual(
+      ['t1:first', 't2:x', 't1:second', 't3:y', 't1:third'].map((i) => `wrote-${i}`),
+    );
+  });
 });
