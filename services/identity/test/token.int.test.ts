@@ -237,7 +237,7 @@ describe('POST /token', () => {
     } finally {
       await short.close();
     }
-  }, 20000);
+  }, 90000);
 
   it('a code is single use; a replay fails and revokes the tokens it gave', async () => {
     const c = await code();
