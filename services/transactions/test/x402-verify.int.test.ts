@@ -103,6 +103,11 @@ describe('x402 verify (ganache)', () => {
     const res = await verify(await signedPayment(payer, asks()), asks());
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ isValid: true, payer: payer.address });
+    expect(res.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-length': String(Buffer.byteLength(res.text)),
+    });
     expect(await x402.balanceOf(payer.address)).toBe(before);
     expect(await x402.balanceOf(seller)).toBe(0n);
   });
