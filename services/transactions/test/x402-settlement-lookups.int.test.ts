@@ -19,6 +19,7 @@ describe('x402 settlement lookups made together', () => {
     payer: `0x${randomBytes(20).toString('hex')}`,
     nonce: `0x${randomBytes(32).toString('hex')}`,
   });
+  // claim answers its fencing token: 1 for an authorization claimed the first time
   const claim = (store: ReturnType<typeof settlementStore>, k: AuthorizationKey, appId: string, value: string) =>
     store.claim(k, { appId, payTo: `0x${'2'.repeat(40)}`, value, leaseMs: 60000 });
 
@@ -28,8 +29,8 @@ describe('x402 settlement lookups made together', () => {
     // the same payer and token, another nonce: another authorization
     const sibling = { ...a, nonce: `0x${randomBytes(32).toString('hex')}` };
     const [appA, appB] = [newAppId(), newAppId()];
-    expect(await claim(store, a, appA, '1000000')).toBe(true);
-    expect(await claim(store, b, appB, '2500000')).toBe(true);
+    expect(await claim(store, a, appA, '1000000')).toBe(1);
+    expect(await claim(store, b, appB, '2500000')).toBe(1);
 
     const together = await Promise.all([
       store.find(a),
@@ -59,7 +60,7 @@ describe('x402 settlement lookups made together', () => {
     const before = await Promise.all(keys.map((k) => store.find(k)));
     expect(before).toEqual([null, null, null, null, null]);
     const app = newAppId();
-    expect(await claim(other, keys[2], app, '7')).toBe(true);
+    expect(await claim(other, keys[2], app, '7')).toBe(1);
     const after = await Promise.all(keys.map((k) => store.find(k)));
     expect(after.map((row) => row?.appId ?? null)).toEqual([null, null, app, null, null]);
   });
@@ -68,7 +69,7 @@ describe('x402 settlement lookups made together', () => {
     const store = settlementStore(h.storage.db);
     const keys = Array.from({ length: 450 }, key);
     const app = newAppId();
-    for (const i of [0, 199, 200, 449]) expect(await claim(store, keys[i], app, `${i + 1}`)).toBe(true);
+    for (const i of [0, 199, 200, 449]) expect(await claim(store, keys[i], app, `${i + 1}`)).toBe(1);
     const rows = await Promise.all(keys.map((k) => store.find(k)));
     const found = rows.flatMap((row, i) => (row ? [[i, row.value]] : []));
     expect(found).toEqual([

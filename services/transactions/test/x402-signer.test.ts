@@ -6,9 +6,12 @@ import { authorizationDigest, recoverSigner, signerRecovery } from '../src/x402/
 import { authorizationTypedData, type Authorization } from '../src/x402/x402-chain';
 
 // verify's signature check is viem's recoverTypedDataAddress, done faster (authorization-signer.ts): these compare
-// the two, answer for answer, on valid, malformed and malleated signatures
+// the two, answer for answer, on valid, malformed and malleated signatures; except a high s, which viem accepts
+// and ours refuses (as USDC and OpenZeppelin's ECDSA do on chain)
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+/** Whether a 65-byte signature's s is over N / 2 (EIP-2's bound, the tokens' ECRecover's and OpenZeppelin's). */
+const highS = (signature: Hex) => BigInt(`0x${signature.slice(66, 130)}`) > N / 2n;
 const TOKEN = getAddress('0x79a02482a880bce3f13e09da970dc34db4cd24d1');
 const DOMAIN = { name: 'Bridged USDC', version: '2', chainId: 480, token: TOKEN };
 
@@ -111,8 +114,6 @@ describe('the signer of an authorization', () => {
       const variants: Hex[] = [
         sig(r, s, (v - 27).toString(16).padStart(2, '0')), // yParity 0/1 instead of 27/28
         sig(r, s, (v === 27 ? 28 : 27).toString(16)), // the other parity: another key
-        sig(r, N - s, (v === 27 ? 28 : 27).toString(16)), // high s, parity flipped: the same key (ecrecover's malleability)
-        sig(r, N - s, v.toString(16)), // high s, same parity
         sig(r, s, '02'),
         sig(r, s, '1d'),
         sig(r, s, 'ff'),
@@ -130,13 +131,18 @@ describe('the signer of an authorization', () => {
       ];
       for (const variant of variants)
         expect([variant, await oursSays(digest, variant)]).toEqual([variant, await viemSays(digest, variant)]);
+      // high s, parity flipped: the same key (ecrecover's malleability), which viem recovers and the token refuses
+      const malleated = sig(r, N - s, (v === 27 ? 28 : 27).toString(16));
+      expect(await viemSays(digest, malleated)).toBe(payer.address.toLowerCase());
+      expect(await oursSays(digest, malleated)).toBe('throws');
+      expect(await oursSays(digest, sig(r, N - s, v.toString(16)))).toBe('throws'); // high s, same parity
       // a digest of all ones (larger than the group order) and of zeros
       for (const other of [new Uint8Array(32).fill(0xff), new Uint8Array(32)])
         expect(await oursSays(other, signature)).toBe(await viemSays(other, signature));
     }
   });
 
-  it('is viem’s answer for arbitrary 65-byte signatures', async () => {
+  it('is viem’s answer for arbitrary 65-byte signatures, but refused for any high s', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.uint8Array({ minLength: 65, maxLength: 65 }),
@@ -144,7 +150,9 @@ describe('the signer of an authorization', () => {
         async (bytes, digest) => {
           bytes[64] = [0, 1, 27, 28][bytes[64] % 4];
           const signature = toHex(bytes);
-          expect(await oursSays(digest, signature)).toBe(await viemSays(digest, signature));
+          expect(await oursSays(digest, signature)).toBe(
+            highS(signature) ? 'throws' : await viemSays(digest, signature),
+          );
         },
       ),
       { numRuns: 100 },
@@ -166,6 +174,12 @@ describe('the signer of an authorization', () => {
       expect(await fallback.recoverSigner(digest, signature)).toBe(payer.address.toLowerCase());
       const bad = `0x${hex32(1n)}${hex32(2n)}1b` as Hex;
       expect(await fallback.recoverSigner(digest, bad).catch(() => 'throws')).toBe(await viemSays(digest, bad));
+      // a high s: viem recovers the payer from it, the fallback refuses it as the native recovery does
+      const s = BigInt(`0x${signature.slice(66, 130)}`);
+      const v = Number.parseInt(signature.slice(130), 16);
+      const malleated = `0x${signature.slice(2, 66)}${hex32(N - s)}${(v === 27 ? 28 : 27).toString(16)}` as Hex;
+      expect(await viemSays(digest, malleated)).toBe(payer.address.toLowerCase());
+      await expect(fallback.recoverSigner(digest, malleated)).rejects.toThrow(/over half the group order/);
       expect(toHex(digest)).toBe(hashTypedData(typed));
       expect(hexToBytes(toHex(digest))).toEqual(digest);
     });

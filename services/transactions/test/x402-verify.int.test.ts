@@ -1,11 +1,24 @@
 import request from 'supertest';
+import { encodeFunctionData, hashTypedData, recoverAddress, type Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
+import { eip3009ABI } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { encrypt } from '@attest/common';
 import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
 import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
 import { localChain, type Address, type LocalChain } from './support/local-chain';
-import { deployX402Token, newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
+import { authorizationTypedData, type Authorization } from '../src/x402/x402-chain';
+import {
+  deployX402Token,
+  newAccount,
+  requirementsFor,
+  signedPayment,
+  TOKEN_NAME,
+  TOKEN_VERSION,
+  type X402Chain,
+} from './support/x402';
+
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
 
@@ -51,6 +64,14 @@ describe('x402 verify (ganache)', () => {
       .send({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements });
 
   const asks = () => requirementsFor(x402.token, seller, 1_000_000n);
+  const typedDataOf = (a: Authorization) =>
+    authorizationTypedData({ name: TOKEN_NAME, version: TOKEN_VERSION, chainId: 1337, token: x402.token }, a);
+  const transferCall = (a: Authorization, signature: Hex) =>
+    encodeFunctionData({
+      abi: eip3009ABI,
+      functionName: 'transferWithAuthorization',
+      args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature],
+    });
 
   it('GET /x402/supported: the exact scheme on eip155:1337 and the relayer, with the API key only', async () => {
     const res = await request(h.publicApp).get('/x402/supported').set('Authorization', `Bearer ${apiKey}`);
@@ -82,6 +103,11 @@ describe('x402 verify (ganache)', () => {
     const res = await verify(await signedPayment(payer, asks()), asks());
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ isValid: true, payer: payer.address });
+    expect(res.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-length': String(Buffer.byteLength(res.text)),
+    });
     expect(await x402.balanceOf(payer.address)).toBe(before);
     expect(await x402.balanceOf(seller)).toBe(0n);
   });
@@ -152,6 +178,32 @@ describe('x402 verify (ganache)', () => {
     const auth = (signed.payload as { authorization: { value: string } }).authorization;
     auth.value = '2000000';
     await refused(signed, asks(), 'invalid_exact_evm_signature');
+  });
+
+  it('refuses the payer’s own signature malleated to a high s, as the token refuses it at settle', async () => {
+    const signed = await signedPayment(payer, asks());
+    const payload = signed.payload as { authorization: Authorization; signature: Hex };
+    const { signature } = payload;
+    const s = BigInt(`0x${signature.slice(66, 130)}`);
+    const v = Number.parseInt(signature.slice(130), 16);
+    // the same key signs (N - s, the other parity): ecrecover's malleability; EIP-2 and the token allow only low s
+    const high =
+      `0x${signature.slice(2, 66)}${(SECP256K1_N - s).toString(16).padStart(64, '0')}${(v === 27 ? 28 : 27).toString(16)}` as Hex;
+    expect(
+      (
+        await recoverAddress({ hash: hashTypedData(typedDataOf(payload.authorization)), signature: high })
+      ).toLowerCase(),
+    ).toBe(payer.address.toLowerCase());
+    const simulate = (sig: Hex) =>
+      chain.rpc('eth_call', [{ to: x402.token, data: transferCall(payload.authorization, sig) }, 'latest']).then(
+        () => 'carried',
+        () => 'reverted',
+      );
+    expect(await simulate(signature)).toBe('carried');
+    expect(await simulate(high)).toBe('reverted');
+
+    await refused({ ...signed, payload: { ...payload, signature: high } }, asks(), 'invalid_exact_evm_signature');
+    expect((await verify(signed, asks())).body).toEqual({ isValid: true, payer: payer.address });
   });
 
   it('refuses a payer whose balance is short (empty)', async () => {

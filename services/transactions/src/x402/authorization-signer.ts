@@ -23,7 +23,12 @@ type AuthorizationTypedData = TypedDataDefinition<typeof authorizationTypes, 'Tr
  * from its fixed layout, and the public key is recovered by libsecp256k1 (the `secp256k1` package's prebuilt
  * N-API binding, ~0.06 ms). Where that binding cannot load (a platform without a prebuild), viem's recovery
  * runs as before. The answers are viem's, bit for bit: the same digest, the same signature parsing (65
- * bytes, v 0/1/27/28), the same refusals (test/x402-signer.test.ts compares the two).
+ * bytes, v 0/1/27/28), the same refusals (test/x402-signer.test.ts compares the two), and one more: a high s.
+ *
+ * A high s (over half the group order) recovers a key as well as its low twin (ecrecover's malleability), and viem
+ * accepts it; the tokens do not. USDC's FiatToken (its ECRecover) and OpenZeppelin's ECDSA refuse an s in the
+ * upper half (EIP-2), so an EOA's high-s authorization would pass verify and then fail at settle. It is refused
+ * here, on both recoveries; a contract wallet's signature is still its ERC-1271 isValidSignature's to judge.
  */
 
 /** libsecp256k1's recovery, as the `secp256k1` package's binding exposes it (it throws on a bad signature). */
@@ -56,6 +61,8 @@ const TYPE_HASH = keccak_256(
   ),
 );
 const UINT256_LIMIT = 1n << 256n;
+/** secp256k1's group order n halved: the largest s an EIP-3009 token accepts from an EOA (EIP-2). */
+const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
 /**
  * Domain separators by chain, token, name and version. The name and version are the request's (checked against
@@ -117,14 +124,20 @@ function recoveryBit(v: number): number {
   throw new Error('Invalid yParityOrV value');
 }
 
+/** Whether the s of a 65-byte signature is in the upper half of the group order (which the tokens refuse). */
+const highS = (signature: Hex) => BigInt(`0x${signature.slice(66, 130)}`) > HALF_N;
+
 /**
  * The address whose key made `signature` (65 bytes: r, s, v) over `digest`, lower case. Throws what viem's
- * recoverAddress throws for: another length, a v that is no recovery bit, r or s out of range, no point.
+ * recoverAddress throws for: another length, a v that is no recovery bit, r or s out of range, no point; and for
+ * an s over half the group order, which viem accepts but the token would refuse at settle.
  */
 export async function recoverSigner(digest: Uint8Array, signature: Hex): Promise<string> {
+  const wellFormed = isHex(signature) && size(signature) === 65;
+  if (wellFormed && highS(signature)) throw new Error('invalid signature: s is over half the group order (EIP-2)');
   const native = binding();
   if (!native) return (await recoverAddress({ hash: digest, signature })).toLowerCase();
-  if (!isHex(signature) || size(signature) !== 65) throw new Error('invalid signature length');
+  if (!wellFormed) throw new Error('invalid signature length');
   const recid = recoveryBit(Number.parseInt(signature.slice(130), 16));
   const publicKey = native.ecdsaRecover(hexToBytes(`0x${signature.slice(2, 130)}`), recid, digest, false);
   const hash = keccak_256(publicKey.subarray(1));
