@@ -1,9 +1,6 @@
 import {
-  AppError,
   errors,
-  isConnectionError,
   LocalCache,
-  WriteBatcher,
   type AuditActor,
   type AuditLog,
   type Db,
@@ -16,29 +13,17 @@ import type { ObservedPayment, PaymentSettlement, ScannedTransfer } from '../ker
 import type { Reason, Transaction } from '../kernel/transaction';
 import { receivingAddressStore } from '../receiving-addresses';
 import { writeEvent } from '../webhooks';
-import { checkReturnUrl, newRequest, sameCreation, type CreateRequest } from './create-request';
-import { paymentRequestEvent } from './payment-request-events';
+import type { CreateRequest } from './create-request';
 import { cancelRequest } from './cancel-request';
 import { changeState, type StateWriter } from './request-change';
 import { paymentRequestStore } from './payment-request-store';
-import type { NewPaymentRequest, PaymentRequest } from './payment-request-types';
+import { RequestCreations } from './request-creations';
+import type { PaymentRequest } from './payment-request-types';
 import { atHead, requestView, type PaymentRequestView, type RequestLinks } from './payment-request-view';
 import { pickRequest, type TransferMatch } from './pick-request';
 import type { PriceSource } from './price-quote';
 import { settle } from './settle';
 import { refundsOf } from './refund-store';
-
-/** A creation waiting to be written: the request and who asked for it. */
-interface Creation {
-  request: NewPaymentRequest;
-  actor: AuditActor;
-}
-
-/** A creation written: the request and its view as committed. */
-interface Created {
-  request: PaymentRequest;
-  view: PaymentRequestView;
-}
 
 /** A change the chain watcher made: the audit trail's actor. */
 const WATCHER: AuditActor = { type: 'system', id: 'chain' };
@@ -77,7 +62,7 @@ export class PaymentRequestService implements PaymentSettlement {
 
   constructor(
     private readonly db: Db,
-    private readonly prices: PriceSource,
+    prices: PriceSource,
     bus: InvalidationBus,
     options: {
       audit?: Pick<AuditLog, 'record'>;
@@ -94,17 +79,20 @@ export class PaymentRequestService implements PaymentSettlement {
     this.writer = { outbox: this.outbox, links: options.links };
     this.views = new LocalCache<CachedRequest>(bus, { name: 'payment-requests', ttlMs: cache.ttlMs, max: cache.max });
     this.heads = new LocalCache<string>(bus, { name: 'chain-heads', ttlMs: cache.headTtlMs, max: 64 });
+    this.creations = new RequestCreations(db, prices, {
+      audit: this.audit,
+      outbox: this.outbox,
+      links: options.links,
+      written: (id) => this.views.invalidate(id),
+    });
   }
+
+  /** The creations of this process, written together when they arrive together. */
+  private readonly creations: RequestCreations;
 
   private readonly audit?: Pick<AuditLog, 'record'>;
   private readonly outbox: OutboxWrite;
   private readonly writer: StateWriter;
-  /** The creations of this process, written together when they arrive together (see writeCreations). */
-  private readonly creations = new WriteBatcher<Creation, Created | null>((c) => this.writeCreations(c), {
-    // a database that is away fails the whole batch; an error about one request's data is its own
-    retrySingly: (err) => !isConnectionError(err) && !(err instanceof AppError && err.status === 503),
-  });
-
   private store = (db: Queryable = this.db) => paymentRequestStore(db);
 
   /** Writes the new state and its event (`payment_request.<status>`) in `tx`. */
@@ -120,70 +108,13 @@ export class PaymentRequestService implements PaymentSettlement {
 
   /**
    * Creates once per (app, reference): the same creation again answers the stored request (`created`
-   * false, no new price is fetched); one that differs is 409 reference_taken naming the field. A new
-   * request comes with its view as committed (what a read answers: no payments yet, not expired).
+   * false); one that differs is 409 reference_taken naming the field (RequestCreations).
    */
-  async create(
+  create(
     input: CreateRequest,
     actor: AuditActor,
   ): Promise<{ request: PaymentRequest; created: boolean; view?: PaymentRequestView }> {
-    const sameAs = (existing: PaymentRequest) => {
-      sameCreation(existing, input);
-      return { request: existing, created: false };
-    };
-    // the same creation again answers the stored request without asking for a new price; a price in the
-    // token with no return_url asks nothing before the insert, whose conflict on the reference says the same
-    const lookFirst = !('tokenAmount' in input.price) || input.returnUrl !== null;
-    const stored = lookFirst ? await this.store().findByReference(input.appId, input.reference) : null;
-    if (stored) return sameAs(stored);
-    if (input.returnUrl !== null)
-      checkReturnUrl(input.returnUrl, (await this.store().policy(input.appId)).returnOrigins);
-    const request = await newRequest(input, this.prices);
-    const created = await this.creations.write({ request, actor });
-    if (created) return { ...created, created: true };
-    // another creation of the same reference committed first
-    const winner = await this.store().findByReference(input.appId, input.reference);
-    if (!winner) throw new Error('payment request insert conflicted but no request holds the reference');
-    return sameAs(winner);
-  }
-
-  /**
-   * Writes the creations that arrive together in one database transaction (WriteBatcher): one statement
-   * inserts the requests and their tokens, one writes their payment_request.created events, one their
-   * audit records. Each creation's outcome: its request and view as committed, or null when its app had
-   * already used the reference (then the reference's stored request decides, as for a lone creation).
-   */
-  private async writeCreations(creations: Creation[]): Promise<(Created | null)[]> {
-    const outcomes = await this.db.transaction(async (tx) => {
-      const stored = await this.store(tx).insertAll(creations.map((c) => c.request));
-      const made = creations.map(({ request, actor }) => {
-        const row = stored.get(request.id);
-        // a new request has no payments: its view as a read would load it
-        return row ? { request: row, view: requestView(row, [], null, this.writer.links), actor } : null;
-      });
-      const news = made.filter((c) => c !== null);
-      if (news.length === 0) return made;
-      await this.outbox(
-        tx,
-        ...news.map((c) => paymentRequestEvent('payment_request.created', c.request, c.view, c.request.createdAt)),
-      );
-      await this.audit?.record(
-        news.map(({ request: row, actor }) => ({
-          type: 'payment_request.created',
-          actor,
-          subject: row.id,
-          detail: {
-            app_id: row.appId,
-            reference: row.reference,
-            accepted_tokens: row.accepted.map((a) => ({ token: a.token, amount_due: a.amountDue })),
-          },
-        })),
-        tx,
-      );
-      return made;
-    });
-    await Promise.all(outcomes.map((c) => c && this.views.invalidate(c.request.id)));
-    return outcomes.map((c) => c && { request: c.request, view: c.view });
+    return this.creations.create(input, actor);
   }
 
   /** The app's request with its payments; a pending one past its expiry is expired now (the sweep may not have run yet). */

@@ -1,16 +1,9 @@
 import { preparedStatement, type Queryable } from '@attest/common';
 import type { PaymentRequestStatus } from '../kernel/events';
 import { listParams, listSql, type ListQuery } from '../kernel/list-query';
-import type { TransactionStatus } from '../kernel/transaction';
-import { transactionStore } from '../transactions';
-import {
-  DEFAULT_PAYMENT_POLICY,
-  type AcceptedToken,
-  type NewPaymentRequest,
-  type PaymentPolicy,
-  type PaymentRequest,
-  type RequestPayment,
-} from './payment-request-types';
+import { paymentPolicyStore, percent } from './payment-policy-store';
+import { requestPaymentsStore } from './request-payments-store';
+import { type AcceptedToken, type NewPaymentRequest, type PaymentRequest } from './payment-request-types';
 
 interface Row {
   id: string;
@@ -42,26 +35,6 @@ interface Row {
   created_at: Date;
   updated_at: Date;
 }
-
-/** A numeric(5,2) as Postgres prints it, without trailing zeros: 2.50 → 2.5, 0.00 → 0. */
-const percent = (value: string | number) => String(Number(value));
-
-interface PolicyRow {
-  underpayment_tolerance_percent: string;
-  flag_overpayment: boolean;
-  default_expires_in_seconds: number;
-  display_name: string | null;
-  return_origins: string;
-}
-const POLICY_COLUMNS =
-  'underpayment_tolerance_percent, flag_overpayment, default_expires_in_seconds, display_name, return_origins';
-const toPolicy = (row: PolicyRow): PaymentPolicy => ({
-  underpaymentTolerancePercent: percent(row.underpayment_tolerance_percent),
-  flagOverpayment: row.flag_overpayment,
-  defaultExpiresInSeconds: row.default_expires_in_seconds,
-  displayName: row.display_name,
-  returnOrigins: JSON.parse(row.return_origins) as string[],
-});
 
 interface TokenRow {
   payment_request_id: string;
@@ -145,6 +118,8 @@ async function withTokens(db: Queryable, rows: Row[]): Promise<PaymentRequest[]>
 
 export function paymentRequestStore(db: Queryable) {
   return {
+    ...paymentPolicyStore(db),
+    ...requestPaymentsStore(db),
     /**
      * Inserts the requests (one statement for any number: the creations written together), each with its
      * accepted tokens in the app's order (position); the stored ones by id. One left out was not inserted:
@@ -339,80 +314,10 @@ export function paymentRequestStore(db: Queryable) {
       );
       return withTokens(db, rows);
     },
-    /** The payments recorded for a request, oldest first. */
-    async payments(id: string): Promise<RequestPayment[]> {
-      const rows = await db.query<{
-        id: string;
-        reference: string;
-        transaction_hash: string | null;
-        from_address: string;
-        status: TransactionStatus;
-        status_reason: string | null;
-        token_amount: string;
-        amount_received: string | null;
-        chain_block_number: string | null;
-        block_time: Date | null;
-        created_at: Date;
-      }>(
-        preparedStatement(`SELECT id, reference, transaction_hash, from_address, status, status_reason, token_amount, amount_received,
-           chain_block_number, block_time, created_at
-         FROM transactions WHERE payment_request_id = $1 ORDER BY created_at, id`),
-        [id],
-      );
-      return rows.map((r) => ({
-        transactionId: r.id,
-        reference: r.reference,
-        transactionHash: r.transaction_hash,
-        from: r.from_address,
-        status: r.status,
-        statusReason: r.status_reason,
-        tokenAmount: String(r.token_amount),
-        amountReceived: r.amount_received === null ? null : String(r.amount_received),
-        blockNumber: r.chain_block_number === null ? null : String(r.chain_block_number),
-        blockTime: r.block_time,
-        createdAt: r.created_at,
-      }));
-    },
-    /** The request a recorded payment names, or null. */
-    requestOfTransaction: (transactionId: string): Promise<string | null> =>
-      transactionStore(db).paymentRequestOf(transactionId),
-    /** What the chain moved for a mined payment of a request (6 decimals), and its block's time. */
-    async notePaymentReceived(transactionId: string, amount: string | null, blockTime: Date | null): Promise<void> {
-      await db.query(
-        'UPDATE transactions SET amount_received = COALESCE($2, token_amount), block_time = COALESCE($3, block_time, now()) WHERE id = $1',
-        [transactionId, amount, blockTime],
-      );
-    },
     /** An app's requests, oldest first from `since`, after the cursor. */
     async list(q: ListQuery): Promise<PaymentRequest[]> {
       const rows = await db.query<Row>(listSql('payment_requests'), listParams(q));
       return withTokens(db, rows);
-    },
-    async policy(appId: string): Promise<PaymentPolicy> {
-      const [row] = await db.query<PolicyRow>(
-        `SELECT ${POLICY_COLUMNS} FROM payment_amount_policies WHERE app_id = $1`,
-        [appId],
-      );
-      return row ? toPolicy(row) : DEFAULT_PAYMENT_POLICY;
-    },
-    async setPolicy(appId: string, policy: PaymentPolicy): Promise<PaymentPolicy> {
-      const [row] = await db.query<PolicyRow>(
-        `INSERT INTO payment_amount_policies (app_id, underpayment_tolerance_percent, flag_overpayment,
-           default_expires_in_seconds, display_name, return_origins)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (app_id) DO UPDATE SET underpayment_tolerance_percent = $2, flag_overpayment = $3,
-           default_expires_in_seconds = $4, display_name = $5, return_origins = $6, updated_at = now()
-         RETURNING ${POLICY_COLUMNS}`,
-        [
-          appId,
-          policy.underpaymentTolerancePercent,
-          policy.flagOverpayment,
-          policy.defaultExpiresInSeconds,
-          policy.displayName,
-          JSON.stringify(policy.returnOrigins),
-        ],
-      );
-      return toPolicy(row);
     },
     /**
      * The requests of `appId` (the app that receives at the recipient) a transfer nobody recorded may pay: for its chain and recipient, settled in its token or
