@@ -26,17 +26,34 @@ export class AppError extends Error {
   }
 
   withHeaders(headers: Record<string, string>): AppError {
-    return new AppError(this.code, this.status, this.detail, this.attribute, {
-      headers: { ...this.headers, ...headers },
-      extra: this.extra,
-    });
+    return this.copy({ ...this.headers, ...headers }, this.extra);
   }
 
   withExtra(extra: Record<string, string>): AppError {
-    return new AppError(this.code, this.status, this.detail, this.attribute, {
-      headers: this.headers,
-      extra: { ...this.extra, ...extra },
+    return this.copy(this.headers, { ...this.extra, ...extra });
+  }
+
+  /**
+   * The same error with other headers or body fields. Not a new Error: capturing a stack trace was the
+   * cost of an error answer that /token renames for OAuth (a CIBA or device poll's authorization_pending
+   * is one on every poll). The copy's message, cause and stack are the original's (read when asked).
+   */
+  private copy(headers: Record<string, string>, extra: Record<string, string>): AppError {
+    const copy = Object.create(AppError.prototype) as AppError;
+    Object.assign(copy, { name: this.name, code: this.code, status: this.status, detail: this.detail });
+    Object.assign(copy, { attribute: this.attribute, headers, extra });
+    Object.defineProperties(copy, {
+      message: { value: this.message, writable: true, configurable: true },
+      stack: {
+        get: () => this.stack,
+        set(value: string) {
+          Object.defineProperty(copy, 'stack', { value, writable: true, configurable: true });
+        },
+        configurable: true,
+      },
+      ...('cause' in this ? { cause: { value: this.cause, writable: true, configurable: true } } : {}),
     });
+    return copy;
   }
 }
 
