@@ -3,7 +3,8 @@ import { AppError, errorBody } from '../src';
 /** withExtra and withHeaders: the same error with more, as the error handler and the logs read it. */
 describe('AppError copies (withExtra, withHeaders)', () => {
   const cause = new Error('the store refused');
-  const original = new AppError('invalid_grant', 400, 'The code is used.', 'code', {
+  // a 5xx, which keeps its stack trace (a 4xx has none to keep; see the last test)
+  const original = new AppError('invalid_grant', 503, 'The code is used.', 'code', {
     headers: { 'WWW-Authenticate': 'Basic' },
     extra: { first: 'one' },
     cause,
@@ -42,7 +43,7 @@ describe('AppError copies (withExtra, withHeaders)', () => {
     expect(copy.headers).toEqual({ 'WWW-Authenticate': 'Basic', 'Retry-After': '3' });
     expect(original.headers).toEqual({ 'WWW-Authenticate': 'Basic' });
     expect(copy.extra).toEqual({ first: 'one', error: 'slow_down' });
-    expect(copy.status).toBe(400);
+    expect(copy.status).toBe(503);
     expect(copy.stack).toBe(original.stack);
   });
 
@@ -51,5 +52,19 @@ describe('AppError copies (withExtra, withHeaders)', () => {
     copy.stack = 'replaced';
     expect(copy.stack).toBe('replaced');
     expect(original.stack).not.toBe('replaced');
+  });
+
+  it('a client error (4xx) is made without a stack trace; a server error (5xx) with one', () => {
+    const made = () => [
+      new AppError('authorization_pending', 400, 'Not yet.'),
+      new AppError('unavailable', 503, 'Down.'),
+    ];
+    const [client, server] = made();
+    expect(client.stack).not.toContain('app-error.test.ts');
+    expect(client.message).toBe('Not yet.');
+    expect(client).toBeInstanceOf(Error);
+    expect(server.stack).toContain('app-error.test.ts');
+    // the limit of every other error is as it was
+    expect(new Error('other').stack).toContain('app-error.test.ts');
   });
 });
