@@ -34,7 +34,8 @@ type AppHandle = (req: IncomingMessage, res: ServerResponse, next?: (err?: unkno
  * Express would run for it — the app's own first steps (request id, the log line and metrics, HSTS),
  * then the endpoint's steps, then its 405 step — with Express's request and response objects, the
  * route pattern as `req.route` (so metrics label it alike), its parameter in `req.params`, Express 5's
- * handling of rejected promises, and the app's error handler for any error. Anything else (other
+ * handling of rejected promises, and for any error the endpoint's own error step (if it has one) and then
+ * the app's error handler. Anything else (other
  * methods, HEAD, unknown paths, percent-encoded paths) goes to Express as before. While tracing runs,
  * every request goes to Express, whose instrumentation records the route's spans.
  */
