@@ -15,7 +15,14 @@ export class AppError extends Error {
     attribute: string | null = null,
     options: { headers?: Record<string, string>; extra?: Record<string, string>; cause?: unknown } = {},
   ) {
+    // An answer to a client (4xx) is not a fault, and nothing reads where it was made: no stack trace is
+    // captured for it. V8's capture was most of the cost of an error answer, and a CIBA or device grant's
+    // poll is answered authorization_pending on every poll until the person acts. A 5xx keeps its trace
+    // for the error log (error-handler.ts).
+    const traceLimit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
     super(detail, { cause: options.cause });
+    Error.stackTraceLimit = traceLimit;
     this.name = 'AppError';
     this.code = code;
     this.status = status;
@@ -26,17 +33,34 @@ export class AppError extends Error {
   }
 
   withHeaders(headers: Record<string, string>): AppError {
-    return new AppError(this.code, this.status, this.detail, this.attribute, {
-      headers: { ...this.headers, ...headers },
-      extra: this.extra,
-    });
+    return this.copy({ ...this.headers, ...headers }, this.extra);
   }
 
   withExtra(extra: Record<string, string>): AppError {
-    return new AppError(this.code, this.status, this.detail, this.attribute, {
-      headers: this.headers,
-      extra: { ...this.extra, ...extra },
+    return this.copy(this.headers, { ...this.extra, ...extra });
+  }
+
+  /**
+   * The same error with other headers or body fields. Not a new Error: capturing a stack trace was the
+   * cost of an error answer that /token renames for OAuth (a CIBA or device poll's authorization_pending
+   * is one on every poll). The copy's message, cause and stack are the original's (read when asked).
+   */
+  private copy(headers: Record<string, string>, extra: Record<string, string>): AppError {
+    const copy = Object.create(AppError.prototype) as AppError;
+    Object.assign(copy, { name: this.name, code: this.code, status: this.status, detail: this.detail });
+    Object.assign(copy, { attribute: this.attribute, headers, extra });
+    Object.defineProperties(copy, {
+      message: { value: this.message, writable: true, configurable: true },
+      stack: {
+        get: () => this.stack,
+        set(value: string) {
+          Object.defineProperty(copy, 'stack', { value, writable: true, configurable: true });
+        },
+        configurable: true,
+      },
+      ...('cause' in this ? { cause: { value: this.cause, writable: true, configurable: true } } : {}),
     });
+    return copy;
   }
 }
 

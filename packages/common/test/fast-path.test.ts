@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import type { Express, RequestHandler, Router } from 'express';
+import type { ErrorRequestHandler, Express, RequestHandler, Router } from 'express';
 import request from 'supertest';
 import winston from 'winston';
 import { FLUSH_INTERVAL_MS } from '../src/http/request-line';
@@ -11,11 +11,13 @@ import {
   createLogger,
   createServiceApps,
   endpoint,
+  AppError,
   errors,
   formBody,
   queryParam,
   sendJson,
   sendJsonBody,
+  toAppError,
 } from '../src';
 
 /**
@@ -60,6 +62,17 @@ const item: RequestHandler = async (req, res) => {
   res.json({ id: req.params.id, color: color ?? null, route: (req.route as { path: string }).path });
 };
 
+/** An endpoint's own error step (as /token names its errors for OAuth): renames each error, then passes it on. */
+const renameErrors: ErrorRequestHandler = (err, req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  const appError = toAppError(err, req);
+  next(appError.withExtra({ error: `renamed_${appError.code}` }));
+};
+
+/** A step that fails with an error that asks for a header. */
+const refuse: RequestHandler = (_req, _res, next) =>
+  next(new AppError('refused', 401, 'Refused.', 'name', { headers: { 'WWW-Authenticate': 'Basic' } }));
+
 function build() {
   const chunks: string[] = [];
   const logger = createLogger('fast-test', 'info');
@@ -85,6 +98,14 @@ function build() {
         endpoint(router, `${prefix}/doc`, { GET: [cors, document], OPTIONS: [cors] }, undefined, { fast });
         endpoint(router, `${prefix}/item/:id`, { GET: [cors, item], OPTIONS: [cors] }, undefined, { fast });
         endpoint(router, `${prefix}/form`, { POST: [formBody('1kb'), echo] }, undefined, { fast });
+        endpoint(router, `${prefix}/named`, { POST: [formBody('1kb'), refuse] }, undefined, {
+          fast,
+          onError: renameErrors,
+        });
+        endpoint(router, `${prefix}/named-ok`, { POST: [formBody('1kb'), echo] }, undefined, {
+          fast,
+          onError: renameErrors,
+        });
       }
     },
     adminRoutes() {},
@@ -197,6 +218,37 @@ describe('the fast path (hot GET endpoints answered before the router)', () => {
     expect(get.status).toBe(405);
     expect(get.headers.allow).toMatch(/^POST\b/);
     expect(get.headers.allow).toBe((await request(h.publicApp).get('/slow/form')).headers.allow);
+  });
+
+  it('runs an endpoint’s own error step before the app’s error handler alike (its steps’ errors and its 405)', async () => {
+    const post = async (path: string, body: string, type = 'application/x-www-form-urlencoded') => {
+      const before = calls();
+      const fast = await request(h.publicApp).post(`/fast${path}`).set('Content-Type', type).send(body);
+      const routed = calls() - before;
+      const slow = await request(h.publicApp).post(`/slow${path}`).set('Content-Type', type).send(body);
+      expect(routed).toBe(0);
+      expect(fast.status).toBe(slow.status);
+      expect(fast.body).toEqual(slow.body);
+      expect(headersOf(fast)).toEqual(headersOf(slow));
+      return fast;
+    };
+    const refused = await post('/named', 'name=ada');
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ error: 'renamed_refused', code: 'refused', detail: 'Refused.', attribute: 'name' });
+    expect(refused.headers['www-authenticate']).toBe('Basic');
+    expect(refused.headers['cache-control']).toBe('no-store');
+    // an error of the endpoint's own form parser, and of a later step, renamed alike
+    const tooLarge = await post('/named-ok', `name=${'x'.repeat(2000)}`);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.error).toBe('renamed_payload_too_large');
+    const missing = await post('/named-ok', 'other=1');
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: 'renamed_required', attribute: 'name' });
+    expect((await post('/named-ok', 'name=ada')).body).toEqual({ name: 'ada', route: '/named-ok' });
+    // the 405 of a method the endpoint does not take goes through it too (through Express: GET is not fast here)
+    const get = await request(h.publicApp).get('/fast/named');
+    expect(get.status).toBe(405);
+    expect(get.body.error).toBe('renamed_method_not_allowed');
   });
 
   it('leaves other methods, HEAD, percent-encoded and deeper paths to Express (preflight, 405 with Allow)', async () => {

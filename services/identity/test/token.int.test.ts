@@ -209,6 +209,35 @@ describe('POST /token', () => {
     expect(res.status).toBe(200);
   });
 
+  it('is answered before the router (the fast path), its answers and OAuth errors as before', async () => {
+    const router = (h.publicApp as unknown as { router: { handle: (...args: unknown[]) => unknown } }).router;
+    const spy = jest.spyOn(router, 'handle');
+    try {
+      const ok = await token({ grant_type: 'authorization_code', code: await code(), redirect_uri: REDIRECT_URI });
+      const calls = spy.mock.calls.length;
+      expect(ok.status).toBe(200);
+      expect(ok.body.token_type).toBe('Bearer');
+      // an error of a step (the code), of the credentials (with their challenge) and of the form parser
+      const unknown = await token({ grant_type: 'authorization_code', code: 'nope', redirect_uri: REDIRECT_URI });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body).toMatchObject({ code: 'invalid_grant', error: 'invalid_grant', attribute: 'code' });
+      expect(unknown.body.error_description).toBe(unknown.body.detail);
+      expect(unknown.headers['cache-control']).toBe('no-store');
+      expect(unknown.headers.pragma).toBe('no-cache');
+      const wrong = await token({ grant_type: 'client_credentials' }, basic(app.app_id, 'sk_wrong'));
+      expect(wrong.status).toBe(401);
+      expect(wrong.body).toMatchObject({ code: 'unauthenticated', error: 'invalid_client' });
+      expect(wrong.headers['www-authenticate']).toMatch(/^Basic /);
+      const huge = await token({ grant_type: 'authorization_code', code: 'x'.repeat(200_000) });
+      expect(huge.status).toBe(413);
+      expect(huge.body).toMatchObject({ code: 'payload_too_large', error: 'invalid_request' });
+      // only the browser flow's requests for the code went through the router
+      expect(spy.mock.calls.length).toBe(calls);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('a code expires after CODE_TTL_SECONDS', async () => {
     const short = await identityHarness({ CODE_TTL_SECONDS: '5' });
     try {

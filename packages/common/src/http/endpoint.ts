@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Router } from 'express';
 import { match } from 'path-to-regexp';
 import { errors } from '../errors';
 import { apiRegistryOf, type ApiRegistry, type EndpointDocs, type Method } from './api-registry';
@@ -42,6 +42,11 @@ export interface EndpointOptions {
    * attached (the service's public router; see FastPath), with the same steps.
    */
   fast?: boolean;
+  /**
+   * The endpoint's own error step, mounted on the router after its steps (so it sees their errors and
+   * its 405's) and run alike on the fast path. It passes every error on (`next(err)`), changed or not.
+   */
+  onError?: ErrorRequestHandler;
 }
 
 /**
@@ -75,11 +80,13 @@ export function endpoint(
   }
   const notAllowed: RequestHandler = (req, _res, next) => next(errors.methodNotAllowed(req.method, allow));
   router.all(path, notAllowed);
+  if (options.onError) router.use(path, options.onError);
   const fast = options.fast ? fastPathOf(router) : undefined;
   if (fast)
     for (const method of ['GET', 'POST'] as const)
       if (handlers[method])
-        for (const one of ([] as string[]).concat(path)) fast.add(one, [...handlers[method], notAllowed], method);
+        for (const one of ([] as string[]).concat(path))
+          fast.add(one, [...handlers[method], notAllowed], method, options.onError);
 }
 
 /**

@@ -15,6 +15,11 @@ interface FastRoute {
   /** The trailing path parameter's name, for a pattern `<prefix>:<name>`. */
   param?: string;
   steps: RequestHandler[];
+  /**
+   * The endpoint's own error step (mounted on the router after its steps, e.g. /token's OAuth error
+   * names): an error of one of `steps` goes through it before the app's error handler, as in Express.
+   */
+  onError?: ErrorRequestHandler;
   /** The app's first steps and then `steps`, made once (at the first request, after install). */
   all?: RequestHandler[];
 }
@@ -29,7 +34,8 @@ type AppHandle = (req: IncomingMessage, res: ServerResponse, next?: (err?: unkno
  * Express would run for it — the app's own first steps (request id, the log line and metrics, HSTS),
  * then the endpoint's steps, then its 405 step — with Express's request and response objects, the
  * route pattern as `req.route` (so metrics label it alike), its parameter in `req.params`, Express 5's
- * handling of rejected promises, and the app's error handler for any error. Anything else (other
+ * handling of rejected promises, and for any error the endpoint's own error step (if it has one) and then
+ * the app's error handler. Anything else (other
  * methods, HEAD, unknown paths, percent-encoded paths) goes to Express as before. While tracing runs,
  * every request goes to Express, whose instrumentation records the route's spans.
  */
@@ -46,18 +52,18 @@ export class FastPath {
    * 405 step. A POST's steps read its body themselves (the identity forms' parser is a step of each), as
    * no router-wide body parser runs on the public routers.
    */
-  add(path: string, steps: RequestHandler[], method: FastMethod = 'GET'): void {
+  add(path: string, steps: RequestHandler[], method: FastMethod = 'GET', onError?: ErrorRequestHandler): void {
     const colon = path.indexOf(':');
     if (colon === -1) {
       if (path.includes('*') || path.includes('(')) throw new Error(`fast path: unsupported pattern ${path}`);
-      this.exact[method].set(path, { pattern: path, steps });
+      this.exact[method].set(path, { pattern: path, steps, onError });
       return;
     }
     const prefix = path.slice(0, colon);
     const param = path.slice(colon + 1);
     if (!prefix.endsWith('/') || !/^\w+$/.test(param) || path.includes('*'))
       throw new Error(`fast path: only one trailing :parameter is supported (${path})`);
-    this.prefixed[method].set(prefix, { pattern: path, param, steps });
+    this.prefixed[method].set(prefix, { pattern: path, param, steps, onError });
     this.prefixLengths = [...new Set([...this.prefixLengths, prefix.length])].sort((a, b) => b - a);
   }
 
@@ -118,7 +124,17 @@ export class FastPath {
     const steps = (route.all ??= [...this.before, ...route.steps]);
     // bound rather than closures: under tsx (pnpm start) each closure made per request was also
     // named at run time (esbuild's keepNames), which the JWKS profile showed
-    const run: FastRun = { route, steps, i: 0, failed: false, req, res, onError: this.onError!, next: undefined! };
+    const run: FastRun = {
+      route,
+      steps,
+      before: this.before.length,
+      i: 0,
+      failed: false,
+      req,
+      res,
+      onError: this.onError!,
+      next: undefined!,
+    };
     run.next = advance.bind(undefined, run) as NextFunction;
     run.next();
   }
@@ -128,6 +144,8 @@ export class FastPath {
 interface FastRun {
   route: FastRoute;
   steps: RequestHandler[];
+  /** How many of `steps` are the app's first steps, whose errors skip the endpoint's error step. */
+  before: number;
   i: number;
   failed: boolean;
   req: Request;
@@ -144,8 +162,26 @@ function finalHandler(run: FastRun, e?: unknown): void {
 function fail(run: FastRun, err: unknown): void {
   if (run.failed) return;
   run.failed = true;
+  // the endpoint's error step sees the errors of the endpoint's steps (i counts the step that failed)
+  const own = run.route.onError;
+  if (own && run.i > run.before) {
+    try {
+      own(err, run.req, run.res, appError.bind(undefined, run, err));
+    } catch (e) {
+      appError(run, err, e);
+    }
+    return;
+  }
+  appError(run, undefined, err);
+}
+
+/**
+ * The app's error handler, for `err`: what the endpoint's error step passed on (it passes every error on,
+ * changed or not; one that passes on none leaves the original to answer).
+ */
+function appError(run: FastRun, original: unknown, err?: unknown): void {
   try {
-    run.onError(err, run.req, run.res, finalHandler.bind(undefined, run));
+    run.onError(err ?? original, run.req, run.res, finalHandler.bind(undefined, run));
   } catch (e) {
     finalHandler(run, e);
   }

@@ -51,6 +51,16 @@ export const OAUTH_TOKEN_ERRORS: Record<string, string> = {
   too_many_requests: 'temporarily_unavailable',
 };
 
+/** Each error of /token with its OAuth `error` and `error_description` (RFC 6749 §5.2); a 5xx is left as it is. */
+const oauthTokenErrors = (err: unknown, req: Request, res: Response, next: NextFunction) => {
+  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  const appError = toAppError(err, req);
+  // any other client error is a malformed request in OAuth terms (RFC 6749 §5.2)
+  const error = OAUTH_TOKEN_ERRORS[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
+  if (!error) return next(err);
+  next(appError.withExtra({ error, error_description: appError.detail }));
+};
+
 /** grant_type, absent or not authorization_code, is unsupported_grant_type (RFC 6749 §5.2); a repeat is invalid_request. */
 const grantTypeError = (failure: FieldFailure) =>
   failure.name === 'grant_type' && failure.problem !== 'repeated'
@@ -176,13 +186,8 @@ export function tokenRoute(router: Router, ctx: TokenRouteDeps): void {
       OPTIONS: [preflight(ctx)],
     },
     tokenDocs,
+    // answered before the router (FastPath: its matching was 6 % of a client_credentials answer's
+    // profile), the OAuth error names alike
+    { fast: true, onError: oauthTokenErrors },
   );
-  router.use('/token', (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-    const appError = toAppError(err, req);
-    // any other client error is a malformed request in OAuth terms (RFC 6749 §5.2)
-    const error = OAUTH_TOKEN_ERRORS[appError.code] ?? (appError.status < 500 ? 'invalid_request' : undefined);
-    if (!error) return next(err);
-    next(appError.withExtra({ error, error_description: appError.detail }));
-  });
 }
