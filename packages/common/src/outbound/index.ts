@@ -7,5 +7,6 @@ export {
   type OutboundPolicy,
   type ResolvedTarget,
 } from './outbound-guard';
+export { fetchPublicJwks, type PublicJwk } from './fetch-jwks';
 export { getFromTarget, type GetResult } from './get-from-target';
 export { postToTarget, type PostResult } from './post-to-target';

@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { getFromTarget, resolveTarget, type Logger, type OutboundPolicy } from '@attest/common';
+import { fetchPublicJwks, type Logger, type OutboundPolicy } from '@attest/common';
 import type { App, ClientJwk, SigningAlg } from '../kernel/app-store';
 
 /** The algorithms accepted from apps: client assertions (private_key_jwt) and signed request objects. */
@@ -125,21 +125,7 @@ export class ClientKeys {
 
   private async load(appId: string, uri: string): Promise<Fetched | null> {
     try {
-      const url = new URL(uri);
-      const target = await resolveTarget(url, this.policy);
-      const answer = await getFromTarget(
-        url,
-        target,
-        { accept: 'application/jwk-set+json, application/json' },
-        this.options,
-      );
-      if (answer.statusCode !== 200) throw new Error(`status ${answer.statusCode}`);
-      const parsed = JSON.parse(answer.body) as { keys?: unknown };
-      if (!Array.isArray(parsed.keys)) throw new Error('no keys array');
-      const keys = (parsed.keys as unknown[]).filter(
-        (k): k is ClientJwk =>
-          typeof k === 'object' && k !== null && typeof (k as ClientJwk).kty === 'string' && !('d' in k),
-      );
+      const keys: ClientJwk[] = await fetchPublicJwks(new URL(uri), this.policy, this.options);
       const fetched = { uri, keys, fetchedAt: this.options.now() };
       this.fetched.delete(appId);
       this.fetched.set(appId, fetched);

@@ -1,6 +1,6 @@
 import { createPublicKey, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { getFromTarget, resolveTarget, type Logger, type OutboundPolicy } from '@attest/common';
+import { fetchPublicJwks, type Logger, type OutboundPolicy, type PublicJwk } from '@attest/common';
 import { REASONS, type Reason } from './reasons';
 
 /**
@@ -172,20 +172,9 @@ export class IdentityKeys {
 
   private async load(): Promise<void> {
     try {
-      const url = new URL(this.jwksUrl);
-      const target = await resolveTarget(url, this.policy);
-      const answer = await getFromTarget(
-        url,
-        target,
-        { accept: 'application/jwk-set+json, application/json' },
-        this.options,
-      );
-      if (answer.statusCode !== 200) throw new Error(`status ${answer.statusCode}`);
-      const parsed = JSON.parse(answer.body) as { keys?: unknown };
-      if (!Array.isArray(parsed.keys)) throw new Error('no keys array');
-      const keys = (parsed.keys as unknown[]).filter(
-        (k): k is Jwk =>
-          typeof k === 'object' && k !== null && typeof (k as Jwk).kty === 'string' && !('d' in k) && !('k' in k),
+      // a symmetric key (k) has no place in the identity service's public set: never taken to check a token
+      const keys = (await fetchPublicJwks(new URL(this.jwksUrl), this.policy, this.options)).filter(
+        (k): k is PublicJwk & Jwk => !('k' in k),
       );
       this.set = { keys, fetchedAt: this.options.now() };
     } catch (err) {
