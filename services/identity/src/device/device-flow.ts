@@ -172,6 +172,7 @@ export class DeviceFlow {
     const scopes = consentScopes({
       scopes: [...new Set(['openid' as const, ...request.scopes])],
       resource: request.resource,
+      offlineAccess: request.offlineAccess,
     });
     await this.deps.revocations.pastRevocationOf(consentKey(user.id, app.id), this.options.now);
     await this.deps.sessions.recordClient(session, app.id);

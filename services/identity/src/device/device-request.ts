@@ -49,7 +49,7 @@ const MAX_LENGTH = { scope: 2000, acr_values: PARAMETER_MAX_LENGTH.acr_values, c
  */
 export async function deviceRequest(
   resources: Pick<ResourceDirectory, 'findByUri'>,
-  app: Pick<App, 'minVerificationLevel'>,
+  app: Pick<App, 'minVerificationLevel' | 'refreshTokenGrant'>,
   fields: DeviceAuthorizationFields,
 ): Promise<DeviceRequest> {
   for (const [name, max] of Object.entries(MAX_LENGTH))
@@ -87,6 +87,6 @@ export async function deviceRequest(
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),
     ...(minLevel ? { minLevel } : {}),
-    ...(scope.split(' ').includes('offline_access') ? { offlineAccess: true as const } : {}),
+    ...(scope.split(' ').includes('offline_access') || app.refreshTokenGrant ? { offlineAccess: true as const } : {}),
   };
 }

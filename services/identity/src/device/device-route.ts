@@ -6,7 +6,7 @@ import { addressKeys } from '../kernel/failure-limits';
 import { checkedValue, firstFailure } from '../kernel/form-check';
 import { requireFormContentType } from '../kernel/http-steps';
 import { usePageErrors } from '../kernel/page-errors';
-import { errorPage } from '../kernel/pages';
+import { askedScopes, errorPage } from '../kernel/pages';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import { currentSession } from '../kernel/session-cookie';
 import type { Session } from '../kernel/sessions';
@@ -74,8 +74,8 @@ export function deviceRoute(router: Router, ctx: DeviceRouteDeps): void {
       csrf,
       userCode: found.userCode,
       client: { id: app.id, name: app.name, registration: app.registration },
-      // each scope asked: OpenID Connect's, then the resource's
-      scopes: [...request.scopes, ...(request.resource?.scopes ?? [])],
+      // each scope asked: OpenID Connect's, the resource's, offline access
+      scopes: askedScopes(request),
       resource: request.resource && (request.resourceName ?? request.resource.uri),
       username: user.username,
       switchUrl: signInUrl(found.userCode),

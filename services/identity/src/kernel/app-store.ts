@@ -71,6 +71,12 @@ export interface App {
    * grant_type urn:ietf:params:oauth:grant-type:device_code at /token). Off unless enabled.
    */
   deviceAuthorizationGrant: boolean;
+  /**
+   * A self-registered client (RFC 7591, or a metadata document) whose grant_types include refresh_token
+   * (issue 41): its code's and device's grants give a refresh token without offline_access in scope; the
+   * person consents to it on the same page. Operator apps ask with offline_access.
+   */
+  refreshTokenGrant: boolean;
   /** Who made it: an operator, or the client itself (dynamic, metadata_document: not reviewed by an operator). */
   registration: AppRegistration;
   /** A metadata document's app: when the document is fetched again; null for every other app. */
@@ -159,6 +165,8 @@ export interface AppRow {
   device_authorization_grant?: boolean;
   registration?: AppRegistration;
   metadata_expires_at?: Date | null;
+  /** The metadata a self-registered client sent (020_client_registration.sql); only its grant_types are read here. */
+  registered_metadata?: { grant_types?: string[] } | null;
   backchannel_token_delivery_mode?: BackchannelDeliveryMode | null;
   backchannel_client_notification_endpoint?: string | null;
   created_at: Date;
@@ -185,6 +193,9 @@ export const toApp = (r: AppRow): App => ({
   minVerificationLevel: r.min_verification_level ?? null,
   profile: r.profile,
   deviceAuthorizationGrant: r.device_authorization_grant ?? false,
+  refreshTokenGrant:
+    (r.registration ?? 'operator') !== 'operator' &&
+    (r.registered_metadata?.grant_types ?? []).includes('refresh_token'),
   registration: r.registration ?? 'operator',
   metadataExpiresAt: r.metadata_expires_at ?? null,
   backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode ?? null,

@@ -44,10 +44,32 @@ operator</strong> of this sign-in service. Continue only if you trust it.</p>`,
   return { title: client.name, note: '' };
 }
 
+/** A refresh token asked for (offline_access, or a self-registered client's refresh_token grant), in words. */
+const OFFLINE_ACCESS_DESCRIPTION = 'Keep this access when you are not using it, until you withdraw it';
+
+/**
+ * Each scope a request asks, as its consent lists them: OpenID Connect's, then the resource's, then
+ * offline_access when the grant will give a refresh token.
+ */
+export const askedScopes = (request: {
+  scopes: readonly string[];
+  resource?: { scopes: readonly string[] };
+  offlineAccess?: true;
+}): string[] => [
+  ...request.scopes,
+  ...(request.resource?.scopes ?? []),
+  ...(request.offlineAccess ? ['offline_access'] : []),
+];
+
+const describeScope = (s: string): Html | string =>
+  s === 'offline_access'
+    ? OFFLINE_ACCESS_DESCRIPTION
+    : (SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`);
+
 /** What a client asks for, as the consent and device pages list it: the resource by name, then each scope. */
 export const askedFor = (scopes: readonly string[], resource: string | undefined): Html =>
   html`${resource ? html`<p id="resource">Access <strong>${resource}</strong> as you, and:</p>` : ''}
-<ul>${scopes.map((s) => html`<li data-scope="${s}">${SCOPE_DESCRIPTIONS[s as Scope] ?? html`Use the permission <code>${s}</code>`}</li>`)}</ul>`;
+<ul>${scopes.map((s) => html`<li data-scope="${s}">${describeScope(s)}</li>`)}</ul>`;
 
 export function consentPage(
   res: Response,

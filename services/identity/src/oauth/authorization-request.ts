@@ -172,6 +172,8 @@ export function parseAuthorizationRequest(
     dpopBoundAccessTokens?: boolean;
     minVerificationLevel?: VerificationLevel | null;
     profile?: AppProfile;
+    /** A self-registered client whose grant_types include refresh_token: its code's exchange gives one. */
+    refreshTokenGrant?: boolean;
   } = { public: false },
 ): AuthorizationRequest {
   for (const p of ['request', 'request_uri'] as const)
@@ -270,7 +272,9 @@ export function parseAuthorizationRequest(
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
     ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
-    ...(requested.includes('offline_access') && responseType.includes('code') ? { offlineAccess: true as const } : {}),
+    ...((requested.includes('offline_access') || client.refreshTokenGrant) && responseType.includes('code')
+      ? { offlineAccess: true as const }
+      : {}),
   };
 }
 

@@ -10,6 +10,9 @@ export interface InteractionProgress {
   consented?: boolean;
 }
 
+/** The consent to a refresh token (OpenID Connect Core §11): the app keeps its access while the person is away. */
+export const OFFLINE_ACCESS = 'offline_access';
+
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
@@ -17,10 +20,14 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * resource (its uri) and each scope asked of it as `<uri>#<scope>`: approving an app's sign-in, or one
  * resource's scopes, approves no other resource's and no wider scope of it.
  */
-export function consentScopes(request: Pick<AuthorizationRequest, 'scopes' | 'resource'>): string[] {
+export function consentScopes(request: Pick<AuthorizationRequest, 'scopes' | 'resource' | 'offlineAccess'>): string[] {
   const { resource } = request;
-  if (!resource) return request.scopes;
-  return [...request.scopes, resource.uri, ...resource.scopes.map((s) => `${resource.uri}#${s}`)];
+  const asked = resource
+    ? [...request.scopes, resource.uri, ...resource.scopes.map((s) => `${resource.uri}#${s}`)]
+    : [...request.scopes];
+  // a refresh token keeps the access after the person leaves: consented to in words, like each scope
+  if (request.offlineAccess) asked.push(OFFLINE_ACCESS);
+  return asked;
 }
 
 function needsSignIn(

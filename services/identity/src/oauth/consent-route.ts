@@ -4,7 +4,7 @@ import { endpoint, formBody, requestActor } from '@attest/common';
 import { redirectErrors } from './oauth-error';
 import { consentScopes } from './authorization-step';
 import { consentKey } from '../kernel/revocations';
-import { consentPage, errorPage } from '../kernel/pages';
+import { askedScopes, consentPage, errorPage } from '../kernel/pages';
 import {
   expiredInteraction,
   finishWithError,
@@ -49,8 +49,8 @@ export function consentRoute(router: Router, ctx: ConsentRouteDeps): void {
         registration: app?.registration ?? 'operator',
       },
       redirectUri: interaction.request.redirectUri,
-      // each scope asked: OpenID Connect's, then the resource's
-      scopes: [...interaction.request.scopes, ...(interaction.request.resource?.scopes ?? [])],
+      // each scope asked: OpenID Connect's, the resource's, offline access
+      scopes: askedScopes(interaction.request),
       resource: interaction.request.resource && (interaction.request.resourceName ?? interaction.request.resource.uri),
     });
   };
