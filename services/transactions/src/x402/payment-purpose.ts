@@ -43,7 +43,8 @@ export function claimRefusal(
   requirements: PaymentRequirements,
   validBefore: string,
 ): { reason: Reason; message: string } | null {
-  if (row.appId !== appId) return { reason: REASONS.otherApp, message: 'This authorization is settled for another app.' };
+  if (row.appId !== appId)
+    return { reason: REASONS.otherApp, message: 'This authorization is settled for another app.' };
   // its outcome answers a retry of the same payment, never requirements the authorization does not meet
   if (requirements.payTo.toLowerCase() !== row.payTo)
     return {
