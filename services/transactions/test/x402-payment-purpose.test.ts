@@ -83,14 +83,19 @@ describe('x402 payment purpose', () => {
     });
   });
 
-  it('a row claimed before 024 (no purpose) answers retries while the authorization is valid, and no longer after', () => {
-    const legacy = rowFor({ resource: null, requirementsHash: null });
+  it('a row claimed before 024 (no purpose) answers retries while the authorization is valid; expired, its success no longer', () => {
+    const success = { success: true, transaction: `0x${'2'.repeat(64)}`, network: 'eip155:1337' as const };
+    const legacy = { ...rowFor({ resource: null, requirementsHash: null }), outcome: success };
     const elsewhere = purposeOf(payload('http://seller.test/b'), asks);
     expect(claimRefusal('app_1', legacy, elsewhere, asks, String(now + 60))).toBeNull();
     expect(claimRefusal('app_1', legacy, elsewhere, asks, String(now - 1))).toEqual({
       reason: 'invalid_exact_evm_nonce_already_used',
       message: expect.stringContaining('expired'),
     });
+    // expired: a failure (it bought nothing) is still answered, one in flight is still finished as before
+    const failed = { ...success, success: false, errorReason: 'invalid_exact_evm_transaction_failed' };
+    expect(claimRefusal('app_1', { ...legacy, outcome: failed }, elsewhere, asks, String(now - 1))).toBeNull();
+    expect(claimRefusal('app_1', { ...legacy, outcome: null }, elsewhere, asks, String(now - 1))).toBeNull();
     // its payTo and amount still decide first, as before
     expect(claimRefusal('app_1', legacy, elsewhere, { ...asks, amount: '1000001' }, String(now + 60))).toMatchObject({
       reason: 'invalid_exact_evm_authorization_value',

@@ -73,21 +73,22 @@ export function claimRefusal(
 
 /**
  * Why a settle for `purpose` may not answer the outcome of `row`'s claim, or null when it is a retry of that
- * payment. A row claimed before the purpose was kept (no hash) answers its retries as before (payTo, amount
- * and the human proof, checked by the caller) while the authorization may still be settled (before
- * validBefore): a retry comes within the seller's maxTimeoutSeconds, a replay to another resource after that is
- * refused, since nothing tells it from the first.
+ * payment. A row claimed before the purpose was kept (024; no hash) answers as before (payTo, amount and the
+ * human proof, checked by the caller) while the authorization may still be settled (before validBefore): a
+ * retry comes within the seller's maxTimeoutSeconds. Once it has expired, such a row's success answers no new
+ * settle: nothing tells a late retry from the authorization presented for another resource. Its failure (it
+ * bought nothing) is still answered, and one not finished yet is still finished as before.
  */
 function otherPurpose(
-  row: Pick<SettlementRow, 'resource' | 'requirementsHash'>,
+  row: Pick<SettlementRow, 'resource' | 'requirementsHash' | 'outcome'>,
   purpose: ClaimPurpose,
   validBefore: string,
   nowSeconds: number,
 ): string | null {
   if (row.requirementsHash === null)
-    return BigInt(validBefore) > BigInt(nowSeconds)
-      ? null
-      : 'This authorization is already used (settled before Attest kept what a payment is for, and now expired); sign a new one.';
+    return row.outcome?.success && BigInt(validBefore) <= BigInt(nowSeconds)
+      ? 'This authorization is already used (settled before Attest kept what a payment is for, and now expired); sign a new one.'
+      : null;
   if (row.resource !== purpose.resource)
     return `This authorization is already used: it pays for another resource (${row.resource ?? 'none named'}), not ${purpose.resource ?? 'one named by no resource'}; sign a new one.`;
   if (row.requirementsHash !== purpose.requirementsHash)
