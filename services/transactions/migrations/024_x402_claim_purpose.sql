@@ -9,3 +9,11 @@
 -- otherwise it is refused as an already-used authorization. Rows claimed before this migration have neither
 -- (requirements_hash null): they answer their retries as before only while the authorization is still valid.
 ALTER TABLE x402_settlements ADD COLUMN resource text, ADD COLUMN requirements_hash text;
+-- The payment-identifier extension's id (payment_id, null when the buyer sent none) names one payment of the app:
+-- two authorizations carrying the same id, settled at once, both passed the look for a recorded transaction and
+-- both moved funds (the buyer charged twice for one id, the second payment unrecorded). The id is now claimed
+-- with the authorization: while one claim with it is in flight or settled successfully, another authorization
+-- with it is refused (payment_identifier_already_used) before anything is submitted. A failed settlement frees it.
+ALTER TABLE x402_settlements ADD COLUMN payment_id text;
+CREATE UNIQUE INDEX x402_settlements_payment_id_idx ON x402_settlements (app_id, payment_id)
+  WHERE payment_id IS NOT NULL AND (outcome IS NULL OR outcome ->> 'success' = 'true');

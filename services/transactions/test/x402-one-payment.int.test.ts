@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -174,6 +175,35 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
     expect(['recipient_not_registered', 'settled_by_another_app']).toContain(answers[1].body.errorReason);
     expect(await x402.sent(relayer)).toBe(sentBefore + 1);
     expect(await recordedFrom(buyer.address)).toEqual([answers[0].body.transaction]);
+  });
+
+  it('two authorizations with one payment-identifier at once: one settles, the other is refused, nothing sent twice', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 2_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const id = `pay_${randomBytes(12).toString('hex')}`;
+    const identified = async (url: string) => ({
+      ...(await signedPayment(buyer, asks)),
+      resource: { url },
+      extensions: { 'payment-identifier': { info: { required: false, id } } },
+    });
+    const sentBefore = await x402.sent(relayer);
+    const answers = await Promise.all([
+      settle(await identified('http://seller.test/a'), asks),
+      settle(await identified('http://seller.test/b'), asks),
+    ]);
+    const { won, lost } = split(answers);
+    expect(lost).toEqual({
+      success: false,
+      errorReason: 'payment_identifier_already_used',
+      errorMessage: expect.stringContaining(`x402:id:${id}`),
+      transaction: '',
+      network: 'eip155:1337',
+      payer: buyer.address,
+    });
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+    expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
+    expect(await recordedFrom(buyer.address)).toEqual([won.transaction]);
   });
 
   it('a claim from before resources were kept (no hash) answers retries of its authorization while it is valid', async () => {

@@ -126,8 +126,11 @@ export function paymentRequestIdOf(requirements: PaymentRequirements): string | 
  * resource's URL (unique per authorization; at most 200 characters).
  */
 export function referenceOf(payload: PaymentPayload, nonce: string): string {
-  const id = extractPaymentIdentifier(payload, true);
+  const id = paymentIdOf(payload);
   if (id) return `x402:id:${id}`;
   const resource = resourceOf(payload);
   return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
 }
+
+/** The payment-identifier extension's id the buyer sent (a valid one), or null. */
+export const paymentIdOf = (payload: PaymentPayload): string | null => extractPaymentIdentifier(payload, true);

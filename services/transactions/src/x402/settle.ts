@@ -5,9 +5,15 @@ import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { keepClaim } from './claim-lease';
 import { HUMAN_EXTENSION } from './human-proof';
-import { claimRefusal, paymentRequestIdOf, purposeOf, referenceOf } from './payment-purpose';
+import { claimRefusal, paymentIdOf, paymentRequestIdOf, purposeOf, referenceOf } from './payment-purpose';
 import { REASONS, type Reason } from './reasons';
-import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
+import {
+  PaymentIdClaimed,
+  settlementStore,
+  type AuthorizationKey,
+  type SettlementRow,
+  type SettlementStore,
+} from './settlement-store';
 import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
 import { SimulationFailed, type Relayer } from './x402-chain';
 import type { X402Metrics } from './x402-metrics';
@@ -134,15 +140,27 @@ export class X402Settler {
       );
     }
     const claimKey = authorizationKey(this.network, payment.token.address, payment.authorization);
-    const fence = await this.deps.settlements.claim(claimKey, {
-      appId,
-      payTo: requirements.payTo.toLowerCase(),
-      value: payment.authorization.value,
-      leaseMs: this.options.leaseMs,
-      human: payment.human ?? null,
-      // what this payment is for: a settle of the authorization for anything else is refused (answerClaimed)
-      purpose: purposeOf(payload, requirements),
-    });
+    let fence: number | null;
+    try {
+      fence = await this.deps.settlements.claim(claimKey, {
+        appId,
+        payTo: requirements.payTo.toLowerCase(),
+        value: payment.authorization.value,
+        leaseMs: this.options.leaseMs,
+        human: payment.human ?? null,
+        // what this payment is for: a settle of the authorization for anything else is refused (answerClaimed)
+        purpose: purposeOf(payload, requirements),
+        // claimed with it: another authorization with the same id, settled at the same time, is refused
+        paymentId: paymentIdOf(payload),
+      });
+    } catch (err) {
+      if (!(err instanceof PaymentIdClaimed)) throw err;
+      return this.fail(
+        REASONS.paymentIdUsed,
+        `This app is settling (or settled) another authorization with reference x402:id:${err.id} (the payment-identifier names another payment); nothing was submitted.`,
+        payment.payer,
+      );
+    }
     if (fence === null) {
       const row = await this.deps.settlements.find(claimKey);
       // after a take-over that lost (the database's clock saw the lease as still running), wait: never loop

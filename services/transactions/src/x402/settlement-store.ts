@@ -37,6 +37,17 @@ export interface ClaimPurpose {
   requirementsHash: string;
 }
 
+/** The claim's payment-identifier is held by another authorization's claim of the app (in flight or settled). */
+export class PaymentIdClaimed extends Error {
+  constructor(readonly id: string) {
+    super(`payment-identifier ${id} is claimed by another authorization`);
+  }
+}
+
+const PAYMENT_ID_INDEX = 'x402_settlements_payment_id_idx';
+const isPaymentIdConflict = (err: unknown) =>
+  (err as { code?: unknown }).code === '23505' && (err as { constraint?: unknown }).constraint === PAYMENT_ID_INDEX;
+
 interface Row {
   network: string;
   token: string;
@@ -131,6 +142,7 @@ export function settlementStore(db: Queryable) {
      * without a transaction hash whose lease ran out (its replica stopped, or went quiet, before submitting)
      * is taken over, with the next token: the settle that held it can no longer store a hash (setTransactionHash).
      * The claim keeps what it pays for (`purpose`); a take-over replaces it (the first holder sent nothing).
+     * Throws PaymentIdClaimed when its `paymentId` is held by another authorization's claim of the app.
      */
     async claim(
       key: AuthorizationKey,
@@ -141,19 +153,21 @@ export function settlementStore(db: Queryable) {
         leaseMs: number;
         human?: { sub: string; agent: string } | null;
         purpose?: ClaimPurpose | null;
+        paymentId?: string | null;
       },
     ): Promise<number | null> {
-      const [row] = await db.query<{ fence: string | number }>(
+      const rows = db.query<{ fence: string | number }>(
         `INSERT INTO x402_settlements
            (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent,
-            resource, requirements_hash)
+            resource, requirements_hash, payment_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10,
-           $11, $12)
+           $11, $12, $13)
          ON CONFLICT (network, token, payer, nonce) DO UPDATE
            SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
                claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
                human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent,
-               resource = EXCLUDED.resource, requirements_hash = EXCLUDED.requirements_hash
+               resource = EXCLUDED.resource, requirements_hash = EXCLUDED.requirements_hash,
+               payment_id = EXCLUDED.payment_id
            WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
              AND x402_settlements.lease_until < now()
          RETURNING fence`,
@@ -167,8 +181,12 @@ export function settlementStore(db: Queryable) {
           claim.human?.agent ?? null,
           claim.purpose?.resource ?? null,
           claim.purpose?.requirementsHash ?? null,
+          claim.paymentId ?? null,
         ],
       );
+      const [row] = await rows.catch((err: unknown) => {
+        throw isPaymentIdConflict(err) ? new PaymentIdClaimed(claim.paymentId ?? '') : err;
+      });
       return row ? Number(row.fence) : null;
     },
     /**
