@@ -225,9 +225,9 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
     expect(await recordedFrom(buyer.address)).toEqual([first.body.transaction]);
   });
 
-  it('@x402/express, two routes of one seller: one X-PAYMENT made for one, sent to both at once, buys one', async () => {
+  it('@x402/express, two routes of one seller: one payment made for one, sent to both at once, buys one', async () => {
     const buyer = newAccount();
-    await x402.mint(buyer.address, 2_000_000n);
+    await x402.mint(buyer.address, 3_000_000n);
     const auth = { Authorization: `Bearer ${apiKey}` };
     const facilitator = new HTTPFacilitatorClient({
       url: `${await listen(h.publicApp)}/x402`,
@@ -243,12 +243,18 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
     const shop = express();
     shop.use(
       paymentMiddleware(
-        { 'GET /a': { accepts, description: 'A' }, 'GET /b': { accepts, description: 'B' } },
+        {
+          'GET /a': { accepts, description: 'A' },
+          'GET /b': { accepts, description: 'B' },
+          // routes that bind themselves in their requirements (payments.md, "Settle")
+          'GET /c': { accepts: { ...accepts, extra: { route: 'GET /c' } }, description: 'C' },
+          'GET /d': { accepts: { ...accepts, extra: { route: 'GET /d' } }, description: 'D' },
+        },
         resourceServer,
       ),
     );
     let delivered = 0;
-    shop.get(['/a', '/b'], (req, res) => {
+    shop.get(['/a', '/b', '/c', '/d'], (req, res) => {
       delivered += 1;
       res.json({ content: req.path });
     });
@@ -280,10 +286,26 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
       expect(await paid.json()).toEqual({ content: a.status === 200 ? '/a' : '/b' });
       expect(await refused.text()).not.toContain('content');
       expect(await x402.sent(relayer)).toBe(sentBefore + 1);
-      expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
+      expect(await x402.balanceOf(buyer.address)).toBe(2_000_000n);
       expect(await recordedFrom(buyer.address)).toHaveLength(1);
       // the handler may have run for both (the seller settles after it); only one answer carried the resource
       expect(delivered).toBeGreaterThanOrEqual(1);
+
+      // routes with requirements of their own: a header copied unchanged to /d matches none of /d's, and one
+      // whose accepted is /d's (the resource left /c's, as in a retry) carries other requirements: one buys
+      const forC = await client.createPaymentPayload(await asked('/c'));
+      const requiredD = await asked('/d');
+      expect(requiredD.accepts[0].extra).toMatchObject({ route: 'GET /d', name: TOKEN_NAME });
+      const asD: PaymentPayload = { ...forC, accepted: requiredD.accepts[0] };
+      const [c, copied, d] = await Promise.all([get('/c', forC), get('/d', forC), get('/d', asD)]);
+      expect(copied.status).toBe(402);
+      expect([c.status, d.status].sort()).toEqual([200, 402]);
+      const [won, lost] = c.status === 200 ? [c, d] : [d, c];
+      expect(await won.json()).toEqual({ content: won === c ? '/c' : '/d' });
+      for (const r of [copied, lost]) expect(await r.text()).not.toContain('content');
+      expect(await x402.sent(relayer)).toBe(sentBefore + 2);
+      expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
+      expect(await recordedFrom(buyer.address)).toHaveLength(2);
     } finally {
       await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
     }
