@@ -13,6 +13,10 @@ import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { encrypt } from '@attest/common';
 import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
+import { purposeOf } from '../src/x402/payment-purpose';
+import { settlementStore } from '../src/x402/settlement-store';
+import { authorizationKey } from '../src/x402/verify';
+import type { Authorization } from '../src/x402/x402-chain';
 import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
 import { localChain, type LocalChain } from './support/local-chain';
 import {
@@ -204,6 +208,32 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
     expect(await x402.sent(relayer)).toBe(sentBefore + 1);
     expect(await x402.balanceOf(buyer.address)).toBe(1_000_000n);
     expect(await recordedFrom(buyer.address)).toEqual([won.transaction]);
+  });
+
+  it('a claim whose settle stopped before sending anything is taken over only by a retry of its payment', async () => {
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const asks = requirementsFor(x402.token, seller, 1_000_000n);
+    const forA = { ...(await signedPayment(buyer, asks)), resource: { url: 'http://seller.test/a' } };
+    const forB = { ...forA, resource: { url: 'http://seller.test/b' } };
+    const authorization = (forA.payload as { authorization: Authorization }).authorization;
+    // a replica claimed it for /a and stopped: no transaction hash, its lease over
+    const key = authorizationKey('eip155:1337', x402.token, authorization);
+    const claim = { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 };
+    expect(await settlementStore(h.storage.db).claim(key, { ...claim, purpose: purposeOf(forA, asks) })).toBe(1);
+    const sentBefore = await x402.sent(relayer);
+    // for /b: verify and settle refuse it; for /a (a retry): valid, and settled once
+    expect((await verify(forB, asks)).body).toMatchObject({
+      isValid: false,
+      invalidReason: USED,
+      invalidMessage: expect.stringContaining('another resource'),
+    });
+    expect((await settle(forB, asks)).body).toMatchObject({ success: false, errorReason: USED, transaction: '' });
+    expect((await verify(forA, asks)).body).toMatchObject({ isValid: true });
+    const settled = await settle(forA, asks);
+    expect(settled.body).toMatchObject({ success: true, payer: buyer.address });
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+    expect(await recordedFrom(buyer.address)).toEqual([settled.body.transaction]);
   });
 
   it('a claim from before resources were kept (no hash) answers retries of its authorization while it is valid', async () => {

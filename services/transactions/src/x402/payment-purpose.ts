@@ -96,6 +96,21 @@ function otherPurpose(
   return null;
 }
 
+/**
+ * Whether `row` claims its authorization for another payment than `payload` for `requirements` (another resource
+ * or other requirements). verify refuses such a claim even when its settle stopped before sending anything:
+ * only a retry of its own payment may take it over. False for a claim from before 024 (it names no payment).
+ */
+export function claimedForOther(
+  row: Pick<SettlementRow, 'resource' | 'requirementsHash'>,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): boolean {
+  if (row.requirementsHash === null) return false;
+  const purpose = purposeOf(payload, requirements);
+  return row.resource !== purpose.resource || row.requirementsHash !== purpose.requirementsHash;
+}
+
 /** The resource's URL the payload names (PaymentPayload.resource.url), or null. */
 function resourceOf(payload: PaymentPayload): string | null {
   const url = payload.resource?.url;
