@@ -301,7 +301,25 @@ describe('x402 settle recovery (ganache)', () => {
       expect(first.body).toMatchObject({ success: false, errorReason: 'settlement_in_progress' });
       const hash = (first.body as SettleResponse).transaction;
       await chain.rpc('evm_mine');
-      // another app's request, and the app's own request to another address: refused, the claim left as it was
+      // another app's request, and the app's own request to another address: refused, the claim left as it was.
+      // Requirements naming another payment request are not the claim's (024_x402_claim_purpose.sql)
+      for (const id of [theirRequest, ownElsewhere]) {
+        const refused = await settle(payment, naming(id));
+        expect(refused.body).toMatchObject({
+          success: false,
+          errorReason: 'invalid_exact_evm_nonce_already_used',
+          errorMessage: expect.stringContaining('other payment requirements'),
+          transaction: '',
+          payer: buyer.address,
+        });
+        expect(await settlementStore(h.storage.db).find(claimKeyOf(payment))).toMatchObject({ outcome: null });
+        expect(await recorded(hash)).toEqual([]);
+      }
+      // a claim from before 024 (what it pays for unknown): the checks a first settle makes still refuse them
+      await h.storage.db.query(
+        'UPDATE x402_settlements SET resource = NULL, requirements_hash = NULL WHERE nonce = $1',
+        [claimKeyOf(payment).nonce],
+      );
       for (const id of [theirRequest, ownElsewhere]) {
         const refused = await settle(payment, naming(id));
         expect(refused.body).toMatchObject({

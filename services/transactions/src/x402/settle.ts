@@ -1,13 +1,19 @@
 import { getAddress, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
 import { AppError, type Logger } from '@attest/common';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { keepClaim } from './claim-lease';
 import { HUMAN_EXTENSION } from './human-proof';
+import { claimRefusal, paymentIdOf, paymentRequestIdOf, purposeOf, referenceOf } from './payment-purpose';
 import { REASONS, type Reason } from './reasons';
-import { settlementStore, type AuthorizationKey, type SettlementRow, type SettlementStore } from './settlement-store';
+import {
+  PaymentIdClaimed,
+  settlementStore,
+  type AuthorizationKey,
+  type SettlementRow,
+  type SettlementStore,
+} from './settlement-store';
 import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
 import { SimulationFailed, type Relayer } from './x402-chain';
 import type { X402Metrics } from './x402-metrics';
@@ -90,7 +96,7 @@ export class X402Settler {
       );
     const payment = verdict.payment;
     // a payment-identifier names one payment: another authorization with it would move funds it cannot record
-    const reference = referenceOf(payload, requirements, payment.authorization.nonce);
+    const reference = referenceOf(payload, payment.authorization.nonce);
     if ((await this.deps.transactions.list({ appId, reference, limit: 1 })).length > 0)
       return this.fail(
         REASONS.paymentIdUsed,
@@ -134,13 +140,27 @@ export class X402Settler {
       );
     }
     const claimKey = authorizationKey(this.network, payment.token.address, payment.authorization);
-    const fence = await this.deps.settlements.claim(claimKey, {
-      appId,
-      payTo: requirements.payTo.toLowerCase(),
-      value: payment.authorization.value,
-      leaseMs: this.options.leaseMs,
-      human: payment.human ?? null,
-    });
+    let fence: number | null;
+    try {
+      fence = await this.deps.settlements.claim(claimKey, {
+        appId,
+        payTo: requirements.payTo.toLowerCase(),
+        value: payment.authorization.value,
+        leaseMs: this.options.leaseMs,
+        human: payment.human ?? null,
+        // what this payment is for: a settle of the authorization for anything else is refused (answerClaimed)
+        purpose: purposeOf(payload, requirements),
+        // claimed with it: another authorization with the same id, settled at the same time, is refused
+        paymentId: paymentIdOf(payload),
+      });
+    } catch (err) {
+      if (!(err instanceof PaymentIdClaimed)) throw err;
+      return this.fail(
+        REASONS.paymentIdUsed,
+        `This app is settling (or settled) another authorization with reference x402:id:${err.id} (the payment-identifier names another payment); nothing was submitted.`,
+        payment.payer,
+      );
+    }
     if (fence === null) {
       const row = await this.deps.settlements.find(claimKey);
       // after a take-over that lost (the database's clock saw the lease as still running), wait: never loop
@@ -233,7 +253,7 @@ export class X402Settler {
         {
           appId,
           type: 'pay',
-          reference: referenceOf(payload, requirements, payment.authorization.nonce),
+          reference: referenceOf(payload, payment.authorization.nonce),
           transactionHash: hash,
           status: 'pending',
           from: payment.authorization.from.toLowerCase(),
@@ -309,6 +329,18 @@ export class X402Settler {
     }
   }
 
+  /** claimRefusal's answer (payment-purpose.ts) as this settle's, or null for a retry of the claim's payment. */
+  private refusedBy(
+    appId: string,
+    row: SettlementRow,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    validBefore: string,
+  ): SettleResponse | null {
+    const refused = claimRefusal(appId, row, purposeOf(payload, requirements), requirements, validBefore);
+    return refused && this.fail(refused.reason, refused.message, getAddress(row.payer));
+  }
+
   /** A settle of an authorization already claimed: the first outcome, once there is one. */
   private async answerClaimed(
     appId: string,
@@ -317,28 +349,10 @@ export class X402Settler {
     requirements: PaymentRequirements,
     mayTakeOver = true,
   ): Promise<SettleResponse> {
-    if (row.appId !== appId)
-      return this.fail(REASONS.otherApp, 'This authorization is settled for another app.', getAddress(row.payer));
-    // its outcome answers a retry of the same payment, never requirements the authorization does not meet
-    if (requirements.payTo.toLowerCase() !== row.payTo)
-      return this.fail(
-        REASONS.recipientMismatch,
-        'This authorization pays another address than paymentRequirements.payTo.',
-        getAddress(row.payer),
-      );
-    if (BigInt(requirements.amount) > BigInt(row.value))
-      return this.fail(
-        REASONS.value,
-        `This authorization carries ${row.value}, less than the ${requirements.amount} required.`,
-        getAddress(row.payer),
-      );
-    // requirements that ask for the human behind the agent are never met by an authorization claimed without
-    if (requirements.extra?.[HUMAN_EXTENSION] !== undefined && !row.human)
-      return this.fail(
-        REASONS.humanMissing,
-        'This authorization is settled (or being settled) without the proof of the human behind the agent these requirements ask for.',
-        getAddress(row.payer),
-      );
+    const parsed = this.deps.verifier.parse(payload, requirements);
+    const validBefore = 'key' in parsed ? parsed.payment.authorization.validBefore : '0';
+    const refusal = this.refusedBy(appId, row, payload, requirements, validBefore);
+    if (refusal) return refusal;
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
@@ -346,7 +360,6 @@ export class X402Settler {
         // its replica went quiet: one with a transaction is finished here (by the one settle that takes its
         // lease); one without is settled afresh (claim takes it over, once)
         if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
-        const parsed = this.deps.verifier.parse(payload, requirements);
         if ('key' in parsed) {
           // the payment request it will be recorded for passes the checks a first settle makes
           const refused = await this.requestRefusal(appId, requirements, parsed.payment);
@@ -366,6 +379,9 @@ export class X402Settler {
       if (Date.now() > deadline) break;
       await sleep(this.options.pollMs ?? 100);
       current = await this.deps.settlements.find(row);
+      // given up meanwhile (nothing sent) and claimed again, perhaps for another payment: checked afresh
+      const changed = current && this.refusedBy(appId, current, payload, requirements, validBefore);
+      if (changed) return changed;
     }
     if (current?.outcome) return current.outcome;
     return this.fail(
@@ -375,22 +391,4 @@ export class X402Settler {
       current?.transactionHash ?? '',
     );
   }
-}
-
-/** payment_request_id in the requirements' extra: the payment request the payment pays. */
-function paymentRequestIdOf(requirements: PaymentRequirements): string | undefined {
-  const id = requirements.extra?.payment_request_id;
-  return typeof id === 'string' ? id : undefined;
-}
-
-/**
- * The recorded transaction's reference: x402:id: and the payment-identifier extension's id when the buyer sent
- * one (prefixed, so a buyer never picks one of the seller's own references), else x402:<nonce> followed by the
- * resource's URL (unique per authorization; at most 200 characters).
- */
-function referenceOf(payload: PaymentPayload, _requirements: PaymentRequirements, nonce: string): string {
-  const id = extractPaymentIdentifier(payload, true);
-  if (id) return `x402:id:${id}`;
-  const resource = payload.resource?.url;
-  return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
 }

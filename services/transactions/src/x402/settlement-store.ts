@@ -23,7 +23,30 @@ export interface SettlementRow extends AuthorizationKey {
   fence: number;
   /** The person behind the agent the attest-human proof named (023_x402_human.sql), when the seller asked. */
   human: { sub: string; agent: string } | null;
+  /**
+   * What the claim's payment is for (024_x402_claim_purpose.sql): the resource's URL and the hash of the
+   * seller's requirements. Both null on a row claimed before that migration.
+   */
+  resource: string | null;
+  requirementsHash: string | null;
 }
+
+/** What a claim pays for (payment-purpose.ts): a settle of the same authorization for anything else is refused. */
+export interface ClaimPurpose {
+  resource: string | null;
+  requirementsHash: string;
+}
+
+/** The claim's payment-identifier is held by another authorization's claim of the app (in flight or settled). */
+export class PaymentIdClaimed extends Error {
+  constructor(readonly id: string) {
+    super(`payment-identifier ${id} is claimed by another authorization`);
+  }
+}
+
+const PAYMENT_ID_INDEX = 'x402_settlements_payment_id_idx';
+const isPaymentIdConflict = (err: unknown) =>
+  (err as { code?: unknown }).code === '23505' && (err as { constraint?: unknown }).constraint === PAYMENT_ID_INDEX;
 
 interface Row {
   network: string;
@@ -39,6 +62,8 @@ interface Row {
   fence: string | number;
   human_sub: string | null;
   human_agent: string | null;
+  resource: string | null;
+  requirements_hash: string | null;
 }
 
 const toRow = (r: Row): SettlementRow => ({
@@ -54,6 +79,8 @@ const toRow = (r: Row): SettlementRow => ({
   leaseUntil: new Date(r.lease_until),
   fence: Number(r.fence),
   human: r.human_sub !== null && r.human_agent !== null ? { sub: r.human_sub, agent: r.human_agent } : null,
+  resource: r.resource ?? null,
+  requirementsHash: r.requirements_hash ?? null,
 });
 
 const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
@@ -114,6 +141,8 @@ export function settlementStore(db: Queryable) {
      * Claims the authorization for `appId`: its fencing token, or null when it is claimed already. A claim
      * without a transaction hash whose lease ran out (its replica stopped, or went quiet, before submitting)
      * is taken over, with the next token: the settle that held it can no longer store a hash (setTransactionHash).
+     * The claim keeps what it pays for (`purpose`); a take-over replaces it (the first holder sent nothing).
+     * Throws PaymentIdClaimed when its `paymentId` is held by another authorization's claim of the app.
      */
     async claim(
       key: AuthorizationKey,
@@ -123,16 +152,22 @@ export function settlementStore(db: Queryable) {
         value: string;
         leaseMs: number;
         human?: { sub: string; agent: string } | null;
+        purpose?: ClaimPurpose | null;
+        paymentId?: string | null;
       },
     ): Promise<number | null> {
-      const [row] = await db.query<{ fence: string | number }>(
+      const rows = db.query<{ fence: string | number }>(
         `INSERT INTO x402_settlements
-           (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10)
+           (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent,
+            resource, requirements_hash, payment_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10,
+           $11, $12, $13)
          ON CONFLICT (network, token, payer, nonce) DO UPDATE
            SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
                claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
-               human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent
+               human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent,
+               resource = EXCLUDED.resource, requirements_hash = EXCLUDED.requirements_hash,
+               payment_id = EXCLUDED.payment_id
            WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
              AND x402_settlements.lease_until < now()
          RETURNING fence`,
@@ -144,8 +179,14 @@ export function settlementStore(db: Queryable) {
           claim.leaseMs,
           claim.human?.sub ?? null,
           claim.human?.agent ?? null,
+          claim.purpose?.resource ?? null,
+          claim.purpose?.requirementsHash ?? null,
+          claim.paymentId ?? null,
         ],
       );
+      const [row] = await rows.catch((err: unknown) => {
+        throw isPaymentIdConflict(err) ? new PaymentIdClaimed(claim.paymentId ?? '') : err;
+      });
       return row ? Number(row.fence) : null;
     },
     /**

@@ -3,6 +3,7 @@ import type { PaymentPayload, PaymentRequirements, VerifyResponse } from '@x402/
 import { isEIP3009Payload, type ExactEvmPayloadV2 } from '@x402/evm';
 import { SPEC_DECIMALS } from '../kernel/chain-tokens';
 import { HUMAN_EXTENSION, humanRequirement, type HumanPayer, type HumanProofs } from './human-proof';
+import { claimedForOther } from './payment-purpose';
 import { REASONS, type Reason } from './reasons';
 import type { AuthorizationKey, SettlementRow, SettlementStore } from './settlement-store';
 import { authorizationTypedData, type Authorization, type X402Chain } from './x402-chain';
@@ -186,6 +187,8 @@ export class X402Verifier {
     ]);
     if (used) return invalid(REASONS.nonceUsed, 'This authorization’s nonce is already used on chain.');
     if (claim && inFlight(claim)) return invalid(REASONS.nonceUsed, 'This authorization is already being settled.');
+    if (claim && claimedForOther(claim, payload, requirements))
+      return invalid(REASONS.nonceUsed, 'This authorization is claimed for another resource or other requirements.');
     if (balance < value)
       return invalid(REASONS.insufficientBalance, `The payer holds less than ${a.value} of ${token.code}.`);
     // only when the seller asks for the human behind the agent (human-proof.ts)

@@ -132,7 +132,9 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
           'Verifies, then submits transferWithAuthorization from the relayer, waits for the receipt and answers the ' +
           'transaction hash; the payment is recorded as a `pay` transaction of your app (reference: x402:id: and the payment-identifier ' +
           'extension’s id, else x402:<nonce> and the resource URL; payment_request_id from the requirements’ extra). One ' +
-          'authorization settles once: every settle of it answers the first outcome. A receipt not seen within ' +
+          'authorization settles once, for one resource and one set of requirements: a retry of it answers the first ' +
+          'outcome; the same authorization for another resource or other requirements is refused ' +
+          'invalid_exact_evm_nonce_already_used. A receipt not seen within ' +
           'X402_RECEIPT_TIMEOUT_SECONDS answers settlement_in_progress with the hash: settle again for the outcome (nothing ' +
           'is sent twice).',
         tags: tag,
