@@ -48,7 +48,13 @@ app.use(
           price: {
             amount: process.env.PRICE ?? '10000',
             asset: ASSET,
-            extra: { name: process.env.TOKEN_NAME ?? 'USD Coin', version: process.env.TOKEN_VERSION ?? '2' },
+            // name/version: the token's EIP-712 domain; route: this route's own mark, so a payment made for
+            // another paid route (same price and payTo) is never taken for a retry of this one's
+            extra: {
+              name: process.env.TOKEN_NAME ?? 'USD Coin',
+              version: process.env.TOKEN_VERSION ?? '2',
+              route: 'GET /report',
+            },
           },
         },
         description: 'Today’s report',
