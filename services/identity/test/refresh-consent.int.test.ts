@@ -40,20 +40,22 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
   };
 
-  const register = async (grantTypes: string[]): Promise<string> => {
-    const res = await request(h.publicApp)
-      .post('/register')
-      .send({
-        client_name: 'An MCP host',
-        redirect_uris: [LOOPBACK],
-        grant_types: grantTypes,
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      });
+  const registration = (grantTypes: string[]) => ({
+    client_name: 'An MCP host',
+    redirect_uris: [LOOPBACK],
+    grant_types: grantTypes,
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  });
+  const registered = async (
+    grantTypes: string[],
+  ): Promise<{ client_id: string; registration_access_token: string }> => {
+    const res = await request(h.publicApp).post('/register').send(registration(grantTypes));
     expect(res.status).toBe(201);
     expect(res.body.grant_types).toEqual(grantTypes);
-    return res.body.client_id as string;
+    return res.body;
   };
+  const register = async (grantTypes: string[]): Promise<string> => (await registered(grantTypes)).client_id;
 
   /** The consent page for a request, after signing in; the agent keeps the session. */
   async function consentPageFor(agent: ReturnType<typeof request.agent>, query: Record<string, string>) {
@@ -161,6 +163,69 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     expect(tokens.status).toBe(200);
     expect(tokens.body.access_token).toEqual(expect.any(String));
     expect(tokens.body).not.toHaveProperty('refresh_token');
+  });
+
+  it('a client registered without refresh_token gets none even asking offline_access; the page does not offer it', async () => {
+    const clientId = await register(['authorization_code']);
+    const { verifier, challenge } = pkce();
+    const agent = request.agent(h.publicApp);
+    const page = await consentPageFor(agent, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: LOOPBACK,
+      scope: 'openid offline_access',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-scope="openid"');
+    expect(page.text).not.toContain('data-scope="offline_access"');
+    const approved = await agent
+      .post('/consent')
+      .type('form')
+      .send({
+        interaction: hidden(page.text, 'interaction'),
+        csrf: hidden(page.text, 'csrf'),
+        decision: 'approve',
+      });
+    const tokens = await exchange(clientId, callbackParams(approved).code, verifier, LOOPBACK);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.id_token).toEqual(expect.any(String));
+    expect(tokens.body).not.toHaveProperty('refresh_token');
+  });
+
+  it('a client that drops refresh_token from its registration (RFC 7592) refreshes no more', async () => {
+    const client = await registered(['authorization_code', 'refresh_token']);
+    const { verifier, challenge } = pkce();
+    const { code } = callbackParams(
+      await browserFlow(
+        request.agent(h.publicApp),
+        {
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: LOOPBACK,
+          scope: 'openid',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        },
+        user,
+      ),
+    );
+    const tokens = await exchange(client.client_id, code, verifier, LOOPBACK);
+    expect(tokens.body.refresh_token).toEqual(expect.any(String));
+    const updated = await request(h.publicApp)
+      .put(`/register/${client.client_id}`)
+      .set('Authorization', `Bearer ${client.registration_access_token}`)
+      .send({ ...registration(['authorization_code']), client_id: client.client_id });
+    expect(updated.status).toBe(200);
+    expect(updated.body.grant_types).toEqual(['authorization_code']);
+    const refused = await request(h.publicApp)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: client.client_id });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'unauthorized_client' });
+    expect(refused.body.error_description).toContain('refresh_token');
   });
 
   it('a consent given without offline_access does not cover a request for it: asked again, prompt=none refused', async () => {

@@ -292,7 +292,14 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
   });
 
   it('RFC 7592 delete ends what the client was given: its refresh token, its access token, its rows', async () => {
-    const reg = (await register({ client_name: 'Gone soon', redirect_uris: [REDIRECT_URI] })).body;
+    // registered with refresh_token, so its grant gives one (a self-registered client holds to its grant_types)
+    const reg = (
+      await register({
+        client_name: 'Gone soon',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+      })
+    ).body;
     const user = await createUser(h);
     const { verifier, challenge } = pkce();
     const query = {

@@ -3,7 +3,7 @@ import type { App } from '../kernel/app-store';
 import { PARAMETER_MAX_LENGTH } from '../kernel/authorize-parameters';
 import { parseScopes, type Scope } from '../kernel/scopes';
 import type { VerificationLevel } from '../kernel/user-store';
-import { parseClaimsParameter, RedirectError, type ClaimsRequest } from '../oauth';
+import { givesRefreshToken, parseClaimsParameter, RedirectError, type ClaimsRequest } from '../oauth';
 import {
   resourceOfRequest,
   ResourceIndicatorError,
@@ -49,7 +49,7 @@ const MAX_LENGTH = { scope: 2000, acr_values: PARAMETER_MAX_LENGTH.acr_values, c
  */
 export async function deviceRequest(
   resources: Pick<ResourceDirectory, 'findByUri'>,
-  app: Pick<App, 'minVerificationLevel' | 'refreshTokenGrant'>,
+  app: Pick<App, 'minVerificationLevel' | 'refreshTokenGrant' | 'registration'>,
   fields: DeviceAuthorizationFields,
 ): Promise<DeviceRequest> {
   for (const [name, max] of Object.entries(MAX_LENGTH))
@@ -87,6 +87,6 @@ export async function deviceRequest(
     ...(acrValues?.length ? { acrValues } : {}),
     ...(claims ? { claims } : {}),
     ...(minLevel ? { minLevel } : {}),
-    ...(scope.split(' ').includes('offline_access') || app.refreshTokenGrant ? { offlineAccess: true as const } : {}),
+    ...(givesRefreshToken(app, scope.split(' ')) ? { offlineAccess: true as const } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { AppError } from '@attest/common';
-import type { App } from '../kernel/app-store';
+import type { App, AppRegistration } from '../kernel/app-store';
 import { isClientId } from '../kernel/ids';
 import type { VerificationLevel } from '../kernel/user-store';
 import type { AppProfile } from '../kernel/app-profile';
@@ -172,6 +172,8 @@ export function parseAuthorizationRequest(
     dpopBoundAccessTokens?: boolean;
     minVerificationLevel?: VerificationLevel | null;
     profile?: AppProfile;
+    /** Who made the client: a self-registered one's grant_types say whether it gets refresh tokens. */
+    registration?: AppRegistration;
     /** A self-registered client whose grant_types include refresh_token: its code's exchange gives one. */
     refreshTokenGrant?: boolean;
   } = { public: false },
@@ -272,9 +274,7 @@ export function parseAuthorizationRequest(
     ...(claims ? { claims } : {}),
     ...(client.minVerificationLevel ? { minLevel: client.minVerificationLevel } : {}),
     ...(client.profile === 'fapi2' ? { profile: 'fapi2' as const } : {}),
-    ...((requested.includes('offline_access') || client.refreshTokenGrant) && responseType.includes('code')
-      ? { offlineAccess: true as const }
-      : {}),
+    ...(responseType.includes('code') && givesRefreshToken(client, requested) ? { offlineAccess: true as const } : {}),
   };
 }
 
@@ -319,4 +319,17 @@ export function singleParams(source: Record<string, unknown>): { params: Params;
     if (v !== undefined) params[key] = v;
   }
   return { params };
+}
+
+/**
+ * Whether a grant gives a refresh token (issue 41): a self-registered client (RFC 7591, a metadata
+ * document) exactly when its grant_types include refresh_token (offline_access alone is ignored, RFC 6749
+ * §3.3: the client limited itself); an operator's app when it asks offline_access.
+ */
+export function givesRefreshToken(
+  client: { registration?: AppRegistration; refreshTokenGrant?: boolean },
+  requested: readonly string[],
+): boolean {
+  if (client.registration && client.registration !== 'operator') return client.refreshTokenGrant === true;
+  return requested.includes('offline_access');
 }

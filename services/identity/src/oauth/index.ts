@@ -25,7 +25,7 @@ export { consentScopes } from './authorization-step';
 export { userClaims } from './claims';
 export { authenticateApp, authenticatedApp, field, parseForm, type ClientAuthDeps } from './client-authentication';
 export { oauthJsonErrors, RedirectError } from './oauth-error';
-export { singleParams, type Params } from './authorization-request';
+export { givesRefreshToken, singleParams, type Params } from './authorization-request';
 export { basicAuth, CORS_PREFLIGHT, credentialErrors } from './oauth-openapi';
 export { authorizeRoute } from './authorize-route';
 export { clientJwksProblem, ClientKeys } from './client-keys';

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { errors, requestActor, sendJson } from '@attest/common';
+import { AppError, errors, requestActor, sendJson } from '@attest/common';
 import type { App } from '../kernel/app-store';
 import { grantField, tokenDpopJkt, type TokenGrantDeps } from '../oauth';
 import type { RefreshTokens } from './refresh-tokens';
@@ -17,6 +17,15 @@ export interface RefreshGrantDeps extends TokenGrantDeps {
 export function refreshTokenGrant(deps: RefreshGrantDeps) {
   return async (req: Request, res: Response, _next: NextFunction) => {
     const app = res.locals.app as App;
+    // a client that registered itself holds to its grant_types (RFC 7591 §2): one that dropped
+    // refresh_token (RFC 7592 update) refreshes no more, whatever it was given before
+    if (app.registration !== 'operator' && !app.refreshTokenGrant)
+      throw new AppError(
+        'unauthorized_client',
+        400,
+        'This client did not register the refresh_token grant type (grant_types).',
+        'grant_type',
+      );
     const token = grantField(req, 'refresh_token');
     if (!token) throw errors.required('refresh_token');
     const dpopJkt = await tokenDpopJkt(deps, req, res, app);
