@@ -26,8 +26,9 @@ interface Pending {
 
 /**
  * verify's two reads (the nonce's state, the payer's balance) as eth_calls batched by x402 itself: the calls made
- * in one turn of the event loop (those of the verifies read together) go to the first RPC URL as one JSON-RPC
- * batch over node:http, and each call whose answer is a plain result (no error) takes it.
+ * until the next timers phase of the event loop (those of the verifies read meanwhile, as viem's batch gathered
+ * them) go to the first RPC URL as one JSON-RPC batch over node:http, and each call whose answer is a plain
+ * result (no error) takes it.
  *
  * Why: viem's transport wraps each call in its request builder (dedupe, retry), its batch scheduler and timers,
  * and each batch in a `Response` and an abort signal — a fifth of a verify's CPU in its profile, more than the
@@ -138,8 +139,9 @@ export function batchedEthCall(url: string | undefined, timeoutMs: number, fallb
     if (Date.now() < skipUntil) return fallback(to, data);
     return new Promise((resolve, reject) => {
       const waiting = pending.push({ to, data, resolve, reject });
-      // sent at the end of this turn (the check phase, after the poll phase that read the requests)
-      if (waiting === 1) setImmediate(flush);
+      // sent with the calls of the next timers phase, as viem's batch (`wait: 0`) sent them: the calls of the
+      // verifies read in this turn and the next go together (fewer would at the end of this turn alone)
+      if (waiting === 1) setTimeout(flush, 0);
       else if (waiting === BATCH_SIZE) flush();
     });
   };
