@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { getAddress, hashTypedData, hexToBytes, recoverAddress, toHex, type Hex } from 'viem';
+import { getAddress, hashTypedData, hexToBytes, keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { authorizationDigest, recoverSigner, signerRecovery } from '../src/x402/authorization-signer';
+import {
+  authorizationDigest,
+  keccakImplementation,
+  recoverSigner,
+  signerRecovery,
+} from '../src/x402/authorization-signer';
 import { authorizationTypedData, type Authorization } from '../src/x402/x402-chain';
 
 // verify's signature check is viem's recoverTypedDataAddress, done faster (authorization-signer.ts): these compare
@@ -184,5 +189,35 @@ describe('the signer of an authorization', () => {
       expect(hexToBytes(toHex(digest))).toEqual(digest);
     });
     jest.dontMock('secp256k1/bindings');
+  });
+
+  it('hashes with the keccak binding here, and with @noble/hashes where it does not load, to the same digests', async () => {
+    expect(keccakImplementation()).toBe('native');
+    const payer = privateKeyToAccount(generatePrivateKey());
+    const typed = authorizationTypedData(DOMAIN, authorization({ from: payer.address }));
+    const signature = await payer.signTypedData(typed);
+    await jest.isolateModulesAsync(async () => {
+      jest.doMock('node-gyp-build', () => {
+        throw new Error('no prebuild for this platform');
+      });
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh copy of the module, under the mock
+      const fallback = require('../src/x402/authorization-signer') as typeof import('../src/x402/authorization-signer');
+      expect(fallback.keccakImplementation()).toBe('noble');
+      // secp256k1's binding loads through node-gyp-build too: here both run in JavaScript
+      expect(fallback.signerRecovery()).toBe('noble');
+      const digest = fallback.authorizationDigest(typed);
+      expect(toHex(digest)).toBe(hashTypedData(typed));
+      expect(toHex(digest)).toBe(toHex(authorizationDigest(typed)));
+      expect(await fallback.recoverSigner(digest, signature)).toBe(payer.address.toLowerCase());
+    });
+    jest.dontMock('node-gyp-build');
+    // the binding's answers are the same bytes (a Uint8Array of 32) as the JavaScript's
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 300 }), (bytes) => {
+        const typedOf = authorizationTypedData(DOMAIN, authorization({ from: payer.address, nonce: keccak256(bytes) }));
+        expect(toHex(authorizationDigest(typedOf))).toBe(hashTypedData(typedOf));
+      }),
+      { numRuns: 100 },
+    );
   });
 });

@@ -4,6 +4,7 @@ import type { ChainTokens } from '../kernel/chain-tokens';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { HUMAN_EXTENSION, HumanProofs, IdentityKeys } from './human-proof';
+import { batchedEthCall, clientEthCall } from './eth-calls';
 import { relayerKey } from './relayer-key';
 import { X402Settler } from './settle';
 import { settlementStore } from './settlement-store';
@@ -61,12 +62,14 @@ export async function buildX402Facilitator(config: X402Config, deps: X402Deps): 
     if (token.kind === 'erc20')
       tokens.set(token.address.toLowerCase(), { code, address: token.address, decimals: token.decimals });
   const settlements = settlementStore(deps.db);
+  // verify's nonce and balance reads: batched here to the first RPC URL, viem's client for anything but a plain answer
+  const reads = batchedEthCall(config.chainRpcUrls[0], config.CHAIN_RPC_TIMEOUT_MS, clientEthCall(client));
   const identity = config.x402Identity;
   const humans = identity
     ? new HumanProofs(new IdentityKeys(identity.jwksUrl, identity.policy, deps.logger), identity.issuer)
     : null;
   const verifier = new X402Verifier(
-    { chain: new X402Chain(client, chainId), receiving: deps.receiving, settlements, humans },
+    { chain: new X402Chain(client, chainId, reads), receiving: deps.receiving, settlements, humans },
     {
       network,
       chainName: config.CHAIN_NAME,

@@ -12,7 +12,8 @@ import https from 'node:https';
  */
 export const MAX_BODY_BYTES = 10_485_760;
 
-const agents = {
+/** Keep-alive agents of x402's JSON-RPC requests (this fetch, and eth-calls.ts's batches). */
+export const rpcAgents = {
   'http:': new http.Agent({ keepAlive: true }),
   'https:': new https.Agent({ keepAlive: true }),
 };
@@ -42,7 +43,7 @@ export function rpcFetch(input: string | URL | Request, init: RequestInit = {}):
       {
         method: init.method ?? 'GET',
         headers,
-        agent: agents[url.protocol],
+        agent: rpcAgents[url.protocol],
         signal: init.signal ?? undefined,
       },
       (res) => {

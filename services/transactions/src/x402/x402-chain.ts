@@ -18,6 +18,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, eip3009ABI, type ExactEIP3009Payload } from '@x402/evm';
 import type { Db, Queryable } from '@attest/common';
 import { authorizationDigest, recoverSigner } from './authorization-signer';
+import { clientEthCall, type EthCall } from './eth-calls';
 import { rpcFetch } from './rpc-fetch';
 
 /** EIP-712 typed data of a TransferWithAuthorization, as the payer signed it. */
@@ -79,9 +80,14 @@ export function authorizationTypedData(
 export class X402Chain {
   private readonly domains = new Map<string, Promise<{ name: string; version: string } | null>>();
 
+  /**
+   * `ethCall` makes the nonce and balance reads: viem's client by default; the facilitator gives it
+   * eth-calls.ts's batches (viem's client still behind them for anything but a plain answer).
+   */
   constructor(
     readonly client: PublicClient,
     readonly chainId: number,
+    private readonly ethCall: EthCall = clientEthCall(client),
   ) {}
 
   /** The token's EIP-712 name and version (EIP-5267 eip712Domain), or null when it does not say; cached. */
@@ -111,13 +117,13 @@ export class X402Chain {
   }
 
   /**
-   * eth_call at the latest block, through the client's transport (so batched with the calls made at the same
-   * time). readContract did the same with viem's ABI encoder and decoder, its call() and error wrapping around it:
-   * a third of a verify's CPU. These two reads have fixed layouts (one or two 32-byte words in, one out), so they
-   * are encoded and decoded here, as strictly as viem decodes them.
+   * eth_call at the latest block, batched with the calls made at the same time (eth-calls.ts). readContract did
+   * the same with viem's ABI encoder and decoder, its call() and error wrapping around it: a third of a verify's
+   * CPU. These two reads have fixed layouts (one or two 32-byte words in, one out), so they are encoded and
+   * decoded here, as strictly as viem decodes them.
    */
-  private call(to: Address, data: Hex): Promise<Hex> {
-    return this.client.request({ method: 'eth_call', params: [{ to, data }, 'latest'] });
+  private call(to: Address, data: Hex): Promise<unknown> {
+    return this.ethCall(to, data);
   }
 
   /**

@@ -33,6 +33,8 @@ const notConfiguredDoc = errorResponse(
  * key as its auth headers): GET /x402/supported, POST /x402/verify, POST /x402/settle. A negative answer is 200
  * with the standard invalidReason / errorReason, as x402 facilitators answer. Answers are written with sendJson
  * (Node's own calls, with the other answers of the same turn), not Express's res.json: 7 % of a verify's CPU.
+ * The three are answered before Express's router (`fast`: the same steps, in the same order; see FastPath),
+ * whose matching of the service's other routes was ~5 % of a verify's CPU.
  */
 export function x402Routes(router: Router, deps: X402RouteDeps): void {
   const facilitator = async (): Promise<X402Facilitator> => {
@@ -70,6 +72,7 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
         },
       },
     },
+    { fast: true },
   );
 
   endpoint(
@@ -107,6 +110,7 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
         },
       },
     },
+    { fast: true },
   );
 
   endpoint(
@@ -151,5 +155,6 @@ export function x402Routes(router: Router, deps: X402RouteDeps): void {
         },
       },
     },
+    { fast: true },
   );
 }
