@@ -135,6 +135,8 @@ describe('pnpm manage resource', () => {
       'resource.secret_rotated',
       'resource.updated',
       'resource.updated',
+      // --access-token-alg ES256 (the refused HS256 changes nothing)
+      'resource.updated',
     ]);
     expect(JSON.stringify(trail)).not.toContain(created.introspection_secret);
   });
