@@ -166,16 +166,22 @@ describe('client_credentials', () => {
       .expect(200);
     expect(patched.body).toMatchObject({ access_token_alg: 'ES256', scopes: ['fast:read'] });
     expect(await algOf()).toBe('ES256');
-    await admin('patch', `/admin/resources/${created.body.resource_id}`).send({ access_token_alg: 'PS256' }).expect(200);
+    await admin('patch', `/admin/resources/${created.body.resource_id}`)
+      .send({ access_token_alg: 'PS256' })
+      .expect(200);
     expect(await algOf()).toBe('PS256');
     // the other resources' stay the app's
     expect(jose.decodeProtectedHeader((await raw(app, { resource: TOOLS }).expect(200)).body.access_token).alg).toBe(
       'RS256',
     );
-    const bad = await admin('patch', `/admin/resources/${created.body.resource_id}`).send({ access_token_alg: 'HS256' });
+    const bad = await admin('patch', `/admin/resources/${created.body.resource_id}`).send({
+      access_token_alg: 'HS256',
+    });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('access_token_alg');
-    await admin('patch', `/admin/resources/${created.body.resource_id}`).send({ access_token_alg: 'RS256' }).expect(200);
+    await admin('patch', `/admin/resources/${created.body.resource_id}`)
+      .send({ access_token_alg: 'RS256' })
+      .expect(200);
     expect(await algOf()).toBe('RS256');
   });
 
