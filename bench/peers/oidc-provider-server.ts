@@ -24,6 +24,8 @@ const CLIENT_ID = env('PEER_CLIENT_ID');
 const CLIENT_SECRET = env('PEER_CLIENT_SECRET');
 const REDIRECT_URI = env('PEER_REDIRECT_URI');
 const RESOURCE = env('PEER_RESOURCE');
+/** The round trips' resource (signin, par): its JWT access tokens RS256, as ours without a resource. */
+const ROUND_TRIP_RESOURCE = env('PEER_ROUND_TRIP_RESOURCE');
 const ACCOUNT = 'bench';
 const RESOURCE_SCOPE = 'api:read';
 /** RFC 8693 (issue 42): oidc-provider has no token exchange; registerGrantType configures it as ours works. */
@@ -116,13 +118,13 @@ const configuration: Configuration = {
       defaultResource: () => undefined,
       useGrantedResource: () => false,
       getResourceServerInfo: (_ctx, resource) => {
-        if (resource !== RESOURCE) throw new Error(`unknown resource ${resource}`);
+        if (resource !== RESOURCE && resource !== ROUND_TRIP_RESOURCE) throw new Error(`unknown resource ${resource}`);
         return {
           scope: RESOURCE_SCOPE,
-          audience: RESOURCE,
+          audience: resource,
           accessTokenFormat: 'jwt',
           accessTokenTTL: 3600,
-          jwt: { sign: { alg: RESOURCE_ALG } },
+          jwt: { sign: { alg: resource === RESOURCE ? RESOURCE_ALG : 'RS256' } },
         };
       },
     },
@@ -240,6 +242,7 @@ async function finishInteraction(req: http.IncomingMessage, res: http.ServerResp
   const grant = new provider.Grant({ accountId: ACCOUNT, clientId: String(details.params.client_id) });
   grant.addOIDCScope('openid email offline_access');
   grant.addResourceScope(RESOURCE, RESOURCE_SCOPE);
+  grant.addResourceScope(ROUND_TRIP_RESOURCE, RESOURCE_SCOPE);
   const grantId = await grant.save();
   await provider.interactionFinished(
     req,
