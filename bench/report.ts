@@ -230,7 +230,7 @@ export function markdown(report: Report): string {
       `- Attest on Postgres + Redis: three processes (\`${report.realCommand ?? 'node services/<name>/dist/main.js'}\`, as the images run them), database \`${o.databaseName}\` on ${o.postgresUrl.replace(/\/[^/]*$/, '')}, a throwaway redis-server; the three services pinned to the server core, Postgres (a shared server) and redis-server not pinned`,
     );
   lines.push(
-    `- references: Express ${'5'} hello world (the floor), Node's plain \`http\` hello world (the http floor: same body, same load, pinned alike), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, introspection, DPoP)`,
+    `- references: Express ${'5'} hello world (the floor), Node's plain \`http\` hello world (the http floor: same body, same load, pinned alike), oidc-provider 9.13.3 (in-memory adapter, RS256, pairwise, JWT access tokens for a resource indicator, ES256 as the bench resource chose in ours, introspection, DPoP)`,
   );
   if (report.rows.some((r) => r.floor))
     lines.push(

@@ -11,6 +11,7 @@ import {
   peerTokenBody,
   PEER_REDIRECT_URI,
   PEER_RESOURCE,
+  PEER_ROUND_TRIP_RESOURCE,
   type OidcPeer,
 } from './peers/oidc-provider';
 import { authorizePath, bulkTransactionId, parBody, REDIRECT_URI, type AttestSeed } from './seed';
@@ -439,12 +440,16 @@ export const SCENARIOS: Scenario[] = [
       origin: p.origin,
       unit: 'trip',
       steps: [
-        get(peerAuthorizePath(p, true), redirectWithCode(PEER_REDIRECT_URI), { cookie: p.sessionCookie }),
+        // its round-trip resource: a JWT access token, RS256 as ours without a resource
+        get(peerAuthorizePath(p, PEER_ROUND_TRIP_RESOURCE), redirectWithCode(PEER_REDIRECT_URI), {
+          cookie: p.sessionCookie,
+        }),
         {
           method: 'POST',
           path: '/token',
           headers: formHeaders(basicAuth(p.clientId, p.clientSecret)),
-          prepare: (state) => (state.code ? { body: peerTokenBody(p, String(state.code), true) } : null),
+          prepare: (state) =>
+            state.code ? { body: peerTokenBody(p, String(state.code), PEER_ROUND_TRIP_RESOURCE) } : null,
           check: tokenResponse,
         },
       ],
@@ -484,7 +489,7 @@ export const SCENARIOS: Scenario[] = [
         parBody: peerParBody(p),
         sessionCookie: p.sessionCookie,
         redirectUri: PEER_REDIRECT_URI,
-        tokenBody: (code) => peerTokenBody(p, code, true),
+        tokenBody: (code) => peerTokenBody(p, code, PEER_ROUND_TRIP_RESOURCE),
       }),
     embedded: { reference: 'oidc-provider', minRatio: 1.3 },
     real: { reference: 'none' },

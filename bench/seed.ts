@@ -178,6 +178,9 @@ export async function seedAttest(deploy: Deployment): Promise<Omit<AttestSeed, S
     'api:read',
     '--machine-client',
     app.app_id,
+    // RFC 9068 §2.1: the resource's tokens ES256, as the oidc-provider reference's resource (bench/README.md)
+    '--access-token-alg',
+    'ES256',
   );
   await run(
     deploy,

@@ -1,6 +1,7 @@
 /**
  * The reference identity provider: oidc-provider configured like ours — in-memory adapter, one RS256
- * key, pairwise subjects, JWT access tokens for a resource indicator, introspection, DPoP, PAR, a confidential
+ * key (and an ES256 key: the resource's access tokens are ES256, as the bench resource's in ours, RFC 9068 §2.1),
+ * pairwise subjects, JWT access tokens for a resource indicator, introspection, DPoP, PAR, a confidential
  * client (client_secret_basic), client_credentials, refresh tokens rotated on every use. Run in its own process (pinned like ours) by bench/peers/oidc-provider.ts.
  * The interaction (sign-in + consent) finishes programmatically for the one bench account: the bench
  * goes through it once and then replays the session cookie, as a signed-in browser does.
@@ -23,6 +24,8 @@ const CLIENT_ID = env('PEER_CLIENT_ID');
 const CLIENT_SECRET = env('PEER_CLIENT_SECRET');
 const REDIRECT_URI = env('PEER_REDIRECT_URI');
 const RESOURCE = env('PEER_RESOURCE');
+/** The round trips' resource (signin, par): its JWT access tokens RS256, as ours without a resource. */
+const ROUND_TRIP_RESOURCE = env('PEER_ROUND_TRIP_RESOURCE');
 const ACCOUNT = 'bench';
 const RESOURCE_SCOPE = 'api:read';
 /** RFC 8693 (issue 42): oidc-provider has no token exchange; registerGrantType configures it as ours works. */
@@ -37,6 +40,11 @@ const CIBA_DEFAULT_EXPIRY = 300;
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'bench-rs256', alg: 'RS256', use: 'sig' } as JWK;
+// RFC 9068 §2.1: the resource's access tokens are ES256, as the bench's resource in ours (access_token_alg ES256)
+const { privateKey: ecKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const resourceKey = { ...ecKey.export({ format: 'jwk' }), kid: 'bench-es256', alg: 'ES256', use: 'sig' } as JWK;
+/** The resource's tokens' algorithm (bench/README.md: the same in ours). */
+const RESOURCE_ALG = 'ES256';
 const pairwiseSalt = randomBytes(32).toString('hex');
 
 const configuration: Configuration = {
@@ -67,7 +75,7 @@ const configuration: Configuration = {
       id_token_signed_response_alg: 'RS256',
     },
   ],
-  jwks: { keys: [signingKey] },
+  jwks: { keys: [signingKey, resourceKey] },
   // public only for the CIBA client (below)
   subjectTypes: ['pairwise', 'public'],
   pairwiseIdentifier: async (_ctx, accountId, client) =>
@@ -110,13 +118,13 @@ const configuration: Configuration = {
       defaultResource: () => undefined,
       useGrantedResource: () => false,
       getResourceServerInfo: (_ctx, resource) => {
-        if (resource !== RESOURCE) throw new Error(`unknown resource ${resource}`);
+        if (resource !== RESOURCE && resource !== ROUND_TRIP_RESOURCE) throw new Error(`unknown resource ${resource}`);
         return {
           scope: RESOURCE_SCOPE,
-          audience: RESOURCE,
+          audience: resource,
           accessTokenFormat: 'jwt',
           accessTokenTTL: 3600,
-          jwt: { sign: { alg: 'RS256' } },
+          jwt: { sign: { alg: resource === RESOURCE ? RESOURCE_ALG : 'RS256' } },
         };
       },
     },
@@ -150,7 +158,27 @@ provider.on('access_token.issued', (token: { jti: string; grantId?: string; acco
   if (token.grantId && token.accountId)
     grantOfToken.set(token.jti, { grantId: token.grantId, accountId: token.accountId });
 });
-const verificationKey = createPublicKey({ key: signingKey as import('node:crypto').JsonWebKey, format: 'jwk' });
+const verificationKey = createPublicKey({ key: resourceKey as import('node:crypto').JsonWebKey, format: 'jwk' });
+/**
+ * A subject token verified once is remembered until it expires, as ours does (kernel/verified-tokens.ts): the
+ * reference pays the signature check once per token, not per exchange, as ours. Bounded as ours.
+ */
+const verifiedSubjects = new Map<string, Record<string, unknown>>();
+const VERIFIED_MAX = 10000;
+async function verifiedSubject(token: string): Promise<Record<string, unknown>> {
+  const key = createHash('sha256').update(token).digest('base64');
+  const known = verifiedSubjects.get(key);
+  if (known && Number(known.exp) > Date.now() / 1000) return known;
+  const { payload } = await jwtVerify(token, verificationKey, {
+    issuer: ISSUER,
+    audience: RESOURCE,
+    typ: 'at+jwt',
+    algorithms: [RESOURCE_ALG],
+  });
+  if (verifiedSubjects.size >= VERIFIED_MAX) verifiedSubjects.delete(verifiedSubjects.keys().next().value as string);
+  verifiedSubjects.set(key, payload);
+  return payload;
+}
 
 /** grant_type token-exchange: the subject token verified and still granted, narrowed, a JWT with act. */
 async function tokenExchange(ctx: KoaContextWithOIDC): Promise<void> {
@@ -159,12 +187,7 @@ async function tokenExchange(ctx: KoaContextWithOIDC): Promise<void> {
     throw new errors.InvalidRequest('subject_token and subject_token_type (an access token) are required');
   let claims: Record<string, unknown>;
   try {
-    ({ payload: claims } = await jwtVerify(params.subject_token, verificationKey, {
-      issuer: ISSUER,
-      audience: RESOURCE,
-      typ: 'at+jwt',
-      algorithms: ['RS256'],
-    }));
+    claims = await verifiedSubject(params.subject_token);
   } catch {
     throw new errors.InvalidGrant('subject_token is invalid or expired');
   }
@@ -188,7 +211,7 @@ async function tokenExchange(ctx: KoaContextWithOIDC): Promise<void> {
     audience: RESOURCE,
     accessTokenFormat: 'jwt',
     accessTokenTTL: EXCHANGE_TTL,
-    jwt: { sign: { alg: 'RS256' } },
+    jwt: { sign: { alg: RESOURCE_ALG } },
   });
   ctx.oidc.entity('AccessToken', token);
   const value = await token.save();
@@ -219,6 +242,7 @@ async function finishInteraction(req: http.IncomingMessage, res: http.ServerResp
   const grant = new provider.Grant({ accountId: ACCOUNT, clientId: String(details.params.client_id) });
   grant.addOIDCScope('openid email offline_access');
   grant.addResourceScope(RESOURCE, RESOURCE_SCOPE);
+  grant.addResourceScope(ROUND_TRIP_RESOURCE, RESOURCE_SCOPE);
   const grantId = await grant.save();
   await provider.interactionFinished(
     req,

@@ -8,6 +8,16 @@ import type { Pinning } from '../system';
 
 export const PEER_REDIRECT_URI = 'http://localhost:3000/callback';
 export const PEER_RESOURCE = 'urn:attest-bench:api';
+/**
+ * The round trips' resource (signin, par): oidc-provider issues a JWT access token only for a resource, ours
+ * without one too (RS256, aud the issuer). Its tokens stay RS256 as ours there, while PEER_RESOURCE's are ES256
+ * as the bench resource's in ours (client-credentials, refresh, token-exchange; bench/README.md).
+ */
+export const PEER_ROUND_TRIP_RESOURCE = 'urn:attest-bench:round-trip';
+
+/** A resource: none (false), PEER_RESOURCE (true), or the one named. */
+const resourceOf = (resource: boolean | string): string | undefined =>
+  resource === true ? PEER_RESOURCE : resource === false ? undefined : resource;
 export const PEER_SCOPE = 'openid email';
 
 export interface OidcPeer {
@@ -33,19 +43,20 @@ export interface OidcPeer {
 }
 
 /** /auth for the round trip: a JWT access token for the resource (oidc-provider issues JWTs only for a resource server). */
-export function peerAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>, resource: boolean): string {
+export function peerAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce'>, resource: boolean | string): string {
+  const uri = resourceOf(resource);
   return `/auth?${form({
     response_type: 'code',
-    scope: resource ? `${PEER_SCOPE} api:read` : PEER_SCOPE,
+    scope: uri ? `${PEER_SCOPE} api:read` : PEER_SCOPE,
     client_id: peer.clientId,
     redirect_uri: PEER_REDIRECT_URI,
     code_challenge: peer.pkce.challenge,
     code_challenge_method: 'S256',
-    ...(resource ? { resource: PEER_RESOURCE } : {}),
+    ...(uri ? { resource: uri } : {}),
   })}`;
 }
 
-/** The round trip's request (with the resource: JWT access tokens) pushed to /request, oidc-provider's PAR endpoint. */
+/** The round trip's request (with its resource: JWT access tokens) pushed to /request, oidc-provider's PAR endpoint. */
 export function peerParBody(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
   return form({
     response_type: 'code',
@@ -54,7 +65,7 @@ export function peerParBody(peer: Pick<OidcPeer, 'clientId' | 'pkce'>): string {
     redirect_uri: PEER_REDIRECT_URI,
     code_challenge: peer.pkce.challenge,
     code_challenge_method: 'S256',
-    resource: PEER_RESOURCE,
+    resource: PEER_ROUND_TRIP_RESOURCE,
   });
 }
 
@@ -72,13 +83,14 @@ export function peerRefreshAuthorizePath(peer: Pick<OidcPeer, 'clientId' | 'pkce
   })}`;
 }
 
-export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean): string {
+export function peerTokenBody(peer: Pick<OidcPeer, 'pkce'>, code: string, resource: boolean | string): string {
+  const uri = resourceOf(resource);
   return form({
     grant_type: 'authorization_code',
     code,
     redirect_uri: PEER_REDIRECT_URI,
     code_verifier: peer.pkce.verifier,
-    ...(resource ? { resource: PEER_RESOURCE } : {}),
+    ...(uri ? { resource: uri } : {}),
   });
 }
 
@@ -122,6 +134,7 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       PEER_CLIENT_SECRET: clientSecret,
       PEER_REDIRECT_URI,
       PEER_RESOURCE,
+      PEER_ROUND_TRIP_RESOURCE,
       ...(process.env.BENCH_DEBUG ? { BENCH_DEBUG: process.env.BENCH_DEBUG } : {}),
     },
     logDir,

@@ -21,6 +21,13 @@ const machineClient = {
     'an app that may get a token for it as itself (grant_type=client_credentials); repeat for more; no other app may',
 } as const;
 
+const accessTokenAlg = {
+  type: 'string',
+  value: 'RS256|PS256|ES256',
+  description:
+    "what its access tokens are signed with (RFC 9068); RS256, the default, keeps the app's own (a FAPI 2 app's PS256 or ES256)",
+} as const;
+
 /** The fields given (absent ones stay out, so an update changes only those). */
 const fieldsOf = (values: Values) =>
   Object.fromEntries(
@@ -29,6 +36,7 @@ const fieldsOf = (values: Values) =>
       scopes: values['no-scopes'] ? [] : (values.scope as string[] | undefined),
       min_verification_level: str(values, 'min-verification-level'),
       machine_clients: values['no-machine-clients'] ? [] : (values['machine-client'] as string[] | undefined),
+      access_token_alg: str(values, 'access-token-alg'),
     }).filter(([, v]) => v !== undefined),
   );
 
@@ -48,6 +56,7 @@ export const resourceCommands: Record<string, Command> = {
       scope,
       'min-verification-level': level,
       'machine-client': machineClient,
+      'access-token-alg': accessTokenAlg,
     },
     required: ['uri', 'name'],
     run: (client, values) =>
@@ -66,7 +75,7 @@ export const resourceCommands: Record<string, Command> = {
   },
   'resource update': {
     summary:
-      "change a resource's name, scopes (--scope replaces the list), minimum level or machine clients (--machine-client replaces the list); its uri stays",
+      "change a resource's name, scopes (--scope replaces the list), minimum level, machine clients (--machine-client replaces the list) or access tokens' algorithm; its uri stays",
     options: {
       name,
       scope,
@@ -74,6 +83,7 @@ export const resourceCommands: Record<string, Command> = {
       'min-verification-level': level,
       'machine-client': machineClient,
       'no-machine-clients': { type: 'boolean', description: 'no app may get a token for it as itself any more' },
+      'access-token-alg': accessTokenAlg,
     },
     positionals: ['RESOURCE_ID'],
     run: (client, values, [id]) => client.call('identity', 'PATCH', `/resources/${path(id)}`, fieldsOf(values)),

@@ -73,6 +73,7 @@ describe('pnpm manage resource', () => {
       name: 'Example tools',
       scopes: ['tools:read', 'tools:write'],
       min_verification_level: 'device',
+      access_token_alg: 'RS256',
     });
     expect(created.resource_id).toMatch(/^res_[0-9a-f]{32}$/);
     expect(created.introspection_secret).toMatch(/^rs_[0-9a-f]{48}$/);
@@ -94,6 +95,12 @@ describe('pnpm manage resource', () => {
     expect(await manage(['resource', 'show', created.resource_id])).toMatchObject({ scopes: ['tools:read'] });
     const cleared = await manage(['resource', 'update', created.resource_id, '--no-scopes']);
     expect(cleared.scopes).toEqual([]);
+    // RFC 9068 §2.1: the resource chooses its tokens' algorithm
+    const es256 = await manage(['resource', 'update', created.resource_id, '--access-token-alg', 'ES256']);
+    expect(es256).toMatchObject({ access_token_alg: 'ES256', name: 'Example tools' });
+    expect(await failure(['resource', 'update', created.resource_id, '--access-token-alg', 'HS256'])).toContain(
+      'access_token_alg',
+    );
 
     const rotated = await manage(['resource', 'rotate-secret', created.resource_id]);
     expect(rotated.introspection_secret).toMatch(/^rs_/);
@@ -127,6 +134,8 @@ describe('pnpm manage resource', () => {
       'resource.deleted',
       'resource.secret_rotated',
       'resource.updated',
+      'resource.updated',
+      // --access-token-alg ES256 (the refused HS256 changes nothing)
       'resource.updated',
     ]);
     expect(JSON.stringify(trail)).not.toContain(created.introspection_secret);

@@ -132,12 +132,15 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     );
     await refresh.endFor(userId, appId);
   });
+  const resources = new ResourceDirectory(resourceStore(db), bus);
   const tokens = new TokenService(
     keys,
     config.issuer,
     config.ACCESS_TOKEN_TTL_SECONDS,
     config.ID_TOKEN_TTL_SECONDS,
     now,
+    // RFC 9068 §2.1: a resource's choice of its tokens' algorithm
+    async (uri) => (await resources.findByUri(uri))?.accessTokenAlg ?? null,
   );
   // An ended session's access tokens (each carries the app's sid of it) are revoked until the last one
   // it may still give has expired: a code issued before the end can be exchanged for one after it.
@@ -145,7 +148,6 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
     keys: ended.flatMap((s) => s.clientIds.map((clientId) => sessionKey(pairwiseSid(config.secret, clientId, s.id)))),
     expiresAt: new Date(now() + (config.CODE_TTL_SECONDS + config.ACCESS_TOKEN_TTL_SECONDS) * 1000),
   });
-  const resources = new ResourceDirectory(resourceStore(db), bus);
   const refresh = new RefreshTokens(
     refreshStore(db),
     { tokens, revocations, users, consents, resources, audit, logger },

@@ -136,6 +136,55 @@ describe('client_credentials', () => {
     expect(jose.decodeProtectedHeader(plain.body.access_token).alg).toBe('RS256');
   });
 
+  it('signs with the resource’s access_token_alg when it chose PS256 or ES256 (RFC 9068 §2.1), else the app’s', async () => {
+    const created = await admin('post', '/admin/resources')
+      .send({ uri: 'https://fast.example.com/api', name: 'Fast', scopes: ['fast:read'], machine_clients: [app.app_id] })
+      .expect(201);
+    expect(created.body.access_token_alg).toBe('RS256');
+    const jwks = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    const algOf = async () => {
+      const res = await raw(app, { resource: 'https://fast.example.com/api' }).expect(200);
+      const verified = await jose.jwtVerify(res.body.access_token, jwks, {
+        issuer,
+        audience: 'https://fast.example.com/api',
+        typ: 'at+jwt',
+      });
+      expect(verified.payload).toMatchObject({ client_id: app.app_id, scope: 'fast:read' });
+      // the resource server's introspection takes it as any other
+      const answer = await request(h.publicApp)
+        .post('/introspect')
+        .set('Authorization', basic(created.body.resource_id, created.body.introspection_secret))
+        .type('form')
+        .send({ token: res.body.access_token })
+        .expect(200);
+      expect(answer.body).toMatchObject({ active: true, client_id: app.app_id });
+      return verified.protectedHeader.alg;
+    };
+    expect(await algOf()).toBe('RS256');
+    const patched = await admin('patch', `/admin/resources/${created.body.resource_id}`)
+      .send({ access_token_alg: 'ES256' })
+      .expect(200);
+    expect(patched.body).toMatchObject({ access_token_alg: 'ES256', scopes: ['fast:read'] });
+    expect(await algOf()).toBe('ES256');
+    await admin('patch', `/admin/resources/${created.body.resource_id}`)
+      .send({ access_token_alg: 'PS256' })
+      .expect(200);
+    expect(await algOf()).toBe('PS256');
+    // the other resources' stay the app's
+    expect(jose.decodeProtectedHeader((await raw(app, { resource: TOOLS }).expect(200)).body.access_token).alg).toBe(
+      'RS256',
+    );
+    const bad = await admin('patch', `/admin/resources/${created.body.resource_id}`).send({
+      access_token_alg: 'HS256',
+    });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('access_token_alg');
+    await admin('patch', `/admin/resources/${created.body.resource_id}`)
+      .send({ access_token_alg: 'RS256' })
+      .expect(200);
+    expect(await algOf()).toBe('RS256');
+  });
+
   it('without scope, every scope the resource offers', async () => {
     const res = await raw(app, { resource: TOOLS }).expect(200);
     expect(res.body.scope).toBe('tools:read tools:write');

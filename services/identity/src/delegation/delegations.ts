@@ -69,6 +69,8 @@ export interface ExchangeResponse {
 const LAST_USED_EVERY_MS = 60_000;
 /** How many (person, agent) pairs the write-behind of "last used" remembers. */
 const KNOWN_MAX = 50_000;
+/** How many (agent, person) pairwise subjects are remembered (an HMAC each; nothing secret). */
+const SUBJECTS_MAX = 10_000;
 
 const refuse = (error: string, detail: string, attribute: string) => new AppError(error, 400, detail, attribute);
 const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.act) : 0);
@@ -83,6 +85,8 @@ export class Delegations {
   private readonly written = new Map<string, { grants: Set<string>; at: number }>();
   /** How many ends began here: a write under way when one began is not remembered. */
   private ends = 0;
+  /** The pairwise subject of each (agent, person) exchanged for lately: the same HMAC every exchange. */
+  private readonly subjects = new Map<string, string>();
 
   constructor(
     private readonly deps: DelegationsDeps,
@@ -128,7 +132,7 @@ export class Delegations {
       );
     const resource = await this.targetOf(subject, input);
     const scopes = this.scopesOf(subject, input.scope, resource.scopes);
-    const sub = pairwiseSubject(this.options.secret, agent.id, user.id);
+    const sub = this.pairwiseSubjectOf(agent.id, user.id);
     await this.deps.subjects.remember(agent.id, sub, user.id);
     const nowSeconds = Math.floor(this.deps.tokens.now() / 1000);
     const ttlSeconds = Math.min(this.options.ttlSeconds, subject.exp - nowSeconds);
@@ -268,6 +272,17 @@ export class Delegations {
     if (!known && this.written.size >= KNOWN_MAX) this.written.delete(this.written.keys().next().value as string);
     this.written.set(key, { grants: new Set([...(known?.grants ?? []), ...grants]), at: now });
     return true;
+  }
+
+  private pairwiseSubjectOf(agentId: string, userId: string): string {
+    const key = `${agentId} ${userId}`;
+    let sub = this.subjects.get(key);
+    if (sub === undefined) {
+      sub = pairwiseSubject(this.options.secret, agentId, userId);
+      if (this.subjects.size >= SUBJECTS_MAX) this.subjects.delete(this.subjects.keys().next().value as string);
+      this.subjects.set(key, sub);
+    }
+    return sub;
   }
 
   private checkTypes(input: ExchangeRequest): void {

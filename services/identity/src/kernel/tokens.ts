@@ -36,7 +36,22 @@ export class TokenService {
     private readonly idTtl: number,
     /** The clock of `iat` (tests move it on). */
     readonly now: () => number = Date.now,
+    /**
+     * RFC 9068 §2.1: the signing algorithm a resource (by uri, a token's `aud`) chose for its access tokens,
+     * null when the uri is no resource's (the resources' directory, in memory once warm).
+     */
+    private readonly resourceAlg: (uri: string) => Promise<KeyAlg | null> = async () => null,
   ) {}
+
+  /**
+   * A token's algorithm: the resource's PS256 or ES256 when it chose one, else the app's (RS256, or a FAPI 2
+   * app's PS256 or ES256: a resource left at RS256 never makes a FAPI 2 app's tokens RS256).
+   */
+  private async accessTokenAlg(aud: string, appAlg: KeyAlg): Promise<KeyAlg> {
+    if (aud === this.issuer) return appAlg;
+    const chosen = await this.resourceAlg(aud);
+    return chosen && chosen !== 'RS256' ? chosen : appAlg;
+  }
 
   private nowSeconds(): number {
     return Math.floor(this.now() / 1000);
@@ -58,7 +73,10 @@ export class TokenService {
     userinfoClaims?: string[];
     /** RFC 8707: the one resource (its uri) the token is for; without it, this issuer (/userinfo). */
     aud?: string;
-    /** The app's access_token_signed_response_alg: RS256 unless it set PS256 or ES256 (a fapi2 app). */
+    /**
+     * The app's access_token_signed_response_alg: RS256 unless it set PS256 or ES256 (a fapi2 app); a resource
+     * (aud) that chose PS256 or ES256 for its tokens has its own instead.
+     */
     alg?: KeyAlg;
     /** RFC 9396 §9.1: the authorization details the person approved (CIBA, issue 42). */
     authorizationDetails?: Record<string, unknown>[];
@@ -90,7 +108,7 @@ export class TokenService {
       ...(input.authorizationDetails ? { authorization_details: input.authorizationDetails } : {}),
       ...(input.act ? { act: input.act } : {}),
     };
-    const alg = input.alg ?? 'RS256';
+    const alg = await this.accessTokenAlg(claims.aud, input.alg ?? 'RS256');
     const key = await this.keys.signingKey(alg);
     const token = signJws({ alg, typ: ACCESS_TOKEN_TYP, kid: key.kid }, claims, key.privateKey);
     return { token, claims };

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, checkCredential, clientAddress, constantTimeEqual, errors, formBody } from '@attest/common';
 import { APP_ID, hashClientSecret, isClientId } from '../kernel/ids';
@@ -44,14 +45,24 @@ export async function verifyClient(
   const valid = () => {
     const presented = hashClientSecret(ctx.config.secret, secret);
     // a public client has no secret: compare against the placeholder too, and never accept
-    const matches = constantTimeEqual(
-      presented,
-      app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'),
-    );
+    const matches = hashesEqual(presented, app?.secretHash ?? hashClientSecret(ctx.config.secret, 'sk_unknown-app'));
     return app !== null && app.secretHash !== null && matches && !app.disabledAt;
   };
   const failure = checkCredential(ctx.limits.credentials, res, valid, invalidAppCredentials);
   return failure ? await failure : app!;
+}
+
+/** A keyed hash's hex digest (HMAC-SHA-256: 64 digits, a length everyone knows). */
+const HEX_DIGEST = /^[0-9a-f]{64}$/;
+
+/**
+ * Two secrets' keyed hashes compared in constant time: digests of the one known length as they are
+ * (timingSafeEqual), anything else through constantTimeEqual, which hashes both first so that no length
+ * leaks. Two SHA-256 per request fewer than constantTimeEqual alone (issue 42's profile of /token).
+ */
+function hashesEqual(presented: string, stored: string): boolean {
+  if (!HEX_DIGEST.test(presented) || !HEX_DIGEST.test(stored)) return constantTimeEqual(presented, stored);
+  return timingSafeEqual(Buffer.from(presented, 'hex'), Buffer.from(stored, 'hex'));
 }
 
 /** RFC 7523 §2.2: the client_assertion_type of private_key_jwt. */

@@ -15,6 +15,7 @@ import {
   validate,
 } from '@attest/common';
 import { hmacHex, randomHex } from '../kernel/crypto';
+import type { KeyAlg } from '../kernel/key-store';
 import type { VerificationLevel } from '../kernel/user-store';
 import type { ConsentDirectory } from '../kernel/directories';
 import type { Revocations } from '../kernel/revocations';
@@ -41,6 +42,11 @@ const PROPERTIES: Record<string, JsonSchema> = {
     type: 'array',
     items: { type: 'string' },
     description: 'The apps that may get a token for it as themselves (grant_type=client_credentials); no other app may',
+  },
+  access_token_alg: {
+    enum: ['RS256', 'PS256', 'ES256'],
+    description:
+      'RFC 9068 §2.1: what its access tokens are signed with; RS256 (the default) keeps the app’s own (a FAPI 2 app’s PS256 or ES256)',
   },
   created_at: DATE_TIME,
   updated_at: DATE_TIME,
@@ -73,6 +79,7 @@ export const resourceJson = (r: Resource) => ({
   scopes: r.scopes,
   min_verification_level: r.minVerificationLevel,
   machine_clients: r.machineClients,
+  access_token_alg: r.accessTokenAlg,
   created_at: r.createdAt.toISOString(),
   updated_at: r.updatedAt.toISOString(),
 });
@@ -107,7 +114,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
     body: { contentType: 'application/json', schema: createResourceSchema },
     responses: {
       201: jsonResponse('The resource, with its introspection secret', withSecretSchema),
-      400: adminValidationResponse('uri, name, scopes, min_verification_level or machine_clients'),
+      400: adminValidationResponse('uri, name, scopes, min_verification_level, machine_clients or access_token_alg'),
       409: errorResponse('resource_exists: a resource with this uri is registered (attribute uri)'),
     },
   });
@@ -118,6 +125,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       scopes: string[];
       min_verification_level?: string | null;
       machine_clients: string[];
+      access_token_alg: KeyAlg;
     };
     const secret = newResourceSecret();
     // registered again in the second its uri's resource was deleted: its tokens must not count as issued before
@@ -129,6 +137,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       scopes: body.scopes,
       minVerificationLevel: levelOf(body.min_verification_level) ?? null,
       machineClients: body.machine_clients,
+      accessTokenAlg: body.access_token_alg,
       secretHash: hashResourceSecret(deps.config.secret, secret),
     });
     if (!resource) throw errors.conflict('resource_exists', 'A resource with this uri is registered.', 'uri');
@@ -141,6 +150,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
         name: resource.name,
         scopes: resource.scopes,
         machine_clients: resource.machineClients,
+        access_token_alg: resource.accessTokenAlg,
       },
     });
     res.status(201).json({ ...resourceJson(resource), introspection_secret: secret });
@@ -168,14 +178,15 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
   });
 
   documentAdminRoute(router, 'PATCH', '/resources/:id', {
-    summary: 'Change a resource’s name, scopes, minimum verification level or machine clients (its uri stays)',
+    summary:
+      'Change a resource’s name, scopes, minimum verification level, machine clients or access tokens’ signing algorithm (its uri stays)',
     description: 'Tokens already issued keep their scopes until they expire; new ones follow the change.',
     tags,
     params,
     body: { contentType: 'application/json', schema: updateResourceSchema },
     responses: {
       200: jsonResponse('The resource', resourceSchema),
-      400: adminValidationResponse('name, scopes, min_verification_level or machine_clients'),
+      400: adminValidationResponse('name, scopes, min_verification_level, machine_clients or access_token_alg'),
       404: notFound,
     },
   });
@@ -185,6 +196,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       scopes?: string[];
       min_verification_level?: string | null;
       machine_clients?: string[];
+      access_token_alg?: KeyAlg;
     };
     if (!RESOURCE_ID.test(req.params.id)) throw noResource();
     const resource = await deps.resources.update(req.params.id, {
@@ -192,6 +204,7 @@ export function resourceAdminRoutes(router: Router, deps: ResourceAdminDeps): vo
       scopes: body.scopes,
       minVerificationLevel: levelOf(body.min_verification_level),
       machineClients: body.machine_clients,
+      accessTokenAlg: body.access_token_alg,
     });
     if (!resource) throw noResource();
     await deps.audit.record({

@@ -58,12 +58,20 @@ const machineClients = Joi.array()
     'The apps that may get a token for it as themselves (grant_type=client_credentials), by client id; no other app may',
   );
 
+const accessTokenAlg = Joi.string()
+  .valid('RS256', 'PS256', 'ES256')
+  .description(
+    'RFC 9068 §2.1: what its access tokens are signed with. RS256 (the default) keeps the app’s own algorithm ' +
+      '(a FAPI 2 app’s PS256 or ES256); PS256 or ES256 signs every token for it with that algorithm',
+  );
+
 export const createResourceSchema = Joi.object({
   uri: uri.required(),
   name: name.required(),
   scopes: scopes.default([]),
   min_verification_level: minVerificationLevel,
   machine_clients: machineClients.default([]),
+  access_token_alg: accessTokenAlg.default('RS256'),
 });
 
 export const updateResourceSchema = Joi.object({
@@ -71,6 +79,7 @@ export const updateResourceSchema = Joi.object({
   scopes,
   min_verification_level: minVerificationLevel,
   machine_clients: machineClients,
+  access_token_alg: accessTokenAlg,
 })
   .min(1)
-  .messages({ 'object.min': 'Give name, scopes, min_verification_level or machine_clients.' });
+  .messages({ 'object.min': 'Give name, scopes, min_verification_level, machine_clients or access_token_alg.' });

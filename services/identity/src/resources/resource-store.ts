@@ -1,4 +1,5 @@
 import type { Queryable } from '@attest/common';
+import type { KeyAlg } from '../kernel/key-store';
 import type { VerificationLevel } from '../kernel/user-store';
 
 /** An API that accepts Attest's access tokens (017_resources.sql): a token for it has its uri as `aud`. */
@@ -11,6 +12,11 @@ export interface Resource {
   minVerificationLevel: VerificationLevel | null;
   /** The apps that may get a token for it as themselves (grant_type=client_credentials), by client id. */
   machineClients: string[];
+  /**
+   * RFC 9068 §2.1: what its access tokens are signed with (028_resource_access_token_alg.sql). RS256, the
+   * default, keeps the app's own algorithm (a FAPI 2 app's PS256 or ES256); PS256 or ES256 signs every token for it.
+   */
+  accessTokenAlg: KeyAlg;
   /** The keyed hash of its introspection secret. */
   secretHash: string;
   createdAt: Date;
@@ -22,6 +28,7 @@ export interface ResourceUpdate {
   scopes?: string[];
   minVerificationLevel?: VerificationLevel | null;
   machineClients?: string[];
+  accessTokenAlg?: KeyAlg;
 }
 
 interface ResourceRow {
@@ -31,6 +38,7 @@ interface ResourceRow {
   scopes: string[];
   min_verification_level: VerificationLevel | null;
   machine_clients: string[];
+  access_token_alg: KeyAlg;
   secret_hash: string;
   created_at: Date;
   updated_at: Date;
@@ -43,6 +51,7 @@ const toResource = (r: ResourceRow): Resource => ({
   scopes: r.scopes,
   minVerificationLevel: r.min_verification_level,
   machineClients: r.machine_clients,
+  accessTokenAlg: r.access_token_alg,
   secretHash: r.secret_hash,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -54,9 +63,9 @@ export function resourceStore(db: Queryable) {
     /** Null when a resource with this uri exists already. */
     async insert(r: Omit<Resource, 'createdAt' | 'updatedAt'>): Promise<Resource | null> {
       const [row] = await db.query<ResourceRow>(
-        `INSERT INTO resources (id, uri, name, scopes, min_verification_level, machine_clients, secret_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uri) DO NOTHING RETURNING *`,
-        [r.id, r.uri, r.name, r.scopes, r.minVerificationLevel, r.machineClients, r.secretHash],
+        `INSERT INTO resources (id, uri, name, scopes, min_verification_level, machine_clients, access_token_alg, secret_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (uri) DO NOTHING RETURNING *`,
+        [r.id, r.uri, r.name, r.scopes, r.minVerificationLevel, r.machineClients, r.accessTokenAlg, r.secretHash],
       );
       return row ? toResource(row) : null;
     },
@@ -79,6 +88,7 @@ export function resourceStore(db: Queryable) {
            scopes = coalesce($3, scopes),
            min_verification_level = CASE WHEN $4 THEN $5 ELSE min_verification_level END,
            machine_clients = coalesce($6, machine_clients),
+           access_token_alg = coalesce($7, access_token_alg),
            updated_at = now()
          WHERE id = $1 RETURNING *`,
         [
@@ -88,6 +98,7 @@ export function resourceStore(db: Queryable) {
           changes.minVerificationLevel !== undefined,
           changes.minVerificationLevel ?? null,
           changes.machineClients ?? null,
+          changes.accessTokenAlg ?? null,
         ],
       );
       return row ? toResource(row) : null;
