@@ -65,9 +65,7 @@ describe('x402 payment purpose', () => {
     const mine = purposeOf(payload('http://seller.test/a'), asks);
     const row = rowFor(mine);
     expect(claimRefusal('app_1', row, mine, asks)).toBeNull();
-    expect(
-      claimRefusal('app_1', row, purposeOf(payload('http://seller.test/b'), asks), asks),
-    ).toEqual({
+    expect(claimRefusal('app_1', row, purposeOf(payload('http://seller.test/b'), asks), asks)).toEqual({
       reason: 'invalid_exact_evm_nonce_already_used',
       message: expect.stringContaining('another resource (http://seller.test/a), not http://seller.test/b'),
     });
@@ -75,9 +73,7 @@ describe('x402 payment purpose', () => {
       reason: 'invalid_exact_evm_nonce_already_used',
     });
     const cheaper = { ...asks, amount: '1' };
-    expect(
-      claimRefusal('app_1', row, purposeOf(payload('http://seller.test/a'), cheaper), cheaper),
-    ).toEqual({
+    expect(claimRefusal('app_1', row, purposeOf(payload('http://seller.test/a'), cheaper), cheaper)).toEqual({
       reason: 'invalid_exact_evm_nonce_already_used',
       message: expect.stringContaining('other payment requirements'),
     });

@@ -150,9 +150,15 @@ export async function paymentRequestRefusal(
     const request = await lookup.forPayment(appId, requestId);
     const to = payment.to.toLowerCase();
     if (request.chain !== chainName || request.to.toLowerCase() !== to || requirements.payTo.toLowerCase() !== to)
-      return { reason: REASONS.requirements, message: `payTo must be payment request ${requestId}'s to on ${request.chain}.` };
+      return {
+        reason: REASONS.requirements,
+        message: `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
+      };
     if (!request.accepted.some((t) => t.token === payment.token.code))
-      return { reason: REASONS.requirements, message: `Payment request ${requestId} does not accept ${payment.token.code}.` };
+      return {
+        reason: REASONS.requirements,
+        message: `Payment request ${requestId} does not accept ${payment.token.code}.`,
+      };
     return null;
   } catch (err) {
     if (err instanceof AppError) return { reason: REASONS.requirements, message: err.detail };

@@ -240,7 +240,8 @@ export function settlementStore(db: Queryable & Partial<Pick<Db, 'transaction'>>
         if (!isPaymentIdConflict(err) || !claim.paymentId) throw err;
       }
       const paymentId = claim.paymentId;
-      if (!db.transaction) throw new Error('x402 claims with a payment-identifier need the database, not one connection');
+      if (!db.transaction)
+        throw new Error('x402 claims with a payment-identifier need the database, not one connection');
       try {
         return await db.transaction(async (tx) => {
           if (!(await freeAbandoned(tx, key, claim.appId, paymentId))) throw new PaymentIdClaimed(paymentId);
