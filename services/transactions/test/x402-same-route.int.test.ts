@@ -3,7 +3,11 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client } from '@x402/core/client';
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
@@ -123,6 +127,11 @@ describe('x402: one header, same route, at once (ganache)', () => {
     // the documented limit: every one of the N requests was served the paid content (retries of one payment)
     expect(answers.map((a) => a.status)).toEqual(Array(N).fill(200));
     expect(bodies.every((b) => b.includes('the paid report'))).toBe(true);
+    // each answer carries the one transfer's settlement: a seller can key once-per-payment work on it
+    const settled = answers.map((a) => decodePaymentResponseHeader(a.headers.get('PAYMENT-RESPONSE')!));
+    expect(new Set(settled.map((r) => r.transaction)).size).toBe(1);
+    expect(settled[0]).toMatchObject({ success: true, extra: { transaction_id: expect.any(String) } });
+    expect(settled.every((r) => JSON.stringify(r) === JSON.stringify(settled[0]))).toBe(true);
     // once claimed (here settled), verify refuses the authorization: the same header again is not served
     arrived = 0;
     const later = await fetch(`${shopUrl}/report`, { headers: { 'PAYMENT-SIGNATURE': header } });
