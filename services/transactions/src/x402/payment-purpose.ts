@@ -35,7 +35,7 @@ export function purposeOf(payload: PaymentPayload, requirements: PaymentRequirem
 /**
  * Why a settle for `purpose` (of `appId`, for `requirements`) may not answer the outcome of `row`'s claim: its
  * reason and message, or null when it is a retry of that payment (the same app, resource and requirements).
- * The caller has checked that the presented authorization is the payer's and the claim's (claimedAuthorization).
+ * The caller has checked that the presented authorization is the payer's and the claim's (claimedAuthorizationMismatch).
  */
 export function claimRefusal(
   appId: string,
