@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { testDatabase, testLogger } from '@attest/testing';
 import type { Db } from '@attest/common';
 import { keepClaim } from '../src/x402/claim-lease';
-import { settlementStore, type AuthorizationKey } from '../src/x402/settlement-store';
+import { PaymentIdClaimed, settlementStore, type AuthorizationKey } from '../src/x402/settlement-store';
 
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 const keyOf = (): AuthorizationKey => ({ network: 'eip155:1337', token: hex(20), payer: hex(20), nonce: hex(32) });
@@ -75,5 +75,78 @@ describe('x402 claims: fencing tokens and lease renewal', () => {
     } finally {
       stop();
     }
+  });
+
+  /**
+   * A review finding (issue 43): 024's index holds a payment-identifier while its claim has no outcome, whatever
+   * the lease, and nothing sweeps: a claim abandoned before anything was sent kept the buyer's id for good.
+   */
+  it('a payment-identifier held by a claim abandoned before sending (no hash, lease over) is freed for a new claim', async () => {
+    const store = settlementStore(db);
+    const id = `pay_${randomBytes(8).toString('hex')}`;
+    const [abandoned, fresh, third] = [keyOf(), keyOf(), keyOf()];
+    expect(await store.claim(abandoned, { ...claim, leaseMs: -1000, paymentId: id })).toBe(1);
+    // freed and claimed: the abandoned row stays, without the id and with the next token
+    expect(await store.claim(fresh, { ...claim, leaseMs: 60000, paymentId: id })).toBe(1);
+    expect(await store.find(abandoned)).toMatchObject({
+      paymentId: null,
+      fence: 2,
+      transactionHash: null,
+      outcome: null,
+    });
+    expect(await store.find(fresh)).toMatchObject({ paymentId: id, fence: 1 });
+    // the settle that held it, were it only stalled, can store no hash (sends nothing) nor give the row up
+    expect(await store.setTransactionHash(abandoned, 1, hex(32), 60000)).toBe(false);
+    await store.release(abandoned, 1);
+    expect(await store.find(abandoned)).toMatchObject({ fence: 2 });
+    // a retry of the abandoned authorization takes its row over only with the id, which the new claim holds
+    await expect(store.claim(abandoned, { ...claim, leaseMs: 60000, paymentId: id })).rejects.toBeInstanceOf(
+      PaymentIdClaimed,
+    );
+    expect(await store.find(abandoned)).toMatchObject({ paymentId: null, fence: 2 });
+    // a holder whose lease runs is alive: it keeps the id, and nothing is changed
+    await expect(store.claim(third, { ...claim, leaseMs: 60000, paymentId: id })).rejects.toBeInstanceOf(
+      PaymentIdClaimed,
+    );
+    expect(await store.find(third)).toBeNull();
+    expect(await store.find(fresh)).toMatchObject({ paymentId: id, fence: 1 });
+  });
+
+  it('a holder that stored a transaction hash, or settled successfully, keeps its payment-identifier whatever its lease', async () => {
+    const store = settlementStore(db);
+    const expire = (key: AuthorizationKey) =>
+      db.query(`UPDATE x402_settlements SET lease_until = now() - interval '1 second' WHERE nonce = $1`, [key.nonce]);
+    const sent = keyOf();
+    const id = `pay_${randomBytes(8).toString('hex')}`;
+    expect(await store.claim(sent, { ...claim, leaseMs: 60000, paymentId: id })).toBe(1);
+    expect(await store.setTransactionHash(sent, 1, hex(32), 60000)).toBe(true);
+    await expire(sent);
+    await expect(store.claim(keyOf(), { ...claim, leaseMs: 60000, paymentId: id })).rejects.toBeInstanceOf(
+      PaymentIdClaimed,
+    );
+    expect(await store.find(sent)).toMatchObject({ paymentId: id, fence: 1 });
+
+    const settled = keyOf();
+    const other = `pay_${randomBytes(8).toString('hex')}`;
+    expect(await store.claim(settled, { ...claim, leaseMs: -1000, paymentId: other })).toBe(1);
+    const success = { success: true, transaction: hex(32), network: 'eip155:1337' as const };
+    await store.finish(settled, success, null);
+    await expect(store.claim(keyOf(), { ...claim, leaseMs: 60000, paymentId: other })).rejects.toBeInstanceOf(
+      PaymentIdClaimed,
+    );
+    expect(await store.find(settled)).toMatchObject({ paymentId: other, fence: 1, outcome: success });
+  });
+
+  it('a claim keeps the validity the payer signed; a take-over replaces it', async () => {
+    const store = settlementStore(db);
+    const key = keyOf();
+    expect(await store.claim(key, { ...claim, leaseMs: -1000, validAfter: '10', validBefore: '99999999999' })).toBe(1);
+    expect(await store.find(key)).toMatchObject({ validAfter: '10', validBefore: '99999999999' });
+    expect(await store.claim(key, { ...claim, leaseMs: 60000, validAfter: '11', validBefore: '12' })).toBe(2);
+    expect(await store.find(key)).toMatchObject({ validAfter: '11', validBefore: '12' });
+    // a claim that names none is as one from before 025
+    const older = keyOf();
+    expect(await store.claim(older, { ...claim, leaseMs: 60000 })).toBe(1);
+    expect(await store.find(older)).toMatchObject({ validAfter: null, validBefore: null });
   });
 });

@@ -101,6 +101,8 @@ describe('x402 settle recovery (ganache)', () => {
       value: authorization.value,
       leaseMs: -1000,
       human,
+      validAfter: authorization.validAfter,
+      validBefore: authorization.validBefore,
     });
     expect(fence).toBe(1);
     const transport = x402Transport([chain.url], 10000);
@@ -353,7 +355,9 @@ describe('x402 settle recovery (ganache)', () => {
     // a replica claimed, signed and stored the hash, and stopped before broadcasting
     const strand = async (payment: PaymentPayload) => {
       const key = claimKeyOf(payment);
-      const fence = await store.claim(key, { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 });
+      const { validAfter, validBefore } = (payment.payload as { authorization: Authorization }).authorization;
+      const claim = { appId, payTo: seller.toLowerCase(), value: '1000000', leaseMs: -1000 };
+      const fence = await store.claim(key, { ...claim, validAfter, validBefore });
       expect(fence).toBe(1);
       const hash = `0x${randomBytes(32).toString('hex')}`;
       expect(await store.setTransactionHash(key, fence!, hash, -1000)).toBe(true);

@@ -4,6 +4,7 @@ import { extractPaymentIdentifier } from '@x402/extensions/payment-identifier';
 import { HUMAN_EXTENSION } from './human-proof';
 import { REASONS, type Reason } from './reasons';
 import type { ClaimPurpose, SettlementRow } from './settlement-store';
+import type { Authorization } from './x402-chain';
 
 /**
  * What one payment pays for, kept with its claim (024_x402_claim_purpose.sql): the resource's URL, as the
@@ -34,14 +35,13 @@ export function purposeOf(payload: PaymentPayload, requirements: PaymentRequirem
 /**
  * Why a settle for `purpose` (of `appId`, for `requirements`) may not answer the outcome of `row`'s claim: its
  * reason and message, or null when it is a retry of that payment (the same app, resource and requirements).
- * `validBefore`: the presented authorization's.
+ * The caller has checked that the presented authorization is the payer's and the claim's (claimedAuthorizationMismatch).
  */
 export function claimRefusal(
   appId: string,
   row: SettlementRow,
   purpose: ClaimPurpose,
   requirements: PaymentRequirements,
-  validBefore: string,
 ): { reason: Reason; message: string } | null {
   if (row.appId !== appId)
     return { reason: REASONS.otherApp, message: 'This authorization is settled for another app.' };
@@ -67,26 +67,27 @@ export function claimRefusal(
   // a retry. Refused as verify refuses a nonce used on chain or claimed, invalid_exact_evm_nonce_already_used:
   // the standard reason for "this authorization cannot pay again" (@x402/evm's facilitator answers it for a used
   // nonce), which sellers and clients already handle by signing a new one; the message names the cause.
-  const other = otherPurpose(row, purpose, validBefore, Math.floor(Date.now() / 1000));
+  const other = otherPurpose(row, purpose, Math.floor(Date.now() / 1000));
   return other ? { reason: REASONS.nonceUsed, message: other } : null;
 }
 
 /**
  * Why a settle for `purpose` may not answer the outcome of `row`'s claim, or null when it is a retry of that
  * payment. A row claimed before the purpose was kept (024; no hash) answers as before (payTo, amount and the
- * human proof, checked by the caller) while the authorization may still be settled (before validBefore): a
- * retry comes within the seller's maxTimeoutSeconds. Once it has expired, such a row's success answers no new
- * settle: nothing tells a late retry from the authorization presented for another resource. Its failure (it
- * bought nothing) is still answered, and one not finished yet is still finished as before.
+ * human proof, checked by the caller) while the authorization may still be settled (before the validBefore the
+ * claim stored): a retry comes within the seller's maxTimeoutSeconds. Once it has expired, such a row's success
+ * answers no new settle: nothing tells a late retry from the authorization presented for another resource. A
+ * row that stored no validBefore (claimed before 025, as every row before 024 was) is taken as expired: the
+ * request's validBefore is not the claim's (the payer may sign the same nonce again with a later one). Its
+ * failure (it bought nothing) is still answered, and one not finished yet is still finished as before.
  */
 function otherPurpose(
-  row: Pick<SettlementRow, 'resource' | 'requirementsHash' | 'outcome'>,
+  row: Pick<SettlementRow, 'resource' | 'requirementsHash' | 'outcome' | 'validBefore'>,
   purpose: ClaimPurpose,
-  validBefore: string,
   nowSeconds: number,
 ): string | null {
   if (row.requirementsHash === null)
-    return row.outcome?.success && BigInt(validBefore) <= BigInt(nowSeconds)
+    return row.outcome?.success && (row.validBefore === null || BigInt(row.validBefore) <= BigInt(nowSeconds))
       ? 'This authorization is already used (settled before Attest kept what a payment is for, and now expired); sign a new one.'
       : null;
   if (row.resource !== purpose.resource)
@@ -94,6 +95,26 @@ function otherPurpose(
   if (row.requirementsHash !== purpose.requirementsHash)
     return 'This authorization is already used: it pays for other payment requirements of this resource; sign a new one.';
   return null;
+}
+
+/**
+ * Why the authorization presented for `row`'s claim (its signature checked by the caller) is not the one the
+ * claim holds, or null when it is: the same `to` (the claim's payTo) and value, and, when the claim stored them
+ * (025), validAfter and validBefore. The key (from, nonce) found the row. A payer may sign the same nonce twice
+ * with other fields: only one can move funds, and the claim's is the one this settle answers for.
+ */
+export function claimedAuthorizationMismatch(
+  row: Pick<SettlementRow, 'payTo' | 'value' | 'validAfter' | 'validBefore'>,
+  a: Authorization,
+): string | null {
+  const differ =
+    a.to.toLowerCase() !== row.payTo ||
+    BigInt(a.value) !== BigInt(row.value) ||
+    (row.validAfter !== null && BigInt(a.validAfter) !== BigInt(row.validAfter)) ||
+    (row.validBefore !== null && BigInt(a.validBefore) !== BigInt(row.validBefore));
+  return differ
+    ? 'This authorization’s nonce is claimed by another authorization of the payer (its to, value or validity differ); sign a new one.'
+    : null;
 }
 
 /**
@@ -140,10 +161,12 @@ export function paymentRequestIdOf(requirements: PaymentRequirements): string | 
  * one (prefixed, so a buyer never picks one of the seller's own references), else x402:<nonce> followed by the
  * resource's URL (unique per authorization; at most 200 characters).
  */
-export function referenceOf(payload: PaymentPayload, nonce: string): string {
-  const id = paymentIdOf(payload);
-  if (id) return `x402:id:${id}`;
-  const resource = resourceOf(payload);
+export const referenceOf = (payload: PaymentPayload, nonce: string): string =>
+  referenceFor(paymentIdOf(payload), resourceOf(payload), nonce);
+
+/** referenceOf from a payment-identifier's id and a resource's URL (a claim keeps both, 024). */
+export function referenceFor(paymentId: string | null, resource: string | null, nonce: string): string {
+  if (paymentId) return `x402:id:${paymentId}`;
   return (resource ? `x402:${nonce} ${resource}` : `x402:${nonce}`).slice(0, 200);
 }
 

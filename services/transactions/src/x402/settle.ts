@@ -1,12 +1,19 @@
 import { getAddress, type Hex } from 'viem';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { AppError, type Logger } from '@attest/common';
+import type { Logger } from '@attest/common';
 import type { PaymentRequestLookup } from '../kernel/settlement';
 import type { TransactionService } from '../transactions';
 import { keepClaim } from './claim-lease';
-import { HUMAN_EXTENSION } from './human-proof';
-import { claimRefusal, paymentIdOf, paymentRequestIdOf, purposeOf, referenceOf } from './payment-purpose';
+import {
+  claimedAuthorizationMismatch,
+  claimRefusal,
+  paymentIdOf,
+  purposeOf,
+  referenceFor,
+  referenceOf,
+} from './payment-purpose';
 import { REASONS, type Reason } from './reasons';
+import { finishSettlement, paymentRequestRefusal, type Settled } from './settle-finish';
 import {
   PaymentIdClaimed,
   settlementStore,
@@ -14,7 +21,7 @@ import {
   type SettlementRow,
   type SettlementStore,
 } from './settlement-store';
-import { authorizationKey, type VerifiedPayment, type X402Verifier } from './verify';
+import { authorizationKey, toSpecAmount, type VerifiedPayment, type X402Token, type X402Verifier } from './verify';
 import { SimulationFailed, type Relayer } from './x402-chain';
 import type { X402Metrics } from './x402-metrics';
 
@@ -116,7 +123,11 @@ export class X402Settler {
         `This app settled ${this.options.perMinute} x402 payments in the last minute (X402_SETTLEMENTS_PER_MINUTE); try again shortly.`,
         payment.payer,
       );
-    const requestRefused = await this.requestRefusal(appId, requirements, payment);
+    const requestRefused = await this.requestRefusal(appId, requirements, {
+      to: payment.authorization.to,
+      token: payment.token,
+      payer: payment.payer,
+    });
     if (requestRefused) return requestRefused;
     let quote: { cost: bigint; balance: bigint };
     try {
@@ -152,6 +163,9 @@ export class X402Settler {
         purpose: purposeOf(payload, requirements),
         // claimed with it: another authorization with the same id, settled at the same time, is refused
         paymentId: paymentIdOf(payload),
+        // with the key, payTo and value, what the payer signed: a settle answering this claim compares them
+        validAfter: payment.authorization.validAfter,
+        validBefore: payment.authorization.validBefore,
       });
     } catch (err) {
       if (!(err instanceof PaymentIdClaimed)) throw err;
@@ -200,148 +214,125 @@ export class X402Settler {
     } finally {
       stopRenewal();
     }
-    return this.finish(appId, claimKey, hash, payment, payload, requirements);
+    return this.finish(
+      appId,
+      claimKey,
+      hash,
+      {
+        payer: payment.payer,
+        token: payment.token,
+        to: payment.authorization.to,
+        value: payment.authorization.value,
+        tokenAmount: payment.tokenAmount,
+        expiry: payment.authorization,
+        human: payment.human ?? null,
+        reference,
+      },
+      requirements,
+    );
   }
 
   /** Waits for the receipt of the claim's transaction and writes the outcome every settle of it answers. */
-  private async finish(
+  private finish(
     appId: string,
     key: AuthorizationKey,
     hash: Hex,
-    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token' | 'tokenAmount'> & {
-      human?: { sub: string; agent: string };
-    },
-    payload: PaymentPayload,
+    payment: Settled,
     requirements: PaymentRequirements,
   ): Promise<SettleResponse> {
-    const relayer = this.deps.relayer!;
-    let status: 'success' | 'reverted';
-    try {
-      status = await relayer.outcome(hash, this.options.receiptTimeoutMs);
-    } catch {
-      if (await relayer.neverLands(hash, payment.token.address, payment.authorization)) {
-        // signed and recorded but never broadcast (its replica stopped in between) or dropped, and now expired
-        const outcome = this.fail(
-          REASONS.validBefore,
-          `Transaction ${hash} never reached the chain and the authorization expired; nothing moved.`,
-          payment.payer,
-        );
-        await this.deps.settlements.finish(key, outcome, null);
-        return (await this.deps.settlements.find(key))?.outcome ?? outcome;
-      }
-      // nobody waits for the receipt any more: the next settle of the authorization takes the claim and reads it
-      await this.deps.settlements.releaseLease(key);
-      return this.fail(
-        REASONS.inProgress,
-        'The transaction is not mined yet; settle again for its outcome.',
-        payment.payer,
-        hash,
-      );
-    }
-    void relayer.balance().then(
-      (b) => this.deps.metrics?.observeBalance(b),
-      () => undefined,
+    const { relayer, settlements, transactions, metrics, logger } = this.deps;
+    return finishSettlement(
+      {
+        relayer: relayer!,
+        settlements,
+        transactions,
+        metrics,
+        logger,
+        network: this.network,
+        chainName: this.deps.verifier.options.chainName,
+        receiptTimeoutMs: this.options.receiptTimeoutMs,
+        fail: (reason, message, payer, transaction) => this.fail(reason, message, payer, transaction),
+      },
+      appId,
+      key,
+      hash,
+      payment,
+      requirements,
     );
-    if (status === 'reverted') {
-      const outcome = this.fail(REASONS.transactionFailed, 'The transfer reverted on chain.', payment.payer, hash);
-      await this.deps.settlements.finish(key, outcome, null);
-      return (await this.deps.settlements.find(key))?.outcome ?? outcome;
-    }
-    let transactionId: string | null = null;
-    try {
-      const { transaction } = await this.deps.transactions.recordOnce(
-        {
-          appId,
-          type: 'pay',
-          reference: referenceOf(payload, payment.authorization.nonce),
-          transactionHash: hash,
-          status: 'pending',
-          from: payment.authorization.from.toLowerCase(),
-          to: payment.authorization.to.toLowerCase(),
-          chain: this.deps.verifier.options.chainName,
-          token: payment.token.code,
-          tokenAmount: payment.tokenAmount.toString(),
-          paymentRequestId: paymentRequestIdOf(requirements) ?? null,
-          human: payment.human ? { sub: payment.human.sub, agent: payment.human.agent } : null,
-        },
-        'x402',
-      );
-      transactionId = transaction.id;
-    } catch (err) {
-      // the transfer is on chain: the answer says so; the operator sees why it was not recorded
-      this.deps.logger.error('x402 settlement not recorded as a transaction', {
-        transaction: hash,
-        app: appId,
-        error: (err as Error).message,
-      });
-    }
-    const outcome: SettleResponse = {
-      success: true,
-      payer: payment.payer,
-      transaction: hash,
-      network: this.network,
-      amount: payment.authorization.value,
-      ...(transactionId ? { extra: { transaction_id: transactionId } } : {}),
-      // the person behind the agent, as the attest-human proof named them (when the seller asked)
-      ...(payment.human
-        ? { extensions: { [HUMAN_EXTENSION]: { sub: payment.human.sub, agent: payment.human.agent } } }
-        : {}),
-    };
-    await this.deps.settlements.finish(key, outcome, transactionId);
-    return (await this.deps.settlements.find(key))?.outcome ?? outcome;
   }
 
   /**
-   * Why the payment request the requirements name (extra.payment_request_id) may not be paid by this payment,
-   * as a refusal; null when they name none or it may: the app's own request, on this chain, to the
-   * authorization's `to` (= payTo), accepting its token.
+   * What the claim stored of its payment, as finish records it when a settle finishes another one's transaction:
+   * the payer, `to` and value the claim holds (the presented authorization was found to be the same), its
+   * validBefore (025) and the reference its payment-identifier and resource make (024; a claim from before 024
+   * kept neither: the request's, as then).
    */
+  private claimedPayment(row: SettlementRow, token: X402Token, payload: PaymentPayload, nonce: Hex): Settled {
+    const from = getAddress(row.payer);
+    return {
+      payer: from,
+      token,
+      to: getAddress(row.payTo),
+      value: row.value,
+      tokenAmount: toSpecAmount(BigInt(row.value), token.decimals),
+      expiry:
+        row.validBefore === null
+          ? null
+          : {
+              from,
+              to: getAddress(row.payTo),
+              value: row.value,
+              validAfter: row.validAfter ?? '0',
+              validBefore: row.validBefore,
+              nonce,
+            },
+      // the person the first settle's proof named (its claim keeps them)
+      human: row.human,
+      reference:
+        row.requirementsHash === null ? referenceOf(payload, nonce) : referenceFor(row.paymentId, row.resource, nonce),
+    };
+  }
+
+  /** paymentRequestRefusal (settle-finish.ts) as this settle's answer, or null. */
   private async requestRefusal(
     appId: string,
     requirements: PaymentRequirements,
-    payment: Pick<VerifiedPayment, 'payer' | 'authorization' | 'token'>,
+    payment: { to: string; token: X402Token; payer: string },
   ): Promise<SettleResponse | null> {
-    const requestId = paymentRequestIdOf(requirements);
-    if (!requestId) return null;
-    try {
-      const request = await this.deps.paymentRequests.forPayment(appId, requestId);
-      const to = payment.authorization.to.toLowerCase();
-      if (
-        request.chain !== this.deps.verifier.options.chainName ||
-        request.to.toLowerCase() !== to ||
-        requirements.payTo.toLowerCase() !== to
-      )
-        return this.fail(
-          REASONS.requirements,
-          `payTo must be payment request ${requestId}'s to on ${request.chain}.`,
-          payment.payer,
-        );
-      if (!request.accepted.some((t) => t.token === payment.token.code))
-        return this.fail(
-          REASONS.requirements,
-          `Payment request ${requestId} does not accept ${payment.token.code}.`,
-          payment.payer,
-        );
-      return null;
-    } catch (err) {
-      if (err instanceof AppError) return this.fail(REASONS.requirements, err.detail, payment.payer);
-      throw err;
-    }
+    const refused = await paymentRequestRefusal(
+      this.deps.paymentRequests,
+      this.deps.verifier.options.chainName,
+      appId,
+      requirements,
+      payment,
+    );
+    return refused && this.fail(refused.reason, refused.message, payment.payer);
   }
 
-  /** claimRefusal's answer (payment-purpose.ts) as this settle's, or null for a retry of the claim's payment. */
+  /**
+   * Why the settle of `presented` (its signature checked) may not answer `row`'s claim, as its answer: the
+   * authorization is not the one claimed (claimedAuthorizationMismatch), or claimRefusal's (payment-purpose.ts);
+   * null for a retry of the claim's payment.
+   */
   private refusedBy(
     appId: string,
     row: SettlementRow,
+    presented: VerifiedPayment,
     payload: PaymentPayload,
     requirements: PaymentRequirements,
-    validBefore: string,
   ): SettleResponse | null {
-    const refused = claimRefusal(appId, row, purposeOf(payload, requirements), requirements, validBefore);
-    return refused && this.fail(refused.reason, refused.message, getAddress(row.payer));
+    const payer = getAddress(row.payer);
+    const mismatch = claimedAuthorizationMismatch(row, presented.authorization);
+    if (mismatch) return this.fail(REASONS.nonceUsed, mismatch, payer);
+    const refused = claimRefusal(appId, row, purposeOf(payload, requirements), requirements);
+    return refused && this.fail(refused.reason, refused.message, payer);
   }
 
-  /** A settle of an authorization already claimed: the first outcome, once there is one. */
+  /**
+   * A settle of an authorization already claimed: the first outcome, once there is one. Only for the payer's
+   * own authorization (its signature checked, as verify checks it) that is the one the claim holds: the whole
+   * authorization is public once its transaction is, and anyone may present it again with another signature.
+   */
   private async answerClaimed(
     appId: string,
     row: SettlementRow,
@@ -350,37 +341,34 @@ export class X402Settler {
     mayTakeOver = true,
   ): Promise<SettleResponse> {
     const parsed = this.deps.verifier.parse(payload, requirements);
-    const validBefore = 'key' in parsed ? parsed.payment.authorization.validBefore : '0';
-    const refusal = this.refusedBy(appId, row, payload, requirements, validBefore);
+    const refuse = (r: { response: { invalidReason?: string; invalidMessage?: string; payer?: string } }) =>
+      this.fail(r.response.invalidReason as Reason, r.response.invalidMessage ?? '', r.response.payer);
+    // every caller parsed it first; a payload parse refuses is answered nothing of the claim
+    if (!('key' in parsed)) return refuse(parsed);
+    const presented = parsed.payment;
+    const unsigned = await this.deps.verifier.signatureRefusal(presented, requirements);
+    if (unsigned) return refuse(unsigned);
+    const refusal = this.refusedBy(appId, row, presented, payload, requirements);
     if (refusal) return refusal;
     const deadline = Date.now() + this.options.receiptTimeoutMs;
     let current: SettlementRow | null = row;
     while (current && !current.outcome) {
       if (mayTakeOver && current.leaseUntil.getTime() < Date.now()) {
         // its replica went quiet: one with a transaction is finished here (by the one settle that takes its
-        // lease); one without is settled afresh (claim takes it over, once)
+        // lease), from what its claim stored; one without is settled afresh (claim takes it over, once)
         if (!current.transactionHash) return this.settle(appId, payload, requirements, true);
-        if ('key' in parsed) {
-          // the payment request it will be recorded for passes the checks a first settle makes
-          const refused = await this.requestRefusal(appId, requirements, parsed.payment);
-          if (refused) return { ...refused, transaction: current.transactionHash };
-          if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
-            return this.finish(
-              appId,
-              current,
-              current.transactionHash as Hex,
-              // the person the first settle's proof named (its claim keeps them)
-              { ...parsed.payment, ...(current.human ? { human: current.human } : {}) },
-              payload,
-              requirements,
-            );
-        }
+        const claimed = this.claimedPayment(current, presented.token, payload, presented.authorization.nonce);
+        // the payment request it will be recorded for passes the checks a first settle makes
+        const refused = await this.requestRefusal(appId, requirements, claimed);
+        if (refused) return { ...refused, transaction: current.transactionHash };
+        if (await this.deps.settlements.takeLease(current, this.options.leaseMs))
+          return this.finish(appId, current, current.transactionHash as Hex, claimed, requirements);
       }
       if (Date.now() > deadline) break;
       await sleep(this.options.pollMs ?? 100);
       current = await this.deps.settlements.find(row);
       // given up meanwhile (nothing sent) and claimed again, perhaps for another payment: checked afresh
-      const changed = current && this.refusedBy(appId, current, payload, requirements, validBefore);
+      const changed = current && this.refusedBy(appId, current, presented, payload, requirements);
       if (changed) return changed;
     }
     if (current?.outcome) return current.outcome;

@@ -1,4 +1,4 @@
-import { preparedStatement, type Queryable } from '@attest/common';
+import { preparedStatement, type Db, type Queryable } from '@attest/common';
 import type { SettleResponse } from '@x402/core/types';
 
 /** One EIP-3009 authorization: what makes it unique on chain (the token's authorizationState key, per network). */
@@ -29,6 +29,14 @@ export interface SettlementRow extends AuthorizationKey {
    */
   resource: string | null;
   requirementsHash: string | null;
+  /** The payment-identifier's id claimed with it (024), or null (none sent, or freed: see claim). */
+  paymentId: string | null;
+  /**
+   * The authorization's validAfter and validBefore (025_x402_claim_authorization.sql): with its key (from,
+   * nonce), payTo (its `to`) and value, what the payer signed. Null on a row claimed before that migration.
+   */
+  validAfter: string | null;
+  validBefore: string | null;
 }
 
 /** What a claim pays for (payment-purpose.ts): a settle of the same authorization for anything else is refused. */
@@ -43,6 +51,9 @@ export class PaymentIdClaimed extends Error {
     super(`payment-identifier ${id} is claimed by another authorization`);
   }
 }
+
+/** Rolls back a transaction whose claim found the authorization claimed already. */
+class NotClaimed extends Error {}
 
 const PAYMENT_ID_INDEX = 'x402_settlements_payment_id_idx';
 const isPaymentIdConflict = (err: unknown) =>
@@ -64,6 +75,9 @@ interface Row {
   human_agent: string | null;
   resource: string | null;
   requirements_hash: string | null;
+  payment_id?: string | null;
+  valid_after?: string | null;
+  valid_before?: string | null;
 }
 
 const toRow = (r: Row): SettlementRow => ({
@@ -81,6 +95,9 @@ const toRow = (r: Row): SettlementRow => ({
   human: r.human_sub !== null && r.human_agent !== null ? { sub: r.human_sub, agent: r.human_agent } : null,
   resource: r.resource ?? null,
   requirementsHash: r.requirements_hash ?? null,
+  paymentId: r.payment_id ?? null,
+  validAfter: r.valid_after === null || r.valid_after === undefined ? null : String(r.valid_after),
+  validBefore: r.valid_before === null || r.valid_before === undefined ? null : String(r.valid_before),
 });
 
 const KEY = 'network = $1 AND token = $2 AND payer = $3 AND nonce = $4';
@@ -91,8 +108,59 @@ const MAX_FINDS_TOGETHER = 200;
 const keyOf = (k: { network: string; token: string; payer: string; nonce: string }) =>
   `${k.network}\n${k.token}\n${k.payer}\n${k.nonce}`;
 
+/** What a claim stores besides its key (settlementStore's claim). */
+export interface Claim {
+  appId: string;
+  /** paymentRequirements.payTo, lower case: the authorization's `to` (verify requires them equal). */
+  payTo: string;
+  /** authorization.value. */
+  value: string;
+  leaseMs: number;
+  human?: { sub: string; agent: string } | null;
+  purpose?: ClaimPurpose | null;
+  paymentId?: string | null;
+  /** authorization.validAfter and validBefore; absent, the row is as one claimed before 025. */
+  validAfter?: string | null;
+  validBefore?: string | null;
+}
+
+const CLAIM = `INSERT INTO x402_settlements
+    (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent,
+     resource, requirements_hash, payment_id, valid_after, valid_before)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10,
+    $11, $12, $13, $14, $15)
+  ON CONFLICT (network, token, payer, nonce) DO UPDATE
+    SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
+        claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
+        human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent,
+        resource = EXCLUDED.resource, requirements_hash = EXCLUDED.requirements_hash,
+        payment_id = EXCLUDED.payment_id, valid_after = EXCLUDED.valid_after, valid_before = EXCLUDED.valid_before
+    WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
+      AND x402_settlements.lease_until < now()
+  RETURNING fence`;
+
+/**
+ * Frees `paymentId` of the app from another authorization's claim abandoned before anything was sent (no
+ * transaction hash, no outcome, its lease over): whether one was freed. The row stays, its payment_id nulled
+ * and its fencing token increased, as a take-over does: the settle that held it, were it only stalled, can no
+ * longer store a hash (so it sends nothing under an id another claim now holds), and a retry of that
+ * authorization may take the row over later (claiming the id again, so refused while the new holder has it).
+ * The row is not deleted: a new claim of that authorization would start its token at 1 again, the token the
+ * stalled settle holds.
+ */
+async function freeAbandoned(q: Queryable, key: AuthorizationKey, appId: string, paymentId: string): Promise<boolean> {
+  const rows = await q.query<{ nonce: string }>(
+    `UPDATE x402_settlements SET payment_id = NULL, fence = fence + 1
+     WHERE app_id = $5 AND payment_id = $6 AND transaction_hash IS NULL AND outcome IS NULL AND lease_until < now()
+       AND NOT (${KEY})
+     RETURNING nonce`,
+    [...keyParams(key), appId, paymentId],
+  );
+  return rows.length > 0;
+}
+
 /** The x402_settlements table: one row per authorization, claimed before its transaction is submitted. */
-export function settlementStore(db: Queryable) {
+export function settlementStore(db: Queryable & Partial<Pick<Db, 'transaction'>>) {
   /**
    * The finds asked since the last statement: every verify asks one (is the authorization being settled?),
    * so those that arrive together (the requests one turn of the event loop reads) are one statement, sent
@@ -141,53 +209,52 @@ export function settlementStore(db: Queryable) {
      * Claims the authorization for `appId`: its fencing token, or null when it is claimed already. A claim
      * without a transaction hash whose lease ran out (its replica stopped, or went quiet, before submitting)
      * is taken over, with the next token: the settle that held it can no longer store a hash (setTransactionHash).
-     * The claim keeps what it pays for (`purpose`); a take-over replaces it (the first holder sent nothing).
-     * Throws PaymentIdClaimed when its `paymentId` is held by another authorization's claim of the app.
+     * The claim keeps what it pays for (`purpose`) and what the payer signed (`validAfter`, `validBefore`; with
+     * the key, payTo and value); a take-over replaces them (the first holder sent nothing).
+     * Throws PaymentIdClaimed when its `paymentId` is held by another authorization's claim of the app (in flight
+     * or settled successfully). A holder abandoned before anything was sent (no transaction hash, its lease over)
+     * holds it no more: it is freed (freeAbandoned) and the id claimed, in one transaction.
      */
-    async claim(
-      key: AuthorizationKey,
-      claim: {
-        appId: string;
-        payTo: string;
-        value: string;
-        leaseMs: number;
-        human?: { sub: string; agent: string } | null;
-        purpose?: ClaimPurpose | null;
-        paymentId?: string | null;
-      },
-    ): Promise<number | null> {
-      const rows = db.query<{ fence: string | number }>(
-        `INSERT INTO x402_settlements
-           (network, token, payer, nonce, app_id, pay_to, value, lease_until, human_sub, human_agent,
-            resource, requirements_hash, payment_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::double precision / 1000), $9, $10,
-           $11, $12, $13)
-         ON CONFLICT (network, token, payer, nonce) DO UPDATE
-           SET app_id = EXCLUDED.app_id, pay_to = EXCLUDED.pay_to, value = EXCLUDED.value,
-               claimed_at = now(), lease_until = EXCLUDED.lease_until, fence = x402_settlements.fence + 1,
-               human_sub = EXCLUDED.human_sub, human_agent = EXCLUDED.human_agent,
-               resource = EXCLUDED.resource, requirements_hash = EXCLUDED.requirements_hash,
-               payment_id = EXCLUDED.payment_id
-           WHERE x402_settlements.transaction_hash IS NULL AND x402_settlements.outcome IS NULL
-             AND x402_settlements.lease_until < now()
-         RETURNING fence`,
-        [
-          ...keyParams(key),
-          claim.appId,
-          claim.payTo,
-          claim.value,
-          claim.leaseMs,
-          claim.human?.sub ?? null,
-          claim.human?.agent ?? null,
-          claim.purpose?.resource ?? null,
-          claim.purpose?.requirementsHash ?? null,
-          claim.paymentId ?? null,
-        ],
-      );
-      const [row] = await rows.catch((err: unknown) => {
-        throw isPaymentIdConflict(err) ? new PaymentIdClaimed(claim.paymentId ?? '') : err;
-      });
-      return row ? Number(row.fence) : null;
+    async claim(key: AuthorizationKey, claim: Claim): Promise<number | null> {
+      const params = [
+        ...keyParams(key),
+        claim.appId,
+        claim.payTo,
+        claim.value,
+        claim.leaseMs,
+        claim.human?.sub ?? null,
+        claim.human?.agent ?? null,
+        claim.purpose?.resource ?? null,
+        claim.purpose?.requirementsHash ?? null,
+        claim.paymentId ?? null,
+        claim.validAfter ?? null,
+        claim.validBefore ?? null,
+      ];
+      const insert = async (q: Queryable) => {
+        const [row] = await q.query<{ fence: string | number }>(CLAIM, params);
+        return row ? Number(row.fence) : null;
+      };
+      try {
+        return await insert(db);
+      } catch (err) {
+        if (!isPaymentIdConflict(err) || !claim.paymentId) throw err;
+      }
+      const paymentId = claim.paymentId;
+      if (!db.transaction)
+        throw new Error('x402 claims with a payment-identifier need the database, not one connection');
+      try {
+        return await db.transaction(async (tx) => {
+          if (!(await freeAbandoned(tx, key, claim.appId, paymentId))) throw new PaymentIdClaimed(paymentId);
+          const fence = await insert(tx);
+          // the authorization is claimed by a settle that is alive: nothing is freed either
+          if (fence === null) throw new NotClaimed();
+          return fence;
+        });
+      } catch (err) {
+        if (err instanceof NotClaimed) return null;
+        // held by a claim that is alive, or taken meanwhile by another one (rolled back: nothing was freed)
+        throw isPaymentIdConflict(err) ? new PaymentIdClaimed(paymentId) : err;
+      }
     },
     /**
      * The transaction that carries the authorization, before it is broadcast: stored only while the claim is

@@ -128,30 +128,11 @@ export class X402Verifier {
     const parsed = this.parse(payload, requirements);
     if (!('key' in parsed)) return parsed;
     const { payment, key } = parsed;
-    const { token, authorization: a, signature } = payment;
+    const { token, authorization: a } = payment;
     const invalid = (reason: Reason, message: string): Verdict => refusal(reason, message, a.from);
 
-    const name = requirements.extra?.name;
-    const version = requirements.extra?.version;
-    if (typeof name !== 'string' || typeof version !== 'string')
-      return invalid(
-        REASONS.missingDomain,
-        'paymentRequirements.extra must carry the token’s EIP-712 name and version.',
-      );
-    const domain = await this.deps.chain.tokenDomain(token.address);
-    if (domain && domain.name !== name)
-      return invalid(
-        REASONS.tokenName,
-        `paymentRequirements.extra.name must be the token’s EIP-712 name (${domain.name}).`,
-      );
-    if (domain && domain.version !== version)
-      return invalid(
-        REASONS.tokenVersion,
-        `paymentRequirements.extra.version must be the token’s (${domain.version}).`,
-      );
-    const typed = authorizationTypedData({ name, version, chainId: this.deps.chain.chainId, token: token.address }, a);
-    if (!(await this.deps.chain.signedBy(typed, a.from, signature)))
-      return invalid(REASONS.signature, 'The signature is not the payer’s over this authorization.');
+    const unsigned = await this.signatureRefusal(payment, requirements);
+    if (unsigned) return unsigned;
 
     if (getAddress(a.to) !== getAddress(requirements.payTo))
       return invalid(REASONS.recipientMismatch, 'authorization.to must be paymentRequirements.payTo.');
@@ -194,6 +175,38 @@ export class X402Verifier {
     // only when the seller asks for the human behind the agent (human-proof.ts)
     if (requirements.extra?.[HUMAN_EXTENSION] !== undefined) return this.withHuman(payload, requirements, payment);
     return { response: { isValid: true, payer: a.from }, payment };
+  }
+
+  /**
+   * The payer's signature: the requirements carry the token's EIP-712 name and version (the token's own, when it
+   * reports them), and the signature is the payer's over the authorization (an EOA's, or a contract wallet's by
+   * ERC-1271). The refusal, or null. Settle checks an authorization presented again for a claim with it too.
+   */
+  async signatureRefusal(payment: VerifiedPayment, requirements: PaymentRequirements): Promise<Verdict | null> {
+    const { token, authorization: a, signature } = payment;
+    const invalid = (reason: Reason, message: string): Verdict => refusal(reason, message, a.from);
+    const name = requirements.extra?.name;
+    const version = requirements.extra?.version;
+    if (typeof name !== 'string' || typeof version !== 'string')
+      return invalid(
+        REASONS.missingDomain,
+        'paymentRequirements.extra must carry the token’s EIP-712 name and version.',
+      );
+    const domain = await this.deps.chain.tokenDomain(token.address);
+    if (domain && domain.name !== name)
+      return invalid(
+        REASONS.tokenName,
+        `paymentRequirements.extra.name must be the token’s EIP-712 name (${domain.name}).`,
+      );
+    if (domain && domain.version !== version)
+      return invalid(
+        REASONS.tokenVersion,
+        `paymentRequirements.extra.version must be the token’s (${domain.version}).`,
+      );
+    const typed = authorizationTypedData({ name, version, chainId: this.deps.chain.chainId, token: token.address }, a);
+    if (!(await this.deps.chain.signedBy(typed, a.from, signature)))
+      return invalid(REASONS.signature, 'The signature is not the payer’s over this authorization.');
+    return null;
   }
 
   /** The attest-human extension: the payment, valid otherwise, with the person behind the agent, or refused. */
@@ -259,7 +272,7 @@ function authorizationProblem(a: Authorization | undefined, signature: unknown):
 }
 
 /** Base units of a token with `decimals` decimals in 6 decimals (token_amount); call when representable6. */
-const toSpecAmount = (value: bigint, decimals: number) =>
+export const toSpecAmount = (value: bigint, decimals: number) =>
   decimals >= SPEC_DECIMALS
     ? value / 10n ** BigInt(decimals - SPEC_DECIMALS)
     : value * 10n ** BigInt(SPEC_DECIMALS - decimals);

@@ -1,0 +1,13 @@
+-- Issue 43, a review finding: a settle of an authorization already claimed answered the claim's outcome without
+-- checking the presented payload. Its signature was not checked, the rule for claims from before 024 ("expired,
+-- so its success answers no new settle") read validBefore from the presented payload, and a settle that took an
+-- in-flight claim over recorded the transaction (and answered `amount`) from the presented `to` and `value`.
+-- Such a settle now checks the presented authorization's signature and that its fields are the claim's, and
+-- reads what it uses from the claim. The claim kept the authorization's from and nonce (its key), its `to`
+-- (pay_to: verify requires paymentRequirements.payTo to be the authorization's `to`) and value; it now keeps
+-- the rest of what the payer signed:
+--   valid_after, valid_before  the authorization's validAfter and validBefore (seconds).
+-- Rows claimed before this migration have neither (null): their validAfter and validBefore are not compared;
+-- a row from before 024 (no requirements_hash) is taken as expired, so its success answers no new settle; and a
+-- settle finishing such a row's transaction never concludes from the request that it can no longer land.
+ALTER TABLE x402_settlements ADD COLUMN valid_after numeric(78, 0), ADD COLUMN valid_before numeric(78, 0);

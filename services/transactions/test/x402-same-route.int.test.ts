@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { x402Client } from '@x402/core/client';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
+import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { encrypt } from '@attest/common';
+import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
+import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
+import { localChain, type LocalChain } from './support/local-chain';
+import { deployX402Token, newAccount, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
+
+const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
+const ETH = 10n ** 18n;
+const operator = { type: 'operator' as const, id: 'test' };
+
+/**
+ * Issue 43, a documented limit (docs/payments.md, "x402"): one payment header sent several times at once to the
+ * same paid route of an @x402/express seller. @x402/express verifies, runs the handler, then settles: every
+ * request verifies before the first settle claims the authorization; that settle moves the funds, and every
+ * other is a retry of the same payment (same app, resource and requirements), answered the first outcome, as a
+ * retried settle must be. So each is served, for one transfer. Once the authorization is claimed, verify
+ * refuses it: a request after that is answered 402.
+ */
+describe('x402: one header, same route, at once (ganache)', () => {
+  let chain: LocalChain;
+  let x402: X402Chain;
+  let h: TransactionsHarness;
+  const appId = newAppId();
+  let apiKey: string;
+  const seller = newAccount().address;
+  let relayer: `0x${string}`;
+  const servers: http.Server[] = [];
+
+  beforeAll(async () => {
+    const relayerKey = generatePrivateKey();
+    relayer = privateKeyToAccount(relayerKey).address;
+    chain = await localChain();
+    x402 = await deployX402Token(chain);
+    await x402.fund(relayer, ETH);
+    h = await transactionsHarness({
+      CHAIN_RPC_URL: chain.url,
+      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
+      CHAIN_FINALITY: '1',
+      KEY_ENCRYPTION_KEY,
+      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, relayerKey),
+    });
+    apiKey = (await apiKeyFor(h, appId)).api_key;
+    const receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
+    await receiving.addByOperator(appId, 'worldchain', seller, operator);
+  }, 120000);
+  afterAll(async () => {
+    await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+    await h?.close();
+    await chain?.close();
+  });
+
+  async function listen(app: http.RequestListener): Promise<string> {
+    const server = http.createServer(app);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('three identical requests at once: three paid responses, one transfer; a request after the claim is refused', async () => {
+    const N = 3;
+    const buyer = newAccount();
+    await x402.mint(buyer.address, 1_000_000n);
+    const auth = { Authorization: `Bearer ${apiKey}` };
+    const facilitator = new HTTPFacilitatorClient({
+      url: `${await listen(h.publicApp)}/x402`,
+      createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
+    });
+    const resourceServer = new x402ResourceServer(facilitator).register('eip155:1337', new ExactEvmServer());
+    const accepts = {
+      scheme: 'exact',
+      network: 'eip155:1337' as const,
+      payTo: seller,
+      price: {
+        amount: '1000000',
+        asset: x402.token,
+        extra: { name: TOKEN_NAME, version: TOKEN_VERSION, route: 'GET /report' },
+      },
+    };
+    const shop = express();
+    shop.use(paymentMiddleware({ 'GET /report': { accepts, description: 'report' } }, resourceServer));
+    // a barrier, not a clock: the handler answers once all N requests reached it (all verified, none settled)
+    let arrived = 0;
+    let release: () => void = () => undefined;
+    const allIn = new Promise<void>((resolve) => (release = resolve));
+    shop.get('/report', async (_req, res) => {
+      arrived += 1;
+      if (arrived === N) release();
+      await allIn;
+      res.json({ content: 'the paid report' });
+    });
+    const shopUrl = await listen(shop);
+    const first = await fetch(`${shopUrl}/report`);
+    expect(first.status).toBe(402);
+    const client = x402Client.fromConfig({
+      schemes: [{ network: 'eip155:1337', client: new ExactEvmClient(buyer) }],
+      spendControls: {
+        allowedAssets: [{ network: 'eip155:1337', asset: x402.token, maxAmountPerPayment: '1000000' }],
+      },
+    });
+    const required = decodePaymentRequiredHeader(first.headers.get('PAYMENT-REQUIRED')!);
+    const payload = await client.createPaymentPayload(required);
+    const header = encodePaymentSignatureHeader(payload);
+    const sentBefore = await x402.sent(relayer);
+
+    const answers = await Promise.all(
+      Array.from({ length: N }, () => fetch(`${shopUrl}/report`, { headers: { 'PAYMENT-SIGNATURE': header } })),
+    );
+    const bodies = await Promise.all(answers.map((a) => a.text()));
+
+    // one transfer on chain, the buyer charged once
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+    expect(await x402.balanceOf(buyer.address)).toBe(0n);
+    // the documented limit: every one of the N requests was served the paid content (retries of one payment)
+    expect(answers.map((a) => a.status)).toEqual(Array(N).fill(200));
+    expect(bodies.every((b) => b.includes('the paid report'))).toBe(true);
+    // each answer carries the one transfer's settlement: a seller can key once-per-payment work on it
+    const settled = answers.map((a) => decodePaymentResponseHeader(a.headers.get('PAYMENT-RESPONSE')!));
+    expect(new Set(settled.map((r) => r.transaction)).size).toBe(1);
+    expect(settled[0]).toMatchObject({ success: true, extra: { transaction_id: expect.any(String) } });
+    expect(settled.every((r) => JSON.stringify(r) === JSON.stringify(settled[0]))).toBe(true);
+    // once claimed (here settled), verify refuses the authorization: the same header again is not served
+    arrived = 0;
+    const later = await fetch(`${shopUrl}/report`, { headers: { 'PAYMENT-SIGNATURE': header } });
+    expect(later.status).toBe(402);
+    expect(arrived).toBe(0);
+    expect(await x402.sent(relayer)).toBe(sentBefore + 1);
+  });
+});
