@@ -337,7 +337,9 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
     const rows = await h.storage.db.query('SELECT 1 FROM refresh_families WHERE client_id = $1', [reg.client_id]);
     expect(rows).toHaveLength(0);
     const tokenRows = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE token_hash = $1', [
-      createHash('sha256').update(tokens.body.refresh_token as string).digest('hex'),
+      createHash('sha256')
+        .update(tokens.body.refresh_token as string)
+        .digest('hex'),
     ]);
     expect(tokenRows).toHaveLength(0);
   });

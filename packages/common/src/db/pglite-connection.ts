@@ -109,7 +109,9 @@ export class PGliteConnection extends Duplex {
         // streamed as PGlite writes it (copied out of its memory), not parsed by PGlite as its own query's answer
         const answer: Buffer[] = [];
         await this.db.runExclusive(() =>
-          this.db.execProtocolRawStream(new Uint8Array(messages), { onRawData: (data) => answer.push(Buffer.from(data)) }),
+          this.db.execProtocolRawStream(new Uint8Array(messages), {
+            onRawData: (data) => answer.push(Buffer.from(data)),
+          }),
         );
         if (answer.length > 0 && !this.destroyed) this.push(answer.length === 1 ? answer[0] : Buffer.concat(answer));
       } catch (err) {
