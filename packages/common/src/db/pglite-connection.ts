@@ -13,11 +13,12 @@ const PROTOCOL_3 = 196608;
  * `pg` still writes and parses every message (the same types, errors and prepared statements as through a
  * socket); what goes is the loopback TCP connection and the socket server between them, which ran each
  * message of a statement (Bind, Execute, Sync…) as a call into PGlite of its own. Here the messages `pg`
- * writes in one turn of the event loop (one statement's, or a pipeline's) go into PGlite in one call.
+ * writes in one turn of the event loop (one statement's, or a pipeline's) go into PGlite in one call, after
+ * that turn's I/O.
  *
- * Measured (3×4,000 prepared one-row UPDATEs by key through a `pg` Client, CPU time, PGlite 0.5 with
- * Liftoff only): ~0.12–0.13 ms a statement through @electric-sql/pglite-socket, ~0.08 ms here with a call
- * per message, ~0.05 ms with a call per turn (bench/README.md, "The refresh row's storage").
+ * Measured (`pnpm exec tsx bench/embedded-statements.ts`: 4,000 prepared one-row UPDATEs by key through a `pg`
+ * Client, CPU time, Liftoff only, rounds after the first): ~0.13–0.15 ms a statement through
+ * @electric-sql/pglite-socket, ~0.05 ms here (bench/README.md, "The refresh row's storage").
  *
  * PGlite is one Postgres session, and a call runs alone (PGlite's runExclusive), in the order written.
  */
@@ -72,7 +73,9 @@ export class PGliteConnection extends Duplex {
         this.pending.push(message);
         if (!this.flushScheduled) {
           this.flushScheduled = true;
-          queueMicrotask(() => this.flush());
+          // after the I/O of this turn of the event loop, as a socket's answer would come: the requests that came
+          // in it meanwhile queue behind the statement, and batchers (KeyBatcher, WriteBatcher) can take them together
+          setImmediate(() => this.flush());
         }
       }
     }

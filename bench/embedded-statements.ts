@@ -1,0 +1,143 @@
+/**
+ * What one statement costs on the embedded database, without HTTP (issue 41, the refresh row): CPU ms of this
+ * process, each PGlite in memory with Liftoff only, as `pnpm start` runs it.
+ *
+ * 1. transport: a prepared one-row UPDATE by key through a `pg` Client, by @electric-sql/pglite-socket's
+ *    loopback server (what `pnpm start` used) and by PGliteConnection (in process, what it uses now);
+ * 2. rotation: a refresh token's rotation, BENCH_ROTATIONS_PER_STATEMENT (14) in one statement as the bench's
+ *    32 connections share them, on the tables of migration 018 (a copy of the whole row, five indexes) and of
+ *    028 (a narrow successor row, its family's row apart), 20,000 families in each.
+ *
+ *   pnpm exec tsx bench/embedded-statements.ts
+ */
+import { randomBytes } from 'node:crypto';
+import v8 from 'node:v8';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Client } from 'pg';
+import { PGliteConnection } from '../packages/common/src/db/pglite-connection';
+
+v8.setFlagsFromString('--liftoff-only');
+
+const ROUNDS = 3;
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const hex = () => randomBytes(32).toString('hex');
+
+async function transport(db: PGlite, label: string, client: Client): Promise<void> {
+  await client.connect();
+  await db.exec(`CREATE TABLE IF NOT EXISTS t (k text PRIMARY KEY, u timestamptz);
+    INSERT INTO t SELECT md5(i::text), NULL FROM generate_series(1, 20000) i ON CONFLICT DO NOTHING`);
+  const n = 4000;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const start = cpuMs();
+    for (let i = 0; i < n; i++) {
+      const text = 'UPDATE t SET u = now() WHERE k = md5($1::text) RETURNING k';
+      await client.query({ name: `update_${label}`, text, values: [String(1 + (i % 20000))] });
+    }
+    console.log(`transport ${label.padEnd(10)} round ${round}: ${((cpuMs() - start) / n).toFixed(3)} ms a statement`);
+  }
+  await client.end();
+}
+
+const SCHEMA_018 = `CREATE TABLE refresh_tokens (token_hash text PRIMARY KEY, family_id text NOT NULL, client_id text NOT NULL,
+    user_id text NOT NULL, grant_data jsonb NOT NULL, sid text, jkt text, access_jti text NOT NULL,
+    issued_at timestamptz NOT NULL DEFAULT now(), expires_at timestamptz NOT NULL, used_at timestamptz);
+  CREATE INDEX ON refresh_tokens (family_id); CREATE INDEX ON refresh_tokens (sid);
+  CREATE INDEX ON refresh_tokens (user_id, client_id); CREATE INDEX ON refresh_tokens (expires_at);`;
+const ROTATE_018 = `WITH used AS (UPDATE refresh_tokens r SET used_at = now()
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS a(used_hash, next_hash, access_jti)
+    WHERE r.token_hash = a.used_hash AND r.used_at IS NULL
+    RETURNING a.next_hash, a.access_jti, r.family_id, r.client_id, r.user_id, r.grant_data, r.sid, r.jkt, r.expires_at)
+  INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at)
+  SELECT next_hash, family_id, client_id, user_id, grant_data, sid, jkt, access_jti, expires_at FROM used RETURNING token_hash`;
+const SCHEMA_028 = `CREATE TABLE refresh_families (family_id text PRIMARY KEY, client_id text NOT NULL, user_id text NOT NULL,
+    grant_data jsonb NOT NULL, sid text, jkt text, expires_at timestamptz NOT NULL);
+  CREATE INDEX ON refresh_families (sid); CREATE INDEX ON refresh_families (user_id, client_id);
+  CREATE INDEX ON refresh_families (expires_at);
+  CREATE TABLE refresh_tokens (token_hash text PRIMARY KEY, family_id text NOT NULL, access_jti text NOT NULL,
+    issued_at timestamptz NOT NULL DEFAULT now(), used_at timestamptz) WITH (fillfactor = 80);
+  CREATE INDEX ON refresh_tokens (family_id);`;
+const ROTATE_028 = `WITH used AS (UPDATE refresh_tokens r SET used_at = now()
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS a(used_hash, next_hash, access_jti), refresh_families f
+    WHERE r.token_hash = a.used_hash AND r.used_at IS NULL AND f.family_id = r.family_id
+    RETURNING a.next_hash, a.access_jti, r.family_id)
+  INSERT INTO refresh_tokens (token_hash, family_id, access_jti)
+  SELECT next_hash, family_id, access_jti FROM used RETURNING token_hash`;
+
+async function rotation(label: string, schema: string, insert: string, rotate: string, perStatement: number) {
+  const db = await PGlite.create();
+  await db.exec(schema);
+  const grant = JSON.stringify({
+    sub: hex(),
+    scopes: ['openid'],
+    resource: { uri: 'https://api.example', scopes: ['api:read'] },
+    acr: 'urn:x',
+    authTime: 1,
+    familyIat: 1,
+  });
+  const current: string[] = [];
+  for (let i = 0; i < 20000; i++) {
+    current.push(hex());
+    await db.query(insert, [current[i], hex(), grant, hex()]);
+  }
+  const statements = 300;
+  let next = 0;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const start = cpuMs();
+    for (let s = 0; s < statements; s++) {
+      const used: string[] = [];
+      const successors: string[] = [];
+      const jtis: string[] = [];
+      for (let k = 0; k < perStatement; k++, next = (next + 1) % current.length) {
+        used.push(current[next]);
+        current[next] = hex();
+        successors.push(current[next]);
+        jtis.push(hex());
+      }
+      const { rows } = await db.query(rotate, [used, successors, jtis]);
+      if (rows.length !== perStatement) throw new Error(`${label}: ${rows.length} of ${perStatement} rotated`);
+    }
+    const ms = (cpuMs() - start) / (statements * perStatement);
+    console.log(`rotation ${label} round ${round}: ${ms.toFixed(3)} ms a rotation (${perStatement} a statement)`);
+  }
+  await db.close();
+}
+
+async function main(): Promise<void> {
+  const db = await PGlite.create();
+  const connection = () => new PGliteConnection(db);
+  await transport(db, 'in-process', new Client({ user: 'postgres', database: 'postgres', stream: connection }));
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  await server.start();
+  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  await transport(db, 'socket', new Client({ connectionString: url }));
+  await server.stop();
+  await db.close();
+
+  const perStatement = Number(process.env.BENCH_ROTATIONS_PER_STATEMENT ?? 14);
+  await rotation(
+    '018',
+    SCHEMA_018,
+    `INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, grant_data, sid, access_jti, expires_at)
+     VALUES ($1, $2, 'app', 'user', $3, $4, 'jti', now() + interval '1 day')`,
+    ROTATE_018,
+    perStatement,
+  );
+  await rotation(
+    '028',
+    SCHEMA_028,
+    `WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, grant_data, sid, expires_at)
+       VALUES ($2, 'app', 'user', $3, $4, now() + interval '1 day') RETURNING family_id)
+     INSERT INTO refresh_tokens (token_hash, family_id, access_jti) SELECT $1, family_id, 'jti' FROM f`,
+    ROTATE_028,
+    perStatement,
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
