@@ -16,7 +16,7 @@ const PROTOCOL_3 = 196608;
  * writes in one turn of the event loop (one statement's, or a pipeline's) go into PGlite in one call, after
  * that turn's I/O.
  *
- * Measured (`pnpm exec tsx bench/embedded-statements.ts`: 4,000 prepared one-row UPDATEs by key through a `pg`
+ * Measured (`pnpm exec tsx packages/common/test/embedded-statements.ts`: 4,000 prepared one-row UPDATEs by key through a `pg`
  * Client, CPU time, Liftoff only, rounds after the first): ~0.13–0.15 ms a statement through
  * @electric-sql/pglite-socket, ~0.05 ms here (bench/README.md, "The refresh row's storage").
  *

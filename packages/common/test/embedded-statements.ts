@@ -8,14 +8,14 @@
  *    32 connections share them, on the tables of migration 018 (a copy of the whole row, five indexes) and of
  *    028 (a narrow successor row, its family's row apart), 20,000 families in each.
  *
- *   pnpm exec tsx bench/embedded-statements.ts
+ *   pnpm exec tsx packages/common/test/embedded-statements.ts
  */
 import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Client } from 'pg';
-import { PGliteConnection } from '../packages/common/src/db/pglite-connection';
+import { PGliteConnection } from '../src/db/pglite-connection';
 
 v8.setFlagsFromString('--liftoff-only');
 
