@@ -89,7 +89,7 @@ async function openPool(options: DatabaseOptions): Promise<{ pool: Pool; release
     return { pool, release: () => pool.end().catch(() => undefined) };
   }
   const embedded = await startEmbeddedPostgres(options.embeddedDir);
-  const pool = embeddedPool(embedded);
+  const pool = embeddedPool(embedded.url);
   return {
     pool,
     async release() {
@@ -119,7 +119,7 @@ export function preparedStatement(text: string): string {
 }
 
 // The schema each connection's search_path points at now. Connections of a shared embedded pool
-// serve several services, so it is checked at every checkout (a connection's startup options would reach PGlite's one session only once).
+// serve several services, so it is checked at every checkout (PGlite's socket server ignores startup options).
 const searchPathOf = new WeakMap<PoolClient, string>();
 
 export async function createDatabase(options: DatabaseOptions): Promise<Db> {

@@ -3,12 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Pool } from 'pg';
-import { PGliteConnection } from './pglite-connection';
 
 export interface EmbeddedPostgres {
-  /** A new `pg` connection to it, in this process (PGliteConnection). */
-  connection(): PGliteConnection;
+  url: string;
   stop(): Promise<void>;
 }
 
@@ -112,8 +111,7 @@ async function initializeDataDir(dataDir: string): Promise<void> {
 }
 
 /**
- * Real Postgres (PGlite, WebAssembly) in this process, which plain `pg` code talks to through
- * PGliteConnection (the wire protocol without a socket).
+ * Real Postgres (PGlite, WebAssembly) behind a loopback socket so plain `pg` code talks to it.
  * A new data directory is created (initdb) in a short-lived child process: initdb grows PGlite's
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
@@ -125,21 +123,22 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
   }
   compileWasmWithBaselineOnly();
   const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  await server.start();
+  const port = Number(server.getServerConn().split(':').pop());
   return {
-    connection: () => new PGliteConnection(db),
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async stop() {
+      await server.stop().catch(() => undefined);
       await db.close().catch(() => undefined);
     },
   };
 }
 
 /** The pool for an embedded Postgres: one connection, since PGlite is one session. */
-export function embeddedPool(embedded: EmbeddedPostgres): Pool {
+export function embeddedPool(url: string): Pool {
   return new Pool({
-    // PGlite's single-user session is postgres's, in its database postgres
-    user: 'postgres',
-    database: 'postgres',
-    stream: () => embedded.connection(),
+    connectionString: url,
     max: 1,
     // In-process PGlite shares this event loop: under load a connection can wait on other work, which is not an outage.
     connectionTimeoutMillis: 30000,
@@ -160,7 +159,7 @@ export class SharedEmbeddedPostgres {
 
   async acquire(): Promise<{ pool: Pool; release(): Promise<void> }> {
     this.users++;
-    this.opened ??= startEmbeddedPostgres(this.dir).then((server) => ({ server, pool: embeddedPool(server) }));
+    this.opened ??= startEmbeddedPostgres(this.dir).then((server) => ({ server, pool: embeddedPool(server.url) }));
     let opened: { server: EmbeddedPostgres; pool: Pool };
     try {
       opened = await this.opened;

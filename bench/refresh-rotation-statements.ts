@@ -1,21 +1,15 @@
 /**
- * What one statement costs on the embedded database, without HTTP (issue 41, the refresh row): CPU ms of this
- * process, each PGlite in memory with Liftoff only, as `pnpm start` runs it.
+ * What a refresh token's rotation costs on the embedded database, without HTTP (issue 41, the refresh row): CPU
+ * ms of this process, PGlite in memory with Liftoff only as `pnpm start` runs it. BENCH_ROTATIONS_PER_STATEMENT
+ * (14) rotations in one statement, as the bench's 32 connections share them, on the tables of migration 018 (a
+ * copy of the whole row, five indexes) and of 028 (a narrow successor row, its family's row apart), 20,000
+ * families in each.
  *
- * 1. transport: a prepared one-row UPDATE by key through a `pg` Client, by @electric-sql/pglite-socket's
- *    loopback server (what `pnpm start` used) and by PGliteConnection (in process, what it uses now);
- * 2. rotation: a refresh token's rotation, BENCH_ROTATIONS_PER_STATEMENT (14) in one statement as the bench's
- *    32 connections share them, on the tables of migration 018 (a copy of the whole row, five indexes) and of
- *    028 (a narrow successor row, its family's row apart), 20,000 families in each.
- *
- *   pnpm exec tsx packages/common/test/embedded-statements.ts
+ *   pnpm exec tsx bench/refresh-rotation-statements.ts
  */
 import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { Client } from 'pg';
-import { PGliteConnection } from '../src/db/pglite-connection';
 
 v8.setFlagsFromString('--liftoff-only');
 
@@ -25,22 +19,6 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 const hex = () => randomBytes(32).toString('hex');
-
-async function transport(db: PGlite, label: string, client: Client): Promise<void> {
-  await client.connect();
-  await db.exec(`CREATE TABLE IF NOT EXISTS t (k text PRIMARY KEY, u timestamptz);
-    INSERT INTO t SELECT md5(i::text), NULL FROM generate_series(1, 20000) i ON CONFLICT DO NOTHING`);
-  const n = 4000;
-  for (let round = 1; round <= ROUNDS; round++) {
-    const start = cpuMs();
-    for (let i = 0; i < n; i++) {
-      const text = 'UPDATE t SET u = now() WHERE k = md5($1::text) RETURNING k';
-      await client.query({ name: `update_${label}`, text, values: [String(1 + (i % 20000))] });
-    }
-    console.log(`transport ${label.padEnd(10)} round ${round}: ${((cpuMs() - start) / n).toFixed(3)} ms a statement`);
-  }
-  await client.end();
-}
 
 const SCHEMA_018 = `CREATE TABLE refresh_tokens (token_hash text PRIMARY KEY, family_id text NOT NULL, client_id text NOT NULL,
     user_id text NOT NULL, grant_data jsonb NOT NULL, sid text, jkt text, access_jti text NOT NULL,
@@ -107,16 +85,6 @@ async function rotation(label: string, schema: string, insert: string, rotate: s
 }
 
 async function main(): Promise<void> {
-  const db = await PGlite.create();
-  const connection = () => new PGliteConnection(db);
-  await transport(db, 'in-process', new Client({ user: 'postgres', database: 'postgres', stream: connection }));
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-  await server.start();
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
-  await transport(db, 'socket', new Client({ connectionString: url }));
-  await server.stop();
-  await db.close();
-
   const perStatement = Number(process.env.BENCH_ROTATIONS_PER_STATEMENT ?? 14);
   await rotation(
     '018',
