@@ -2,7 +2,7 @@
 -- key, absolute expiry) moves to one row per family, refresh_families. A rotation then marks the used token used
 -- and stores a narrow successor row (hash, family, access token id): two index entries instead of the five a
 -- copy of the whole row took, and the marking can stay on its page (HOT: used_at is in no index, and the table
--- leaves room on each page). Measured in PGlite (pnpm exec tsx bench/refresh-rotation-statements.ts):
+-- leaves room on each page). Measured in PGlite (pnpm exec tsx packages/common/test/refresh-rotation-statements.ts):
 -- CPU per rotation in statements of 14, ~0.09-0.11 ms before, ~0.07 ms after.
 -- Every existing token keeps working: each family's row is made from its tokens' (they all hold the same).
 -- The families of ended sessions, withdrawn consents and expired lifetimes go with their tokens.

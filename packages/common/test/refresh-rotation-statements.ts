@@ -5,7 +5,7 @@
  * copy of the whole row, five indexes) and of 028 (a narrow successor row, its family's row apart), 20,000
  * families in each.
  *
- *   pnpm exec tsx bench/refresh-rotation-statements.ts
+ *   pnpm exec tsx packages/common/test/refresh-rotation-statements.ts
  */
 import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
