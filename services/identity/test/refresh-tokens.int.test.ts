@@ -302,7 +302,7 @@ describe('refresh tokens', () => {
     );
   });
 
-  it('one statement rotates several tokens: a successor copies its token’s row, none for a token used already', async () => {
+  it('one statement rotates several tokens: a successor is of its token’s family, none for a token used already', async () => {
     const store = refreshStore(h.storage.db);
     const [used, fresh, other] = await Promise.all([signIn(app), signIn(app), signIn(publicApp)]);
     await refreshRaw(app, { refresh_token: used.tokens.refresh_token! }).expect(200);
@@ -312,16 +312,14 @@ describe('refresh tokens', () => {
       hashes.map((usedHash, i) => ({ usedHash, nextHash: next[i], accessJti: `jti-${i}` })),
     );
     expect(stored).toEqual(new Set([next[1], next[2]]));
-    const columns = 'family_id, client_id, user_id, grant_data, sid, jkt, expires_at';
+    // what the family's tokens share (app, person, grant, sid, DPoP key, absolute expiry) is its row's
+    const columns = 't.family_id, f.client_id, f.user_id, f.grant_data, f.sid, f.jkt, f.expires_at';
+    const tokenRow = 'refresh_tokens t JOIN refresh_families f ON f.family_id = t.family_id WHERE t.token_hash = $1';
     for (const i of [1, 2]) {
-      const [before] = await h.storage.db.query(
-        `SELECT ${columns}, used_at FROM refresh_tokens WHERE token_hash = $1`,
-        [hashes[i]],
-      );
-      const [after] = await h.storage.db.query(
-        `SELECT ${columns}, access_jti, used_at FROM refresh_tokens WHERE token_hash = $1`,
-        [next[i]],
-      );
+      const [before] = await h.storage.db.query(`SELECT ${columns}, t.used_at FROM ${tokenRow}`, [hashes[i]]);
+      const [after] = await h.storage.db.query(`SELECT ${columns}, t.access_jti, t.used_at FROM ${tokenRow}`, [
+        next[i],
+      ]);
       expect(before.used_at).toBeInstanceOf(Date);
       expect(after).toEqual({ ...before, access_jti: `jti-${i}`, used_at: null });
     }
@@ -425,8 +423,12 @@ describe('refresh tokens', () => {
     const three = await signIn(app);
     await admin('delete', `/admin/users/${user.user_id}/consents/${app.app_id}`).expect(204);
     expect(await oauthError(oidc.refreshTokenGrant(three.config, three.tokens.refresh_token!))).toBe('invalid_grant');
-    const rows = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE client_id = $1', [app.app_id]);
+    const rows = await h.storage.db.query(
+      'SELECT 1 FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id WHERE f.client_id = $1',
+      [app.app_id],
+    );
     expect(rows).toEqual([]);
+    expect(await h.storage.db.query('SELECT 1 FROM refresh_families WHERE client_id = $1', [app.app_id])).toEqual([]);
   });
 
   it('ends with its app disabled (as its access tokens do), and after its absolute lifetime', async () => {

@@ -341,8 +341,14 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
       .get('/userinfo')
       .set('Authorization', `Bearer ${tokens.body.access_token}`);
     expect(userinfo.status).toBe(401);
-    const rows = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE client_id = $1', [reg.client_id]);
+    const rows = await h.storage.db.query('SELECT 1 FROM refresh_families WHERE client_id = $1', [reg.client_id]);
     expect(rows).toHaveLength(0);
+    const tokenRows = await h.storage.db.query('SELECT 1 FROM refresh_tokens WHERE token_hash = $1', [
+      createHash('sha256')
+        .update(tokens.body.refresh_token as string)
+        .digest('hex'),
+    ]);
+    expect(tokenRows).toHaveLength(0);
   });
 
   it('deletes open registrations nobody signed in to after REGISTRATION_UNUSED_HOURS, and keeps used ones', async () => {

@@ -117,11 +117,12 @@ export function registrationStore(db: Queryable) {
       );
       return toApp(row);
     },
-    /** The app and, in the same statement, its refresh tokens (which have no foreign key to apps). */
+    /** The app and, in the same statement, its refresh token families and their tokens (no foreign keys to apps). */
     async deleteDynamic(id: string): Promise<boolean> {
       const rows = await db.query(
         `WITH gone AS (DELETE FROM apps WHERE id = $1 AND registration = 'dynamic' RETURNING id),
-              tokens AS (DELETE FROM refresh_tokens WHERE client_id IN (SELECT id FROM gone))
+              families AS (DELETE FROM refresh_families WHERE client_id IN (SELECT id FROM gone) RETURNING family_id),
+              tokens AS (DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM families))
          SELECT id FROM gone`,
         [id],
       );
