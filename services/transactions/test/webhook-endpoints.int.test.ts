@@ -571,13 +571,16 @@ describe('webhook retention', () => {
         { db },
       );
       try {
-        const events = await eventually(async () => {
-          const rows = await db.query<{ id: string }>('SELECT id FROM webhook_events ORDER BY id');
-          return rows.length === 2 ? rows.map((r) => r.id) : undefined;
+        // the purge runs events and delivery logs in turn: wait for both to be done
+        const { events, deliveries } = await eventually(async () => {
+          const e = await db.query<{ id: string }>('SELECT id FROM webhook_events ORDER BY id');
+          const d = await db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY id');
+          return e.length === 2 && d.length === 2
+            ? { events: e.map((r) => r.id), deliveries: d.map((r) => r.id) }
+            : undefined;
         });
         expect(events).toEqual(['old-waiting', 'recent']);
-        const deliveries = await db.query<{ id: string }>('SELECT id FROM webhook_deliveries ORDER BY id');
-        expect(deliveries.map((d) => d.id)).toEqual(['d-old-waiting', 'd-recent']);
+        expect(deliveries).toEqual(['d-old-waiting', 'd-recent']);
       } finally {
         await h.close();
       }
