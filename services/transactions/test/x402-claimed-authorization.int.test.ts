@@ -1,21 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { encrypt } from '@attest/common';
-import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
 import { purposeOf } from '../src/x402/payment-purpose';
 import { settlementStore, type Claim } from '../src/x402/settlement-store';
 import { authorizationKey } from '../src/x402/verify';
 import { Relayer, x402Client, x402Transport, type Authorization } from '../src/x402/x402-chain';
-import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
-import { localChain, type LocalChain } from './support/local-chain';
-import { deployX402Token, newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
+import { newAppId, type TransactionsHarness } from './support';
+import type { LocalChain } from './support/local-chain';
+import { x402Facilitator } from './support/x402-facilitator';
+import { newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
 
-const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
-const ETH = 10n ** 18n;
-const operator = { type: 'operator' as const, id: 'test' };
 const USED = 'invalid_exact_evm_nonce_already_used';
 const SIGNATURE = 'invalid_exact_evm_signature';
 
@@ -47,22 +42,9 @@ describe('x402: a settle of a claimed authorization checks what it is presented 
   let relayer: `0x${string}`;
 
   beforeAll(async () => {
-    relayerKey = generatePrivateKey();
-    relayer = privateKeyToAccount(relayerKey).address;
-    chain = await localChain();
-    x402 = await deployX402Token(chain);
-    await x402.fund(relayer, ETH);
-    h = await transactionsHarness({
-      CHAIN_RPC_URL: chain.url,
-      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
-      CHAIN_FINALITY: '1',
-      KEY_ENCRYPTION_KEY,
-      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, relayerKey),
+    ({ chain, x402, h, apiKey, relayer, relayerKey } = await x402Facilitator(appId, [seller], {
       X402_RECEIPT_TIMEOUT_SECONDS: '1',
-    });
-    apiKey = (await apiKeyFor(h, appId)).api_key;
-    const receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
-    await receiving.addByOperator(appId, 'worldchain', seller, operator);
+    }));
   }, 120000);
   afterAll(async () => {
     await h?.close();

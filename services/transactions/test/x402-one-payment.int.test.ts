@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
@@ -11,27 +10,15 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/
 import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
-import { encrypt } from '@attest/common';
-import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
 import { purposeOf } from '../src/x402/payment-purpose';
 import { settlementStore } from '../src/x402/settlement-store';
 import { authorizationKey } from '../src/x402/verify';
 import type { Authorization } from '../src/x402/x402-chain';
-import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
-import { localChain, type LocalChain } from './support/local-chain';
-import {
-  deployX402Token,
-  newAccount,
-  requirementsFor,
-  signedPayment,
-  TOKEN_NAME,
-  TOKEN_VERSION,
-  type X402Chain,
-} from './support/x402';
+import { apiKeyFor, newAppId, type TransactionsHarness } from './support';
+import type { LocalChain } from './support/local-chain';
+import { x402Facilitator } from './support/x402-facilitator';
+import { newAccount, requirementsFor, signedPayment, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
 
-const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
-const ETH = 10n ** 18n;
-const operator = { type: 'operator' as const, id: 'test' };
 const USED = 'invalid_exact_evm_nonce_already_used';
 
 /**
@@ -43,28 +30,13 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
   let chain: LocalChain;
   let x402: X402Chain;
   let h: TransactionsHarness;
-  let receiving: ReceivingAddressService;
   const appId = newAppId();
   let apiKey: string;
   const seller = newAccount().address;
   let relayer: `0x${string}`;
 
   beforeAll(async () => {
-    const relayerKey = generatePrivateKey();
-    relayer = privateKeyToAccount(relayerKey).address;
-    chain = await localChain();
-    x402 = await deployX402Token(chain);
-    await x402.fund(relayer, ETH);
-    h = await transactionsHarness({
-      CHAIN_RPC_URL: chain.url,
-      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
-      CHAIN_FINALITY: '1',
-      KEY_ENCRYPTION_KEY,
-      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, relayerKey),
-    });
-    apiKey = (await apiKeyFor(h, appId)).api_key;
-    receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
-    await receiving.addByOperator(appId, 'worldchain', seller, operator);
+    ({ chain, x402, h, apiKey, relayer } = await x402Facilitator(appId, [seller]));
   }, 120000);
   afterAll(async () => {
     await h?.close();

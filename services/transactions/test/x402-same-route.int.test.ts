@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { x402Client } from '@x402/core/client';
 import {
   decodePaymentRequiredHeader,
@@ -12,15 +11,10 @@ import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
-import { encrypt } from '@attest/common';
-import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
-import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
-import { localChain, type LocalChain } from './support/local-chain';
-import { deployX402Token, newAccount, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
-
-const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
-const ETH = 10n ** 18n;
-const operator = { type: 'operator' as const, id: 'test' };
+import { newAppId, type TransactionsHarness } from './support';
+import type { LocalChain } from './support/local-chain';
+import { x402Facilitator } from './support/x402-facilitator';
+import { newAccount, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
 
 /**
  * Issue 43, a documented limit (docs/payments.md, "x402"): one payment header sent several times at once to the
@@ -41,21 +35,7 @@ describe('x402: one header, same route, at once (ganache)', () => {
   const servers: http.Server[] = [];
 
   beforeAll(async () => {
-    const relayerKey = generatePrivateKey();
-    relayer = privateKeyToAccount(relayerKey).address;
-    chain = await localChain();
-    x402 = await deployX402Token(chain);
-    await x402.fund(relayer, ETH);
-    h = await transactionsHarness({
-      CHAIN_RPC_URL: chain.url,
-      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
-      CHAIN_FINALITY: '1',
-      KEY_ENCRYPTION_KEY,
-      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, relayerKey),
-    });
-    apiKey = (await apiKeyFor(h, appId)).api_key;
-    const receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
-    await receiving.addByOperator(appId, 'worldchain', seller, operator);
+    ({ chain, x402, h, apiKey, relayer } = await x402Facilitator(appId, [seller]));
   }, 120000);
   afterAll(async () => {
     await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
