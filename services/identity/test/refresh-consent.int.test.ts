@@ -78,6 +78,26 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     return res;
   }
 
+  /** The person allows what the consent page asks. */
+  const approve = (agent: ReturnType<typeof request.agent>, page: request.Response) =>
+    agent
+      .post('/consent')
+      .type('form')
+      .send({
+        interaction: hidden(page.text, 'interaction'),
+        csrf: hidden(page.text, 'csrf'),
+        decision: 'approve',
+      });
+  /** A public client's code request with PKCE, to the loopback redirect. */
+  const codeRequest = (clientId: string, challenge: string, scope: string, extra: Record<string, string> = {}) => ({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: LOOPBACK,
+    scope,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
   const exchange = (clientId: string, code: string, verifier: string, redirectUri: string) =>
     request(h.publicApp).post('/token').type('form').send({
       grant_type: 'authorization_code',
@@ -97,29 +117,13 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     const clientId = await register(['authorization_code', 'refresh_token']);
     const { verifier, challenge } = pkce();
     const agent = request.agent(h.publicApp);
-    const query = {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: LOOPBACK,
-      scope: 'openid tools:read',
-      resource: TOOLS,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      state: 's1',
-    };
+    const query = codeRequest(clientId, challenge, 'openid tools:read', { resource: TOOLS, state: 's1' });
     const page = await consentPageFor(agent, query);
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-scope="offline_access"');
     expect(page.text).toContain('Keep this access when you are not using it, until you withdraw it');
     expect(page.text).toContain('data-scope="tools:read"');
-    const approved = await agent
-      .post('/consent')
-      .type('form')
-      .send({
-        interaction: hidden(page.text, 'interaction'),
-        csrf: hidden(page.text, 'csrf'),
-        decision: 'approve',
-      });
+    const approved = await approve(agent, page);
     const params = callbackParams(approved);
     expect(params.state).toBe('s1');
     const tokens = await exchange(clientId, params.code, verifier, LOOPBACK);
@@ -139,26 +143,14 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     const clientId = await register(['authorization_code']);
     const { verifier, challenge } = pkce();
     const agent = request.agent(h.publicApp);
-    const page = await consentPageFor(agent, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: LOOPBACK,
-      scope: 'openid tools:read',
-      resource: TOOLS,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const page = await consentPageFor(
+      agent,
+      codeRequest(clientId, challenge, 'openid tools:read', { resource: TOOLS }),
+    );
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-scope="tools:read"');
     expect(page.text).not.toContain('data-scope="offline_access"');
-    const approved = await agent
-      .post('/consent')
-      .type('form')
-      .send({
-        interaction: hidden(page.text, 'interaction'),
-        csrf: hidden(page.text, 'csrf'),
-        decision: 'approve',
-      });
+    const approved = await approve(agent, page);
     const tokens = await exchange(clientId, callbackParams(approved).code, verifier, LOOPBACK);
     expect(tokens.status).toBe(200);
     expect(tokens.body.access_token).toEqual(expect.any(String));
@@ -169,25 +161,11 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     const clientId = await register(['authorization_code']);
     const { verifier, challenge } = pkce();
     const agent = request.agent(h.publicApp);
-    const page = await consentPageFor(agent, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: LOOPBACK,
-      scope: 'openid offline_access',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const page = await consentPageFor(agent, codeRequest(clientId, challenge, 'openid offline_access'));
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-scope="openid"');
     expect(page.text).not.toContain('data-scope="offline_access"');
-    const approved = await agent
-      .post('/consent')
-      .type('form')
-      .send({
-        interaction: hidden(page.text, 'interaction'),
-        csrf: hidden(page.text, 'csrf'),
-        decision: 'approve',
-      });
+    const approved = await approve(agent, page);
     const tokens = await exchange(clientId, callbackParams(approved).code, verifier, LOOPBACK);
     expect(tokens.status).toBe(200);
     expect(tokens.body.id_token).toEqual(expect.any(String));
@@ -198,18 +176,7 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     const client = await registered(['authorization_code', 'refresh_token']);
     const { verifier, challenge } = pkce();
     const { code } = callbackParams(
-      await browserFlow(
-        request.agent(h.publicApp),
-        {
-          response_type: 'code',
-          client_id: client.client_id,
-          redirect_uri: LOOPBACK,
-          scope: 'openid',
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-        },
-        user,
-      ),
+      await browserFlow(request.agent(h.publicApp), codeRequest(client.client_id, challenge, 'openid'), user),
     );
     const tokens = await exchange(client.client_id, code, verifier, LOOPBACK);
     expect(tokens.body.refresh_token).toEqual(expect.any(String));
@@ -259,14 +226,7 @@ describe('refresh tokens: who gets one, and the consent to it', () => {
     const page = await consentPageFor(agent, { ...base, scope: 'openid profile offline_access', state: 'd' });
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-scope="offline_access"');
-    const approved = await agent
-      .post('/consent')
-      .type('form')
-      .send({
-        interaction: hidden(page.text, 'interaction'),
-        csrf: hidden(page.text, 'csrf'),
-        decision: 'approve',
-      });
+    const approved = await approve(agent, page);
     const tokens = await confidentialExchange(app, callbackParams(approved).code);
     expect(tokens.status).toBe(200);
     expect(tokens.body.refresh_token).toEqual(expect.any(String));
