@@ -5,18 +5,16 @@ import express from 'express';
 import request from 'supertest';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
-import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { paymentMiddleware } from '@x402/express';
 import { purposeOf } from '../src/x402/payment-purpose';
 import { settlementStore } from '../src/x402/settlement-store';
 import { authorizationKey } from '../src/x402/verify';
 import type { Authorization } from '../src/x402/x402-chain';
 import { apiKeyFor, newAppId, type TransactionsHarness } from './support';
 import type { LocalChain } from './support/local-chain';
-import { x402Facilitator } from './support/x402-facilitator';
+import { attestResourceServer, x402Facilitator } from './support/x402-facilitator';
 import { newAccount, requirementsFor, signedPayment, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
 
 const USED = 'invalid_exact_evm_nonce_already_used';
@@ -230,12 +228,7 @@ describe('x402: one authorization pays for one resource (ganache)', () => {
   it('@x402/express, two routes of one seller: one payment made for one, sent to both at once, buys one', async () => {
     const buyer = newAccount();
     await x402.mint(buyer.address, 3_000_000n);
-    const auth = { Authorization: `Bearer ${apiKey}` };
-    const facilitator = new HTTPFacilitatorClient({
-      url: `${await listen(h.publicApp)}/x402`,
-      createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
-    });
-    const resourceServer = new x402ResourceServer(facilitator).register('eip155:1337', new ExactEvmServer());
+    const resourceServer = attestResourceServer(await listen(h.publicApp), apiKey);
     const accepts = {
       scheme: 'exact',
       network: 'eip155:1337' as const,

@@ -7,13 +7,11 @@ import {
   decodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from '@x402/core/http';
-import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClient } from '@x402/evm/exact/client';
-import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { paymentMiddleware } from '@x402/express';
 import { newAppId, type TransactionsHarness } from './support';
 import type { LocalChain } from './support/local-chain';
-import { x402Facilitator } from './support/x402-facilitator';
+import { attestResourceServer, x402Facilitator } from './support/x402-facilitator';
 import { newAccount, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
 
 /**
@@ -54,12 +52,7 @@ describe('x402: one header, same route, at once (ganache)', () => {
     const N = 3;
     const buyer = newAccount();
     await x402.mint(buyer.address, 1_000_000n);
-    const auth = { Authorization: `Bearer ${apiKey}` };
-    const facilitator = new HTTPFacilitatorClient({
-      url: `${await listen(h.publicApp)}/x402`,
-      createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
-    });
-    const resourceServer = new x402ResourceServer(facilitator).register('eip155:1337', new ExactEvmServer());
+    const resourceServer = attestResourceServer(await listen(h.publicApp), apiKey);
     const accepts = {
       scheme: 'exact',
       network: 'eip155:1337' as const,

@@ -1,5 +1,8 @@
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
+import { x402ResourceServer } from '@x402/express';
 import { encrypt } from '@attest/common';
 import { ReceivingAddressService, signatureVerifier } from '../../src/receiving-addresses';
 import { apiKeyFor, transactionsHarness, type TransactionsHarness } from '../support';
@@ -50,4 +53,14 @@ export async function x402Facilitator(
   for (const seller of sellers)
     await receiving.addByOperator(appId, 'worldchain', seller, { type: 'operator', id: 'test' });
   return { chain, x402, h, apiKey, relayerKey, relayer, receiving };
+}
+
+/** A seller's `@x402/express` resource server whose facilitator is Attest at `origin`, with the seller's API key. */
+export function attestResourceServer(origin: string, apiKey: string): x402ResourceServer {
+  const auth = { Authorization: `Bearer ${apiKey}` };
+  const facilitator = new HTTPFacilitatorClient({
+    url: `${origin}/x402`,
+    createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }),
+  });
+  return new x402ResourceServer(facilitator).register('eip155:1337', new ExactEvmServer());
 }
