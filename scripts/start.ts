@@ -163,7 +163,7 @@ function sharedEmbeddedDatabase(
 ): SharedEmbeddedPostgres | undefined {
   if (config.DATABASE_URL) return undefined;
   const layout = embeddedLayout(config.DATA_DIR, services);
-  if (layout.kind === 'shared') return new SharedEmbeddedPostgres(layout.dir);
+  if (layout.kind === 'shared') return new SharedEmbeddedPostgres(layout.dir, logger);
   logger.warn(
     'keeping the embedded databases of an earlier version, one per service (more memory); see README "Upgrading"',
     {

@@ -1,7 +1,7 @@
 import { Pool, PoolClient, QueryResultRow } from 'pg';
 import { errors } from '../errors';
 import type { Logger } from '../logger';
-import { embeddedPool, startEmbeddedPostgres, type SharedEmbeddedPostgres } from './embedded-postgres';
+import { openEmbedded, type SharedEmbeddedPostgres } from './embedded-postgres';
 
 export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, params?: unknown[]): Promise<R[]>;
@@ -88,15 +88,8 @@ async function openPool(options: DatabaseOptions): Promise<{ pool: Pool; release
     });
     return { pool, release: () => pool.end().catch(() => undefined) };
   }
-  const embedded = await startEmbeddedPostgres(options.embeddedDir);
-  const pool = embeddedPool(embedded.url);
-  return {
-    pool,
-    async release() {
-      await pool.end().catch(() => undefined);
-      await embedded.stop();
-    },
-  };
+  const embedded = await openEmbedded(options.embeddedDir, options.logger);
+  return { pool: embedded.pool, release: embedded.close };
 }
 
 /** Name of each statement marked by preparedStatement(), by its text. */

@@ -5,6 +5,8 @@ import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Pool } from 'pg';
+import type { Logger } from '../logger';
+import { startEmbeddedMaintenance } from './embedded-maintenance';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -147,20 +149,46 @@ export function embeddedPool(url: string): Pool {
 }
 
 /**
+ * An embedded Postgres, its pool, and the upkeep a server's autovacuum would do (embedded-maintenance.ts); a
+ * failed upkeep pass is logged and tried again at the next interval.
+ */
+export async function openEmbedded(
+  dataDir: string | undefined,
+  logger?: Logger,
+): Promise<{ pool: Pool; close(): Promise<void> }> {
+  const server = await startEmbeddedPostgres(dataDir);
+  const pool = embeddedPool(server.url);
+  const maintenance = startEmbeddedMaintenance(pool, {
+    onError: (err) => logger?.warn('embedded database upkeep (vacuum, analyze) failed', { error: err.message }),
+  });
+  return {
+    pool,
+    async close() {
+      await maintenance.stop().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      await server.stop();
+    },
+  };
+}
+
+/**
  * One embedded Postgres, and its one connection, for every service of one process (`pnpm start`):
  * each service keeps its own schema and migrations. Started at the first acquire, stopped when the
  * last user releases it.
  */
 export class SharedEmbeddedPostgres {
-  private opened?: Promise<{ server: EmbeddedPostgres; pool: Pool }>;
+  private opened?: Promise<{ pool: Pool; close(): Promise<void> }>;
   private users = 0;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly logger?: Logger,
+  ) {}
 
   async acquire(): Promise<{ pool: Pool; release(): Promise<void> }> {
     this.users++;
-    this.opened ??= startEmbeddedPostgres(this.dir).then((server) => ({ server, pool: embeddedPool(server.url) }));
-    let opened: { server: EmbeddedPostgres; pool: Pool };
+    this.opened ??= openEmbedded(this.dir, this.logger);
+    let opened: { pool: Pool; close(): Promise<void> };
     try {
       opened = await this.opened;
     } catch (err) {
@@ -184,7 +212,6 @@ export class SharedEmbeddedPostgres {
     this.opened = undefined;
     const ready = await opened?.catch(() => undefined);
     if (!ready) return;
-    await ready.pool.end().catch(() => undefined);
-    await ready.server.stop();
+    await ready.close();
   }
 }

@@ -1,0 +1,91 @@
+import type { Pool } from 'pg';
+
+/**
+ * What Postgres's autovacuum does, for the embedded database. PGlite is Postgres in one session, with no
+ * background workers: nothing vacuums or analyzes its tables unless asked. Without it a table's statistics stay
+ * those of the day it was created (empty), and the plan a prepared statement cached then (a sequential scan of
+ * a table of a few rows) is never made again: measured in the bench's refresh row, the batched rotation read
+ * every row of refresh_tokens at each use (25 million rows read in 40 s), and the row's rate fell from one
+ * repetition to the next. Deleted and updated rows' space is not reused either, and the transaction ids are
+ * never frozen.
+ *
+ * So every `intervalMs` the tables are checked as autovacuum checks them, with its default thresholds, and each
+ * table over one is vacuumed and/or analyzed, one table per statement: a vacuum or analyze updates the table's
+ * statistics and makes Postgres plan again the statements that read it. The work goes through the pool, whose
+ * one connection is PGlite's one session: it waits for the statement or transaction in progress, and requests
+ * wait for it in turn (a vacuum of a table of 100,000 rows takes some tens of milliseconds; nothing is
+ * vacuumed more than once per interval).
+ */
+export interface EmbeddedMaintenance {
+  /** One pass now: the tables vacuumed and analyzed (schema-qualified). */
+  run(): Promise<{ vacuumed: string[]; analyzed: string[] }>;
+  stop(): Promise<void>;
+}
+
+/** autovacuum_naptime is 60 s on a server; a check here is one catalog query, and a table that grows from empty
+ * (a new deployment's busiest table) gets statistics that fit it soon. */
+export const MAINTENANCE_INTERVAL_MS = 10_000;
+
+// autovacuum's defaults (PostgreSQL 17): autovacuum_vacuum_threshold 50 + scale_factor 0.2 of the rows;
+// autovacuum_vacuum_insert_threshold 1000 + insert_scale_factor 0.2; autovacuum_analyze_threshold 50 + 0.1;
+// autovacuum_freeze_max_age 200 million transactions. reltuples is -1 for a table never vacuumed nor analyzed.
+const TABLES_DUE = `
+  SELECT format('%I.%I', s.schemaname, s.relname) AS name,
+         (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+           OR s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
+           OR age(c.relfrozenxid) > 200000000) AS vacuum,
+         s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) AS analyze
+  FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+  WHERE s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+     OR s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
+     OR age(c.relfrozenxid) > 200000000
+     OR s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+  ORDER BY s.n_dead_tup + s.n_mod_since_analyze DESC`;
+
+export function startEmbeddedMaintenance(
+  pool: Pool,
+  options: { intervalMs?: number; onError?: (err: Error) => void } = {},
+): EmbeddedMaintenance {
+  let stopped = false;
+  let running: Promise<unknown> = Promise.resolve();
+
+  const pass = async () => {
+    const vacuumed: string[] = [];
+    const analyzed: string[] = [];
+    const { rows } = await pool.query<{ name: string; vacuum: boolean; analyze: boolean }>(TABLES_DUE);
+    for (const table of rows) {
+      if (stopped) break;
+      // the name comes from format('%I.%I'): quoted as an identifier by Postgres
+      if (table.vacuum) {
+        await pool.query(`VACUUM ${table.analyze ? '(ANALYZE) ' : ''}${table.name}`);
+        vacuumed.push(table.name);
+      } else {
+        await pool.query(`ANALYZE ${table.name}`);
+      }
+      if (table.analyze) analyzed.push(table.name);
+    }
+    return { vacuumed, analyzed };
+  };
+  // one pass at a time, whether from the timer or run()
+  const run = () => {
+    const next = running.then(pass, pass);
+    running = next.catch(() => undefined);
+    return next;
+  };
+
+  const timer = setInterval(() => {
+    run().catch((err: Error) => {
+      if (!stopped) options.onError?.(err);
+    });
+  }, options.intervalMs ?? MAINTENANCE_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    run,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
