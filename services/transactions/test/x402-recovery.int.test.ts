@@ -1,19 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { encrypt } from '@attest/common';
 import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
 import { settlementStore } from '../src/x402/settlement-store';
 import { authorizationKey } from '../src/x402/verify';
 import { Relayer, x402Client, x402Transport, type Authorization } from '../src/x402/x402-chain';
-import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
-import { localChain, type Address, type LocalChain } from './support/local-chain';
-import { deployX402Token, newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
+import { apiKeyFor, newAppId, type TransactionsHarness } from './support';
+import type { Address, LocalChain } from './support/local-chain';
+import { x402Facilitator } from './support/x402-facilitator';
+import { newAccount, requirementsFor, signedPayment, type X402Chain } from './support/x402';
 
-const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
-const ETH = 10n ** 18n;
 const operator = { type: 'operator' as const, id: 'test' };
 
 /**
@@ -26,33 +23,21 @@ describe('x402 settle recovery (ganache)', () => {
   let chain: LocalChain;
   let x402: X402Chain;
   let h: TransactionsHarness;
-  const relayerKey = generatePrivateKey();
-  const relayerAddress = privateKeyToAccount(relayerKey).address;
-  let appId: string;
+  let relayerKey: Hex;
+  let relayerAddress: Address;
+  const appId = newAppId();
   let apiKey: string;
-  let seller: Address;
+  const seller: Address = newAccount().address;
 
   beforeAll(async () => {
-    chain = await localChain();
-    x402 = await deployX402Token(chain);
-    await x402.fund(relayerAddress, ETH);
-    h = await transactionsHarness({
-      CHAIN_RPC_URL: chain.url,
-      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
-      CHAIN_FINALITY: '1',
-      KEY_ENCRYPTION_KEY,
-      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, relayerKey),
-      X402_RECEIPT_TIMEOUT_SECONDS: '1',
-    });
-    appId = newAppId();
-    apiKey = (await apiKeyFor(h, appId)).api_key;
-    seller = newAccount().address;
-    await new ReceivingAddressService(h.storage.db, signatureVerifier({})).addByOperator(
-      appId,
-      'worldchain',
-      seller,
-      operator,
-    );
+    ({
+      chain,
+      x402,
+      h,
+      apiKey,
+      relayerKey,
+      relayer: relayerAddress,
+    } = await x402Facilitator(appId, [seller], { X402_RECEIPT_TIMEOUT_SECONDS: '1' }));
   }, 120000);
   afterAll(async () => {
     await h?.close();

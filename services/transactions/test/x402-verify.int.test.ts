@@ -1,26 +1,15 @@
 import request from 'supertest';
 import { encodeFunctionData, hashTypedData, recoverAddress, type Hex } from 'viem';
-import { generatePrivateKey } from 'viem/accounts';
 import { eip3009ABI } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { encrypt } from '@attest/common';
-import { ReceivingAddressService, signatureVerifier } from '../src/receiving-addresses';
-import { apiKeyFor, newAppId, transactionsHarness, type TransactionsHarness } from './support';
-import { localChain, type Address, type LocalChain } from './support/local-chain';
+import type { ReceivingAddressService } from '../src/receiving-addresses';
+import { newAppId, type TransactionsHarness } from './support';
+import type { Address, LocalChain } from './support/local-chain';
+import { x402Facilitator } from './support/x402-facilitator';
 import { authorizationTypedData, type Authorization } from '../src/x402/x402-chain';
-import {
-  deployX402Token,
-  newAccount,
-  requirementsFor,
-  signedPayment,
-  TOKEN_NAME,
-  TOKEN_VERSION,
-  type X402Chain,
-} from './support/x402';
+import { newAccount, requirementsFor, signedPayment, TOKEN_NAME, TOKEN_VERSION, type X402Chain } from './support/x402';
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
-
-const KEY_ENCRYPTION_KEY = 'x402-test-key-encryption-key-0123456789abcdef';
 
 /**
  * Issue 43: POST /x402/verify checks an EIP-3009 authorization without moving funds, each refusal with the
@@ -38,18 +27,7 @@ describe('x402 verify (ganache)', () => {
   const payer = newAccount();
 
   beforeAll(async () => {
-    chain = await localChain();
-    x402 = await deployX402Token(chain);
-    h = await transactionsHarness({
-      CHAIN_RPC_URL: chain.url,
-      CHAIN_TOKENS: JSON.stringify({ worldchain: { USDC: { address: x402.token, decimals: 6 } } }),
-      CHAIN_FINALITY: '1',
-      KEY_ENCRYPTION_KEY,
-      X402_RELAYER_KEY: encrypt(KEY_ENCRYPTION_KEY, generatePrivateKey()),
-    });
-    apiKey = (await apiKeyFor(h, appId)).api_key;
-    receiving = new ReceivingAddressService(h.storage.db, signatureVerifier({}));
-    await receiving.addByOperator(appId, 'worldchain', seller, { type: 'operator', id: 'test' });
+    ({ chain, x402, h, apiKey, receiving } = await x402Facilitator(appId, [seller]));
     await x402.mint(payer.address, 5_000_000n);
   }, 120000);
   afterAll(async () => {
