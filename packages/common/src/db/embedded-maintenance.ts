@@ -79,13 +79,17 @@ export function startEmbeddedMaintenance(
     return { vacuumed, analyzed };
   };
   // one pass at a time, whether from the timer or run()
+  let passes = 0;
   const run = () => {
-    const next = running.then(pass, pass);
+    passes++;
+    const next = running.then(pass, pass).finally(() => passes--);
     running = next.catch(() => undefined);
     return next;
   };
 
   const timer = setInterval(() => {
+    // a pass still under way (a long vacuum) is not followed by another at once
+    if (passes > 0) return;
     run().catch((err: Error) => {
       if (!stopped) options.onError?.(err);
     });
