@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { startEmbeddedMaintenance } from '../src/db';
+import { eventually, valueWithin } from './support';
 import { embeddedPool, startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded-postgres';
 
 jest.setTimeout(120000);
@@ -14,14 +15,6 @@ const ROTATE = {
     )
     INSERT INTO t (id, family) SELECT next, family FROM used`,
 };
-
-async function until(done: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error('not reached in 20 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the embedded database keeps its tables as autovacuum would (PGlite has no autovacuum)', () => {
   let server: EmbeddedPostgres;
@@ -80,7 +73,7 @@ describe('the embedded database keeps its tables as autovacuum would (PGlite has
     expect(await plan()).toMatch(/Seq Scan on t/);
 
     // the counters reach the statistics within a second or so
-    await until(async () => (await stat('t', 'n_mod_since_analyze')) >= 20000);
+    await eventually(async () => expect(await stat('t', 'n_mod_since_analyze')).toBeGreaterThanOrEqual(20000));
     const maintenance = startEmbeddedMaintenance(pool, { intervalMs: 3_600_000 });
     try {
       const done = await maintenance.run();
@@ -122,10 +115,10 @@ describe('the embedded database keeps its tables as autovacuum would (PGlite has
     await pool.query('DELETE FROM d WHERE id <= 300');
     const dead = () => stat('d', 'n_dead_tup');
     // the counters reach the statistics within a second or so
-    await until(async () => (await dead()) === 300);
+    expect(await valueWithin(20_000, dead, 300)).toBe(300);
     const maintenance = startEmbeddedMaintenance(pool, { intervalMs: 200 });
     try {
-      await until(async () => (await dead()) === 0);
+      expect(await valueWithin(20_000, dead, 0)).toBe(0);
       const [{ n }] = (await pool.query<{ n: string }>('SELECT count(*) AS n FROM d')).rows;
       expect(n).toBe('200');
     } finally {

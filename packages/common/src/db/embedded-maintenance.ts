@@ -29,7 +29,7 @@ export interface EmbeddedMaintenance {
  * refresh row, refresh_tokens grows by ~2,500 rows a second, and a plan made at 1,000 rows still read the whole
  * table at each rotation until the next analyze (10 s later with a 10-s interval).
  */
-export const MAINTENANCE_INTERVAL_MS = 2_000;
+const MAINTENANCE_INTERVAL_MS = 2_000;
 
 // autovacuum's defaults (PostgreSQL 17) for vacuum: autovacuum_vacuum_threshold 50 + scale_factor 0.2 of the
 // rows, and autovacuum_freeze_max_age 200 million transactions. reltuples is -1 for a table never vacuumed nor
