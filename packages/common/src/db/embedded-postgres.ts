@@ -3,13 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Duplex } from 'node:stream';
 import { Pool } from 'pg';
 import type { Logger } from '../logger';
 import { startEmbeddedMaintenance } from './embedded-maintenance';
+import { EmbeddedSessions } from './embedded-session';
 
 export interface EmbeddedPostgres {
-  url: string;
+  /** A new connection's stream, for node-postgres's `stream` option (see embedded-session.ts). */
+  connect(): Duplex;
   stop(): Promise<void>;
 }
 
@@ -127,7 +129,7 @@ async function initializeDataDir(dataDir: string): Promise<void> {
 }
 
 /**
- * Real Postgres (PGlite, WebAssembly) behind a loopback socket so plain `pg` code talks to it.
+ * Real Postgres (PGlite, WebAssembly) in the process; plain `pg` code talks to it through `connect` (embedded-session.ts).
  * A new data directory is created (initdb) in a short-lived child process: initdb grows PGlite's
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
@@ -139,22 +141,23 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
   }
   compileWasmWithBaselineOnly();
   const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-  await server.start();
-  const port = Number(server.getServerConn().split(':').pop());
+  const sessions = new EmbeddedSessions(db);
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    connect: sessions.connect,
     async stop() {
-      await server.stop().catch(() => undefined);
+      await sessions.stop().catch(() => undefined);
       await db.close().catch(() => undefined);
     },
   };
 }
 
 /** The pool for an embedded Postgres: one connection, since PGlite is one session. */
-export function embeddedPool(url: string): Pool {
+export function embeddedPool(server: Pick<EmbeddedPostgres, 'connect'>): Pool {
   return new Pool({
-    connectionString: url,
+    // in the process: no host or port is reached (see embedded-session.ts)
+    stream: server.connect,
+    user: 'postgres',
+    database: 'postgres',
     max: 1,
     // In-process PGlite shares this event loop: under load a connection can wait on other work, which is not an outage.
     connectionTimeoutMillis: 30000,
@@ -171,7 +174,7 @@ export async function openEmbedded(
   logger?: Logger,
 ): Promise<{ pool: Pool; close(): Promise<void> }> {
   const server = await startEmbeddedPostgres(dataDir);
-  const pool = embeddedPool(server.url);
+  const pool = embeddedPool(server);
   const maintenance = startEmbeddedMaintenance(pool, {
     onError: (err) => logger?.warn('embedded database upkeep (vacuum, analyze) failed', { error: err.message }),
   });
