@@ -1,6 +1,6 @@
 import path from 'node:path';
 import request from 'supertest';
-import { MemoryBus, type Db } from '@attest/common';
+import { MemoryBus, type Db, type Queryable } from '@attest/common';
 import { countingDb, randomHex, replicaPair, testDatabase, valueWithin, type Replicas } from '@attest/testing';
 import { LastUseRecorder } from '../src/kernel/api-keys/last-use';
 import { TransactionService } from '../src/transactions/transaction-service';
@@ -11,6 +11,27 @@ jest.setTimeout(120000);
 
 /** Polls up to 1 s for the expected value; returns the last one seen. */
 const within1s = <T>(read: () => Promise<T>, expected: T) => valueWithin(1000, read, expected);
+
+/**
+ * The database as one across a network, for reads of transactions by id: each answers after 100 ms. Lookups
+ * sent together reach the server over a few milliseconds; the embedded database answers a read in well under
+ * one, so without this each could be read before the next arrives, and nothing would arrive "together".
+ */
+function slowTransactionReads(db: Db): Db {
+  const slow = (q: Queryable): Queryable => ({
+    query: async (text, params) => {
+      if (/FROM transactions WHERE id/.test(text)) await new Promise((r) => setTimeout(r, 100));
+      return q.query(text, params);
+    },
+  });
+  return {
+    ...db,
+    schema: db.schema,
+    query: slow(db).query,
+    transaction: (fn) => db.transaction((tx) => fn(slow(tx))),
+    withClient: (fn) => db.withClient((client) => fn(slow(client))),
+  };
+}
 
 const lookup = (h: TransactionsHarness, id: string, appId: string, apiKey: string) =>
   request(h.publicApp)
@@ -58,7 +79,7 @@ describe('transaction lookups from memory', () => {
     const recorded = [];
     for (let i = 0; i < 12; i++) recorded.push(await recordTransaction(h, appId));
     // recording fills this process's cache: a second instance on the same database starts cold
-    const cold = await transactionsHarness({}, { db: counted.db });
+    const cold = await transactionsHarness({}, { db: slowTransactionReads(counted.db) });
     try {
       await lookup(cold, `0x${randomHex(32)}`, appId, key.api_key); // warms the key
       counted.statements.length = 0;
