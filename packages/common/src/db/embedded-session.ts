@@ -254,7 +254,8 @@ class Connection {
     const out: Buffer[] = [];
     // PGlite hands out views of its memory, which its next call reuses: each is copied
     const onRawData = (data: Uint8Array) => void out.push(Buffer.from(data));
-    await this.db.runExclusive(() => this.db.execProtocolRawStream(messages, { onRawData }));
+    // syncToFs: PGlite's file systems here (NodeFS on DATA_DIR, or memory) write through and have nothing to sync
+    await this.db.runExclusive(() => this.db.execProtocolRawStream(messages, { onRawData, syncToFs: false }));
     return out.length === 1 ? out[0] : Buffer.concat(out);
   }
 
