@@ -39,6 +39,11 @@ export class EmbeddedSessions {
   private current?: Connection;
   private readonly waiting: Connection[] = [];
   private stopped = false;
+  /**
+   * Keeps the event loop alive while a connection is open or waiting, as the socket of one did: a client
+   * awaiting an answer (or its turn) is work under way, and the process must not end beneath it.
+   */
+  private keepAlive?: NodeJS.Timeout;
 
   constructor(private readonly db: PGlite) {}
 
@@ -51,6 +56,7 @@ export class EmbeddedSessions {
     if (this.waiting.length >= MAX_WAITING)
       return refusal('53300', `the embedded database serves one connection at a time, and ${MAX_WAITING} are waiting`);
     const connection = new Connection(this.db, wire, () => this.ended(connection));
+    this.keepAlive ??= setInterval(() => undefined, 2 ** 31 - 1);
     if (this.current) this.waiting.push(connection);
     else this.serve(connection);
     return connection;
@@ -76,6 +82,10 @@ export class EmbeddedSessions {
     this.current = undefined;
     const next = this.waiting.shift();
     if (next && !this.stopped) this.serve(next);
+    if (!this.current && this.waiting.length === 0) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    }
   }
 }
 
@@ -164,7 +174,11 @@ class Connection {
     private readonly onClosed: () => void,
   ) {}
 
-  /** Bytes the client wrote: run once the turn's writes are all in (a query's messages come in several writes). */
+  /**
+   * Bytes the client wrote: run on the next tick, once the turn's writes are all in (a query's messages come in
+   * several writes). (Run at the next check phase instead, the group commits of WriteBatcher would gather the
+   * requests of one more poll; measured and not kept: bench/README.md, "The embedded database's wire".)
+   */
   receive(chunk: Buffer): void {
     if (this.closing) return;
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
