@@ -21,7 +21,7 @@ describe('the embedded database keeps its tables as autovacuum would (PGlite has
   let pool: Pool;
   beforeAll(async () => {
     server = await startEmbeddedPostgres();
-    pool = embeddedPool(server);
+    pool = embeddedPool(server.url);
   });
   afterAll(async () => {
     await pool.end();

@@ -3,15 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
-import type { Duplex } from 'node:stream';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { Pool } from 'pg';
 import type { Logger } from '../logger';
 import { startEmbeddedMaintenance } from './embedded-maintenance';
-import { EmbeddedSessions } from './embedded-session';
 
 export interface EmbeddedPostgres {
-  /** A new connection's stream, for node-postgres's `stream` option (see embedded-session.ts). */
-  connect(): Duplex;
+  url: string;
   stop(): Promise<void>;
 }
 
@@ -129,7 +127,7 @@ async function initializeDataDir(dataDir: string): Promise<void> {
 }
 
 /**
- * Real Postgres (PGlite, WebAssembly) in the process; plain `pg` code talks to it through `connect` (embedded-session.ts).
+ * Real Postgres (PGlite, WebAssembly) behind a loopback socket so plain `pg` code talks to it.
  * A new data directory is created (initdb) in a short-lived child process: initdb grows PGlite's
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
@@ -141,23 +139,22 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
   }
   compileWasmWithBaselineOnly();
   const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
-  const sessions = new EmbeddedSessions(db);
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  await server.start();
+  const port = Number(server.getServerConn().split(':').pop());
   return {
-    connect: sessions.connect,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async stop() {
-      await sessions.stop().catch(() => undefined);
+      await server.stop().catch(() => undefined);
       await db.close().catch(() => undefined);
     },
   };
 }
 
 /** The pool for an embedded Postgres: one connection, since PGlite is one session. */
-export function embeddedPool(server: Pick<EmbeddedPostgres, 'connect'>): Pool {
+export function embeddedPool(url: string): Pool {
   return new Pool({
-    // in the process: no host or port is reached (see embedded-session.ts)
-    stream: server.connect,
-    user: 'postgres',
-    database: 'postgres',
+    connectionString: url,
     max: 1,
     // In-process PGlite shares this event loop: under load a connection can wait on other work, which is not an outage.
     connectionTimeoutMillis: 30000,
@@ -174,7 +171,7 @@ export async function openEmbedded(
   logger?: Logger,
 ): Promise<{ pool: Pool; close(): Promise<void> }> {
   const server = await startEmbeddedPostgres(dataDir);
-  const pool = embeddedPool(server);
+  const pool = embeddedPool(server.url);
   const maintenance = startEmbeddedMaintenance(pool, {
     onError: (err) => logger?.warn('embedded database upkeep (vacuum, analyze) failed', { error: err.message }),
   });
