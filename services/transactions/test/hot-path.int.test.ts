@@ -1,7 +1,15 @@
 import path from 'node:path';
 import request from 'supertest';
-import { MemoryBus, type Db, type Queryable } from '@attest/common';
-import { countingDb, randomHex, replicaPair, testDatabase, valueWithin, type Replicas } from '@attest/testing';
+import { MemoryBus, type Db } from '@attest/common';
+import {
+  countingDb,
+  interceptedDb,
+  randomHex,
+  replicaPair,
+  testDatabase,
+  valueWithin,
+  type Replicas,
+} from '@attest/testing';
 import { LastUseRecorder } from '../src/kernel/api-keys/last-use';
 import { TransactionService } from '../src/transactions/transaction-service';
 import { apiKeyFor, newAppId, recordTransaction, transactionsHarness, type TransactionsHarness } from './support';
@@ -17,21 +25,10 @@ const within1s = <T>(read: () => Promise<T>, expected: T) => valueWithin(1000, r
  * sent together reach the server over a few milliseconds; the embedded database answers a read in well under
  * one, so without this each could be read before the next arrives, and nothing would arrive "together".
  */
-function slowTransactionReads(db: Db): Db {
-  const slow = (q: Queryable): Queryable => ({
-    query: async (text, params) => {
-      if (/FROM transactions WHERE id/.test(text)) await new Promise((r) => setTimeout(r, 100));
-      return q.query(text, params);
-    },
+const slowTransactionReads = (db: Db): Db =>
+  interceptedDb(db, async (text) => {
+    if (/FROM transactions WHERE id/.test(text)) await new Promise((r) => setTimeout(r, 100));
   });
-  return {
-    ...db,
-    schema: db.schema,
-    query: slow(db).query,
-    transaction: (fn) => db.transaction((tx) => fn(slow(tx))),
-    withClient: (fn) => db.withClient((client) => fn(slow(client))),
-  };
-}
 
 const lookup = (h: TransactionsHarness, id: string, appId: string, apiKey: string) =>
   request(h.publicApp)

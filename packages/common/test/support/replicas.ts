@@ -2,25 +2,31 @@ import type { Db, Queryable } from '../../src/db';
 import type { InvalidationBus } from '../../src/cache';
 import { randomHex, testBus, type TestStorage, type TestStorageOptions } from './index';
 
-/** Counts the statements an app sends to its database. */
-export function countingDb(db: Db): { db: Db; statements: string[] } {
-  const statements: string[] = [];
-  const count = (q: Queryable): Queryable => ({
+/**
+ * The database with `before` run ahead of every statement (on the pool, in a transaction, on a dedicated
+ * client): to count statements, or to delay some of them.
+ */
+export function interceptedDb(db: Db, before: (text: string) => void | Promise<void>): Db {
+  const intercept = (q: Queryable): Queryable => ({
+    // a synchronous `before` adds no turn: the statement is sent as it would be without it
     query: (text, params) => {
-      statements.push(text);
-      return q.query(text, params);
+      const wait = before(text);
+      return wait ? wait.then(() => q.query(text, params)) : q.query(text, params);
     },
   });
   return {
-    statements,
-    db: {
-      ...db,
-      schema: db.schema,
-      query: count(db).query,
-      transaction: (fn) => db.transaction((tx) => fn(count(tx))),
-      withClient: (fn) => db.withClient((client) => fn(count(client))),
-    },
+    ...db,
+    schema: db.schema,
+    query: intercept(db).query,
+    transaction: (fn) => db.transaction((tx) => fn(intercept(tx))),
+    withClient: (fn) => db.withClient((client) => fn(intercept(client))),
   };
+}
+
+/** Counts the statements an app sends to its database. */
+export function countingDb(db: Db): { db: Db; statements: string[] } {
+  const statements: string[] = [];
+  return { statements, db: interceptedDb(db, (text) => void statements.push(text)) };
 }
 
 export interface Replicas<H> {
