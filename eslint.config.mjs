@@ -20,6 +20,8 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    // CommonJS files (jest.config.js, .dependency-cruiser.cjs) load modules with require
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
     languageOptions: {
       globals: Object.fromEntries(
         [
