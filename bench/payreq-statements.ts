@@ -1,6 +1,6 @@
 /**
  * What the database part of a payment request's creation costs on the embedded database (issue 44), without
- * HTTP: a PGlite of its own (in memory, in this process, through its loopback socket as `pnpm start` uses it),
+ * HTTP: a PGlite of its own (in memory, in this process, through its unix socket as `pnpm start` uses it),
  * the transactions schema migrated, and PaymentRequestService as the service builds it (audit log, outbox,
  * checkout links). For each batch size B: creations given together (B at once, as concurrent requests arrive),
  * CPU ms of this process per creation; then each statement of one batch on its own (BEGIN … COMMIT, the
