@@ -38,6 +38,12 @@ describe('the embedded database listens on a unix socket only its own user can r
     expect(fs.existsSync(socketDir)).toBe(false);
   });
 
+  it('names the directory when it cannot make the socket directory, and opens no database', async () => {
+    await expect(startEmbeddedPostgres(undefined, { socketParent: '/nonexistent-attest-tmp' })).rejects.toThrow(
+      /could not make the embedded database's socket directory in \/nonexistent-attest-tmp \(set TMPDIR to a writable directory\): ENOENT/,
+    );
+  });
+
   it('two embedded databases in one process get sockets of their own', async () => {
     const [a, b] = await Promise.all([startEmbeddedPostgres(), startEmbeddedPostgres()]);
     try {

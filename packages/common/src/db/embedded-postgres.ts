@@ -135,10 +135,16 @@ async function initializeDataDir(dataDir: string): Promise<void> {
  * socket"). The directory is under the system's temporary directory, not DATA_DIR: a socket's path has at
  * most 107 bytes. Windows has no unix sockets for `pg`, so there it stays on loopback.
  */
-function socketDirectory(): string | null {
+function socketDirectory(parent = os.tmpdir()): string | null {
   if (process.platform === 'win32') return null;
-  const base = os.tmpdir().length <= 64 ? os.tmpdir() : '/tmp';
-  return fs.mkdtempSync(path.join(base, 'attest-pg-'));
+  const base = parent.length <= 64 ? parent : '/tmp';
+  try {
+    return fs.mkdtempSync(path.join(base, 'attest-pg-'));
+  } catch (err) {
+    throw new Error(
+      `could not make the embedded database's socket directory in ${base} (set TMPDIR to a writable directory): ${(err as Error).message}`,
+    );
+  }
 }
 
 /** pg finds the socket of a host that is a directory at `<dir>/.s.PGSQL.<port>`, the port 5432 by default. */
@@ -150,15 +156,21 @@ const SOCKET_FILE = '.s.PGSQL.5432';
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
  */
-export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir?: string,
+  options: {
+    /** Where the socket's directory is made (the system's temporary directory). */ socketParent?: string;
+  } = {},
+): Promise<EmbeddedPostgres> {
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (!isInitializedDataDir(dataDir)) await initializeDataDir(dataDir);
   }
+  const socketDir = socketDirectory(options.socketParent);
   compileWasmWithBaselineOnly();
-  const db = await PGlite.create(dataDir, { startParams: START_PARAMS });
-  const socketDir = socketDirectory();
+  let db: PGlite | undefined;
   try {
+    db = await PGlite.create(dataDir, { startParams: START_PARAMS });
     const server = socketDir
       ? new PGLiteSocketServer({ db, path: path.join(socketDir, SOCKET_FILE), maxConnections: 1 })
       : new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
@@ -166,16 +178,17 @@ export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedP
     const url = socketDir
       ? `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`
       : `postgres://postgres@127.0.0.1:${server.getServerConn().split(':').pop()}/postgres`;
+    const opened = db;
     return {
       url,
       async stop() {
         await server.stop().catch(() => undefined);
-        await db.close().catch(() => undefined);
+        await opened.close().catch(() => undefined);
         if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    await db.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
     if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
     throw err;
   }
