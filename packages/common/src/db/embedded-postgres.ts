@@ -156,11 +156,14 @@ const SOCKET_FILE = '.s.PGSQL.5432';
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
  */
+export interface EmbeddedPostgresOptions {
+  /** Where the socket's own directory is made (default: the system's temporary directory). */
+  socketParent?: string;
+}
+
 export async function startEmbeddedPostgres(
   dataDir?: string,
-  options: {
-    /** Where the socket's directory is made (the system's temporary directory). */ socketParent?: string;
-  } = {},
+  options: EmbeddedPostgresOptions = {},
 ): Promise<EmbeddedPostgres> {
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
