@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +43,21 @@ describe('the embedded database listens on a unix socket only its own user can r
     await expect(startEmbeddedPostgres(undefined, { socketParent: '/nonexistent-attest-tmp' })).rejects.toThrow(
       /could not make the embedded database's socket directory in \/nonexistent-attest-tmp \(set TMPDIR to a writable directory\): ENOENT/,
     );
+  });
+
+  it('a process that exits without stopping the database leaves no socket directory behind', () => {
+    const program = `
+      const { startEmbeddedPostgres } = require(${JSON.stringify(path.resolve(__dirname, '../src/db/embedded-postgres'))});
+      startEmbeddedPostgres().then((server) => {
+        process.stdout.write(new URL(server.url).searchParams.get('host'));
+        process.exit(0);
+      });`;
+    const socketDir = execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', program], {
+      cwd: path.resolve(__dirname, '..'),
+      encoding: 'utf8',
+    });
+    expect(socketDir).toMatch(/attest-pg-/);
+    expect(fs.existsSync(socketDir)).toBe(false);
   });
 
   it('two embedded databases in one process get sockets of their own', async () => {

@@ -147,6 +147,27 @@ function socketDirectory(parent = os.tmpdir()): string | null {
   }
 }
 
+/**
+ * Socket directories of databases not yet stopped: removed when the process exits without stopping them (a
+ * start that failed half-way, process.exit), as far as an exit handler can (not after SIGKILL).
+ */
+const openSocketDirs = new Set<string>();
+let exitHandlerSet = false;
+
+function removeSocketDir(dir: string): void {
+  openSocketDirs.delete(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+function removeAtExit(dir: string): void {
+  openSocketDirs.add(dir);
+  if (exitHandlerSet) return;
+  exitHandlerSet = true;
+  process.once('exit', () => {
+    for (const open of openSocketDirs) fs.rmSync(open, { recursive: true, force: true });
+  });
+}
+
 /** pg finds the socket of a host that is a directory at `<dir>/.s.PGSQL.<port>`, the port 5432 by default. */
 const SOCKET_FILE = '.s.PGSQL.5432';
 
@@ -170,6 +191,7 @@ export async function startEmbeddedPostgres(
     if (!isInitializedDataDir(dataDir)) await initializeDataDir(dataDir);
   }
   const socketDir = socketDirectory(options.socketParent);
+  if (socketDir) removeAtExit(socketDir);
   compileWasmWithBaselineOnly();
   let db: PGlite | undefined;
   try {
@@ -187,12 +209,12 @@ export async function startEmbeddedPostgres(
       async stop() {
         await server.stop().catch(() => undefined);
         await opened.close().catch(() => undefined);
-        if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+        if (socketDir) removeSocketDir(socketDir);
       },
     };
   } catch (err) {
     await db?.close().catch(() => undefined);
-    if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+    if (socketDir) removeSocketDir(socketDir);
     throw err;
   }
 }
