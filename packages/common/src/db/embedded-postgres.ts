@@ -164,12 +164,17 @@ function removeAtExit(dir: string): void {
   if (exitHandlerSet) return;
   exitHandlerSet = true;
   process.once('exit', () => {
-    for (const open of openSocketDirs) fs.rmSync(open, { recursive: true, force: true });
+    for (const open of [...openSocketDirs]) removeSocketDir(open);
   });
 }
 
 /** pg finds the socket of a host that is a directory at `<dir>/.s.PGSQL.<port>`, the port 5432 by default. */
 const SOCKET_FILE = '.s.PGSQL.5432';
+
+export interface EmbeddedPostgresOptions {
+  /** Where the socket's own directory is made (default: the system's temporary directory). */
+  socketParent?: string;
+}
 
 /**
  * Real Postgres (PGlite, WebAssembly) behind a socket so plain `pg` code talks to it (socketDirectory).
@@ -177,11 +182,6 @@ const SOCKET_FILE = '.s.PGSQL.5432';
  * WebAssembly memory to ~700 MB, which a process never gives back, while opening an existing
  * directory needs ~150 MB. So a first `pnpm start` is as lean as every later one.
  */
-export interface EmbeddedPostgresOptions {
-  /** Where the socket's own directory is made (default: the system's temporary directory). */
-  socketParent?: string;
-}
-
 export async function startEmbeddedPostgres(
   dataDir?: string,
   options: EmbeddedPostgresOptions = {},
