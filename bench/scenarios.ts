@@ -146,12 +146,16 @@ function parTrip(a: {
 
 const discoveryCheck = (issuer: string) =>
   json((b) => (b.issuer !== issuer ? 'wrong issuer' : typeof b.jwks_uri !== 'string' ? 'no jwks_uri' : null));
+// public keys only, RSA (the ID tokens' RS256) and EC (ES256, the bench resource's access tokens on both sides)
+const publicKey = (k: Json) =>
+  typeof k.kid === 'string' &&
+  k.d === undefined &&
+  ((k.kty === 'RSA' && typeof k.n === 'string' && typeof k.e === 'string') ||
+    (k.kty === 'EC' && typeof k.crv === 'string' && typeof k.x === 'string' && typeof k.y === 'string'));
 const jwksCheck = json((b) =>
-  Array.isArray(b.keys) &&
-  b.keys.length > 0 &&
-  (b.keys as Json[]).every((k) => k.kty === 'RSA' && typeof k.n === 'string')
+  Array.isArray(b.keys) && (b.keys as Json[]).some((k) => k.kty === 'RSA') && (b.keys as Json[]).every(publicKey)
     ? null
-    : 'no RSA keys',
+    : 'not a JWKS of public RSA and EC keys with an RSA key',
 );
 const activeCheck = (clientId: string) =>
   json((b) =>

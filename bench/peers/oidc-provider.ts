@@ -159,6 +159,17 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
         }),
         'oidc-provider /token',
       );
+    // each through the interaction (prompt=consent), finished in code like the first sign-in. Each makes a new
+    // grant, and oidc-provider then drops the session's earlier grant with its tokens: the first is asked for here,
+    // before the tokens below (the /introspect and /userinfo rows' token, the token exchange's subject token), and
+    // the refresh row, which asks for more, runs last (run.ts, cpu-time.ts). Asked for after them, it left
+    // oidc-provider answering those rows `active: false` and 401.
+    const newRefreshToken = async () => {
+      const { refresh_token } = await exchange(await authorize(origin, jar, peerRefreshAuthorizePath(base)), {}, true);
+      if (!refresh_token) throw new Error('oidc-provider /token with offline_access: no refresh_token');
+      return refresh_token;
+    };
+    await newRefreshToken();
     const tokens = await exchange(await authorize(origin, jar, peerAuthorizePath(base, false)));
     const key = dpopKey();
     const bound = await exchange(await authorize(origin, jar, peerAuthorizePath(base, false)), {
@@ -176,13 +187,6 @@ export async function startOidcPeer(pinning: Pinning, logDir: string): Promise<O
       }),
       'oidc-provider /token (resource)',
     );
-    // each through the interaction (prompt=consent), finished in code like the first sign-in
-    const newRefreshToken = async () => {
-      const { refresh_token } = await exchange(await authorize(origin, jar, peerRefreshAuthorizePath(base)), {}, true);
-      if (!refresh_token) throw new Error('oidc-provider /token with offline_access: no refresh_token');
-      return refresh_token;
-    };
-    await newRefreshToken();
     const resourceAccessToken = (await forResource).access_token;
     const cibaClientId = `${clientId}-ciba`;
     const newCibaRequest = async () =>
