@@ -19,6 +19,8 @@ export interface MemoryReading {
   lastRssMb?: number;
   /** Each process at the PSS peak: its command, PSS and RSS in MB. */
   atPeak: { command: string; mb?: number; rssMb?: number }[];
+  /** The largest PSS sum (MB) seen during each segment named with `MemoryWatch.segment`, in order. */
+  segments: { label: string; peakMb?: number }[];
 }
 
 export interface ProcessMemory {
@@ -55,6 +57,10 @@ export const judgedBytes = (m: ServerMemory) => m.pss ?? m.rss;
 export const describeProcesses = (each: { command: string; mb?: number; rssMb?: number }[]) =>
   each.map((p) => `${p.command} ${p.mb?.toFixed(1) ?? '—'} MB (RSS ${p.rssMb?.toFixed(1) ?? '—'})`).join(' + ');
 
+/** Each segment's peak as one line: "sign-in 312.4 MB, PAR 318.0 MB, …". */
+export const describeSegments = (segments: { label: string; peakMb?: number }[]) =>
+  segments.map((s) => `${s.label} ${s.peakMb?.toFixed(1) ?? '—'} MB`).join(', ');
+
 export const eachMb = (each: ProcessMemory[]) =>
   each.map((p) => ({ command: p.command, mb: mb(p.pss ?? p.rss), rssMb: mb(p.rss) }));
 
@@ -74,6 +80,9 @@ export class MemoryWatch {
   private readonly peak = new Map<ServerProcess, { bytes: number; each: ProcessMemory[] }>();
   private readonly peakRss = new Map<ServerProcess, number>();
   private readonly last = new Map<ServerProcess, ServerMemory>();
+  /** Per server, the peak of each segment (a bench row), so that a peak over the run can be traced to a row. */
+  private readonly segments = new Map<ServerProcess, { label: string; bytes: number }[]>();
+  private label: string | undefined;
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly servers: ServerProcess[]) {
@@ -89,8 +98,29 @@ export class MemoryWatch {
       if (bytes === undefined) continue;
       this.last.set(server, now);
       if (bytes > (this.peak.get(server)?.bytes ?? 0)) this.peak.set(server, { bytes, each: now.each });
+      const current = this.label === undefined ? undefined : this.segments.get(server)?.at(-1);
+      if (current && bytes > current.bytes) current.bytes = bytes;
       if (now.rss! > (this.peakRss.get(server) ?? 0)) this.peakRss.set(server, now.rss!);
     }
+  }
+
+  /** Starts a segment named `label` (a row): samples now, so that the memory it starts from counts in it. */
+  segment(label: string): void {
+    this.label = label;
+    for (const server of this.servers) {
+      const list = this.segments.get(server) ?? [];
+      list.push({ label, bytes: 0 });
+      this.segments.set(server, list);
+    }
+    this.sample();
+  }
+
+  /** MB, the peak of the segment under way, summed over every watched server. */
+  segmentPeakMb(): number | undefined {
+    this.sample();
+    let sum = 0;
+    for (const server of this.servers) sum += this.segments.get(server)?.at(-1)?.bytes ?? 0;
+    return mb(sum || undefined);
   }
 
   readings(): MemoryReading[] {
@@ -104,6 +134,7 @@ export class MemoryWatch {
         lastMb: mb(last && judgedBytes(last)),
         lastRssMb: mb(last?.rss),
         atPeak: eachMb(this.peak.get(server)?.each ?? []),
+        segments: (this.segments.get(server) ?? []).map((s) => ({ label: s.label, peakMb: mb(s.bytes || undefined) })),
       };
     });
   }

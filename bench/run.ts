@@ -12,7 +12,7 @@ import path from 'node:path';
 import { ensureBuilt, realCommandLine } from './build';
 import { startChainStub } from './chain-stub';
 import { measure, measureInterleaved, runOnce, type DriveOptions, type Measurement, type Workload } from './drive';
-import { describeProcesses, eachMb, judgedBytes, MemoryWatch, serverMemory } from './memory';
+import { describeProcesses, describeSegments, eachMb, judgedBytes, MemoryWatch, serverMemory } from './memory';
 import { parseOptions, type BenchOptions } from './options';
 import { startFloor, type FloorPeer } from './peers/floor';
 import { startOidcPeer } from './peers/oidc-provider';
@@ -408,6 +408,7 @@ async function main(): Promise<void> {
       : undefined;
     const watch = new MemoryWatch(deploy.servers());
     for (const row of roundTripsLast(rows, (r) => r.scenario)) {
+      watch.segment(row.scenario.name);
       let m: Measurement;
       const spec = row.scenario[mode];
       if (peer && row.scenario.oidc && inTurnWithPeer(row.scenario, mode)) {
@@ -441,6 +442,7 @@ async function main(): Promise<void> {
         m = a;
       } else m = await timed(row.scenario.name, row.scenario.attest(target), drive);
       row[mode] = m;
+      log(`    memory: peak ${fmt(watch.segmentPeakMb(), 1)} MB during this row`);
       if (row.scenario.key === 'tx-miss') {
         row.notes.push(
           `${mode}: ${options.missSet.toLocaleString('en-US')} distinct pending transactions looked up in turn; at the measured rate one cycle takes ${(options.missSet / Math.max(1, m.rate)).toFixed(1)} s`,
@@ -454,6 +456,7 @@ async function main(): Promise<void> {
       memory.push(...(await soak(deploy, target, options)));
     }
     if (streamWanted) {
+      watch.segment('stream fan-out');
       log(`  stream fan-out: ${STREAM_SUBSCRIBERS.toLocaleString('en-US')} subscribers`);
       const prices = deploy.servers().find((s) => s.name.includes('prices')) ?? deploy.servers()[0];
       const measured = mode === 'embedded' ? 'pnpm start (every process)' : prices.name;
@@ -502,6 +505,7 @@ async function main(): Promise<void> {
           limitMb: EMBEDDED_LIMIT_MB,
         });
         notes.push(`embedded: pnpm start at its peak, PSS (RSS) of each process: ${describeProcesses(r.atPeak)}`);
+        notes.push(`embedded: pnpm start's peak during each row, in the order run: ${describeSegments(r.segments)}`);
       } else
         memory.push({ mode, process: r.process, when: 'peak over the scenarios', mb: r.peakMb, rssMb: r.peakRssMb });
     }
