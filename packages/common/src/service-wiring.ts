@@ -40,9 +40,15 @@ export function defineService<C extends CommonConfig>(spec: ServiceSpec<C>): Ser
   };
 }
 
-/** The service's audit trail on its own database, its events kept AUDIT_RETENTION_DAYS (not started). */
+/**
+ * The service's audit trail on its own database, its events kept AUDIT_RETENTION_DAYS, written ahead to
+ * its journal on `pnpm start`'s embedded database (not started).
+ */
 export const serviceAuditLog = (deps: ServiceDeps<CommonConfig>): AuditLog =>
-  new AuditLog(deps.storage.db, deps.logger, { retentionDays: deps.config.AUDIT_RETENTION_DAYS });
+  new AuditLog(deps.storage.db, deps.logger, {
+    retentionDays: deps.config.AUDIT_RETENTION_DAYS,
+    journalDir: deps.storage.auditJournalDir,
+  });
 
 /** What createServiceApps takes the same way in every service: from its deps and its CommonConfig. */
 type FromDeps = 'logger' | 'readiness' | 'adminToken' | 'adminTokens' | 'audit' | 'trustProxy' | 'bodyLimit';

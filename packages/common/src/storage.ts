@@ -12,6 +12,11 @@ export interface Storage {
   bus: InvalidationBus;
   /** Where the data lives, for people: a redacted URL or a directory. */
   describe: { database: string; cache: string };
+  /**
+   * The audit events' write-ahead journal (AuditJournal): with the embedded database `pnpm start` shares
+   * between its services, DATA_DIR/audit-journal/<schema>; unset otherwise (each event is stored before answering).
+   */
+  auditJournalDir?: string;
   close(): Promise<void>;
 }
 
@@ -127,6 +132,7 @@ export async function openStorage(
         : `embedded Postgres in ${embeddedDir}${shared ? ` (shared, schema ${schema})` : ''}`,
       cache: config.REDIS_URL ? redactUrl(config.REDIS_URL) : 'in-process cache',
     },
+    ...(shared ? { auditJournalDir: path.resolve(shared.dir, '..', 'audit-journal', schema) } : {}),
     async close() {
       await bus.close();
       await cache.close();
