@@ -177,6 +177,27 @@ describe('AuditLog with a journal', () => {
     expect(third.stored).toEqual([]);
   });
 
+  it('waits for its own insert again once maxAhead inserts are under way', async () => {
+    const { db, stored, state } = fakeDb();
+    const audit = new AuditLog(db, quietLogger().logger, { retentionDays: 1, journalDir: tempDir(), maxAhead: 2 });
+    state.hold = true;
+    await audit.record(event(1));
+    await audit.record(event(2));
+    let third = false;
+    const recorded = audit.record(event(3)).then(() => (third = true));
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBe(false);
+    state.hold = false;
+    // release the inserts as they come (the first batch holds the earlier events, the next the third)
+    while (!third) {
+      state.held.splice(0).forEach((release) => release());
+      await new Promise((r) => setImmediate(r));
+    }
+    await recorded;
+    expect(stored.map((r) => r.subject)).toEqual(['sub_1', 'sub_2', 'sub_3']);
+  });
+
   it('without a journal, record still returns only once the event is stored', async () => {
     const { db, stored, state } = fakeDb();
     const audit = new AuditLog(db, quietLogger().logger, { retentionDays: 1 });

@@ -17,6 +17,8 @@ export interface AuditLogOptions {
    * the event is journaled, and it is stored after. Unset (DATABASE_URL): `record` returns once it is stored.
    */
   journalDir?: string;
+  /** With a journal: how many inserts may be under way before `record` waits for its own again (default 1000). */
+  maxAhead?: number;
 }
 
 /** An event on its way to the table, and its place in the journal (when there is one). */
@@ -89,8 +91,11 @@ export class AuditLog {
    */
   private recordAlone(event: AuditEvent): Promise<void> {
     const seq = this.journaled(event);
+    // past maxAhead inserts under way, the caller waits for its own: the journal never runs ahead of the
+    // database by more than that, whatever the load
+    const ahead = seq !== undefined && this.underWay.size < (this.options.maxAhead ?? 1000);
     const recorded = this.throughBatcher({ event, seq });
-    return seq === undefined ? recorded : Promise.resolve();
+    return ahead ? Promise.resolve() : recorded;
   }
 
   private throughBatcher(entry: Entry): Promise<void> {
