@@ -91,6 +91,16 @@ describe('AuditJournal', () => {
     expect(AuditJournal.open(dir).leftovers).toEqual([]);
   });
 
+  it('refuses to write once closed, and what it held is given back at the next open', () => {
+    const dir = tempDir();
+    const { journal } = AuditJournal.open(dir);
+    journal.append(event(1));
+    journal.close();
+    expect(() => journal.append(event(2))).toThrow('the audit journal is closed');
+    expect(() => journal.stored([1])).toThrow('the audit journal is closed');
+    expect(AuditJournal.open(dir).leftovers.map((l) => l.event)).toEqual([event(1)]);
+  });
+
   it('keeps its files to the operator (mode 0600 in a 0700 folder)', () => {
     const dir = tempDir();
     AuditJournal.open(dir).journal.append(event(1));

@@ -23,6 +23,7 @@ const commitLine = (seqs: readonly number[]) => `C${seqs.join(',')}\n`;
  */
 export class AuditJournal {
   private fd: number;
+  private closed = false;
   private size = 0;
   private seq = 0;
   /** Per segment (in order), how many of its events are not stored yet. */
@@ -101,7 +102,10 @@ export class AuditJournal {
     return this.segmentOf.size;
   }
 
+  /** Closes the file; the journal then refuses to write (its descriptor's number may name another file by then). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     fs.closeSync(this.fd);
   }
 
@@ -116,6 +120,7 @@ export class AuditJournal {
   }
 
   private write(text: string): void {
+    if (this.closed) throw new Error('the audit journal is closed');
     const bytes = Buffer.from(text);
     fs.writeSync(this.fd, bytes);
     this.size += bytes.length;
