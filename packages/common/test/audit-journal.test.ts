@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { AuditJournal, AuditLog, type AuditEvent, type Db, type Queryable } from '../src';
+import { capturingLogger } from './support';
 
 const event = (n: number): AuditEvent => ({
   type: 'delegation.exchanged',
@@ -125,28 +124,11 @@ function fakeDb() {
   return { db: { query, schema: 'test' } as unknown as Db, stored, state };
 }
 
-function quietLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return {
-    logger: winston.createLogger({
-      format: winston.format.json(),
-      transports: [new winston.transports.Stream({ stream })],
-    }),
-    lines,
-  };
-}
-
 describe('AuditLog with a journal', () => {
   it('returns once the event is journaled, stores it after, and list() includes it', async () => {
     const journalDir = tempDir();
     const { db, stored, state } = fakeDb();
-    const audit = new AuditLog(db, quietLogger().logger, { retentionDays: 1, journalDir });
+    const audit = new AuditLog(db, capturingLogger().logger, { retentionDays: 1, journalDir });
     state.hold = true;
     await audit.record(event(1));
     // answered while the insert waits: the event is in the journal, not yet in the table
@@ -165,7 +147,7 @@ describe('AuditLog with a journal', () => {
     const journalDir = tempDir();
     const first = fakeDb();
     first.state.down = true;
-    const { logger, lines } = quietLogger();
+    const { logger, lines } = capturingLogger();
     const audit = new AuditLog(first.db, logger, { retentionDays: 1, retryMs: 60000, journalDir });
     await audit.record(event(1));
     await audit.record(event(2));
@@ -189,7 +171,7 @@ describe('AuditLog with a journal', () => {
 
   it('waits for its own insert again once maxAhead inserts are under way', async () => {
     const { db, stored, state } = fakeDb();
-    const audit = new AuditLog(db, quietLogger().logger, { retentionDays: 1, journalDir: tempDir(), maxAhead: 2 });
+    const audit = new AuditLog(db, capturingLogger().logger, { retentionDays: 1, journalDir: tempDir(), maxAhead: 2 });
     state.hold = true;
     await audit.record(event(1));
     await audit.record(event(2));
@@ -210,7 +192,7 @@ describe('AuditLog with a journal', () => {
 
   it('without a journal, record still returns only once the event is stored', async () => {
     const { db, stored, state } = fakeDb();
-    const audit = new AuditLog(db, quietLogger().logger, { retentionDays: 1 });
+    const audit = new AuditLog(db, capturingLogger().logger, { retentionDays: 1 });
     state.hold = true;
     let done = false;
     const recorded = audit.record(event(1)).then(() => (done = true));

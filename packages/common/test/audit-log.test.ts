@@ -1,6 +1,5 @@
-import { Writable } from 'node:stream';
-import winston from 'winston';
 import { AuditLog, type AuditEvent, type Db, type Queryable } from '../src';
+import { capturingLogger } from './support';
 
 /** A database whose inserts fail while `down` is set, and that keeps what it took. */
 function flakyDb() {
@@ -25,23 +24,6 @@ const row = (subject: string, detail: Record<string, unknown> = {}) => ({
   client_address: null,
   detail,
 });
-
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return {
-    logger: winston.createLogger({
-      format: winston.format.json(),
-      transports: [new winston.transports.Stream({ stream })],
-    }),
-    lines,
-  };
-}
 
 const event = (n: number): AuditEvent => ({
   type: 'user.disabled',

@@ -1,11 +1,31 @@
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { Express } from 'express';
+import winston from 'winston';
 import { serve, type ServerHandle } from '../../src/lifecycle';
 import { createDatabase, migrate, readMigrations, type Db } from '../../src/db';
 import { createBus, MemoryCache, RedisCache, type Cache, type InvalidationBus } from '../../src/cache';
 import { createLogger, type Logger } from '../../src/logger';
 
 export const testLogger: Logger = createLogger('test', process.env.TEST_LOG_LEVEL ?? 'silent');
+
+/** A JSON logger that keeps every line it is given, parsed, in `lines`. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return {
+    logger: winston.createLogger({
+      format: winston.format.json(),
+      transports: [new winston.transports.Stream({ stream })],
+    }),
+    lines,
+  };
+}
 
 export interface TestStorage {
   db: Db;
