@@ -17,7 +17,15 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
-import { auditStore, createDatabase, createLogger, SharedEmbeddedPostgres, type AuditEvent } from '../src';
+import {
+  auditStore,
+  createDatabase,
+  INSERT_EVENTS,
+  insertDocument,
+  createLogger,
+  SharedEmbeddedPostgres,
+  type AuditEvent,
+} from '../src';
 
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -75,24 +83,7 @@ async function throughThePool(): Promise<void> {
   }
 }
 
-const INSERT = `INSERT INTO audit_events (type, actor_type, actor, subject, request_id, client_address, detail)
-  SELECT e.type, e.actor_type, e.actor, e.subject, e.request_id, e.client_address, e.detail
-  FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (type text, actor_type text, actor text, subject text,
-    request_id text, client_address text, detail jsonb))
-    WITH ORDINALITY AS e(type, actor_type, actor, subject, request_id, client_address, detail, n)
-  ORDER BY n`;
-const document = (size: number) =>
-  JSON.stringify(
-    batch(size).map((e) => ({
-      type: e.type,
-      actor_type: e.actor.type,
-      actor: e.actor.id,
-      subject: e.subject,
-      request_id: e.actor.requestId,
-      client_address: e.actor.clientAddress,
-      detail: e.detail,
-    })),
-  );
+const document = (size: number) => insertDocument(batch(size));
 
 async function tableVariants(): Promise<void> {
   v8.setFlagsFromString('--liftoff-only');
@@ -107,12 +98,12 @@ async function tableVariants(): Promise<void> {
   for (const [label, schema] of variants) {
     const pg = await PGlite.create();
     await pg.exec(schema);
-    for (let i = 0; i < 300; i++) await pg.query(INSERT, [document(16)]);
+    for (let i = 0; i < 300; i++) await pg.query(INSERT_EVENTS, [document(16)]);
     const docs = Array.from({ length: 200 }, () => document(16));
     const rounds: string[] = [];
     for (let round = 0; round < 3; round++) {
       const start = cpuMs();
-      for (let k = 0; k < 5; k++) for (const doc of docs) await pg.query(INSERT, [doc]);
+      for (let k = 0; k < 5; k++) for (const doc of docs) await pg.query(INSERT_EVENTS, [doc]);
       rounds.push(((cpuMs() - start) / (1000 * 16)).toFixed(4));
     }
     console.log(`table, ${label}: ${rounds.join(' / ')} ms an event (16 a statement)`);
