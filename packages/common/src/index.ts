@@ -18,4 +18,5 @@ export * from './write-batcher';
 export * from './audit';
 export * from './outbound';
 export * from './idle-collector';
+export * from './heap-growth';
 export * from './event-types';
