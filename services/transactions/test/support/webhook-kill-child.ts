@@ -1,7 +1,7 @@
 /**
  * Run as its own process by webhooks.int.test.ts: starts the transactions service over the given
  * database, adds a webhook endpoint, commits a new transaction (the change and its outbox row), prints
- * what it made, and kills itself with SIGKILL before its worker's first poll can deliver anything.
+ * what it made, and kills itself with SIGKILL: nothing of the change is delivered before the restart.
  */
 import { createDatabase, migrate, readMigrations, MemoryBus } from '@attest/common';
 import { testLogger } from '@attest/testing';
@@ -25,7 +25,11 @@ async function main(): Promise<void> {
   const appId = newAppId();
   const hook = await h.admin('post', `/apps/${appId}/webhooks`).send({ url: env.RECEIVER_URL });
   if (hook.status !== 201) throw new Error(`webhook add: ${hook.status}`);
-  // Written as the admin API writes it, without the wake-up, so that this process dies before any poll.
+  // The service's worker is stopped first (close() waits for a pass in flight, and leaves the database open):
+  // a pass running beside the commit below would lease the delivery for a minute before the kill, and the
+  // restarted service could send it only after that lease (a slow machine showed it). Then the change is
+  // written as the admin API writes it, and the process dies before anything could deliver it.
+  await h.close();
   const service = new TransactionService(db, new MemoryBus());
   const t = await service.record(
     {
