@@ -21,6 +21,7 @@ describe('account page: agents acting for you', () => {
   let clock = 0;
   let web: Client;
   let agent: Client;
+  let relay: Client;
   let tools: Resource;
   let user: { username: string; password: string; user_id: string };
 
@@ -43,6 +44,7 @@ describe('account page: agents acting for you', () => {
       ).body as Client;
     web = await newApp('Web shop');
     agent = await newApp('Travel agent', { may_act_for_users: true });
+    relay = await newApp('Relay agent', { may_act_for_users: true });
     tools = (
       await admin('post', '/admin/resources')
         .send({ uri: TOOLS, name: 'Tools', scopes: ['tools:read', 'tools:write'] })
@@ -187,5 +189,60 @@ describe('account page: agents acting for you', () => {
     const resumed = await exchange(later);
     expect(await atResource(resumed.access_token)).toMatchObject({ active: true, act: { sub: agent.app_id } });
     expect(listed((await browser.get('/account').expect(200)).text)).toEqual([agent.app_id]);
+  });
+
+  it('a delegated token never outlives what it came from: the agents before it, the app and token it was exchanged from', async () => {
+    const relayExchange = (subjectToken: string) => te().exchange(relay, subjectToken);
+    // a chain: the web shop's token → the travel agent → the relay; the person ends the travel agent
+    const webToken = (await signIn(web, 'openid tools:read')).access_token;
+    const first = (await exchange(webToken)).access_token;
+    const second = (await relayExchange(first)).access_token;
+    expect(await atResource(second)).toMatchObject({
+      active: true,
+      act: { sub: relay.app_id, act: { sub: agent.app_id } },
+    });
+    const { browser, page } = await onAccountPage();
+    await browser
+      .post('/account/agents/end')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), agent_id: agent.app_id })
+      .expect(303);
+    expect(await atResource(first)).toEqual({ active: false });
+    expect(await atResource(second)).toEqual({ active: false });
+    expect(await oauthError(relayExchange(second))).toBe('invalid_grant');
+    // the relay's own delegation from the web shop's token is not the travel agent's: it still acts
+    const direct = (await relayExchange(webToken)).access_token;
+    expect((await atResource(direct)).active).toBe(true);
+
+    // the web shop revokes the token it got (RFC 7009): what the relay got from it stops, and is not exchanged again
+    clock += 2000;
+    const revoked = (await signIn(web, 'openid tools:read')).access_token;
+    const fromRevoked = (await relayExchange(revoked)).access_token;
+    const again = (await relayExchange(fromRevoked)).access_token;
+    expect((await atResource(again)).active).toBe(true);
+    await request(h.publicApp)
+      .post('/revoke')
+      .auth(web.app_id, web.client_secret)
+      .type('form')
+      .send({ token: revoked })
+      .expect(200);
+    expect(await atResource(fromRevoked)).toEqual({ active: false });
+    expect(await atResource(again)).toEqual({ active: false });
+    expect(await oauthError(relayExchange(fromRevoked))).toBe('invalid_grant');
+
+    // the person withdraws the web shop's access: the relay's tokens from the shop's tokens stop with it
+    clock += 2000;
+    const shopToken = (await signIn(web, 'openid tools:read')).access_token;
+    const fromShop = (await relayExchange(shopToken)).access_token;
+    expect((await atResource(fromShop)).active).toBe(true);
+    const account = await browser.get('/account').expect(200);
+    await browser
+      .post('/account/consents/withdraw')
+      .type('form')
+      .send({ csrf: hidden(account.text, 'csrf'), app_id: web.app_id })
+      .expect(303);
+    expect(await atResource(fromShop)).toEqual({ active: false });
+    expect(await atResource(direct)).toEqual({ active: false });
+    expect(await oauthError(relayExchange(fromShop))).toBe('invalid_grant');
   });
 });

@@ -319,6 +319,50 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     expect((await asApp(agent, res.access_token).expect(200)).body).toEqual({ active: false });
   });
 
+  it('keeps a DPoP-bound subject token bound: exchanged only with a proof by its key, which binds the new token', async () => {
+    const config = await te().configFor(agent);
+    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair());
+    const bound = await oidc.genericGrantRequest(
+      config,
+      TOKEN_EXCHANGE,
+      { subject_token: await personToken(web), subject_token_type: ACCESS_TOKEN },
+      { DPoP },
+    );
+    const jkt = ((await verified(bound.access_token)).cnf as { jkt: string }).jkt;
+    // without a proof (a bearer token would come out), or with another key's: refused, naming the header
+    const bare = await exchangeRaw(relay, { subject_token: bound.access_token, subject_token_type: ACCESS_TOKEN });
+    expect(bare.status).toBe(400);
+    expect(bare.body).toMatchObject({ error: 'invalid_dpop_proof', attribute: 'DPoP' });
+    const relayConfig = await te().configFor(relay);
+    const otherKey = oidc.getDPoPHandle(relayConfig, await oidc.randomDPoPKeyPair());
+    const other = oidc.genericGrantRequest(
+      relayConfig,
+      TOKEN_EXCHANGE,
+      { subject_token: bound.access_token, subject_token_type: ACCESS_TOKEN },
+      { DPoP: otherKey },
+    );
+    expect(await oauthError(other)).toBe('invalid_dpop_proof');
+    // with a proof by its key: the new token is bound to the same key
+    const again = await oidc.genericGrantRequest(
+      config,
+      TOKEN_EXCHANGE,
+      { subject_token: bound.access_token, subject_token_type: ACCESS_TOKEN, scope: 'tools:read' },
+      { DPoP },
+    );
+    expect(again.token_type).toBe('dpop');
+    expect((await verified(again.access_token)).cnf).toEqual({ jkt });
+  });
+
+  it('a token comes from at most 4 exchanges, the same agent exchanging its own again included', async () => {
+    let token = await personToken(web);
+    for (let i = 0; i < 4; i++) token = (await exchange(agent, token)).access_token;
+    expect(((await verified(token)).origin as { jti: string[] }).jti).toHaveLength(4);
+    const refused = await exchangeRaw(agent, { subject_token: token, subject_token_type: ACCESS_TOKEN });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_request', attribute: 'subject_token' });
+    expect(refused.body.error_description).toContain('comes from 4 exchanges already');
+  });
+
   it('nests act for a chain of agents, at most 2 deep', async () => {
     const subjectToken = await personToken(web, 'openid tools:read tools:write');
     const first = await exchange(agent, subjectToken, { scope: 'tools:read tools:write' });

@@ -1,9 +1,9 @@
-import { AppError, type AuditActor, type AuditLog } from '@attest/common';
+import { AppError, constantTimeEqual, type AuditActor, type AuditLog } from '@attest/common';
 import type { App } from '../kernel/app-store';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../kernel/directories';
 import { pairwiseSubject } from '../kernel/ids';
 import { consentKey, type Revocations } from '../kernel/revocations';
-import type { AccessTokenClaims, ActorClaim, TokenService } from '../kernel/tokens';
+import type { AccessTokenClaims, ActorClaim, TokenOrigin, TokenService } from '../kernel/tokens';
 import type { User } from '../kernel/user-store';
 import { grantHolder } from '../oauth';
 import type { ResourceDirectory } from '../resources';
@@ -14,6 +14,8 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** An act chain (RFC 8693 §4.1) holds at most this many agents: the person's agent, and the one it hands on to. */
 export const MAX_ACT_DEPTH = 2;
+/** A delegated token comes from at most this many tokens (each of its exchanges, the same agent's again included). */
+export const MAX_EXCHANGES = 4;
 
 /** Revoked before this moment: the agent's delegated tokens, and the tokens it may no longer exchange. */
 export const delegationKey = (userId: string, agentId: string) => `delegation:${userId}:${agentId}`;
@@ -74,6 +76,13 @@ const SUBJECTS_MAX = 10_000;
 
 const refuse = (error: string, detail: string, attribute: string) => new AppError(error, 400, detail, attribute);
 const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.act) : 0);
+/** The agents of an act chain, the current one first. */
+const agentsOf = (act: ActorClaim | undefined): string[] => (act ? [act.sub, ...agentsOf(act.act)] : []);
+/** A new token's source: the subject token's own (an exchange of an exchange), with the subject token's id after it. */
+const originOf = (subject: AccessTokenClaims): TokenOrigin =>
+  subject.origin
+    ? { client_id: subject.origin.client_id, jti: [...subject.origin.jti, subject.jti] }
+    : { client_id: subject.client_id, jti: [subject.jti] };
 
 /**
  * Delegation (issue 42, RFC 8693): an agent exchanges a person's access token for a short-lived one that
@@ -105,6 +114,14 @@ export class Delegations {
       );
     if (input.actorToken !== undefined) await this.checkActor(input.actorToken, agent);
     const subject = await this.subjectOf(input.subjectToken!);
+    // RFC 9449: a sender-constrained token stays so; it is exchanged only with a proof by its key, which binds the new one
+    if (subject.cnf && (input.jkt === undefined || !constantTimeEqual(subject.cnf.jkt, input.jkt)))
+      throw new AppError(
+        'invalid_dpop_proof',
+        400,
+        'subject_token is DPoP-bound: the exchange needs a DPoP proof signed by the key it is bound to.',
+        'DPoP',
+      );
     const user = await this.holderOf(subject);
     if (!user) throw refuse('invalid_grant', 'subject_token is no longer active (revoked or ended).', 'subject_token');
     if (this.deps.revocations.revokedBeforeIssue(delegationKey(user.id, agent.id), subject.iat))
@@ -130,6 +147,12 @@ export class Delegations {
         `subject_token already acts through ${depthOf(subject.act)} agents: a chain holds at most ${MAX_ACT_DEPTH}.`,
         'subject_token',
       );
+    if ((subject.origin?.jti.length ?? 0) >= MAX_EXCHANGES)
+      throw refuse(
+        'invalid_request',
+        `subject_token comes from ${MAX_EXCHANGES} exchanges already: exchange a token nearer the person's own.`,
+        'subject_token',
+      );
     const resource = await this.targetOf(subject, input);
     const scopes = this.scopesOf(subject, input.scope, resource.scopes);
     const sub = this.pairwiseSubjectOf(agent.id, user.id);
@@ -142,6 +165,7 @@ export class Delegations {
       scopes,
       aud: resource.uri,
       act,
+      origin: originOf(subject),
       ttlSeconds,
       // the session the person's token came from: signing out there ends this one too
       ...(subject.sid ? { sid: subject.sid } : {}),
@@ -186,23 +210,37 @@ export class Delegations {
 
   /**
    * The person behind a delegated token (one with `act`), or null when it no longer acts: revoked (itself,
-   * or its session ended), its agent disabled, its person gone or disabled, or the person ended the agent or
-   * withdrew its consent after it was issued.
+   * or its session ended), its person gone or disabled; or, for the agent and every agent of its act chain,
+   * disabled, or ended or its consent withdrawn by the person after the token was issued; or its origin (the
+   * app the person's own token was issued to) disabled or its consent withdrawn since, or a token it was
+   * exchanged from revoked. A delegated token never outlives what it came from.
    */
   async holder(claims: AccessTokenClaims): Promise<User | null> {
     const { revocations } = this.deps;
     if (await revocations.isRevoked(claims.jti, typeof claims.sid === 'string' ? claims.sid : undefined)) return null;
-    const agent = await this.deps.apps.find(claims.client_id);
-    if (!agent || agent.disabledAt) return null;
     const userId = await this.deps.subjects.userIdFor(claims.client_id, claims.sub);
     const user = userId ? await this.deps.users.findById(userId) : null;
     if (!user || user.disabledAt) return null;
-    if (
-      revocations.revokedBeforeIssue(delegationKey(user.id, claims.client_id), claims.iat) ||
-      revocations.revokedBeforeIssue(consentKey(user.id, claims.client_id), claims.iat)
-    )
-      return null;
+    const agents = new Set([claims.client_id, ...agentsOf(claims.act)]);
+    for (const agentId of agents)
+      if (
+        !(await this.enabled(agentId)) ||
+        revocations.revokedBeforeIssue(delegationKey(user.id, agentId), claims.iat) ||
+        revocations.revokedBeforeIssue(consentKey(user.id, agentId), claims.iat)
+      )
+        return null;
+    const { origin } = claims;
+    if (origin) {
+      if (!agents.has(origin.client_id) && !(await this.enabled(origin.client_id))) return null;
+      if (revocations.revokedBeforeIssue(consentKey(user.id, origin.client_id), claims.iat)) return null;
+      for (const jti of origin.jti) if (await revocations.isRevoked(jti)) return null;
+    }
     return user;
+  }
+
+  private async enabled(appId: string): Promise<boolean> {
+    const app = await this.deps.apps.find(appId);
+    return !!app && !app.disabledAt;
   }
 
   /** Whether a delegated token still acts for its person (the introspection of apps and resource servers). */

@@ -4,9 +4,9 @@ import { newOpaqueId } from './ids';
 import { JWS_KEY_OPTIONS, signJws } from './jws';
 import type { KeyAlg } from './key-store';
 import type { SigningKeys } from './signing-keys';
-import { VerifiedTokens, type AccessTokenClaims, type ActorClaim } from './verified-tokens';
+import { VerifiedTokens, type AccessTokenClaims, type ActorClaim, type TokenOrigin } from './verified-tokens';
 
-export type { AccessTokenClaims, ActorClaim } from './verified-tokens';
+export type { AccessTokenClaims, ActorClaim, TokenOrigin } from './verified-tokens';
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
@@ -82,6 +82,8 @@ export class TokenService {
     authorizationDetails?: Record<string, unknown>[];
     /** RFC 8693 §4.1 (issue 42): the agent acting for `sub`. */
     act?: ActorClaim;
+    /** A delegated token's source (the person's app, the tokens it came from): it holds only while they do. */
+    origin?: TokenOrigin;
     /** A lifetime shorter than ACCESS_TOKEN_TTL_SECONDS (a delegated token's). */
     ttlSeconds?: number;
   }): Promise<{ token: string; claims: AccessTokenClaims }> {
@@ -107,6 +109,7 @@ export class TokenService {
       ...(input.userinfoClaims?.length ? { userinfo_claims: input.userinfoClaims } : {}),
       ...(input.authorizationDetails ? { authorization_details: input.authorizationDetails } : {}),
       ...(input.act ? { act: input.act } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
     };
     const alg = await this.accessTokenAlg(claims.aud, input.alg ?? 'RS256');
     const key = await this.keys.signingKey(alg);

@@ -29,6 +29,16 @@ export interface AccessTokenClaims {
   authorization_details?: Record<string, unknown>[];
   /** A delegated token (issue 42, RFC 8693 token exchange): the agent acting for `sub`. */
   act?: ActorClaim;
+  /**
+   * A delegated token's source: the app the person's own token was issued to, and the ids of the tokens it
+   * was exchanged from (oldest first). It holds only while they do: that app's consent, and none of them revoked.
+   */
+  origin?: TokenOrigin;
+}
+
+export interface TokenOrigin {
+  client_id: string;
+  jti: string[];
 }
 
 /**
