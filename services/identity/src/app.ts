@@ -2,6 +2,7 @@ import { createServiceAppsFrom, type BuiltService, type ServiceDeps } from '@att
 
 import { identityAdminApi, identityAdminRoutes } from './admin';
 import type { IdentityConfig } from './config';
+import type { AccessTokenClaims } from './kernel/tokens';
 import { assetsRoute, logoutRoute, signInFlow, signInRoute, signUpRoute } from './signin';
 import {
   authorizationFlow,
@@ -19,7 +20,7 @@ import {
 import { accountRoute } from './account';
 import { identityApi } from './api-documents';
 import { ensurePortalClient, portalRoutes } from './portal';
-import { consentCoversToken, resourceAdminRoutes, resourceIntrospection } from './resources';
+import { consentCoversToken, issuedToThisResource, resourceAdminRoutes, resourceIntrospection } from './resources';
 import { refreshTokenGrant } from './refresh';
 import { clientCredentialsGrant, isClientToken } from './client-credentials';
 import { DEVICE_CODE_GRANT, deviceAuthorizationRoute, deviceCodeGrant, deviceRoute } from './device';
@@ -73,26 +74,30 @@ export async function buildApp(
   const { delegations } = services.delegation;
   const holders = { consents, subjects, users, revocations };
   // a token for a resource is active while its grant holds: its session, its app, the person, the consent
+  const resourceTokenActive = async (claims: AccessTokenClaims): Promise<boolean> => {
+    // an agent acting for a person (issue 42): while the person has not ended it
+    if (claims.act) return delegations.holds(claims);
+    // an app acting as itself (client_credentials): while the token is not revoked and the app is enabled
+    if (isClientToken(claims)) {
+      const app = await apps.find(claims.client_id);
+      return !!app && !app.disabledAt && !(await revocations.isRevoked(claims.jti));
+    }
+    // a person's: while the consent covers the resource and each scope of the token (consentCoversToken)
+    return (await grantHolder({ ...holders, apps }, claims, (granted) => consentCoversToken(granted, claims))) !== null;
+  };
   const resourceServers = resourceIntrospection({
     config,
     limits,
     tokens,
     resources,
     revocations,
-    active: async (claims) => {
-      // an agent acting for a person (issue 42): while the person has not ended it
-      if (claims.act) return delegations.holds(claims);
-      // an app acting as itself (client_credentials): while the token is not revoked and the app is enabled
-      if (isClientToken(claims)) {
-        const app = await apps.find(claims.client_id);
-        return !!app && !app.disabledAt && !(await revocations.isRevoked(claims.jti));
-      }
-      // a person's: while the consent covers the resource and each scope of the token (consentCoversToken)
-      return (
-        (await grantHolder({ ...holders, apps }, claims, (granted) => consentCoversToken(granted, claims))) !== null
-      );
-    },
+    active: resourceTokenActive,
   });
+  // the app's own introspection of a token for a resource: the same, while the resource is the one registered now
+  const appResourceTokenActive = async (claims: AccessTokenClaims): Promise<boolean> => {
+    const resource = await resources.findByUri(claims.aud);
+    return !!resource && issuedToThisResource(revocations, resource, claims.iat) && resourceTokenActive(claims);
+  };
   const built = createServiceAppsFrom(deps, {
     service: 'identity',
     audit,
@@ -143,7 +148,7 @@ export async function buildApp(
       deviceAuthorizationRoute(router, { ...clientAuth, device });
       deviceRoute(router, { apps, config, limits, users, sessions, device });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });
-      introspectRoute(router, { ...clientAuth, holders, resourceServers, delegatedHolds: delegations.holds });
+      introspectRoute(router, { ...clientAuth, holders, resourceServers, resourceTokenActive: appResourceTokenActive });
       userinfoRoute(router, { apps, config, consents, subjects, users, revocations, tokens, dpop });
       logoutRoute(router, { apps, config, logger, users, sessions, tokens });
       revokeRoute(router, { ...clientAuth, logger, revocations, refreshTokens: services.refresh.refresh });

@@ -108,6 +108,14 @@ describe('client_credentials', () => {
     expect(payload.acr).toBeUndefined();
     const answer = await introspect(tokens.access_token).expect(200);
     expect(answer.body).toMatchObject({ active: true, sub: app.app_id, client_id: app.app_id, aud: TOOLS });
+    // the app's own introspection of its token says the same
+    const own = await request(h.publicApp)
+      .post('/introspect')
+      .set('Authorization', basic(app.app_id, app.client_secret))
+      .type('form')
+      .send({ token: tokens.access_token })
+      .expect(200);
+    expect(own.body).toMatchObject({ active: true, sub: app.app_id, client_id: app.app_id, scope: 'tools:read' });
     // not a token for /userinfo
     await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${tokens.access_token}`).expect(401);
     // the app disabled: its token goes inactive

@@ -257,6 +257,29 @@ describe('tokens bound to a resource (RFC 8707, RFC 9068)', () => {
         amr: claims.amr,
         auth_time: claims.auth_time,
       });
+      // the app checks the token it got, as RFC 7662 lets it: active too, while the person's consent covers it
+      const byApp = await request(h.publicApp)
+        .post('/introspect')
+        .set('Authorization', basic(app.app_id, app.client_secret))
+        .type('form')
+        .send({ token: res.body.access_token })
+        .expect(200);
+      expect(byApp.body).toMatchObject({ active: true, client_id: app.app_id, sub: claims.sub, scope: 'tools:read' });
+      await request(h.publicApp)
+        .post('/revoke')
+        .set('Authorization', basic(app.app_id, app.client_secret))
+        .type('form')
+        .send({ token: res.body.access_token })
+        .expect(200);
+      for (const by of [basic(app.app_id, app.client_secret), basic(tools.resource_id, tools.introspection_secret)]) {
+        const after = await request(h.publicApp)
+          .post('/introspect')
+          .set('Authorization', by)
+          .type('form')
+          .send({ token: res.body.access_token })
+          .expect(200);
+        expect(after.body).toEqual({ active: false });
+      }
     });
 
     it('answers 200 {"active": false} for a malformed, forged, another audience’s or ended token; 401 for its own bad credentials', async () => {

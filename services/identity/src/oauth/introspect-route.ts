@@ -34,8 +34,11 @@ export type IntrospectRouteDeps = ClientAuthDeps & {
    * and passes any other on to the app's. Absent, apps alone introspect.
    */
   resourceServers?: RequestHandler;
-  /** Whether a delegated token (issue 42: one with `act`) still acts for its person; absent, none does. */
-  delegatedHolds?: (claims: AccessTokenClaims) => Promise<boolean>;
+  /**
+   * Whether a token for a resource (RFC 8707: `aud` a registered resource's uri; a person's, an app's own
+   * client_credentials token, or a delegated one with `act`) is still active; absent, none is.
+   */
+  resourceTokenActive?: (claims: AccessTokenClaims) => Promise<boolean>;
 };
 
 /** The app's steps, with a resource server's introspection just before the app's credentials are checked. */
@@ -58,8 +61,8 @@ export function introspectRoute(router: Router, ctx: IntrospectRouteDeps): void 
     const { claims } = result;
     const active =
       claims.client_id === authenticatedApp(res).id &&
-      (claims.act
-        ? ((await ctx.delegatedHolds?.(claims)) ?? false)
+      (claims.act || claims.aud !== ctx.config.issuer
+        ? ((await ctx.resourceTokenActive?.(claims)) ?? false)
         : (await grantHolder({ ...ctx.holders, apps: ctx.apps }, claims)) !== null);
     if (!active) return sendJson(res, { active: false });
     sendJson(res, {
