@@ -399,6 +399,16 @@ describe('CIBA: approval of one action', () => {
       attribute: 'scope',
     });
     expect((await send({ binding_message: 'x'.repeat(101) }).expect(400)).body.error).toBe('invalid_binding_message');
+    // what is compared by eye must read as it is: no bidirectional override, invisible or blank-only text
+    for (const message of ['OK\u202Egnp.exe', 'AB\u200BCD', 'line\u2028break', '   '])
+      expect((await send({ binding_message: message }).expect(400)).body).toMatchObject({
+        error: 'invalid_binding_message',
+        attribute: 'binding_message',
+      });
+    for (const payee of ['Acme\u202E)1 :ecnerefer(', 'Ac\u200Dme', '\u2029'])
+      expect(
+        (await send({ authorization_details: JSON.stringify([{ ...PAYMENT, payee }]) }).expect(400)).body.error,
+      ).toBe('invalid_authorization_details');
     expect((await send({ requested_expiry: '5' }).expect(400)).body.attribute).toBe('requested_expiry');
     expect((await send({ login_hint_token: 'eyJ' }).expect(400)).body).toMatchObject({
       error: 'invalid_request',
@@ -417,6 +427,26 @@ describe('CIBA: approval of one action', () => {
     // wrong credentials
     const wrongSecret = await send({}, { ...app, client_secret: 'sk_wrong' }).expect(401);
     expect(wrongSecret.body.error).toBe('invalid_client');
+  });
+
+  it('holds the cap of five when the requests come at once (counted and inserted under one lock)', async () => {
+    const someone = await createUser(h);
+    const theirSub = await h.ctx.oauth.grants.subjectFor(app.app_id, someone.user_id);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        request(h.publicApp)
+          .post('/bc-authorize')
+          .type('form')
+          .set('Authorization', basic(app.app_id, app.client_secret))
+          .send({ scope: 'openid', login_hint: theirSub }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(5).fill(200), ...Array(7).fill(429)]);
+    const [row] = await h.storage.db.query<{ n: string | number }>(
+      "SELECT count(*) AS n FROM backchannel_requests WHERE user_id = $1 AND status = 'pending'",
+      [someone.user_id],
+    );
+    expect(Number(row.n)).toBe(5);
   });
 
   it('at most five requests of one app wait for one person', async () => {

@@ -111,7 +111,7 @@ describe('client_credentials', () => {
     // the app's own introspection of its token says the same
     const own = await request(h.publicApp)
       .post('/introspect')
-      .set('Authorization', basic(app.app_id, app.client_secret))
+      .set('Authorization', basic(app.app_id, app.client_secret!))
       .type('form')
       .send({ token: tokens.access_token })
       .expect(200);

@@ -13,12 +13,15 @@ export type AuthorizationDetailType = (typeof AUTHORIZATION_DETAILS_TYPES)[numbe
 export const MAX_DETAILS = 10;
 export const MAX_DETAILS_CHARS = 8000;
 
+/**
+ * Characters a person cannot see, or that change how the text around them reads: controls, format characters
+ * (bidirectional overrides such as U+202E, zero-width spaces and joiners) and line or paragraph separators.
+ * What a person approves must read the same on every screen, and two payees that look alike must be alike.
+ */
+export const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
 const text = (max: number) =>
-  Joi.string()
-    .trim()
-    .min(1)
-    .max(max)
-    .pattern(/^[^\p{Cc}]*$/u, 'printable');
+  Joi.string().trim().min(1).max(max).pattern(HIDDEN_CHARACTERS, { name: 'printable', invert: true });
 
 /** A payment: an amount (a decimal string, never a float), its currency, to whom, and the payer's reference. */
 export const PAYMENT_DETAIL = Joi.object({

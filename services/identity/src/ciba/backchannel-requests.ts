@@ -98,7 +98,29 @@ export class BackchannelRequests {
     notificationToken: string | null;
   }): Promise<{ authReqId: string; expiresIn: number; interval: number }> {
     const created = this.now();
-    if ((await this.store.countPending(input.userId, created, input.app.id)) >= MAX_PENDING_PER_APP)
+    const authReqId = newOpaqueId();
+    const ping = input.app.backchannelTokenDeliveryMode === 'ping' && input.notificationToken !== null;
+    const id = `bcr_${newOpaqueId().slice(0, 32)}`;
+    const inserted = await this.store.insertWithin(
+      {
+        id,
+        authReqHash: sha256(authReqId),
+        appId: input.app.id,
+        userId: input.userId,
+        sub: input.sub,
+        scopes: input.scopes,
+        bindingMessage: input.bindingMessage,
+        acrValues: input.acrValues,
+        authorizationDetails: input.authorizationDetails,
+        notification: ping
+          ? encrypt(this.options.keyEncryptionKey, JSON.stringify({ authReqId, token: input.notificationToken }))
+          : null,
+        createdAt: created,
+        expiresAt: new Date(created.getTime() + input.expiresIn * 1000),
+      },
+      MAX_PENDING_PER_APP,
+    );
+    if (!inserted)
       throw new AppError(
         'too_many_requests',
         429,
@@ -106,25 +128,6 @@ export class BackchannelRequests {
         'login_hint',
         { headers: { 'Retry-After': String(POLL_INTERVAL_SECONDS) } },
       );
-    const authReqId = newOpaqueId();
-    const ping = input.app.backchannelTokenDeliveryMode === 'ping' && input.notificationToken !== null;
-    const id = `bcr_${newOpaqueId().slice(0, 32)}`;
-    await this.store.insert({
-      id,
-      authReqHash: sha256(authReqId),
-      appId: input.app.id,
-      userId: input.userId,
-      sub: input.sub,
-      scopes: input.scopes,
-      bindingMessage: input.bindingMessage,
-      acrValues: input.acrValues,
-      authorizationDetails: input.authorizationDetails,
-      notification: ping
-        ? encrypt(this.options.keyEncryptionKey, JSON.stringify({ authReqId, token: input.notificationToken }))
-        : null,
-      createdAt: created,
-      expiresAt: new Date(created.getTime() + input.expiresIn * 1000),
-    });
     await this.deps.audit.record({
       type: 'ciba.requested',
       actor: { type: 'app', id: input.app.id },

@@ -1,4 +1,4 @@
-import type { Queryable } from '@attest/common';
+import type { Db, Queryable } from '@attest/common';
 import type { AuthorizationDetail } from './authorization-details';
 
 export type BackchannelStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
@@ -65,7 +65,28 @@ const toRequest = (r: Row): BackchannelRequest => ({
 export type NewBackchannelRequest = Omit<BackchannelRequest, 'status' | 'decidedAt' | 'acr' | 'amr'>;
 
 /** The backchannel_requests table (migration 025). Every change of state is one conditional UPDATE. */
-export function backchannelStore(db: Queryable) {
+export function backchannelStore(db: Db) {
+  const store = backchannelQueries(db);
+  return {
+    ...store,
+    /**
+     * Inserts the request unless `max` of its app already wait for its person; false then. Counted and
+     * inserted under a lock of that person and app (transaction-scoped, so across replicas too): requests sent
+     * at once cannot pass the cap together.
+     */
+    async insertWithin(r: NewBackchannelRequest, max: number): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`attest:ciba:${r.userId}:${r.appId}`]);
+        const inTx = backchannelQueries(tx);
+        if ((await inTx.countPending(r.userId, r.createdAt, r.appId)) >= max) return false;
+        await inTx.insert(r);
+        return true;
+      });
+    },
+  };
+}
+
+function backchannelQueries(db: Queryable) {
   return {
     async insert(r: NewBackchannelRequest): Promise<void> {
       await db.query(

@@ -6,7 +6,7 @@ import type { KernelServices } from '../kernel/services';
 import { SUPPORTED_SCOPES } from '../kernel/scopes';
 import { refuseBlockedClient } from '../kernel/failure-limits';
 import { noStore, requireFormContentType } from '../kernel/http-steps';
-import { parseAuthorizationDetails } from './authorization-details';
+import { HIDDEN_CHARACTERS, parseAuthorizationDetails } from './authorization-details';
 import {
   DEFAULT_EXPIRY_SECONDS,
   MAX_EXPIRY_SECONDS,
@@ -116,11 +116,17 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         'scope',
       );
     const bindingMessage = field(req, 'binding_message') ?? null;
-    if (bindingMessage !== null && (bindingMessage.length > MAX_BINDING_MESSAGE || /\p{Cc}/u.test(bindingMessage)))
+    if (
+      bindingMessage !== null &&
+      (bindingMessage.length > MAX_BINDING_MESSAGE ||
+        HIDDEN_CHARACTERS.test(bindingMessage) ||
+        bindingMessage.trim() === '')
+    )
       throw new AppError(
         'invalid_binding_message',
         400,
-        `binding_message must be at most ${MAX_BINDING_MESSAGE} printable characters.`,
+        `binding_message must be 1 to ${MAX_BINDING_MESSAGE} printable characters, not only spaces (no control, ` +
+          'format or invisible characters: it is compared by eye on two screens).',
         'binding_message',
       );
     const requested = field(req, 'requested_expiry');
