@@ -107,6 +107,10 @@ describe('account page: agents acting for you', () => {
       [user.user_id],
     );
     expect(page.text).toContain('<strong>Travel agent</strong>');
+    // the web shop's consent, in words: its resource and the scope granted there, not the keys kept for them
+    const shop = page.text.slice(page.text.indexOf(`<li data-app="${web.app_id}">`));
+    expect(shop.slice(0, shop.indexOf('</li>'))).toContain(`Use ${TOOLS} (tools:read, tools:write)`);
+    expect(shop.slice(0, shop.indexOf('</li>'))).not.toContain('#');
     expect(page.text).toContain(`<span data-resource="${TOOLS}">${TOOLS}: tools:read</span>`);
     expect(page.text).toContain(`since ${row.created_at.toISOString().slice(0, 10)}`);
     expect(page.text).toContain(`last used <time datetime="${row.last_used_at.toISOString()}">`);

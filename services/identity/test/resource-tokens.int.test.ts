@@ -206,6 +206,9 @@ describe('tokens bound to a resource (RFC 8707, RFC 9068)', () => {
     const agent = request.agent(h.publicApp);
     const page = await browserFlow(agent, query({ resource: VAULT, scope: 'openid vault:read' }), deviceUser);
     expect(page.status).toBe(403);
+    // the page names who asks: the resource, not the app (which has no minimum of its own)
+    expect(page.text).toContain('Vault, which Test app asks to use, requires a higher verification level');
+    expect(page.text).toContain('Vault asks for people verified at level <strong id="wanted-level">orb</strong>');
     const silent = await agent
       .get('/authorize')
       .query(query({ resource: VAULT, scope: 'openid vault:read', prompt: 'none' }));

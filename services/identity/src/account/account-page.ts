@@ -59,6 +59,28 @@ ${
 }
 const describe = (scope: string) => SCOPE_DESCRIPTIONS[scope as Scope] ?? scope;
 
+/**
+ * What a consent holds, in words: each OpenID scope described, then each resource (RFC 8707: a URI, which
+ * never holds a fragment) with the scopes granted on it, as the consent keeps them (`<uri>`, `<uri>#<scope>`).
+ */
+export function describeGrants(granted: readonly string[]): string[] {
+  const resources = new Map<string, string[]>();
+  const plain: string[] = [];
+  for (const entry of granted) {
+    const hash = entry.indexOf('#');
+    if (hash > 0) {
+      const uri = entry.slice(0, hash);
+      resources.set(uri, [...(resources.get(uri) ?? []), entry.slice(hash + 1)]);
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
+      if (!resources.has(entry)) resources.set(entry, []);
+    } else plain.push(describe(entry));
+  }
+  const onResources = [...resources].map(
+    ([uri, scopes]) => `Use ${uri}${scopes.length ? ` (${scopes.join(', ')})` : ''}`,
+  );
+  return [...plain, ...onResources];
+}
+
 /** The signed-in user's account: approved apps, sessions, passkeys, password. Every change is a form with the CSRF token. */
 export function accountPage(res: Response, input: AccountPageInput, status = 200): void {
   const nonce = newNonce();
@@ -81,7 +103,7 @@ ${
     : html`<ul class="items" aria-labelledby="apps">${input.consents.map(
         (
           c,
-        ) => html`<li data-app="${c.appId}"><span><strong>${c.appName}</strong><br><span class="muted">${c.scopes.map(describe).join('; ')} · since ${day(c.grantedAt)}</span></span>
+        ) => html`<li data-app="${c.appId}"><span><strong>${c.appName}</strong><br><span class="muted">${describeGrants(c.scopes).join('; ')} · since ${day(c.grantedAt)}</span></span>
 <form method="post" action="/account/consents/withdraw">${csrf}${hiddenFields({ app_id: c.appId })}<button type="submit" class="danger" aria-label="Withdraw ${c.appName}">Withdraw</button></form></li>`,
       )}</ul>
 <p class="muted">Withdrawing stops the app's tokens at once; it must ask you again.</p>`

@@ -125,6 +125,8 @@ export function unmetRequirementsPage(
   res: Response,
   input: {
     appName: string;
+    /** Who demands the level when it is not the app: the resource (RFC 8707) the app asks to use. */
+    askedBy?: string;
     wanted: string;
     has: string;
     redirectUri: string;
@@ -148,8 +150,8 @@ ${hiddenFields(input.values)}
     res,
     403,
     'Verification level required',
-    html`<h1>${input.appName} requires a higher verification level</h1>
-<p class="error" role="alert">${input.appName} asks for people verified at level <strong id="wanted-level">${input.wanted}</strong>. Your account is verified at level <strong id="account-level">${input.has}</strong>, so you cannot continue to this app with it.</p>
+    html`<h1>${input.askedBy ? html`${input.askedBy}, which ${input.appName} asks to use,` : input.appName} requires a higher verification level</h1>
+<p class="error" role="alert">${input.askedBy ?? input.appName} asks for people verified at level <strong id="wanted-level">${input.wanted}</strong>. Your account is verified at level <strong id="account-level">${input.has}</strong>, so you cannot continue to ${input.askedBy ? input.appName : 'this app'} with it.</p>
 <p>Error code: <code id="error-code">unmet_authentication_requirements</code></p>
 ${back}`,
     { formAction: formAction(input.redirectUri) },

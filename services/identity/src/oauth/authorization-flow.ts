@@ -132,8 +132,15 @@ async function refusedForLevel(
     return true;
   }
   const app = await ctx.apps.find(request.clientId);
+  // the resource's minimum (RFC 8707) when the app's own demand alone would have let the person through
+  const appAlone = unmetDemand(user.verificationLevel, {
+    acr: demand.acr,
+    ...(app?.minVerificationLevel ? { minLevel: app.minVerificationLevel } : {}),
+  });
+  const resourceName = request.resource ? (request.resourceName ?? request.resource.uri) : undefined;
   unmetRequirementsPage(res, {
     appName: app?.name ?? request.clientId,
+    ...(!appAlone && resourceName ? { askedBy: resourceName } : {}),
     wanted: unmet.wanted,
     has: user.verificationLevel,
     redirectUri: request.redirectUri,
