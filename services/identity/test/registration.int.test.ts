@@ -543,6 +543,18 @@ describe('CLIENT_REGISTRATION=token: initial access tokens from the admin API', 
         .send({ grant_type: 'authorization_code', code: 'unknown', redirect_uri: 'https://backend.example/cb' });
     expect((await exchange(ok.body.client_secret)).body.error).toBe('invalid_grant');
     expect((await exchange(`${ok.body.client_secret}x`)).body.error).toBe('invalid_client');
+    // it holds to its grant_types (RFC 7591 §2), which cannot hold token exchange
+    const delegated = await request(h.publicApp)
+      .post('/token')
+      .auth(ok.body.client_id, ok.body.client_secret)
+      .type('form')
+      .send({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        subject_token: 'eyJ.x.y',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      });
+    expect(delegated.status).toBe(400);
+    expect(delegated.body).toMatchObject({ error: 'unauthorized_client', attribute: 'grant_type' });
     expect((await admin(h).get('/registration-tokens')).body.registration_tokens[0].last_used_at).not.toBeNull();
     const events = await auditOf(h, 'app.registered');
     expect(events[0].detail).toMatchObject({ registration_token_id: created.body.id });

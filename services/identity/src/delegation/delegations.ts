@@ -112,6 +112,14 @@ export class Delegations {
         'A public client cannot act for people: token exchange needs an app that authenticates itself.',
         'grant_type',
       );
+    // RFC 7591 §2: a client that registered itself holds to its grant_types, which cannot hold this grant
+    if (agent.registration !== 'operator')
+      throw refuse(
+        'unauthorized_client',
+        'This client registered itself, and its grant_types cannot hold token exchange: acting for people is ' +
+          'for apps the operator made (pnpm manage app create … --may-act-for-users).',
+        'grant_type',
+      );
     if (input.actorToken !== undefined) await this.checkActor(input.actorToken, agent);
     const subject = await this.subjectOf(input.subjectToken!);
     // RFC 9449: a sender-constrained token stays so; it is exchanged only with a proof by its key, which binds the new one
