@@ -94,6 +94,7 @@ describe('POST /register, CLIENT_REGISTRATION=open (the embedded default)', () =
   it.each([
     [{ redirect_uris: ['http://example.com/cb'] }, 'invalid_redirect_uri', 'redirect_uris'],
     [{ redirect_uris: ['https://example.com/cb#frag'] }, 'invalid_redirect_uri', 'redirect_uris'],
+    [{ redirect_uris: ['https://u:p@evil.example/cb'] }, 'invalid_redirect_uri', 'redirect_uris'],
     [{ redirect_uris: [] }, 'invalid_redirect_uri', 'redirect_uris'],
     [{}, 'invalid_redirect_uri', 'redirect_uris'],
     [

@@ -201,6 +201,14 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     }).expect(400);
     expect(wider.body).toMatchObject({ error: 'invalid_scope', attribute: 'scope' });
     expect(wider.body.error_description).toContain('tools:write is not in subject_token');
+    // a scope parameter naming nothing is not "every scope": refused
+    const blank = await exchangeRaw(agent, {
+      subject_token: subjectToken,
+      subject_token_type: ACCESS_TOKEN,
+      scope: ' ',
+    });
+    expect(blank.status).toBe(400);
+    expect(blank.body).toMatchObject({ error: 'invalid_scope', attribute: 'scope' });
 
     expect(await oauthError(exchange(agent, subjectToken, { resource: VAULT }))).toBe('invalid_target');
     expect(await oauthError(exchange(agent, subjectToken, { audience: VAULT }))).toBe('invalid_target');

@@ -12,6 +12,8 @@ export function redirectUriProblem(value: string): string | null {
     return 'must be an absolute URL';
   }
   if (url.hash || value.includes('#')) return 'must not contain a fragment';
+  // a user name or password in it would send what the app gets to a host the person cannot read off the link
+  if (url.username || url.password) return 'must not contain a user name or password (user:password@)';
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
   return 'must use https (http is allowed only on localhost, 127.0.0.1 or [::1])';

@@ -427,6 +427,8 @@ export class Delegations {
   private scopesOf(subject: AccessTokenClaims, scope: string | undefined, offered: string[]): string[] {
     const held = subject.scope.split(' ').filter(Boolean);
     const asked = scope === undefined ? held : [...new Set(scope.split(' ').filter(Boolean))];
+    if (scope !== undefined && asked.length === 0)
+      throw refuse('invalid_scope', 'scope names no scope: leave it out to keep all of subject_token’s.', 'scope');
     const wider = asked.find((s) => !held.includes(s));
     if (wider !== undefined)
       throw refuse(
