@@ -3,14 +3,26 @@ import type { App } from '../kernel/app-store';
 import type { AppDirectory, ConsentDirectory, SubjectDirectory, UserDirectory } from '../kernel/directories';
 import { pairwiseSubject } from '../kernel/ids';
 import { consentKey, type Revocations } from '../kernel/revocations';
-import type { AccessTokenClaims, ActorClaim, TokenOrigin, TokenService } from '../kernel/tokens';
+import type { AccessTokenClaims, ActorClaim, TokenService } from '../kernel/tokens';
 import type { User } from '../kernel/user-store';
 import { grantHolder } from '../oauth';
 import type { ResourceDirectory } from '../resources';
 import type { Delegation, DelegationStore } from './delegation-store';
+import {
+  ACCESS_TOKEN_TYPE,
+  agentsOf,
+  type ExchangeRequest,
+  checkExchangeTypes,
+  depthOf,
+  exchangeTarget,
+  narrowedScopes,
+  originOf,
+  refuse,
+} from './exchange-checks';
+
+export { ACCESS_TOKEN_TYPE, type ExchangeRequest } from './exchange-checks';
 
 /** RFC 8693 §3: the one token type exchanged and issued here. */
-export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** An act chain (RFC 8693 §4.1) holds at most this many agents: the person's agent, and the one it hands on to. */
 export const MAX_ACT_DEPTH = 2;
@@ -43,21 +55,6 @@ export interface DelegationsOptions {
   endRememberedSeconds: number;
 }
 
-/** What an agent sends to /token (RFC 8693 §2.1), each field as grantField read it. */
-export interface ExchangeRequest {
-  agent: App;
-  subjectToken?: string;
-  subjectTokenType?: string;
-  actorToken?: string;
-  actorTokenType?: string;
-  requestedTokenType?: string;
-  resource?: string;
-  audience?: string;
-  scope?: string;
-  /** The DPoP key thumbprint the new token is bound to. */
-  jkt?: string;
-}
-
 /** RFC 8693 §2.2.1. */
 export interface ExchangeResponse {
   access_token: string;
@@ -73,16 +70,6 @@ const LAST_USED_EVERY_MS = 60_000;
 const KNOWN_MAX = 50_000;
 /** How many (agent, person) pairwise subjects are remembered (an HMAC each; nothing secret). */
 const SUBJECTS_MAX = 10_000;
-
-const refuse = (error: string, detail: string, attribute: string) => new AppError(error, 400, detail, attribute);
-const depthOf = (act: ActorClaim | undefined): number => (act ? 1 + depthOf(act.act) : 0);
-/** The agents of an act chain, the current one first. */
-const agentsOf = (act: ActorClaim | undefined): string[] => (act ? [act.sub, ...agentsOf(act.act)] : []);
-/** A new token's source: the subject token's own (an exchange of an exchange), with the subject token's id after it. */
-const originOf = (subject: AccessTokenClaims): TokenOrigin =>
-  subject.origin
-    ? { client_id: subject.origin.client_id, jti: [...subject.origin.jti, subject.jti] }
-    : { client_id: subject.client_id, jti: [subject.jti] };
 
 /**
  * Delegation (issue 42, RFC 8693): an agent exchanges a person's access token for a short-lived one that
@@ -105,7 +92,7 @@ export class Delegations {
   /** grant_type=urn:ietf:params:oauth:grant-type:token-exchange, after the agent's authentication. */
   async exchange(input: ExchangeRequest, actor: AuditActor): Promise<ExchangeResponse> {
     const { agent } = input;
-    this.checkTypes(input);
+    checkExchangeTypes(input);
     if (agent.public)
       throw refuse(
         'unauthorized_client',
@@ -161,8 +148,12 @@ export class Delegations {
         `subject_token comes from ${MAX_EXCHANGES} exchanges already: exchange a token nearer the person's own.`,
         'subject_token',
       );
-    const resource = await this.targetOf(subject, input);
-    const scopes = this.scopesOf(subject, input.scope, resource.scopes);
+    const resource = await exchangeTarget(
+      { resources: this.deps.resources, issuer: this.options.issuer },
+      subject,
+      input,
+    );
+    const scopes = narrowedScopes(subject, input.scope, resource.scopes);
     const sub = this.pairwiseSubjectOf(agent.id, user.id);
     await this.deps.subjects.remember(agent.id, sub, user.id);
     const nowSeconds = Math.floor(this.deps.tokens.now() / 1000);
@@ -331,23 +322,6 @@ export class Delegations {
     return sub;
   }
 
-  private checkTypes(input: ExchangeRequest): void {
-    if (input.subjectToken === undefined)
-      throw refuse('invalid_request', 'subject_token is required: the person’s access token.', 'subject_token');
-    if (input.subjectTokenType !== ACCESS_TOKEN_TYPE)
-      throw refuse('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}.`, 'subject_token_type');
-    if (input.requestedTokenType !== undefined && input.requestedTokenType !== ACCESS_TOKEN_TYPE)
-      throw refuse(
-        'invalid_request',
-        `requested_token_type may only be ${ACCESS_TOKEN_TYPE}: this server issues access tokens.`,
-        'requested_token_type',
-      );
-    if ((input.actorToken === undefined) !== (input.actorTokenType === undefined))
-      throw refuse('invalid_request', 'actor_token and actor_token_type go together (RFC 8693 §2.1).', 'actor_token');
-    if (input.actorTokenType !== undefined && input.actorTokenType !== ACCESS_TOKEN_TYPE)
-      throw refuse('invalid_request', `actor_token_type must be ${ACCESS_TOKEN_TYPE}.`, 'actor_token_type');
-  }
-
   /** The agent's own token, if it sends one: its client_credentials token, active. */
   private async checkActor(token: string, agent: App): Promise<void> {
     const result = await this.deps.tokens.verifyAccessToken(token);
@@ -392,53 +366,5 @@ export class Delegations {
     // a resource's token: as a resource server's introspection holds it (its sign-in still granted)
     const claims = subject.aud === this.options.issuer ? subject : { ...subject, scope: 'openid' };
     return grantHolder({ apps, consents, subjects, users, revocations }, claims);
-  }
-
-  /** RFC 8707 / RFC 8693 §2.1: the one resource of the new token, the subject token's (never another). */
-  private async targetOf(subject: AccessTokenClaims, input: ExchangeRequest) {
-    if (input.resource !== undefined && input.audience !== undefined && input.resource !== input.audience)
-      throw refuse(
-        'invalid_target',
-        'resource and audience name different targets: a token here has one audience.',
-        'audience',
-      );
-    const asked = input.resource ?? input.audience;
-    const attribute = input.resource !== undefined ? 'resource' : 'audience';
-    if (subject.aud === this.options.issuer)
-      throw refuse(
-        'invalid_target',
-        'subject_token is not for a resource (it is a sign-in’s token for /userinfo): exchange a token the ' +
-          'person gave for a registered resource (RFC 8707).',
-        asked === undefined ? 'subject_token' : attribute,
-      );
-    if (asked !== undefined && asked !== subject.aud)
-      throw refuse(
-        'invalid_target',
-        `${attribute} must be ${subject.aud}, the resource of subject_token: an exchange never widens the audience.`,
-        attribute,
-      );
-    const resource = await this.deps.resources.findByUri(subject.aud);
-    if (!resource)
-      throw refuse('invalid_target', `The resource ${subject.aud} is no longer registered here.`, attribute);
-    return resource;
-  }
-
-  /** The scopes of the new token: those asked (all of the subject token's when none are), never more. */
-  private scopesOf(subject: AccessTokenClaims, scope: string | undefined, offered: string[]): string[] {
-    const held = subject.scope.split(' ').filter(Boolean);
-    const asked = scope === undefined ? held : [...new Set(scope.split(' ').filter(Boolean))];
-    if (scope !== undefined && asked.length === 0)
-      throw refuse('invalid_scope', 'scope names no scope: leave it out to keep all of subject_token’s.', 'scope');
-    const wider = asked.find((s) => !held.includes(s));
-    if (wider !== undefined)
-      throw refuse(
-        'invalid_scope',
-        `scope ${wider} is not in subject_token (it has: ${held.join(' ') || 'none'}): an exchange never widens.`,
-        'scope',
-      );
-    const gone = asked.find((s) => !offered.includes(s));
-    if (gone !== undefined)
-      throw refuse('invalid_scope', `The resource ${subject.aud} no longer offers the scope ${gone}.`, 'scope');
-    return asked;
   }
 }
