@@ -195,6 +195,30 @@ describe('account page: agents acting for you', () => {
     expect(listed((await browser.get('/account').expect(200)).text)).toEqual([agent.app_id]);
   });
 
+  it('an ended agent takes nothing the person gave before the end, not even through another agent', async () => {
+    const webToken = (await signIn(web, 'openid tools:read')).access_token;
+    await exchange(webToken);
+    const { browser, page } = await onAccountPage();
+    await browser
+      .post('/account/agents/end')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), agent_id: agent.app_id })
+      .expect(303);
+    clock += 2000;
+    // the relay exchanges the same token after the end: its own delegation is not ended
+    const viaRelay = (await te().exchange(relay, webToken)).access_token;
+    expect((await atResource(viaRelay)).active).toBe(true);
+    // but the travel agent cannot take the person's older token through it
+    expect(await oauthError(exchange(viaRelay))).toBe('invalid_grant');
+    // a token the person gives later lets it act again, through the relay too
+    const later = (await signIn(web, 'openid tools:read')).access_token;
+    const relayed = (await te().exchange(relay, later)).access_token;
+    expect(await atResource((await exchange(relayed)).access_token)).toMatchObject({
+      active: true,
+      act: { sub: agent.app_id, act: { sub: relay.app_id } },
+    });
+  });
+
   it('a delegated token never outlives what it came from: the agents before it, the app and token it was exchanged from', async () => {
     const relayExchange = (subjectToken: string) => te().exchange(relay, subjectToken);
     // a chain: the web shop's token → the travel agent → the relay; the person ends the travel agent

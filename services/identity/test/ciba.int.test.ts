@@ -405,7 +405,7 @@ describe('CIBA: approval of one action', () => {
         error: 'invalid_binding_message',
         attribute: 'binding_message',
       });
-    for (const payee of ['Acme\u202E)1 :ecnerefer(', 'Ac\u200Dme', '\u2029'])
+    for (const payee of ['Acme\u202E)1 :ecnerefer(', 'Ac\u200Dme', 'Ac\u2029me', 'Ac\u3164me', 'Ac\uE000me'])
       expect(
         (await send({ authorization_details: JSON.stringify([{ ...PAYMENT, payee }]) }).expect(400)).body.error,
       ).toBe('invalid_authorization_details');

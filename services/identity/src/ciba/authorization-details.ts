@@ -15,10 +15,13 @@ export const MAX_DETAILS_CHARS = 8000;
 
 /**
  * Characters a person cannot see, or that change how the text around them reads: controls, format characters
- * (bidirectional overrides such as U+202E, zero-width spaces and joiners) and line or paragraph separators.
+ * (bidirectional overrides such as U+202E, zero-width spaces and joiners), private-use and unassigned code
+ * points, line or paragraph separators, and the letters and marks that show as blanks (Hangul fillers, the
+ * braille blank, the combining grapheme joiner, variation selectors).
  * What a person approves must read the same on every screen, and two payees that look alike must be alike.
  */
-export const HIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+export const HIDDEN_CHARACTERS =
+  /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u115F\u1160\u2800\u3164\uFFA0]|\u034F|\p{Variation_Selector}/u;
 
 const text = (max: number) =>
   Joi.string().trim().min(1).max(max).pattern(HIDDEN_CHARACTERS, { name: 'printable', invert: true });

@@ -119,7 +119,10 @@ export class Delegations {
       );
     const user = await this.holderOf(subject);
     if (!user) throw refuse('invalid_grant', 'subject_token is no longer active (revoked or ended).', 'subject_token');
-    if (this.deps.revocations.revokedBeforeIssue(delegationKey(user.id, agent.id), subject.iat))
+    // when the person gave the token it all comes from: an agent they ended since takes none of theirs from before,
+    // not even through another agent's delegated token issued after the end
+    const givenAt = subject.origin?.iat ?? subject.iat;
+    if (this.deps.revocations.revokedBeforeIssue(delegationKey(user.id, agent.id), givenAt))
       throw refuse(
         'invalid_grant',
         'The person ended this agent’s access after subject_token was issued: it needs a newer token of theirs.',
@@ -164,7 +167,8 @@ export class Delegations {
       scopes,
       aud: resource.uri,
       act,
-      origin: originOf(subject),
+      // a delegated token from before origin was carried has none to pass on
+      ...(subject.act && !subject.origin ? {} : { origin: originOf(subject) }),
       ttlSeconds,
       // the session the person's token came from: signing out there ends this one too
       ...(subject.sid ? { sid: subject.sid } : {}),
@@ -176,7 +180,7 @@ export class Delegations {
     });
     // after the token is signed: an end that comes after this write stops the token (issued before it); an end
     // that came before keeps the row ended, and the token is revoked here before anyone sees it
-    if (!(await this.used(user.id, agent.id, resource.uri, scopes, subject.iat))) {
+    if (!(await this.used(user.id, agent.id, resource.uri, scopes, givenAt))) {
       await this.deps.revocations.revoke([claims.jti], new Date(claims.exp * 1000));
       throw refuse(
         'invalid_grant',
@@ -220,18 +224,20 @@ export class Delegations {
     const userId = await this.deps.subjects.userIdFor(claims.client_id, claims.sub);
     const user = userId ? await this.deps.users.findById(userId) : null;
     if (!user || user.disabledAt) return null;
+    // an end or a withdrawal stops what comes from a token the person gave before it (the origin's iat), at any depth
+    const givenAt = claims.origin?.iat ?? claims.iat;
     const agents = new Set([claims.client_id, ...agentsOf(claims.act)]);
     for (const agentId of agents)
       if (
         !(await this.enabled(agentId)) ||
-        revocations.revokedBeforeIssue(delegationKey(user.id, agentId), claims.iat) ||
-        revocations.revokedBeforeIssue(consentKey(user.id, agentId), claims.iat)
+        revocations.revokedBeforeIssue(delegationKey(user.id, agentId), givenAt) ||
+        revocations.revokedBeforeIssue(consentKey(user.id, agentId), givenAt)
       )
         return null;
     const { origin } = claims;
     if (origin) {
       if (!agents.has(origin.client_id) && !(await this.enabled(origin.client_id))) return null;
-      if (revocations.revokedBeforeIssue(consentKey(user.id, origin.client_id), claims.iat)) return null;
+      if (revocations.revokedBeforeIssue(consentKey(user.id, origin.client_id), givenAt)) return null;
       for (const jti of origin.jti) if (await revocations.isRevoked(jti)) return null;
     }
     return user;

@@ -33,8 +33,8 @@ export const agentsOf = (act: ActorClaim | undefined): string[] => (act ? [act.s
 /** A new token's source: the subject token's own (an exchange of an exchange), with the subject token's id after it. */
 export const originOf = (subject: AccessTokenClaims): TokenOrigin =>
   subject.origin
-    ? { client_id: subject.origin.client_id, jti: [...subject.origin.jti, subject.jti] }
-    : { client_id: subject.client_id, jti: [subject.jti] };
+    ? { ...subject.origin, jti: [...subject.origin.jti, subject.jti] }
+    : { client_id: subject.client_id, jti: [subject.jti], iat: subject.iat };
 
 /** subject_token and the token types (RFC 8693 §2.1): an access token in, an access token out. */
 export function checkExchangeTypes(input: ExchangeRequest): void {

@@ -39,6 +39,8 @@ export interface AccessTokenClaims {
 export interface TokenOrigin {
   client_id: string;
   jti: string[];
+  /** When the person gave that app their token: an agent they ended or withdrew since takes nothing from before. */
+  iat: number;
 }
 
 /**
