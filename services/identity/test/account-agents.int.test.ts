@@ -92,6 +92,16 @@ describe('account page: agents acting for you', () => {
     return { browser, page };
   }
   const listed = (html: string) => [...html.matchAll(/<li data-agent="([^"]+)">/g)].map((m) => m[1]);
+  /** The person ends an agent on their account page; the browser stays signed in. */
+  async function endAgent(agentId: string): Promise<Agent> {
+    const { browser, page } = await onAccountPage();
+    await browser
+      .post('/account/agents/end')
+      .type('form')
+      .send({ csrf: hidden(page.text, 'csrf'), agent_id: agentId })
+      .expect(303);
+    return browser;
+  }
 
   it('lists each agent with its resources and scopes, since when and last used', async () => {
     const empty = await onAccountPage();
@@ -198,12 +208,7 @@ describe('account page: agents acting for you', () => {
   it('an ended agent takes nothing the person gave before the end, not even through another agent', async () => {
     const webToken = (await signIn(web, 'openid tools:read')).access_token;
     await exchange(webToken);
-    const { browser, page } = await onAccountPage();
-    await browser
-      .post('/account/agents/end')
-      .type('form')
-      .send({ csrf: hidden(page.text, 'csrf'), agent_id: agent.app_id })
-      .expect(303);
+    await endAgent(agent.app_id);
     clock += 2000;
     // the relay exchanges the same token after the end: its own delegation is not ended
     const viaRelay = (await te().exchange(relay, webToken)).access_token;
@@ -229,12 +234,7 @@ describe('account page: agents acting for you', () => {
       active: true,
       act: { sub: relay.app_id, act: { sub: agent.app_id } },
     });
-    const { browser, page } = await onAccountPage();
-    await browser
-      .post('/account/agents/end')
-      .type('form')
-      .send({ csrf: hidden(page.text, 'csrf'), agent_id: agent.app_id })
-      .expect(303);
+    const browser = await endAgent(agent.app_id);
     expect(await atResource(first)).toEqual({ active: false });
     expect(await atResource(second)).toEqual({ active: false });
     expect(await oauthError(relayExchange(second))).toBe('invalid_grant');
