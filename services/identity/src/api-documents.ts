@@ -12,7 +12,7 @@ import {
   tokenSchemas,
   userinfoDocs,
 } from './oauth';
-import { approvalDocs, bcAuthorizeDocs } from './ciba';
+import { approvalDocs, bcAuthorizeDocs, loginHintDocs } from './ciba';
 import { logoutConfirmDocs, logoutDocs, signinDocs, signupDocs } from './signin';
 import { authorizationServerDocs, registerDocs, registrationClientDocs } from './registration';
 import { deviceAuthorizationDocs, deviceDocs } from './device';
@@ -59,6 +59,7 @@ export const identityDocs = {
   account: accountDocs,
   ...accountFormDocs,
   endAgent: endAgentDocs,
+  loginHint: loginHintDocs,
   token: tokenDocs,
   par: parDocs,
   introspect: introspectDocs,

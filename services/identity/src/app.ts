@@ -32,6 +32,7 @@ import {
   bcAuthorizeRoute,
   CIBA_GRANT_TYPE,
   cibaGrant,
+  loginHintSection,
   pendingApprovalsNotice,
 } from './ciba';
 import { authorizationServerRoute, registerRoute, registrationAdminRoutes } from './registration';
@@ -128,7 +129,10 @@ export async function buildApp(
       accountRoute(router, {
         ...{ audit, config, consents, limits, logger, users, sessions, passkeys },
         panels: [approvalSection({ apps, passkeys, ciba })],
-        sections: [delegationSection(delegations)],
+        sections: [
+          delegationSection(delegations),
+          loginHintSection({ apps, subjects, tokens, agents: delegations, secret: config.secret }),
+        ],
       });
       approvalRoute(router, { audit, config, consents, limits, users, sessions, passkeys, ciba });
       assetsRoute(router);
@@ -144,7 +148,7 @@ export async function buildApp(
           [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant({ config, dpop, delegations }),
         },
       });
-      bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba });
+      bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba, agents: delegations });
       deviceAuthorizationRoute(router, { ...clientAuth, device });
       deviceRoute(router, { apps, config, limits, users, sessions, device });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });

@@ -410,9 +410,10 @@ describe('CIBA: approval of one action', () => {
         (await send({ authorization_details: JSON.stringify([{ ...PAYMENT, payee }]) }).expect(400)).body.error,
       ).toBe('invalid_authorization_details');
     expect((await send({ requested_expiry: '5' }).expect(400)).body.attribute).toBe('requested_expiry');
+    // two hints (login_hint is always sent here)
     expect((await send({ login_hint_token: 'eyJ' }).expect(400)).body).toMatchObject({
       error: 'invalid_request',
-      attribute: 'login_hint_token',
+      attribute: 'login_hint',
     });
     // a ping app must send its client_notification_token
     const pingSub = await h.ctx.oauth.grants.subjectFor(pingApp.app_id, person.user_id);
@@ -427,6 +428,110 @@ describe('CIBA: approval of one action', () => {
     // wrong credentials
     const wrongSecret = await send({}, { ...app, client_secret: 'sk_wrong' }).expect(401);
     expect(wrongSecret.body.error).toBe('invalid_client');
+  });
+
+  it('a login_hint_token the person made on the account page names them to that agent only, until they end it', async () => {
+    // an assistant that never signed the person in: it cannot know their pairwise sub
+    const assistant = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'Pay assistant', redirect_uris: [REDIRECT_URI], backchannel_token_delivery_mode: 'poll' })
+        .expect(201)
+    ).body as Client;
+    const browser = await signedIn();
+    const page = await browser.get('/account').expect(200);
+    expect(page.text).toContain('<h2 id="login-hints">Let an agent ask for your approval</h2>');
+    const make = async (clientId: string, status: number) => {
+      const csrf = hidden((await browser.get('/account').expect(200)).text, 'csrf');
+      return browser.post('/account/login-hint-tokens').type('form').send({ csrf, client_id: clientId }).expect(status);
+    };
+    // only an enabled app with a CIBA mode
+    const plain = (
+      await admin('post', '/admin/apps')
+        .send({ name: 'No CIBA', redirect_uris: [REDIRECT_URI] })
+        .expect(201)
+    ).body as Client;
+    for (const clientId of ['no-such-app', plain.app_id]) {
+      const refused = await make(clientId, 404);
+      expect(refused.text).toContain('No app that asks for approvals (CIBA) has that client id');
+    }
+    const made = await make(assistant.app_id, 200);
+    expect(made.headers['cache-control']).toBe('no-store');
+    expect(made.text).toContain('A login hint token for Pay assistant');
+    const token = /<textarea id="login-hint-token"[^>]*>([^<]+)<\/textarea>/.exec(made.text)![1];
+    const [header, payload] = token
+      .split('.')
+      .slice(0, 2)
+      .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
+    const assistantSub = await h.ctx.oauth.grants.subjectFor(assistant.app_id, person.user_id);
+    expect(header).toMatchObject({ alg: 'RS256', typ: 'login-hint+jwt' });
+    expect(payload).toMatchObject({ iss: issuer, aud: assistant.app_id, sub: assistantSub });
+    expect(payload.exp).toBe((payload.iat as number) + 30 * 24 * 3600);
+    // listed among the agents acting for the person, where it can be ended
+    const listed = await browser.get('/account').expect(200);
+    expect(listed.text).toContain(`<li data-agent="${assistant.app_id}">`);
+    expect(listed.text).toContain('may ask for your approval');
+
+    // the assistant names the person with it (openid-client), and the request waits on their page
+    const config = await configFor(assistant);
+    const asked = await oidc.initiateBackchannelAuthentication(config, {
+      scope: 'openid',
+      login_hint_token: token,
+      binding_message: 'PAY-42',
+      authorization_details: JSON.stringify([PAYMENT]),
+    });
+    const { requestId, csrf } = await pendingOnPage(browser);
+    await approveWithPassword(browser, csrf, requestId).expect(303);
+    const tokens = await oidc.pollBackchannelAuthenticationGrant(config, { ...asked, interval: 0 });
+    expect(tokens.claims()).toMatchObject({
+      sub: assistantSub,
+      aud: assistant.app_id,
+      authorization_details: [PAYMENT],
+    });
+
+    const send = (form: Record<string, string>, client: Client) =>
+      request(h.publicApp)
+        .post('/bc-authorize')
+        .type('form')
+        .set('Authorization', basic(client.app_id, client.client_secret))
+        .send({ scope: 'openid', ...form });
+    // another app cannot use it, and it is no id_token
+    expect((await send({ login_hint_token: token }, app).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      attribute: 'login_hint_token',
+    });
+    expect((await send({ id_token_hint: token }, assistant).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      attribute: 'id_token_hint',
+    });
+    // a forged one (its signature changed) is refused
+    const forged = `${token.slice(0, token.lastIndexOf('.') + 1)}${'A'.repeat(token.length - token.lastIndexOf('.') - 1)}`;
+    expect((await send({ login_hint_token: forged }, assistant).expect(400)).body.attribute).toBe('login_hint_token');
+    // past its 30 days: expired_login_hint_token (CIBA Core §13)
+    offsetMs = 30 * 24 * 3600 * 1000 + 1000;
+    expect((await send({ login_hint_token: token }, assistant).expect(400)).body).toMatchObject({
+      error: 'expired_login_hint_token',
+      attribute: 'login_hint_token',
+    });
+    offsetMs = 5000;
+    // the person ends the assistant: the token no longer names them, and nothing new waits for them
+    const csrfNow = hidden((await browser.get('/account').expect(200)).text, 'csrf');
+    await browser
+      .post('/account/agents/end')
+      .type('form')
+      .send({ csrf: csrfNow, agent_id: assistant.app_id })
+      .expect(303);
+    offsetMs = 10_000;
+    expect((await send({ login_hint_token: token }, assistant).expect(403)).body).toMatchObject({
+      error: 'access_denied',
+      attribute: 'login_hint_token',
+    });
+    expect((await browser.get('/account').expect(200)).text).not.toContain('data-approval=');
+    // a new one made after the end names them again
+    const again = /<textarea id="login-hint-token"[^>]*>([^<]+)<\/textarea>/.exec(
+      (await make(assistant.app_id, 200)).text,
+    )![1];
+    await send({ login_hint_token: again }, assistant).expect(200);
+    expect((await send({ login_hint_token: token }, assistant).expect(403)).body.error).toBe('access_denied');
   });
 
   it('holds the cap of five when the requests come at once (counted and inserted under one lock)', async () => {

@@ -45,6 +45,8 @@ const checked: [string, 'GET' | 'POST', Where, Joi.ObjectSchema][] = [
   ['endOtherSessions', 'POST', 'body', account.ACCOUNT_FORMS.endOtherSessions],
   // issue 42: the account page's section of agents acting for the person
   ['endAgent', 'POST', 'body', delegation.END_AGENT_FORM],
+  // the person makes an agent a login_hint_token (CIBA)
+  ['loginHint', 'POST', 'body', ciba.LOGIN_HINT_FORM],
   ['logoutConfirm', 'POST', 'body', logout.LOGOUT_CONFIRM_FORM],
   // issue 41: the device flow
   ['deviceAuthorization', 'POST', 'body', device.DEVICE_AUTHORIZATION_FORM],

@@ -27,6 +27,7 @@ it('identity serves an OpenAPI document whose paths are its routes', () =>
       '/account',
       '/account/agents/end',
       '/account/consents/withdraw',
+      '/account/login-hint-tokens',
       '/account/passkeys',
       '/account/passkeys/remove',
       '/account/password',

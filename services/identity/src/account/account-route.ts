@@ -9,7 +9,7 @@ import { commonPasswordMessage, isCommonPassword } from '../kernel/passwords';
 import type { Session } from '../kernel/sessions';
 import type { User } from '../kernel/user-store';
 import { accountPage } from './account-page';
-import type { Html } from '../kernel/html';
+import { sendPage, type Html } from '../kernel/html';
 import { errorPage } from '../kernel/pages';
 import type { KernelServices, TokenServices } from '../kernel/services';
 import { checkedValue } from '../kernel/form-check';
@@ -290,6 +290,7 @@ export function accountRoute(router: Router, ctx: AccountRouteDeps): void {
           async (req: Request, res: Response) => {
             const outcome = await f.handle(req, signed(res).user.id);
             if ('notice' in outcome) return done(res, outcome.notice);
+            if ('page' in outcome) return sendPage(res, 200, outcome.page.title, outcome.page.body);
             await render(req, res, { error: outcome.error }, outcome.status);
           },
         ],

@@ -26,13 +26,16 @@ export const bcAuthorizeDocs = {
       }),
       ...bodyErrorResponses(
         'CIBA Core §13, as OAuth error / error_description: invalid_request (openid missing, no or two hints, ' +
-          'login_hint_token or request sent, requested_expiry out of range, no client_notification_token in ping ' +
+          'a login_hint_token not made for this app, request sent, requested_expiry out of range, no client_notification_token in ping ' +
           'mode, a field given twice), invalid_scope, unknown_user_id (login_hint names nobody this app knows), ' +
-          'invalid_binding_message, invalid_authorization_details (an unknown type, a field missing or not ' +
+          'expired_login_hint_token (past its 30 days), invalid_binding_message, invalid_authorization_details (an unknown type, a field missing or not ' +
           'understood), unauthorized_client (the app has no CIBA mode)',
       ),
       ...credentialErrors(' (OAuth error invalid_client): wrong or missing secret or client_assertion'),
-      403: errorResponse('access_denied: the person meets none of acr_values'),
+      403: errorResponse(
+        'access_denied: the person meets none of acr_values, or ended the app (under "Agents acting for you") ' +
+          'after making its login_hint_token',
+      ),
       429: {
         ...errorResponse(
           'too_many_requests (OAuth error temporarily_unavailable): five requests of this app already wait for ' +

@@ -37,27 +37,28 @@ const invalidRequest = (detail: string, attribute: string | null = null) =>
 
 /** What POST /bc-authorize uses: client authentication, the person's pairwise subjects, the requests. */
 export type BcAuthorizeRouteDeps = ClientAuthDeps &
-  Pick<KernelServices, 'subjects' | 'users'> & { ciba: Pick<BackchannelRequests, 'create'> };
+  Pick<KernelServices, 'subjects' | 'users'> & {
+    ciba: Pick<BackchannelRequests, 'create'>;
+    /** The delegation feature's: whether the agent a login_hint_token was made for still acts for the person. */
+    agents: { namedSince(userId: string, agentId: string, issuedAt: number): Promise<boolean> };
+  };
 
 /**
  * POST /bc-authorize (CIBA Core 1.0 §7): an authenticated app whose CIBA mode is set asks the person named by
- * login_hint (their pairwise sub for this app) or id_token_hint to approve one action: scope (openid required),
+ * login_hint (their pairwise sub for this app), id_token_hint or login_hint_token (one the person made for this
+ * app on the account page) to approve one action: scope (openid required),
  * binding_message, acr_values, requested_expiry, RFC 9396 authorization_details, and in ping mode
  * client_notification_token. The answer: auth_req_id, expires_in, interval.
  */
 export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): void {
-  /** The person the request names: exactly one hint (login_hint_token is not supported). */
+  /** The person the request names: exactly one of login_hint, id_token_hint and login_hint_token. */
   const person = async (req: Request, appId: string): Promise<{ userId: string; sub: string }> => {
     const loginHint = field(req, 'login_hint');
     const idTokenHint = field(req, 'id_token_hint');
-    if (field(req, 'login_hint_token') !== undefined)
+    const loginHintToken = field(req, 'login_hint_token');
+    if ([loginHint, idTokenHint, loginHintToken].filter((h) => h !== undefined).length !== 1)
       throw invalidRequest(
-        'login_hint_token is not supported here: give login_hint (the person’s sub).',
-        'login_hint_token',
-      );
-    if ((loginHint === undefined) === (idTokenHint === undefined))
-      throw invalidRequest(
-        'Give exactly one of login_hint (the person’s sub for this app) and id_token_hint.',
+        'Give exactly one of login_hint (the person’s sub for this app), id_token_hint and login_hint_token.',
         'login_hint',
       );
     let sub = loginHint;
@@ -67,6 +68,24 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         throw invalidRequest('id_token_hint must be an id_token this server issued to this app.', 'id_token_hint');
       sub = claims.sub;
     }
+    let namedAt: number | undefined;
+    if (loginHintToken !== undefined) {
+      const verified = await ctx.tokens.verifyLoginHintToken(loginHintToken);
+      if (!verified.ok && verified.reason === 'expired')
+        throw new AppError(
+          'expired_login_hint_token',
+          400,
+          'login_hint_token has expired: the person can make a new one on their account page.',
+          'login_hint_token',
+        );
+      if (!verified.ok || verified.claims.aud !== appId)
+        throw invalidRequest(
+          'login_hint_token must be a login hint token the person made for this app on their account page.',
+          'login_hint_token',
+        );
+      sub = verified.claims.sub;
+      namedAt = verified.claims.iat;
+    }
     const userId = sub!.length <= 200 ? await ctx.subjects.userIdFor(appId, sub!) : null;
     const user = userId ? await ctx.users.findById(userId) : null;
     if (!user || user.disabledAt)
@@ -74,7 +93,15 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         'unknown_user_id',
         400,
         'login_hint names nobody this app knows: give the sub of an id_token this app received.',
-        idTokenHint === undefined ? 'login_hint' : 'id_token_hint',
+        loginHintToken !== undefined ? 'login_hint_token' : idTokenHint !== undefined ? 'id_token_hint' : 'login_hint',
+      );
+    // a hint the person made: while the agent they made it for still acts for them (not ended since)
+    if (namedAt !== undefined && !(await ctx.agents.namedSince(user.id, appId, namedAt)))
+      throw new AppError(
+        'access_denied',
+        403,
+        'The person ended this app under “Agents acting for you” after making this login_hint_token.',
+        'login_hint_token',
       );
     const acrValues = (field(req, 'acr_values') ?? '').split(' ').filter(Boolean);
     const unknownAcr = acrValues.find((acr) => !ACR_VALUES_SUPPORTED.includes(acr));

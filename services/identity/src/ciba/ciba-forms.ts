@@ -14,11 +14,20 @@ export const APPROVAL_FORMS = {
   }),
 };
 
+/** POST /account/login-hint-tokens: the person makes an agent a login_hint_token (login-hint-section.ts). */
+export const LOGIN_HINT_FORM = form({
+  csrf: str('The account page’s CSRF token').required(),
+  client_id: str('The agent’s client id (an app with a CIBA mode)').required().max(2000),
+});
+
 /** POST /bc-authorize (CIBA Core §7.1), as documented; the route checks each field itself (bc-authorize-route.ts). */
 export const BC_AUTHORIZE_FORM = form({
   scope: str('Space-separated; must include openid (openid, email, profile)').required(),
   login_hint: str('The person’s sub for this app (pairwise): the sub of an id_token the app received'),
   id_token_hint: str('Instead of login_hint: an id_token this server issued to the app'),
+  login_hint_token: str(
+    'Instead of login_hint: a login hint token (typ login-hint+jwt) the person made for this app on their account page',
+  ),
   binding_message: str('A short code or sentence shown to the person, at most 100 printable characters').max(100),
   acr_values: str('Space-separated acr values; the person must meet one (access_denied otherwise)'),
   requested_expiry: str('Seconds the request waits for the person: 30 to 1800 (default 300)'),

@@ -9,8 +9,10 @@ export { BackchannelRequests } from './backchannel-requests';
 export { backchannelStore } from './backchannel-store';
 export { bcAuthorizeRoute, type BcAuthorizeRouteDeps } from './bc-authorize-route';
 export { CIBA_GRANT_TYPE, cibaGrant, type CibaGrantDeps } from './ciba-grant';
+export { LOGIN_HINT_TOKEN_TTL_SECONDS, loginHintSection, type LoginHintSectionDeps } from './login-hint-section';
 export { pendingApprovalsNotice } from './pending-notice';
 export { PingNotifier } from './ping';
 // OpenAPI fragments, each beside its route (the document is assembled in ../api-documents.ts)
 export { approvalDocs } from './approval-route.openapi';
 export { bcAuthorizeDocs } from './bc-authorize-route.openapi';
+export { loginHintDocs } from './login-hint-section.openapi';

@@ -33,7 +33,7 @@ ${
     ? html`<p class="muted">No agent acts for you.</p>`
     : html`<ul class="items" aria-labelledby="agents">${agents.map(
         (a) => html`<li data-agent="${a.agentId}"><span><strong>${a.agentName}</strong><br>
-<span class="muted">${a.resources.map((uri) => html`<span data-resource="${uri}">${uri}: ${scopesAt(a.scopes, uri).join(' ') || 'no scope'}</span>; `)}since ${day(a.createdAt)} · last used ${when(a.lastUsedAt)}</span></span>
+<span class="muted">${a.resources.length === 0 ? 'may ask for your approval (a login hint token you made); ' : ''}${a.resources.map((uri) => html`<span data-resource="${uri}">${uri}: ${scopesAt(a.scopes, uri).join(' ') || 'no scope'}</span>; `)}since ${day(a.createdAt)} · last used ${when(a.lastUsedAt)}</span></span>
 <form method="post" action="/account/agents/end">${csrfField}${hiddenFields({ agent_id: a.agentId })}<button type="submit" class="danger" aria-label="Stop ${a.agentName} acting for you">End</button></form></li>`,
       )}</ul>
 <p class="muted">Ending an agent stops the tokens it got to act for you, and its refresh tokens, at once.</p>`

@@ -67,6 +67,33 @@ export function delegationStore(db: Queryable) {
       );
       return rows.length === 1;
     },
+    /**
+     * The person names the agent for CIBA (a login_hint_token made on the account page): the row begins with
+     * no resource, or is marked used now; an ended one begins again, empty, from `at` (the tokens' clock, as
+     * the hint's iat).
+     */
+    async named(userId: string, agentId: string, at: Date): Promise<Delegation> {
+      const [row] = await db.query<DelegationRow>(
+        `INSERT INTO delegations (user_id, agent_id, resources, scopes, created_at) VALUES ($1, $2, '{}', '{}', $3)
+         ON CONFLICT (user_id, agent_id) DO UPDATE SET
+           resources = CASE WHEN delegations.ended_at IS NULL THEN delegations.resources ELSE '{}' END,
+           scopes = CASE WHEN delegations.ended_at IS NULL THEN delegations.scopes ELSE '{}' END,
+           created_at = CASE WHEN delegations.ended_at IS NULL THEN delegations.created_at ELSE $3 END,
+           last_used_at = now(),
+           ended_at = NULL
+         RETURNING *`,
+        [userId, agentId, at],
+      );
+      return toDelegation(row!);
+    },
+    /** The row of the person and agent while it acts for them (not ended), or null. */
+    async active(userId: string, agentId: string): Promise<Delegation | null> {
+      const [row] = await db.query<DelegationRow>(
+        `SELECT * FROM delegations WHERE user_id = $1 AND agent_id = $2 AND ended_at IS NULL`,
+        [userId, agentId],
+      );
+      return row ? toDelegation(row) : null;
+    },
     /** The person's agents still acting for them, the last used first. */
     async listForUser(userId: string): Promise<Delegation[]> {
       const rows = await db.query<DelegationRow>(

@@ -260,6 +260,29 @@ export class Delegations {
   }
 
   /**
+   * The person names an agent for approvals (a login_hint_token, CIBA): it is listed among the agents acting
+   * for them from now, and ending it there stops the hint. Audited with the agent's pairwise subject.
+   */
+  async named(userId: string, agentId: string, actor: AuditActor): Promise<void> {
+    await this.deps.store.named(userId, agentId, new Date(this.deps.tokens.now()));
+    await this.deps.audit.record({
+      type: 'delegation.named',
+      actor,
+      subject: userId,
+      detail: { agent_id: agentId, agent_subject: this.pairwiseSubjectOf(agentId, userId) },
+    });
+  }
+
+  /**
+   * Whether a login hint the person made for the agent at `issuedAt` (seconds) still names them: the agent acts
+   * for them, and has since before the hint (an end after it, then a new start, leaves the hint ended).
+   */
+  async namedSince(userId: string, agentId: string, issuedAt: number): Promise<boolean> {
+    const row = await this.deps.store.active(userId, agentId);
+    return !!row && Math.floor(row.createdAt.getTime() / 1000) <= issuedAt;
+  }
+
+  /**
    * The person ends an agent: its delegated tokens stop at once (and every token of theirs issued before
    * now can no longer be exchanged by it), its refresh tokens end. False when it was not acting for them.
    */

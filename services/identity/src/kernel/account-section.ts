@@ -21,6 +21,12 @@ export interface AccountSectionForm {
   path: string;
   schema: Joi.ObjectSchema;
   docs: EndpointDocs;
-  /** The change, for the signed-in person: a notice key (then 303 to /account) or the page again with an error. */
-  handle(req: Request, userId: string): Promise<{ notice: string } | { error: string; status: number }>;
+  /**
+   * The change, for the signed-in person: a notice key (then 303 to /account), the page again with an error, or
+   * a page of its own (something shown once, such as a token; never stored, never cached).
+   */
+  handle(
+    req: Request,
+    userId: string,
+  ): Promise<{ notice: string } | { error: string; status: number } | { page: { title: string; body: Html } }>;
 }
