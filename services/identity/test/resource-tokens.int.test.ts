@@ -164,6 +164,45 @@ describe('tokens bound to a resource (RFC 8707, RFC 9068)', () => {
     await request(h.publicApp).get('/userinfo').set('Authorization', `Bearer ${res.body.access_token}`).expect(200);
   });
 
+  it('a request for a resource alone (no openid: OAuth 2.0, as MCP clients send it) gets its token and no id_token', async () => {
+    const person = await createUser(h);
+    const agent = request.agent(h.publicApp);
+    const start = await agent.get('/authorize').query(query({ scope: 'tools:read' }));
+    expect(start.status).toBe(302);
+    // the person approves the resource's scope, and nothing of OpenID Connect
+    expect(start.headers.location).toMatch(/^\/signin/);
+    const params = await code({ scope: 'tools:read' }, person, agent);
+    const res = await token({ code: params.code }).expect(200);
+    expect(res.body).toMatchObject({ token_type: 'Bearer', scope: 'tools:read' });
+    expect(res.body).not.toHaveProperty('id_token');
+    const { payload } = await verified(res.body.access_token, TOOLS);
+    expect(payload).toMatchObject({
+      aud: TOOLS,
+      client_id: app.app_id,
+      scope: 'tools:read',
+      acr: 'urn:attest:loa:orb',
+    });
+    expect(payload.sub).toBe(await h.ctx.oauth.grants.subjectFor(app.app_id, person.user_id));
+    const shown = (await admin('get', `/admin/users/${person.user_id}`).expect(200)).body;
+    const consent = (shown.consents as { app_id: string; scopes: string[] }[]).find((c) => c.app_id === app.app_id);
+    expect(consent?.scopes.sort()).toEqual([TOOLS, `${TOOLS}#tools:read`].sort());
+    // the resource server sees it active
+    expect((await introspectAs(tools, res.body.access_token).expect(200)).body).toMatchObject({
+      active: true,
+      scope: 'tools:read',
+    });
+    // without resource, openid is still required; and a response type with an id_token needs it too
+    const noResource = await request(h.publicApp)
+      .get('/authorize')
+      .query(query({ scope: 'tools:read', resource: '' }));
+    expect(callbackParams(noResource)).toMatchObject({ error: 'invalid_scope', state: 'st-1' });
+    expect(callbackParams(noResource).error_description).toContain('openid');
+    const hybrid = await request(h.publicApp)
+      .get('/authorize')
+      .query(query({ scope: 'tools:read', response_type: 'code id_token', nonce: 'n-1' }));
+    expect(callbackParams(hybrid).error).toBe('invalid_scope');
+  });
+
   it('refuses at /authorize an unknown resource (invalid_target), a scope it does not offer (invalid_scope), two resources', async () => {
     const unknown = await request(h.publicApp)
       .get('/authorize')

@@ -29,7 +29,7 @@ export const PARAMETER_MAX_LENGTH = {
  */
 export const AUTHORIZE_PARAMETERS = Joi.object({
   response_type: str('code, id_token, id_token token, code id_token, …').required(),
-  scope: str('openid, and email, profile').required(),
+  scope: str('openid, and email, profile; or, with resource, only that resource’s scopes (OAuth 2.0, code)').required(),
   client_id: str().required(),
   redirect_uri: str('Registered for the app, exact match').required(),
   state: str(`At most ${PARAMETER_MAX_LENGTH.state} characters`).max(PARAMETER_MAX_LENGTH.state),

@@ -198,7 +198,17 @@ export function parseAuthorizationRequest(
 
   if (refused('scope', params.scope)) throw redirectErrors.invalidRequest('scope is required.');
   const requested = params.scope!.split(' ').filter(Boolean);
-  if (!requested.includes('openid')) throw redirectErrors.invalidScope('scope must include openid.');
+  // RFC 8707: a token for a resource alone is an OAuth 2.0 request (no id_token), as MCP clients send it
+  if (!requested.includes('openid')) {
+    if (params.resource === undefined)
+      throw redirectErrors.invalidScope(
+        'scope must include openid (to sign the person in), or resource must name the resource the token is for.',
+      );
+    if (responseType !== 'code')
+      throw redirectErrors.invalidScope(
+        `response_type ${responseType} returns an id_token: scope must include openid.`,
+      );
+  }
   const scopes = parseScopes(params.scope!);
 
   if (responseType.includes('id_token') && !params.nonce)
