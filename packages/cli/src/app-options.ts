@@ -100,13 +100,13 @@ export const cibaOptions = {
     type: 'string',
     value: 'poll|ping',
     description:
-      "CIBA (POST /bc-authorize): poll, the app asks /token until the person decided; ping, its --ciba-notification-endpoint is told first ('' turns CIBA off on update)",
+      "CIBA (POST /bc-authorize): poll, the app asks /token until the person decided; ping, its --ciba-notification-endpoint is told first ('' turns CIBA off on update, and clears the endpoint)",
   },
   'ciba-notification-endpoint': {
     type: 'string',
     value: 'URL',
     description:
-      "CIBA ping mode: where {auth_req_id} is POSTed with the request's client_notification_token, https ('' clears on update)",
+      "CIBA ping mode: where {auth_req_id} is POSTed with the request's client_notification_token; https (plain http only on loopback, in the embedded development mode) ('' clears on update)",
   },
 } as const;
 

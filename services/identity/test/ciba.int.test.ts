@@ -388,6 +388,10 @@ describe('CIBA: approval of one action', () => {
         },
         (err: { error?: string }) => expect(err.error).toBe('invalid_authorization_details'),
       );
+    // details sent as nested form fields: refused, never taken for a plain sign-in
+    const nested = await send({ 'authorization_details[0][type]': 'payment', 'authorization_details[0][amount]': '9' });
+    expect(nested.status).toBe(400);
+    expect(nested.body).toMatchObject({ error: 'invalid_authorization_details', attribute: 'authorization_details' });
     const extraField = await send({ authorization_details: JSON.stringify([{ ...ACTION, privileges: ['all'] }]) });
     expect(extraField.body.error).toBe('invalid_authorization_details');
     expect((await send({ login_hint: 'nobody-this-app-knows' }).expect(400)).body.error).toBe('unknown_user_id');
@@ -615,5 +619,7 @@ describe('CIBA: approval of one action', () => {
       .send({ backchannel_token_delivery_mode: null })
       .expect(200);
     expect(off.body.backchannel_token_delivery_mode).toBeNull();
+    // turning CIBA off clears its ping endpoint too
+    expect(off.body.backchannel_client_notification_endpoint).toBeNull();
   });
 });

@@ -128,7 +128,7 @@ const cibaSettings = {
     .valid('poll', 'ping')
     .allow(null)
     .description(
-      'CIBA: poll (the app asks /token) or ping (a POST to its notification endpoint, then /token); null: no CIBA',
+      'CIBA: poll (the app asks /token) or ping (a POST to its notification endpoint, then /token); null: no CIBA (and no endpoint, unless one is given)',
     ),
   backchannel_client_notification_endpoint: Joi.string()
     .max(2000)

@@ -270,6 +270,8 @@ export async function updateApp(
     });
     if (mode !== undefined) changes.backchannelTokenDeliveryMode = mode as BackchannelDeliveryMode | null;
     if (endpoint !== undefined) changes.backchannelClientNotificationEndpoint = endpoint;
+    // CIBA turned off: its ping endpoint goes with it (a later --ciba-mode ping names one again)
+    else if (mode === null) changes.backchannelClientNotificationEndpoint = null;
   }
   let secret: string | null = null;
   const keySettings = body.jwks !== undefined || body.jwks_uri !== undefined;

@@ -166,6 +166,15 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         'requested_expiry',
       );
     const details = field(req, 'authorization_details');
+    // form-style nesting (authorization_details[0][type]=…) is no RFC 9396 request: never a plain sign-in instead
+    if (details === undefined && Object.keys(req.body as object).some((k) => /^authorization_details[[.]/.test(k)))
+      throw new AppError(
+        'invalid_authorization_details',
+        400,
+        'authorization_details must be one form field holding a JSON array (RFC 9396 §2), not fields such as ' +
+          'authorization_details[0][type].',
+        'authorization_details',
+      );
     const authorizationDetails = details === undefined ? null : parseAuthorizationDetails(details);
     const notificationToken = field(req, 'client_notification_token') ?? null;
     if (mode === 'ping' && notificationToken === null)
