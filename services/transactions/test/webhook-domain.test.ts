@@ -170,6 +170,9 @@ describe('webhook targets', () => {
       '64:ff9b::10.0.0.1',
       '64:ff9b::a9fe:a9fe',
       '64:ff9b:0:0:0:0:7f00:1',
+      // IPv4-translated (::ffff:0:0:0/96) of loopback and of a private address
+      '::ffff:0:7f00:1',
+      '::ffff:0:10.0.0.1',
       '2002:7f00:1::',
       '2002:808:808::1',
       '2001:0:4136:e378:8000:63bf:3fff:fdd2',
@@ -183,6 +186,7 @@ describe('webhook targets', () => {
       '2606:4700:4700::1111',
       '::ffff:1.1.1.1',
       '64:ff9b::1.1.1.1',
+      '::ffff:0:1.1.1.1',
       '2001:4860::8888',
     ])
       expect([a, isPrivateAddress(a)]).toEqual([a, false]);

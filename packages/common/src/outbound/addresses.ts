@@ -72,8 +72,10 @@ export function isPrivateAddress(address: string): boolean {
   const g = ipv6Groups(address);
   if (!g) return true;
   const mapped = g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
+  // IPv4-translated (::ffff:0:0:0/96, RFC 2765 SIIT): judged by the IPv4 address it carries, as a mapped one
+  const translated = g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0;
   const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
-  if (mapped || nat64) return NOT_PUBLIC_V4.check(v4Of(g[6], g[7]), 'ipv4');
+  if (mapped || translated || nat64) return NOT_PUBLIC_V4.check(v4Of(g[6], g[7]), 'ipv4');
   const canonical = g.map((x) => x.toString(16)).join(':');
   return NOT_PUBLIC_V6.check(canonical, 'ipv6');
 }

@@ -131,6 +131,7 @@ export const registrationClientDocs = {
       200: jsonResponse('The client as registered now', CLIENT_INFORMATION, NO_STORE),
       400: registrationErrors,
       401: unauthorized,
+      413: errorResponse('payload_too_large'),
     },
   },
   DELETE: {
