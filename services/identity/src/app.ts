@@ -131,7 +131,7 @@ export async function buildApp(
         panels: [approvalSection({ apps, passkeys, ciba })],
         sections: [
           delegationSection(delegations),
-          loginHintSection({ apps, subjects, tokens, agents: delegations, secret: config.secret }),
+          loginHintSection({ apps, subjects, hints: services.ciba.hints, agents: delegations, secret: config.secret }),
         ],
       });
       approvalRoute(router, { audit, config, consents, limits, users, sessions, passkeys, ciba });
@@ -148,7 +148,14 @@ export async function buildApp(
           [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant({ config, dpop, delegations }),
         },
       });
-      bcAuthorizeRoute(router, { ...clientAuth, subjects, users, ciba, agents: delegations });
+      bcAuthorizeRoute(router, {
+        ...clientAuth,
+        subjects,
+        users,
+        ciba,
+        hints: services.ciba.hints,
+        agents: delegations,
+      });
       deviceAuthorizationRoute(router, { ...clientAuth, device });
       deviceRoute(router, { apps, config, limits, users, sessions, device });
       parRoute(router, { ...clientAuth, dpop, pushedRequests, resources });

@@ -41,7 +41,7 @@ import { portalServices, type PortalServices } from './portal';
 import { MetadataDocuments, Registrations, registrationStore, type RegistrationServices } from './registration';
 import { grantResourceRegistered, ResourceDirectory, resourceStore } from './resources';
 import { RefreshTokens, refreshStore } from './refresh';
-import { BackchannelRequests, backchannelStore, PingNotifier } from './ciba';
+import { BackchannelRequests, backchannelStore, LoginHintTokens, PingNotifier } from './ciba';
 import { DeviceFlow, deviceStore } from './device';
 import { Delegations, delegationStore } from './delegation';
 
@@ -80,7 +80,7 @@ export interface IdentityServices {
   /** Refresh tokens (issue 41). */
   refresh: { refresh: RefreshTokens };
   /** Backchannel authentication requests: approval of one action (CIBA, issue 42). */
-  ciba: { ciba: BackchannelRequests; ping: PingNotifier };
+  ciba: { ciba: BackchannelRequests; ping: PingNotifier; hints: LoginHintTokens };
   /** The Device Authorization Grant (issue 41, RFC 8628). */
   device: { device: DeviceFlow };
   /** Agents acting for people (issue 42: token exchange). */
@@ -284,6 +284,8 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
         { keyEncryptionKey: config.keyEncryptionKey, now },
       ),
       ping,
+      // login_hint_tokens the person makes an agent on the account page (MACed with a key of IDENTITY_SECRET)
+      hints: new LoginHintTokens({ issuer: config.issuer, secret: config.secret, now }),
     },
     device: { device },
     delegation: { delegations },

@@ -467,7 +467,8 @@ describe('CIBA: approval of one action', () => {
       .slice(0, 2)
       .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
     const assistantSub = await h.ctx.oauth.grants.subjectFor(assistant.app_id, person.user_id);
-    expect(header).toMatchObject({ alg: 'RS256', typ: 'login-hint+jwt' });
+    // MACed by Attest (HS256, a key of IDENTITY_SECRET), not signed with the rotating keys of /jwks
+    expect(header).toEqual({ alg: 'HS256', typ: 'login-hint+jwt' });
     expect(payload).toMatchObject({ iss: issuer, aud: assistant.app_id, sub: assistantSub });
     expect(payload.exp).toBe((payload.iat as number) + 30 * 24 * 3600);
     // listed among the agents acting for the person, where it can be ended

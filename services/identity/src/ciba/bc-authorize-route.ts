@@ -14,6 +14,7 @@ import {
   type BackchannelRequests,
 } from './backchannel-requests';
 import { bcAuthorizeDocs } from './bc-authorize-route.openapi';
+import type { LoginHintTokens } from './login-hint-tokens';
 
 /** The longest binding_message shown to the person (CIBA Core §7.1: short, shown on both devices). */
 export const MAX_BINDING_MESSAGE = 100;
@@ -39,6 +40,7 @@ const invalidRequest = (detail: string, attribute: string | null = null) =>
 export type BcAuthorizeRouteDeps = ClientAuthDeps &
   Pick<KernelServices, 'subjects' | 'users'> & {
     ciba: Pick<BackchannelRequests, 'create'>;
+    hints: Pick<LoginHintTokens, 'verify'>;
     /** The delegation feature's: whether the agent a login_hint_token was made for still acts for the person. */
     agents: { namedSince(userId: string, agentId: string, issuedAt: number): Promise<boolean> };
   };
@@ -70,7 +72,7 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
     }
     let namedAt: number | undefined;
     if (loginHintToken !== undefined) {
-      const verified = await ctx.tokens.verifyLoginHintToken(loginHintToken);
+      const verified = ctx.hints.verify(loginHintToken);
       if (!verified.ok && verified.reason === 'expired')
         throw new AppError(
           'expired_login_hint_token',

@@ -9,7 +9,8 @@ export { BackchannelRequests } from './backchannel-requests';
 export { backchannelStore } from './backchannel-store';
 export { bcAuthorizeRoute, type BcAuthorizeRouteDeps } from './bc-authorize-route';
 export { CIBA_GRANT_TYPE, cibaGrant, type CibaGrantDeps } from './ciba-grant';
-export { LOGIN_HINT_TOKEN_TTL_SECONDS, loginHintSection, type LoginHintSectionDeps } from './login-hint-section';
+export { loginHintSection, type LoginHintSectionDeps } from './login-hint-section';
+export { LOGIN_HINT_TOKEN_TTL_SECONDS, LoginHintTokens } from './login-hint-tokens';
 export { pendingApprovalsNotice } from './pending-notice';
 export { PingNotifier } from './ping';
 // OpenAPI fragments, each beside its route (the document is assembled in ../api-documents.ts)

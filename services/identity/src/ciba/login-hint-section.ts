@@ -5,17 +5,14 @@ import { checkedValue } from '../kernel/form-check';
 import { html } from '../kernel/html';
 import { pairwiseSubject } from '../kernel/ids';
 import { hiddenFields, whoAsks } from '../kernel/pages';
-import type { TokenService } from '../kernel/tokens';
 import { LOGIN_HINT_FORM } from './ciba-forms';
 import { loginHintDocs } from './login-hint-section.openapi';
-
-/** How long a login_hint_token names the person (30 days); ending the agent on the account page stops it sooner. */
-export const LOGIN_HINT_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+import type { LoginHintTokens } from './login-hint-tokens';
 
 export interface LoginHintSectionDeps {
   apps: Pick<AppDirectory, 'find'>;
   subjects: Pick<SubjectDirectory, 'remember'>;
-  tokens: Pick<TokenService, 'loginHintToken'>;
+  hints: Pick<LoginHintTokens, 'issue'>;
   /** The delegation feature's: the agent is listed among those acting for the person, and can be ended there. */
   agents: { named(userId: string, agentId: string, actor: ReturnType<typeof requestActor>): Promise<void> };
   /** The pairwise subjects' secret. */
@@ -56,7 +53,7 @@ has a login hint token from you. Each request still waits here for you to approv
           await deps.agents.named(userId, app.id, requestActor(req, 'user', userId));
           const sub = pairwiseSubject(deps.secret, app.id, userId);
           await deps.subjects.remember(app.id, sub, userId);
-          const hint = await deps.tokens.loginHintToken({ aud: app.id, sub, ttlSeconds: LOGIN_HINT_TOKEN_TTL_SECONDS });
+          const hint = deps.hints.issue({ aud: app.id, sub });
           const who = whoAsks({ id: app.id, name: app.name, registration: app.registration });
           const until = new Date(hint.exp * 1000).toISOString();
           return {

@@ -23,16 +23,6 @@ export type IdTokenClaims = Record<string, unknown> & {
   exp: number;
 };
 
-/** A login_hint_token's claims: the app it names the person to (`aud`) and their pairwise `sub` there. */
-export interface LoginHintClaims {
-  iss: string;
-  aud: string;
-  sub: string;
-  iat: number;
-  exp: number;
-  jti: string;
-}
-
 /** `revoked`: signed by one of our keys that an emergency rotation revoked (the token is inactive). */
 export type VerifyResult =
   | { ok: true; claims: AccessTokenClaims }
@@ -155,60 +145,6 @@ export class TokenService {
     };
     const key = await this.keys.signingKey();
     return signJws({ alg: 'RS256', typ: LOGOUT_TOKEN_TYP, kid: key.kid }, payload, key.privateKey);
-  }
-
-  /**
-   * A login_hint_token (CIBA Core §7.1) the person made on the account page: it names them, by their pairwise
-   * `sub` for the app (`aud`), to that app's /bc-authorize. RS256 with the current key; its own `typ`.
-   */
-  async loginHintToken(input: {
-    aud: string;
-    sub: string;
-    ttlSeconds: number;
-  }): Promise<LoginHintClaims & { token: string }> {
-    const iat = this.nowSeconds();
-    const claims: LoginHintClaims = {
-      iss: this.issuer,
-      aud: input.aud,
-      sub: input.sub,
-      iat,
-      exp: iat + input.ttlSeconds,
-      jti: newOpaqueId(),
-    };
-    const key = await this.keys.signingKey();
-    return {
-      ...claims,
-      token: signJws({ alg: 'RS256', typ: LOGIN_HINT_TOKEN_TYP, kid: key.kid }, claims, key.privateKey),
-    };
-  }
-
-  /**
-   * A login_hint_token this server signed (typ login-hint+jwt, a published key, the issuer, a string aud and
-   * sub), or why not: `expired` (CIBA Core §13: expired_login_hint_token), `invalid` otherwise.
-   */
-  async verifyLoginHintToken(
-    token: string,
-  ): Promise<{ ok: true; claims: LoginHintClaims } | { ok: false; reason: 'expired' | 'invalid' }> {
-    const decoded = jwt.decode(token, { complete: true });
-    if (!decoded || typeof decoded.payload === 'string' || decoded.header.typ !== LOGIN_HINT_TOKEN_TYP)
-      return { ok: false, reason: 'invalid' };
-    const key = decoded.header.kid ? await this.keys.verificationKey(decoded.header.kid) : null;
-    if (!key) return { ok: false, reason: 'invalid' };
-    try {
-      jwt.verify(token, key, { algorithms: ['RS256'], issuer: this.issuer, clockTimestamp: this.nowSeconds() });
-    } catch (err) {
-      return { ok: false, reason: err instanceof jwt.TokenExpiredError ? 'expired' : 'invalid' };
-    }
-    const payload = decoded.payload as Partial<LoginHintClaims>;
-    if (
-      typeof payload.sub !== 'string' ||
-      typeof payload.aud !== 'string' ||
-      typeof payload.iat !== 'number' ||
-      typeof payload.exp !== 'number' ||
-      typeof payload.jti !== 'string'
-    )
-      return { ok: false, reason: 'invalid' };
-    return { ok: true, claims: payload as LoginHintClaims };
   }
 
   /**
