@@ -182,9 +182,13 @@ describe('examples/mcp-server with the MCP SDK client', () => {
   let consentPage = '';
 
   /** The person signs in and approves in the "browser" the provider was sent to; the code the host receives. */
-  async function signIn(provider: HostProvider, user: { username: string; password: string }): Promise<string> {
+  async function signIn(
+    provider: HostProvider,
+    user: { username: string; password: string },
+    target = resource,
+  ): Promise<string> {
     const url = provider.authorizationUrl!;
-    expect(url.searchParams.get('resource')).toBe(resource);
+    expect(url.searchParams.get('resource')).toBe(target);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     const agent = request.agent(h.publicApp);
     let res = await agent.get(`${url.pathname}${url.search}`);
@@ -206,16 +210,16 @@ describe('examples/mcp-server with the MCP SDK client', () => {
   }
 
   /** An MCP host connecting: 401 → discovery → registration → sign-in → finishAuth → connected client. */
-  async function connect(provider: HostProvider, user: { username: string; password: string }) {
-    const first = new sdk.Transport(new URL(resource), { authProvider: provider, fetch: recordingFetch });
+  async function connect(provider: HostProvider, user: { username: string; password: string }, target = resource) {
+    const first = new sdk.Transport(new URL(target), { authProvider: provider, fetch: recordingFetch });
     const refused = await new sdk.Client({ name: 'test-host', version: '1.0.0' }).connect(first).then(
       () => null,
       (e: unknown) => e,
     );
     expect(refused).toBeInstanceOf(sdk.auth.UnauthorizedError);
-    await first.finishAuth(await signIn(provider, user));
+    await first.finishAuth(await signIn(provider, user, target));
     const client = new sdk.Client({ name: 'test-host', version: '1.0.0' });
-    await client.connect(new sdk.Transport(new URL(resource), { authProvider: provider, fetch: recordingFetch }));
+    await client.connect(new sdk.Transport(new URL(target), { authProvider: provider, fetch: recordingFetch }));
     return client;
   }
 
@@ -281,6 +285,41 @@ describe('examples/mcp-server with the MCP SDK client', () => {
       });
     await expect(refresh(first.refresh_token!)).rejects.toBeInstanceOf(sdk.errors.InvalidGrantError);
     await expect(refresh(second.refresh_token!)).rejects.toBeInstanceOf(sdk.errors.InvalidGrantError);
+  });
+
+  it('a server that offers its own scopes only (no openid): the host asks for them alone and gets a token for it, no id_token', async () => {
+    const port = await freePort();
+    const target = `http://localhost:${port}/mcp`;
+    await request(h.adminApp)
+      .post('/admin/resources')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ uri: target, name: 'Plain tools', scopes: ['tools:call'] })
+      .expect(201);
+    const plain = spawn(process.execPath, [path.join(ROOT, 'examples/mcp-server/server.mjs')], {
+      cwd: ROOT,
+      env: { ...process.env, ISSUER: h.config.issuer, PORT: String(port), RESOURCE: target, SCOPES: 'tools:call' },
+    });
+    let started = '';
+    plain.stdout!.on('data', (d) => (started += d));
+    plain.stderr!.on('data', (d) => (started += d));
+    try {
+      for (let i = 0; i < 100 && !started.includes('MCP server on'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(started).toContain('MCP server on');
+      const provider = new HostProvider();
+      const client = await connect(provider, await createUser(h, { verification_level: 'orb' }), target);
+      // the host asked for what the server's metadata lists: its scope alone
+      expect(provider.authorizationUrl!.searchParams.get('scope')).toBe('tools:call');
+      expect(consentPage).toContain('Access <strong>Plain tools</strong>');
+      expect(consentPage).not.toContain('data-scope="openid"');
+      expect(provider.saved!.id_token).toBeUndefined();
+      expect(provider.saved!.scope).toBe('tools:call');
+      const claims = JSON.parse(Buffer.from(provider.saved!.access_token.split('.')[1], 'base64url').toString());
+      expect(claims).toMatchObject({ aud: target, scope: 'tools:call', acr: ORB });
+      expect(JSON.parse(text(await client.callTool({ name: 'whoami' })))).toMatchObject({ sub: claims.sub });
+      await client.close();
+    } finally {
+      plain.kill('SIGTERM');
+    }
   });
 
   it('registers with a Client ID Metadata Document; a device-level person is refused the orb tool (RFC 9470)', async () => {
