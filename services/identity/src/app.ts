@@ -131,7 +131,7 @@ export async function buildApp(
         panels: [approvalSection({ apps, passkeys, ciba })],
         sections: [
           delegationSection(delegations),
-          loginHintSection({ apps, subjects, hints: services.ciba.hints, agents: delegations, secret: config.secret }),
+          loginHintSection({ apps, hints: services.ciba.hints, agents: delegations }),
         ],
       });
       approvalRoute(router, { audit, config, consents, limits, users, sessions, passkeys, ciba });
@@ -154,7 +154,6 @@ export async function buildApp(
         users,
         ciba,
         hints: services.ciba.hints,
-        agents: delegations,
       });
       deviceAuthorizationRoute(router, { ...clientAuth, device });
       deviceRoute(router, { apps, config, limits, users, sessions, device });

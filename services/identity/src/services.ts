@@ -285,7 +285,7 @@ export function buildServices(deps: ServiceDeps<IdentityConfig>, options: Servic
       ),
       ping,
       // login_hint_tokens the person makes an agent on the account page (MACed with a key of IDENTITY_SECRET)
-      hints: new LoginHintTokens({ issuer: config.issuer, secret: config.secret, now }),
+      hints: new LoginHintTokens({ issuer: config.issuer, secret: config.secret, now, agents: delegations }),
     },
     device: { device },
     delegation: { delegations },

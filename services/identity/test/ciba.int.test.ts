@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
 import request from 'supertest';
 import { freePort } from '../../../packages/common/test/support/throwaway';
+import { pairwiseSubject } from '../src/kernel/ids';
 import { ADMIN_TOKEN, basic, createUser, hidden, identityHarness, REDIRECT_URI, type IdentityHarness } from './support';
 
 type OpenIdClient = typeof import('openid-client');
@@ -441,6 +442,12 @@ describe('CIBA: approval of one action', () => {
         .send({ name: 'Pay assistant', redirect_uris: [REDIRECT_URI], backchannel_token_delivery_mode: 'poll' })
         .expect(201)
     ).body as Client;
+    const send = (form: Record<string, string>, client: Client) =>
+      request(h.publicApp)
+        .post('/bc-authorize')
+        .type('form')
+        .set('Authorization', basic(client.app_id, client.client_secret))
+        .send({ scope: 'openid', ...form });
     const browser = await signedIn();
     const page = await browser.get('/account').expect(200);
     expect(page.text).toContain('<h2 id="login-hints">Let an agent ask for your approval</h2>');
@@ -466,10 +473,17 @@ describe('CIBA: approval of one action', () => {
       .split('.')
       .slice(0, 2)
       .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
-    const assistantSub = await h.ctx.oauth.grants.subjectFor(assistant.app_id, person.user_id);
+    // computed, not remembered: the mapping of sub to person is made only by the agent's first request with the hint
+    const assistantSub = pairwiseSubject(h.config.secret, assistant.app_id, person.user_id);
     // MACed by Attest (HS256, a key of IDENTITY_SECRET), not signed with the rotating keys of /jwks
     expect(header).toEqual({ alg: 'HS256', typ: 'login-hint+jwt' });
-    expect(payload).toMatchObject({ iss: issuer, aud: assistant.app_id, sub: assistantSub });
+    expect(payload).toMatchObject({ iss: issuer, aud: assistant.app_id, ref: expect.any(String) });
+    // the person is sealed in it: the agent learns neither their sub (which login_hint would take, past any end)
+    // nor their account id until they approve something
+    expect(payload).not.toHaveProperty('sub');
+    expect(token).not.toContain(person.user_id);
+    expect(JSON.stringify(payload)).not.toContain(person.user_id);
+    expect((await send({ login_hint: assistantSub }, assistant).expect(400)).body.error).toBe('unknown_user_id');
     expect(payload.exp).toBe((payload.iat as number) + 30 * 24 * 3600);
     // listed among the agents acting for the person, where it can be ended
     const listed = await browser.get('/account').expect(200);
@@ -493,12 +507,6 @@ describe('CIBA: approval of one action', () => {
       authorization_details: [PAYMENT],
     });
 
-    const send = (form: Record<string, string>, client: Client) =>
-      request(h.publicApp)
-        .post('/bc-authorize')
-        .type('form')
-        .set('Authorization', basic(client.app_id, client.client_secret))
-        .send({ scope: 'openid', ...form });
     // another app cannot use it, and it is no id_token
     expect((await send({ login_hint_token: token }, app).expect(400)).body).toMatchObject({
       error: 'invalid_request',
@@ -517,6 +525,8 @@ describe('CIBA: approval of one action', () => {
       error: 'expired_login_hint_token',
       attribute: 'login_hint_token',
     });
+    // expired or not, it is nothing to another app
+    expect((await send({ login_hint_token: token }, app).expect(400)).body.error).toBe('invalid_request');
     offsetMs = 5000;
     // the person ends the assistant: the token no longer names them, and nothing new waits for them
     const csrfNow = hidden((await browser.get('/account').expect(200)).text, 'csrf');

@@ -40,9 +40,7 @@ const invalidRequest = (detail: string, attribute: string | null = null) =>
 export type BcAuthorizeRouteDeps = ClientAuthDeps &
   Pick<KernelServices, 'subjects' | 'users'> & {
     ciba: Pick<BackchannelRequests, 'create'>;
-    hints: Pick<LoginHintTokens, 'verify'>;
-    /** The delegation feature's: whether the agent a login_hint_token was made for still acts for the person. */
-    agents: { namedSince(userId: string, agentId: string, issuedAt: number): Promise<boolean> };
+    hints: Pick<LoginHintTokens, 'check'>;
   };
 
 /**
@@ -70,25 +68,34 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         throw invalidRequest('id_token_hint must be an id_token this server issued to this app.', 'id_token_hint');
       sub = claims.sub;
     }
-    let namedAt: number | undefined;
+    // a hint the person made names them by their account, sealed; the others by their sub for this app
+    let named: { userId: string; iat: number } | undefined;
     if (loginHintToken !== undefined) {
-      const verified = ctx.hints.verify(loginHintToken);
-      if (!verified.ok && verified.reason === 'expired')
+      const checked = await ctx.hints.check(loginHintToken, appId);
+      if (!checked.ok && checked.reason === 'expired')
         throw new AppError(
           'expired_login_hint_token',
           400,
           'login_hint_token has expired: the person can make a new one on their account page.',
           'login_hint_token',
         );
-      if (!verified.ok || verified.claims.aud !== appId)
+      // while the agent it was made for still acts for them (not ended since)
+      if (!checked.ok && checked.reason === 'ended')
+        throw new AppError(
+          'access_denied',
+          403,
+          'The person ended this app under “Agents acting for you” after making this login_hint_token.',
+          'login_hint_token',
+        );
+      if (!checked.ok)
         throw invalidRequest(
           'login_hint_token must be a login hint token the person made for this app on their account page.',
           'login_hint_token',
         );
-      sub = verified.claims.sub;
-      namedAt = verified.claims.iat;
+      sub = checked.sub;
+      named = { userId: checked.userId, iat: checked.iat };
     }
-    const userId = sub!.length <= 200 ? await ctx.subjects.userIdFor(appId, sub!) : null;
+    const userId = named ? named.userId : sub!.length <= 200 ? await ctx.subjects.userIdFor(appId, sub!) : null;
     const user = userId ? await ctx.users.findById(userId) : null;
     if (!user || user.disabledAt)
       throw new AppError(
@@ -97,14 +104,10 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         'login_hint names nobody this app knows: give the sub of an id_token this app received.',
         loginHintToken !== undefined ? 'login_hint_token' : idTokenHint !== undefined ? 'id_token_hint' : 'login_hint',
       );
-    // a hint the person made: while the agent they made it for still acts for them (not ended since)
-    if (namedAt !== undefined && !(await ctx.agents.namedSince(user.id, appId, namedAt)))
-      throw new AppError(
-        'access_denied',
-        403,
-        'The person ended this app under “Agents acting for you” after making this login_hint_token.',
-        'login_hint_token',
-      );
+    if (named) {
+      // the tokens an approval gives carry the sub, which the app's /userinfo and /introspect look up
+      await ctx.subjects.remember(appId, sub!, user.id);
+    }
     const acrValues = (field(req, 'acr_values') ?? '').split(' ').filter(Boolean);
     const unknownAcr = acrValues.find((acr) => !ACR_VALUES_SUPPORTED.includes(acr));
     if (unknownAcr !== undefined)

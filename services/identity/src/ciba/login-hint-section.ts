@@ -1,9 +1,8 @@
 import { requestActor } from '@attest/common';
 import type { AccountSection } from '../kernel/account-section';
-import type { AppDirectory, SubjectDirectory } from '../kernel/directories';
+import type { AppDirectory } from '../kernel/directories';
 import { checkedValue } from '../kernel/form-check';
 import { html } from '../kernel/html';
-import { pairwiseSubject } from '../kernel/ids';
 import { hiddenFields, whoAsks } from '../kernel/pages';
 import { LOGIN_HINT_FORM } from './ciba-forms';
 import { loginHintDocs } from './login-hint-section.openapi';
@@ -11,19 +10,16 @@ import type { LoginHintTokens } from './login-hint-tokens';
 
 export interface LoginHintSectionDeps {
   apps: Pick<AppDirectory, 'find'>;
-  subjects: Pick<SubjectDirectory, 'remember'>;
   hints: Pick<LoginHintTokens, 'issue'>;
   /** The delegation feature's: the agent is listed among those acting for the person, and can be ended there. */
   agents: { named(userId: string, agentId: string, actor: ReturnType<typeof requestActor>): Promise<void> };
-  /** The pairwise subjects' secret. */
-  secret: string;
 }
 
 /**
  * **Let an agent ask for your approval** on the account page (issue 42, CIBA Core §7.1 login_hint_token): an
  * agent that never signed the person in (an assistant, a script) cannot name them at /bc-authorize; the person
  * makes it a login_hint_token here, by the agent's client id, and gives it to the agent. The token names them
- * by their pairwise sub for that agent, for 30 days; the agent is listed under "Agents acting for you", and
+ * to that agent (sealed: the agent learns their sub only from what they approve), for 30 days; the agent is listed under "Agents acting for you", and
  * ending it there stops the token. Every request still waits for the person's approval.
  */
 export function loginHintSection(deps: LoginHintSectionDeps): AccountSection {
@@ -51,9 +47,7 @@ has a login hint token from you. Each request still waits here for you to approv
               status: 404,
             };
           await deps.agents.named(userId, app.id, requestActor(req, 'user', userId));
-          const sub = pairwiseSubject(deps.secret, app.id, userId);
-          await deps.subjects.remember(app.id, sub, userId);
-          const hint = deps.hints.issue({ aud: app.id, sub });
+          const hint = deps.hints.issue({ aud: app.id, userId });
           const who = whoAsks({ id: app.id, name: app.name, registration: app.registration });
           const until = new Date(hint.exp * 1000).toISOString();
           return {

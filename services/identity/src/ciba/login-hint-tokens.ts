@@ -1,28 +1,37 @@
 import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { newOpaqueId } from '../kernel/ids';
-import { LOGIN_HINT_TOKEN_TYP } from '../kernel/tokens';
+import { decrypt, encrypt } from '@attest/common';
+import { newOpaqueId, pairwiseSubject } from '../kernel/ids';
+
+/** CIBA Core §7.1's login_hint_token as Attest issues it: a JWT of its own type, never taken as another token. */
+export const LOGIN_HINT_TOKEN_TYP = 'login-hint+jwt';
 
 /** How long a login_hint_token names the person (30 days); ending the agent on the account page stops it sooner. */
 export const LOGIN_HINT_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
-/** A login_hint_token's claims: the app it names the person to (`aud`) and their pairwise `sub` there. */
-export interface LoginHintClaims {
+/**
+ * A login_hint_token's claims: the app it names the person to (`aud`), and the person as `ref`, their account
+ * sealed (AES-256-GCM) for Attest alone. Not their `sub`: an agent that read it could name them with
+ * login_hint, which no end of the agent stops.
+ */
+interface LoginHintClaims {
   iss: string;
   aud: string;
-  sub: string;
+  ref: string;
   iat: number;
   exp: number;
   jti: string;
 }
 
-export type LoginHintCheck = { ok: true; claims: LoginHintClaims } | { ok: false; reason: 'expired' | 'invalid' };
+/** The person a hint names (their account, and their pairwise sub for the app), and when it was made. */
+export type LoginHintCheck =
+  { ok: true; userId: string; sub: string; iat: number } | { ok: false; reason: 'expired' | 'invalid' | 'ended' };
 
 /**
- * CIBA Core §7.1's login_hint_token as Attest issues it: a JWT (typ login-hint+jwt) the agent can read, MACed
- * (HS256) with a key derived from IDENTITY_SECRET, which only Attest holds. Not signed with the rotating keys
- * of /jwks: a key retired after 21 days would end a hint made for 30. The secret also keys the pairwise
- * subjects the hint carries, so a hint lives exactly as long as the `sub` it names.
+ * CIBA Core §7.1's login_hint_token as Attest issues it: a JWT (typ login-hint+jwt), MACed (HS256) with a key
+ * derived from IDENTITY_SECRET, which only Attest holds, the person sealed in it. Not signed with the rotating
+ * keys of /jwks: a key retired after 21 days would end a hint made for 30. The secret also keys the pairwise
+ * subjects, so a hint lives exactly as long as the `sub` it stands for.
  */
 export class LoginHintTokens {
   private readonly key: Buffer;
@@ -33,6 +42,8 @@ export class LoginHintTokens {
       secret: string;
       /** The tokens' clock (tests move it on). */
       now: () => number;
+      /** The delegation feature's: whether the agent a hint was made for still acts for the person. */
+      agents: { namedSince(userId: string, agentId: string, issuedAt: number): Promise<boolean> };
     },
   ) {
     this.key = createHmac('sha256', options.secret).update('login_hint_token:v1').digest();
@@ -42,13 +53,17 @@ export class LoginHintTokens {
     return Math.floor(this.options.now() / 1000);
   }
 
-  /** A hint naming the person, by their pairwise `sub` for the app `aud`. */
-  issue(input: { aud: string; sub: string }): LoginHintClaims & { token: string } {
+  private get sealKey(): string {
+    return `login_hint_token:${this.options.secret}`;
+  }
+
+  /** A hint naming the person (their account, sealed) to the app `aud`. */
+  issue(input: { aud: string; userId: string }): { token: string; iat: number; exp: number } {
     const iat = this.nowSeconds();
     const claims: LoginHintClaims = {
       iss: this.options.issuer,
       aud: input.aud,
-      sub: input.sub,
+      ref: encrypt(this.sealKey, input.userId),
       iat,
       exp: iat + LOGIN_HINT_TOKEN_TTL_SECONDS,
       jti: newOpaqueId(),
@@ -57,35 +72,47 @@ export class LoginHintTokens {
       algorithm: 'HS256',
       header: { alg: 'HS256', typ: LOGIN_HINT_TOKEN_TYP },
     });
-    return { ...claims, token };
+    return { token, iat, exp: claims.exp };
   }
 
   /**
-   * A hint this server made (typ login-hint+jwt, HS256 with its key, its issuer, string aud and sub), or why
-   * not: `expired` (CIBA Core §13: expired_login_hint_token), `invalid` otherwise.
+   * A hint this server made for the app `aud` (typ login-hint+jwt, HS256 with its key, its issuer, this app, the
+   * person sealed in it), or why not: `invalid`, then `expired` (CIBA Core §13: expired_login_hint_token) once
+   * it is known to be this app's.
    */
-  verify(token: string): LoginHintCheck {
+  verify(token: string, aud: string): LoginHintCheck {
     const decoded = token.length <= 4096 ? jwt.decode(token, { complete: true }) : null;
     if (!decoded || typeof decoded.payload === 'string' || decoded.header.typ !== LOGIN_HINT_TOKEN_TYP)
       return { ok: false, reason: 'invalid' };
     try {
-      jwt.verify(token, this.key, {
-        algorithms: ['HS256'],
-        issuer: this.options.issuer,
-        clockTimestamp: this.nowSeconds(),
-      });
-    } catch (err) {
-      return { ok: false, reason: err instanceof jwt.TokenExpiredError ? 'expired' : 'invalid' };
+      jwt.verify(token, this.key, { algorithms: ['HS256'], issuer: this.options.issuer, ignoreExpiration: true });
+    } catch {
+      return { ok: false, reason: 'invalid' };
     }
     const payload = decoded.payload as Partial<LoginHintClaims>;
     if (
-      typeof payload.sub !== 'string' ||
-      typeof payload.aud !== 'string' ||
+      payload.aud !== aud ||
+      typeof payload.ref !== 'string' ||
       typeof payload.iat !== 'number' ||
-      typeof payload.exp !== 'number' ||
-      typeof payload.jti !== 'string'
+      typeof payload.exp !== 'number'
     )
       return { ok: false, reason: 'invalid' };
-    return { ok: true, claims: payload as LoginHintClaims };
+    if (this.nowSeconds() >= payload.exp) return { ok: false, reason: 'expired' };
+    let userId: string;
+    try {
+      userId = decrypt(this.sealKey, payload.ref);
+    } catch {
+      return { ok: false, reason: 'invalid' };
+    }
+    return { ok: true, userId, sub: pairwiseSubject(this.options.secret, aud, userId), iat: payload.iat };
+  }
+
+  /** verify, then whether the person has ended the agent since the hint was made (`ended`). */
+  async check(token: string, aud: string): Promise<LoginHintCheck> {
+    const verified = this.verify(token, aud);
+    if (!verified.ok) return verified;
+    return (await this.options.agents.namedSince(verified.userId, aud, verified.iat))
+      ? verified
+      : { ok: false, reason: 'ended' };
   }
 }
