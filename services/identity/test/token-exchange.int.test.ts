@@ -186,6 +186,19 @@ describe('token exchange (RFC 8693): agents acting for people', () => {
     });
   });
 
+  it('exchanges a token from a request for the resource alone (no openid), held by its resource consent', async () => {
+    // an app the person never signed in to with openid: its consent is the resource and its scope only
+    const mcpHost = await newApp('MCP host');
+    const subjectToken = await personToken(mcpHost, 'tools:read');
+    expect(jose.decodeJwt(subjectToken)).toMatchObject({ aud: TOOLS, scope: 'tools:read' });
+    const res = await exchange(agent, subjectToken, { resource: TOOLS });
+    expect(res.scope).toBe('tools:read');
+    expect((await asResource(res.access_token).expect(200)).body).toMatchObject({
+      active: true,
+      act: { sub: agent.app_id },
+    });
+  });
+
   it('keeps a narrowed scope, and refuses a widened scope or another audience', async () => {
     const subjectToken = await personToken(web, 'openid tools:read');
     const narrowed = await exchange(agent, subjectToken, { scope: 'tools:read', audience: TOOLS });

@@ -40,7 +40,8 @@ export function delegationStore(db: Queryable) {
      * An exchange: the row begins, or gains the resource and scopes and is marked used now; an ended one
      * begins again with only these, but only for a subject token issued after the end (`subjectIssuedAt`,
      * seconds; the same rule as Revocations.revokedBeforeIssue): an exchange under way when the person ended
-     * the agent never brings it back. False when the row stays ended.
+     * the agent never brings it back. False when the row stays ended. `at` begins a new row (the tokens' clock,
+     * as ended_at and a login hint's iat).
      */
     async used(
       userId: string,
@@ -48,9 +49,10 @@ export function delegationStore(db: Queryable) {
       resource: string,
       scopes: string[],
       subjectIssuedAt: number,
+      at: Date,
     ): Promise<boolean> {
       const rows = await db.query(
-        `INSERT INTO delegations (user_id, agent_id, resources, scopes) VALUES ($1, $2, $3, $4)
+        `INSERT INTO delegations (user_id, agent_id, resources, scopes, created_at) VALUES ($1, $2, $3, $4, $6)
          ON CONFLICT (user_id, agent_id) DO UPDATE SET
            resources = CASE WHEN delegations.ended_at IS NULL
              THEN ARRAY(SELECT DISTINCT unnest(delegations.resources || EXCLUDED.resources) ORDER BY 1)
@@ -58,12 +60,12 @@ export function delegationStore(db: Queryable) {
            scopes = CASE WHEN delegations.ended_at IS NULL
              THEN ARRAY(SELECT DISTINCT unnest(delegations.scopes || EXCLUDED.scopes) ORDER BY 1)
              ELSE EXCLUDED.scopes END,
-           created_at = CASE WHEN delegations.ended_at IS NULL THEN delegations.created_at ELSE now() END,
+           created_at = CASE WHEN delegations.ended_at IS NULL THEN delegations.created_at ELSE $6 END,
            last_used_at = now(),
            ended_at = NULL
          WHERE delegations.ended_at IS NULL OR $5 >= ceil(extract(epoch FROM delegations.ended_at))
          RETURNING 1`,
-        [userId, agentId, [resource], scopes.map((s) => `${resource}#${s}`), subjectIssuedAt],
+        [userId, agentId, [resource], scopes.map((s) => `${resource}#${s}`), subjectIssuedAt, at],
       );
       return rows.length === 1;
     },

@@ -6,7 +6,7 @@ import { consentKey, type Revocations } from '../kernel/revocations';
 import type { AccessTokenClaims, ActorClaim, TokenService } from '../kernel/tokens';
 import type { User } from '../kernel/user-store';
 import { grantHolder } from '../oauth';
-import type { ResourceDirectory } from '../resources';
+import { consentCoversToken, type ResourceDirectory } from '../resources';
 import type { Delegation, DelegationStore } from './delegation-store';
 import {
   ACCESS_TOKEN_TYPE,
@@ -332,7 +332,7 @@ export class Delegations {
     // written since the last end here (end() forgets the pair first): the row is active
     if (known && now - known.at < LAST_USED_EVERY_MS && grants.every((g) => known.grants.has(g))) return true;
     const ends = this.ends;
-    if (!(await this.deps.store.used(userId, agentId, uri, scopes, subjectIssuedAt))) return false;
+    if (!(await this.deps.store.used(userId, agentId, uri, scopes, subjectIssuedAt, new Date(now)))) return false;
     // an end that began meanwhile forgot what was written: not remembered over it
     if (this.ends !== ends) return true;
     if (!known && this.written.size >= KNOWN_MAX) this.written.delete(this.written.keys().next().value as string);
@@ -392,8 +392,9 @@ export class Delegations {
   private async holderOf(subject: AccessTokenClaims): Promise<User | null> {
     if (subject.act) return this.holder(subject);
     const { apps, consents, subjects, users, revocations } = this.deps;
-    // a resource's token: as a resource server's introspection holds it (its sign-in still granted)
-    const claims = subject.aud === this.options.issuer ? subject : { ...subject, scope: 'openid' };
-    return grantHolder({ apps, consents, subjects, users, revocations }, claims);
+    // a resource's token: as a resource server's introspection holds it (the resource and each scope still granted)
+    const deps = { apps, consents, subjects, users, revocations };
+    if (subject.aud === this.options.issuer) return grantHolder(deps, subject);
+    return grantHolder(deps, subject, (granted) => consentCoversToken(granted, subject));
   }
 }
