@@ -201,6 +201,15 @@ describe('tokens bound to a resource (RFC 8707, RFC 9068)', () => {
       .get('/authorize')
       .query(query({ scope: 'tools:read', response_type: 'code id_token', nonce: 'n-1' }));
     expect(callbackParams(hybrid).error).toBe('invalid_scope');
+    // what only an id_token or /userinfo gives is never asked without openid
+    const email = await request(h.publicApp)
+      .get('/authorize')
+      .query(query({ scope: 'email tools:read' }));
+    expect(callbackParams(email)).toMatchObject({ error: 'invalid_scope', state: 'st-1' });
+    const claims = await request(h.publicApp)
+      .get('/authorize')
+      .query(query({ scope: 'tools:read', claims: JSON.stringify({ userinfo: { email: null } }) }));
+    expect(callbackParams(claims)).toMatchObject({ error: 'invalid_request', state: 'st-1' });
   });
 
   it('refuses at /authorize an unknown resource (invalid_target), a scope it does not offer (invalid_scope), two resources', async () => {

@@ -10,8 +10,6 @@ export type { AccessTokenClaims, ActorClaim, TokenOrigin } from './verified-toke
 
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
-/** CIBA Core §7.1's login_hint_token as Attest issues it: a JWT of its own type, never taken as another token. */
-export const LOGIN_HINT_TOKEN_TYP = 'login-hint+jwt';
 const LOGOUT_TOKEN_TTL_SECONDS = 120;
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
@@ -157,8 +155,8 @@ export class TokenService {
       !decoded ||
       typeof decoded.payload === 'string' ||
       !decoded.header.kid ||
-      decoded.header.typ === ACCESS_TOKEN_TYP ||
-      decoded.header.typ === LOGIN_HINT_TOKEN_TYP
+      // an id_token's typ, as idToken() writes it: never an access, logout or login hint token
+      decoded.header.typ !== 'JWT'
     )
       return null;
     const key = await this.keys.verificationKey(decoded.header.kid);

@@ -208,6 +208,16 @@ export function parseAuthorizationRequest(
       throw redirectErrors.invalidScope(
         `response_type ${responseType} returns an id_token: scope must include openid.`,
       );
+    // what only an id_token or /userinfo gives: never consented to where neither comes
+    const oidcOnly = requested.find((s) => s === 'email' || s === 'profile');
+    if (oidcOnly !== undefined)
+      throw redirectErrors.invalidScope(
+        `${oidcOnly} comes with openid (an id_token, /userinfo): add openid or leave it out.`,
+      );
+    if (params.claims !== undefined)
+      throw redirectErrors.invalidRequest(
+        'claims asks for an id_token’s or /userinfo’s claims: it needs openid in scope.',
+      );
   }
   const scopes = parseScopes(params.scope!);
 
