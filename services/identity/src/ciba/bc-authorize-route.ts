@@ -33,6 +33,26 @@ const OAUTH_ERROR: Record<string, string> = {
   invalid_authorization_details: 'invalid_authorization_details',
 };
 
+/** Why a login_hint_token is refused (LoginHintTokens.check), as CIBA Core §13 answers it. */
+const HINT_REFUSED: Record<'expired' | 'ended' | 'invalid', [string, number, string]> = {
+  expired: [
+    'expired_login_hint_token',
+    400,
+    'login_hint_token has expired: the person can make a new one on their account page.',
+  ],
+  // the agent it was made for no longer acts for the person (ended since)
+  ended: [
+    'access_denied',
+    403,
+    'The person ended this app under “Agents acting for you” after making this login_hint_token.',
+  ],
+  invalid: [
+    'invalid_request',
+    400,
+    'login_hint_token must be a login hint token the person made for this app on their account page.',
+  ],
+};
+
 const invalidRequest = (detail: string, attribute: string | null = null) =>
   new AppError('invalid_request', 400, detail, attribute);
 
@@ -69,33 +89,17 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
       sub = claims.sub;
     }
     // a hint the person made names them by their account, sealed; the others by their sub for this app
-    let named: { userId: string; iat: number } | undefined;
+    let hinted: string | undefined;
     if (loginHintToken !== undefined) {
       const checked = await ctx.hints.check(loginHintToken, appId);
-      if (!checked.ok && checked.reason === 'expired')
-        throw new AppError(
-          'expired_login_hint_token',
-          400,
-          'login_hint_token has expired: the person can make a new one on their account page.',
-          'login_hint_token',
-        );
-      // while the agent it was made for still acts for them (not ended since)
-      if (!checked.ok && checked.reason === 'ended')
-        throw new AppError(
-          'access_denied',
-          403,
-          'The person ended this app under “Agents acting for you” after making this login_hint_token.',
-          'login_hint_token',
-        );
-      if (!checked.ok)
-        throw invalidRequest(
-          'login_hint_token must be a login hint token the person made for this app on their account page.',
-          'login_hint_token',
-        );
+      if (!checked.ok) {
+        const [code, status, detail] = HINT_REFUSED[checked.reason];
+        throw new AppError(code, status, detail, 'login_hint_token');
+      }
       sub = checked.sub;
-      named = { userId: checked.userId, iat: checked.iat };
+      hinted = checked.userId;
     }
-    const userId = named ? named.userId : sub!.length <= 200 ? await ctx.subjects.userIdFor(appId, sub!) : null;
+    const userId = hinted ?? (sub!.length <= 200 ? await ctx.subjects.userIdFor(appId, sub!) : null);
     const user = userId ? await ctx.users.findById(userId) : null;
     if (!user || user.disabledAt)
       throw new AppError(
@@ -104,10 +108,8 @@ export function bcAuthorizeRoute(router: Router, ctx: BcAuthorizeRouteDeps): voi
         'login_hint names nobody this app knows: give the sub of an id_token this app received.',
         loginHintToken !== undefined ? 'login_hint_token' : idTokenHint !== undefined ? 'id_token_hint' : 'login_hint',
       );
-    if (named) {
-      // the tokens an approval gives carry the sub, which the app's /userinfo and /introspect look up
-      await ctx.subjects.remember(appId, sub!, user.id);
-    }
+    // the tokens an approval gives carry the sub, which the app's /userinfo and /introspect look up
+    if (hinted) await ctx.subjects.remember(appId, sub!, user.id);
     const acrValues = (field(req, 'acr_values') ?? '').split(' ').filter(Boolean);
     const unknownAcr = acrValues.find((acr) => !ACR_VALUES_SUPPORTED.includes(acr));
     if (unknownAcr !== undefined)

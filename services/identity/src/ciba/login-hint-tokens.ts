@@ -35,6 +35,8 @@ export type LoginHintCheck =
  */
 export class LoginHintTokens {
   private readonly key: Buffer;
+  /** What seals the person's account in a hint (encrypt/decrypt derive an AES-256-GCM key of it). */
+  private readonly sealKey: string;
 
   constructor(
     private readonly options: {
@@ -47,14 +49,11 @@ export class LoginHintTokens {
     },
   ) {
     this.key = createHmac('sha256', options.secret).update('login_hint_token:v1').digest();
+    this.sealKey = `login_hint_token:${options.secret}`;
   }
 
   private nowSeconds(): number {
     return Math.floor(this.options.now() / 1000);
-  }
-
-  private get sealKey(): string {
-    return `login_hint_token:${this.options.secret}`;
   }
 
   /** A hint naming the person (their account, sealed) to the app `aud`. */
